@@ -1,0 +1,54 @@
+#pragma once
+// Backend: one device's implementation of the NeoBERT forward pass over a
+// packed batch. The CPU backend (OpenBLAS) and the CUDA backend implement it;
+// Encoder (encoder.h) picks one and does tokenising, chunking and pooling
+// bookkeeping around it.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "encoder/checkpoint/weights.h"
+#include "encoder/core/tensor.h"
+
+namespace neodb::encoder {
+
+enum class Pooling : uint8_t { kCls, kMean };
+
+// Sequences laid end to end with no padding. Sequence b is
+// ids[offsets[b], offsets[b+1]); positions restart at 0 for every sequence.
+struct PackedBatch {
+  std::vector<int32_t> ids;
+  std::vector<int64_t> offsets{0};  // size = batch + 1, offsets[0] == 0
+
+  int64_t batch_size() const { return static_cast<int64_t>(offsets.size()) - 1; }
+  int64_t total_tokens() const { return offsets.back(); }
+  int64_t length(int64_t b) const { return offsets[b + 1] - offsets[b]; }
+  void Add(const std::vector<int32_t>& seq);
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // last_hidden_state (after the final RMSNorm): CPU F32 [total_tokens, C].
+  // REQUIRES: every id < vocab_size, every length in [1, max_length].
+  virtual absl::StatusOr<Tensor> HiddenStates(const PackedBatch& batch) = 0;
+  // Pooled vectors, not normalised: CPU F32 [batch, C]. Mean pooling averages
+  // every token of a sequence ([CLS] and [SEP] included).
+  virtual absl::StatusOr<Tensor> Pool(const PackedBatch& batch, Pooling pooling) = 0;
+  virtual Device device() const = 0;
+};
+
+struct BackendOptions {
+  Device device = Device::kCpu;
+  int device_index = 0;
+  int num_threads = 1;         // CPU: OpenBLAS and op threads
+  DType compute_dtype = DType::kF32;  // CUDA: BF16 (default there), F16 or F32
+};
+
+// The CPU backend over `weights` (which it keeps alive).
+std::unique_ptr<Backend> MakeCpuBackend(std::shared_ptr<const NeoBertWeights> weights,
+                                        int num_threads);
+
+}  // namespace neodb::encoder

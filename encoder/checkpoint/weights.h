@@ -1,0 +1,67 @@
+#pragma once
+// NeoBertWeights: every tensor of a NeoBERT checkpoint, found by name, checked
+// against the config, and the functions that load and save a checkpoint
+// directory in the Hugging Face layout (config.json, model.safetensors,
+// tokenizer files). NEOBERT.md §2 lists the names and shapes.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "encoder/checkpoint/config.h"
+#include "encoder/core/tensor.h"
+
+namespace neodb::encoder {
+
+struct LayerWeights {
+  Tensor attention_norm;  // [C]
+  Tensor qkv;             // [3C, C], head-interleaved rows as stored (NEOBERT.md §3)
+  Tensor wo;              // [C, C]
+  Tensor ffn_norm;        // [C]
+  Tensor w12;             // [2F, C]: rows [0, F) gate, [F, 2F) linear
+  Tensor w3;              // [C, F]
+};
+
+struct NeoBertWeights {
+  NeoBertConfig config;
+  Tensor embeddings;  // [V, C]
+  std::vector<LayerWeights> layers;
+  Tensor final_norm;  // [C]
+  // The MLM head; absent in bare-encoder checkpoints.
+  std::optional<Tensor> decoder_weight;  // [V, C]
+  std::optional<Tensor> decoder_bias;    // [V]
+  // A fingerprint of the weights and config ("nb-" + 16 hex digits): two
+  // checkpoints get the same id only when they compute the same function.
+  std::string model_id;
+};
+
+struct LoadOptions {
+  // Keep the MLM head (needed by pre-training and MLM evaluation).
+  bool load_decoder = false;
+};
+
+// Loads <dir>/config.json and <dir>/model.safetensors. Tensors are accepted
+// with or without the "model." prefix, in F32, F16 or BF16; all come back as
+// CPU F32 (F32 data is mmap'd, not copied). Every name, shape, dtype and
+// offset is validated; a bad file is an error that names the problem.
+absl::StatusOr<NeoBertWeights> LoadCheckpoint(const std::string& dir,
+                                              const LoadOptions& options = {});
+
+struct SaveOptions {
+  DType dtype = DType::kF32;  // storage type of the tensors: F32, F16 or BF16
+};
+
+// Writes config.json and model.safetensors (with the "model." prefix and,
+// when present, decoder.*) into `dir`, which must exist. Writes to temporary
+// names and renames, so a crash never leaves a half-written checkpoint.
+// Tokenizer files are the caller's (Tokenizer::SaveTo).
+absl::Status SaveCheckpoint(const NeoBertWeights& weights, const std::string& dir,
+                            const SaveOptions& options = {});
+
+// Randomly initialised weights (NEOBERT.md §6: uniform ±0.02, norms at 1),
+// deterministic for a seed on every machine (no std:: distributions).
+NeoBertWeights RandomWeights(const NeoBertConfig& config, uint64_t seed,
+                             bool with_decoder = true);
+
+}  // namespace neodb::encoder

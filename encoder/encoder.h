@@ -1,0 +1,74 @@
+#pragma once
+// Encoder: the public face of the encoder room. Opens a checkpoint directory
+// (weights, config, tokenizer), turns texts into vectors on a backend.
+//
+// Thread-safety: Embed/EmbedIds serialise on an internal mutex (one forward
+// pass at a time uses all compute threads); the server batches requests
+// before calling in. Accessors are safe from any thread.
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "encoder/backend.h"
+#include "encoder/checkpoint/weights.h"
+#include "encoder/tokenizer/tokenizer.h"
+
+namespace neodb::encoder {
+
+enum class Overflow : uint8_t {
+  kError,  // input over max_length tokens is INVALID_ARGUMENT (default)
+  kChunk,  // split into windows of max_length-2 tokens, each framed by
+           // [CLS]/[SEP]; the text's vector is the token-weighted mean of the
+           // chunk vectors
+};
+
+struct EmbedOptions {
+  Pooling pooling = Pooling::kMean;
+  bool normalize = false;  // L2-normalise the output vectors
+  Overflow overflow = Overflow::kError;
+  std::string prefix;      // instruction prepended to every text (NEOBERT.md §5)
+};
+
+struct Embedding {
+  std::vector<float> vector;    // size dim()
+  std::vector<int32_t> tokens;  // ids of the first chunk, [CLS] … [SEP]
+  int num_tokens = 0;           // all tokens of all chunks, specials included
+  int num_chunks = 1;
+};
+
+struct EncoderOptions {
+  BackendOptions backend;
+  // Upper bound on tokens in one forward pass; longer batches are split.
+  int64_t max_batch_tokens = 16384;
+};
+
+class Encoder {
+ public:
+  static absl::StatusOr<std::unique_ptr<Encoder>> Open(const std::string& dir,
+                                                       const EncoderOptions& options = {});
+
+  absl::StatusOr<std::vector<Embedding>> Embed(const std::vector<std::string>& texts,
+                                               const EmbedOptions& options);
+  // Pre-tokenised sequences, each already framed by [CLS]/[SEP].
+  absl::StatusOr<Tensor> EmbedIds(const std::vector<std::vector<int32_t>>& sequences,
+                                  Pooling pooling, bool normalize);
+
+  const NeoBertConfig& config() const { return weights_->config; }
+  int64_t dim() const { return weights_->config.hidden_size; }
+  const std::string& model_id() const { return weights_->model_id; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+  Device device() const { return backend_->device(); }
+
+ private:
+  Encoder() = default;
+  std::shared_ptr<const NeoBertWeights> weights_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<Backend> backend_;
+  EncoderOptions options_;
+  std::mutex mu_;
+};
+
+}  // namespace neodb::encoder
