@@ -1,0 +1,27 @@
+#pragma once
+// Each file cmd_*.cc registers its subcommands on the root CLI11 app. A
+// subcommand's callback returns through Exit(): 0 on success, non-zero with a
+// message on stderr otherwise. Add a Register* line to main.cc for a new file.
+
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+
+namespace neodb::cli {
+
+// Thrown from a subcommand callback to end the program with `code`. CLI11
+// drives callbacks, so this is the one exception our code throws: it never
+// leaves main().
+struct ExitRequest {
+  int code;
+};
+
+// Prints "neodb: <message>" to stderr and requests exit code 1 (2 for
+// INVALID_ARGUMENT-style usage errors) when `status` is not OK.
+void ExitIfError(const absl::Status& status);
+
+void RegisterModelCommands(CLI::App& app);     // model init, model info
+void RegisterEncoderCommands(CLI::App& app);   // embed, tokenize
+
+}  // namespace neodb::cli

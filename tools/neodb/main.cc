@@ -1,0 +1,30 @@
+// neodb: the one binary. Subcommands live in cmd_*.cc (see commands.h).
+#include <cstdio>
+
+#include "tools/neodb/commands.h"
+
+namespace neodb::cli {
+
+void ExitIfError(const absl::Status& status) {
+  if (status.ok()) return;
+  std::fprintf(stderr, "neodb: %s\n", std::string(status.message()).c_str());
+  throw ExitRequest{status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1};
+}
+
+}  // namespace neodb::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"neodb: a vector search database with a built-in NeoBERT encoder"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "neodb 0.1.0");
+  neodb::cli::RegisterModelCommands(app);
+  neodb::cli::RegisterEncoderCommands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const neodb::cli::ExitRequest& e) {
+    return e.code;
+  }
+  return 0;
+}
