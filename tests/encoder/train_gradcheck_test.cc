@@ -300,6 +300,28 @@ TEST_P(GradCacheEqualsFullBatch, TightTolerance) {
   }
 }
 
+// The F32 instantiation (the one that trains) computes what the F64 one does.
+TEST(TrainGradcheck, F32MatchesF64) {
+  const NeoBertConfig config = TinyConfig();
+  TrainParams<double> p64 = RandomParams<double>(config, 51, 0.3, 0.3);
+  TrainParams<float> p32(config);
+  for (size_t i = 0; i < p64.values.size(); ++i) p32.values[i] = static_cast<float>(p64.values[i]);
+  for (size_t i = 0; i < p64.values.size(); ++i) p64.values[i] = p32.values[i];
+  TrainModel<double> m64(p64.layout);
+  TrainModel<float> m32(p32.layout);
+  const ContrastiveBatch cb = TinyContrastiveBatch();
+  GradCacheOptions options;
+  options.chunk_size = 3;
+  std::vector<double> g64(p64.values.size(), 0.0);
+  std::vector<float> g32(p32.values.size(), 0.0f);
+  const double l64 = GradCacheStep(m64, p64.values.data(), cb, options, g64.data()).loss;
+  const double l32 = GradCacheStep(m32, p32.values.data(), cb, options, g32.data()).loss;
+  EXPECT_NEAR(l32, l64, 1e-4 * std::fabs(l64));
+  std::vector<double> g32d(g32.begin(), g32.end());
+  EXPECT_LE(testing::RelativeError(g32d.data(), g64.data(), static_cast<int64_t>(g64.size())),
+            1e-3);
+}
+
 INSTANTIATE_TEST_SUITE_P(Chunks, GradCacheEqualsFullBatch,
                          ::testing::Values(std::make_tuple(int64_t{1}, int64_t{0}),
                                            std::make_tuple(int64_t{3}, int64_t{0}),

@@ -10,6 +10,7 @@
 
 #include "encoder/train/adamw.h"
 #include "encoder/train/float_file.h"
+#include "encoder/train/loss_plot.h"
 #include "encoder/train/pairs.h"
 #include "encoder/train/retrieval_eval.h"
 #include "encoder/train/trainer.h"
@@ -296,6 +297,28 @@ TEST(TrainFloatFile, RoundTripAndTruncationDetected) {
   EXPECT_EQ(ReadFloatFile(path, 4).status().code(), absl::StatusCode::kDataLoss);
   fs::resize_file(path, fs::file_size(path) - 3);
   EXPECT_EQ(ReadFloatFile(path).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(TrainPlot, WritesAPngOfTheRequestedSize) {
+  TempDir dir;
+  const std::string path = dir.path() + "/loss.png";
+  std::vector<double> x, y;
+  for (int i = 1; i <= 300; ++i) x.push_back(i), y.push_back(3.0 / std::sqrt(i));
+  ASSERT_TRUE(WriteLossPlotPng(path, x, y, 640, 400).ok());
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 33u);
+  EXPECT_EQ(bytes.substr(1, 3), "PNG");
+  auto be32 = [&](size_t at) {
+    return (static_cast<uint32_t>(static_cast<uint8_t>(bytes[at])) << 24) |
+           (static_cast<uint32_t>(static_cast<uint8_t>(bytes[at + 1])) << 16) |
+           (static_cast<uint32_t>(static_cast<uint8_t>(bytes[at + 2])) << 8) |
+           static_cast<uint32_t>(static_cast<uint8_t>(bytes[at + 3]));
+  };
+  EXPECT_EQ(be32(16), 640u);  // IHDR width
+  EXPECT_EQ(be32(20), 400u);  // IHDR height
+  EXPECT_FALSE(WriteLossPlotPng(dir.path() + "/x.png", {1, 2}, {1}).ok());
+  EXPECT_FALSE(WriteLossPlotPng("/nonexistent/dir/x.png", x, y).ok());
 }
 
 }  // namespace
