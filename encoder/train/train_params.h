@@ -67,8 +67,9 @@ struct TrainParams {
 TrainParams<float> ParamsFromWeights(const NeoBertWeights& weights);
 
 // Builds checkpoint weights from training parameters; the MLM head (decoder)
-// and model_id are taken from `original` unchanged (the head is not trained
-// here, but keeping it lets the output load wherever the input did).
+// is taken from `original` unchanged (it is not trained here, but keeping it
+// lets the output load wherever the input did). model_id is left empty (the
+// weights differ from the original's).
 NeoBertWeights WeightsFromParams(const TrainParams<float>& params, const NeoBertWeights& original);
 
 // Deterministic random parameters for tests: matrices uniform(±scale), norm

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Fine-tunes a checkpoint on SciFact's train claims and reports retrieval
+# metrics (nDCG@10 among them) on the held-out test claims before and after.
+#
+#   tools/finetune_scifact.sh MODEL_DIR OUT_DIR [DATA_DIR] [-- extra finetune flags]
+#
+# MODEL_DIR: a checkpoint directory (config.json, model.safetensors, vocab.txt).
+# DATA_DIR:  BEIR SciFact, default ../shared/data/scifact.
+# The eval pool is every relevant test abstract plus 3 random distractors per
+# test pair (tools/scifact_pairs.py); it is not the full 5,183-document corpus,
+# so numbers are not comparable with BEIR's published nDCG@10.
+set -euo pipefail
+if [[ $# -lt 2 ]]; then
+  sed -n '2,12p' "$0"
+  exit 2
+fi
+MODEL=$1
+OUT=$2
+shift 2
+DATA=../shared/data/scifact
+if [[ $# -gt 0 && $1 != "--" ]]; then DATA=$1; shift; fi
+[[ $# -gt 0 && $1 == "--" ]] && shift
+[[ -d $DATA ]] || { echo "finetune_scifact: data directory $DATA not found" >&2; exit 1; }
+[[ -f $MODEL/config.json ]] || { echo "finetune_scifact: $MODEL is not a checkpoint directory" >&2; exit 1; }
+NEODB=${NEODB:-build/tools/neodb/neodb}
+PAIRS=$(mktemp -d)
+trap 'rm -rf "$PAIRS"' EXIT
+/usr/bin/python3 "$(dirname "$0")/scifact_pairs.py" --data "$DATA" --out "$PAIRS"
+"$NEODB" finetune --model "$MODEL" --train "$PAIRS/train.jsonl" --eval "$PAIRS/eval.jsonl" \
+  --out "$OUT" --steps 300 --batch-size 32 --lr 5e-5 --warmup 30 --max-length 256 \
+  --checkpoint-every 50 "$@"
