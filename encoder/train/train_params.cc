@@ -97,8 +97,8 @@ NeoBertWeights WeightsFromParams(const TrainParams<float>& params, const NeoBert
   w.final_norm = make(layout.final_norm());
   w.decoder_weight = original.decoder_weight;
   w.decoder_bias = original.decoder_bias;
-  // model_id stays empty: the trained weights compute a different function,
-  // so they must not inherit the original's fingerprint.
+  // The trained weights compute a different function: a fresh fingerprint.
+  w.model_id = ComputeModelId(w);
   return w;
 }
 

@@ -68,7 +68,7 @@ TrainParams<float> ParamsFromWeights(const NeoBertWeights& weights);
 
 // Builds checkpoint weights from training parameters; the MLM head (decoder)
 // is taken from `original` unchanged (it is not trained here, but keeping it
-// lets the output load wherever the input did). model_id is left empty (the
+// lets the output load wherever the input did). model_id is recomputed (the
 // weights differ from the original's).
 NeoBertWeights WeightsFromParams(const TrainParams<float>& params, const NeoBertWeights& original);
 
