@@ -28,6 +28,15 @@ absl::StatusOr<int64_t> ResolveMaxLength(int64_t requested, const NeoBertConfig&
   return requested == 0 ? config.max_length : requested;
 }
 
+// The checkpoint with its MLM head when it has one (so the output keeps it).
+absl::StatusOr<NeoBertWeights> LoadWithHeadIfPresent(const std::string& dir) {
+  auto with_head = LoadCheckpoint(dir, {.load_decoder = true});
+  if (with_head.ok() || with_head.status().code() != absl::StatusCode::kNotFound) {
+    return with_head;
+  }
+  return LoadCheckpoint(dir);
+}
+
 absl::StatusOr<std::vector<TokenizedPair>> LoadPairs(const std::string& path,
                                                      const Tokenizer& tokenizer,
                                                      int64_t max_length) {
@@ -97,7 +106,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   }
   if (options.threads > 0) openblas_set_num_threads(options.threads);
 
-  ASSIGN_OR_RETURN(NeoBertWeights weights, LoadCheckpoint(options.model_dir));
+  ASSIGN_OR_RETURN(NeoBertWeights weights, LoadWithHeadIfPresent(options.model_dir));
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(options.model_dir));
   ASSIGN_OR_RETURN(const int64_t max_length, ResolveMaxLength(options.max_length, weights.config));
   ASSIGN_OR_RETURN(std::vector<TokenizedPair> train,
