@@ -70,14 +70,14 @@ Result RunOne(int64_t seq, int64_t pairs, int64_t steps, int64_t train_layers, i
   int64_t timed = 0, tokens = 0;
   for (int64_t s = 0; s < steps; ++s) {
     ContrastiveBatch batch;
-    for (int64_t i = 0; i < pairs; ++i) batch.queries.push_back(text()), batch.positives.push_back(text());
+    for (int64_t i = 0; i < pairs; ++i)
+      batch.queries.push_back(text()), batch.positives.push_back(text());
     const auto t0 = std::chrono::steady_clock::now();
     std::fill(grads.begin(), grads.end(), 0.0f);
     r.loss = GradCacheStep(model, params.values.data(), batch, gc, grads.data()).loss;
     ClipGradNorm(grads.data(), static_cast<int64_t>(grads.size()), 1.0);
     optimizer.Step(params.values.data(), grads.data(), 1e-5);
-    const double dt =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (s > 0 || steps == 1) total += dt, ++timed, tokens += batch.num_tokens();
   }
   r.seconds_per_step = total / timed;
@@ -104,12 +104,18 @@ int main(int argc, char** argv) {
   int64_t pairs = 4, steps = 2, chunk = 8, threads = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--seq") seqs = ParseList(argv[i + 1]);
-    else if (flag == "--train-layers") modes = ParseList(argv[i + 1]);
-    else if (flag == "--pairs") pairs = std::atoll(argv[i + 1]);
-    else if (flag == "--steps") steps = std::atoll(argv[i + 1]);
-    else if (flag == "--chunk-size") chunk = std::atoll(argv[i + 1]);
-    else if (flag == "--threads") threads = std::atoll(argv[i + 1]);
+    if (flag == "--seq")
+      seqs = ParseList(argv[i + 1]);
+    else if (flag == "--train-layers")
+      modes = ParseList(argv[i + 1]);
+    else if (flag == "--pairs")
+      pairs = std::atoll(argv[i + 1]);
+    else if (flag == "--steps")
+      steps = std::atoll(argv[i + 1]);
+    else if (flag == "--chunk-size")
+      chunk = std::atoll(argv[i + 1]);
+    else if (flag == "--threads")
+      threads = std::atoll(argv[i + 1]);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -119,11 +125,12 @@ int main(int argc, char** argv) {
   std::printf("machine: %s, %u hardware threads; OpenBLAS %s, %d threads\n", CpuModel().c_str(),
               std::thread::hardware_concurrency(), openblas_get_config(),
               openblas_get_num_threads());
-  std::printf("model: NeoBERT 28 x 768 (221.7M encoder params, random), F32, %lld pairs/step "
-              "(%lld texts, in-batch negatives), GradCache chunk %lld, %lld steps (first "
-              "untimed)\n\n",
-              static_cast<long long>(pairs), static_cast<long long>(2 * pairs),
-              static_cast<long long>(chunk), static_cast<long long>(steps));
+  std::printf(
+      "model: NeoBERT 28 x 768 (221.7M encoder params, random), F32, %lld pairs/step "
+      "(%lld texts, in-batch negatives), GradCache chunk %lld, %lld steps (first "
+      "untimed)\n\n",
+      static_cast<long long>(pairs), static_cast<long long>(2 * pairs),
+      static_cast<long long>(chunk), static_cast<long long>(steps));
   std::printf("| seq | trained | s/step | tokens/s | peak RSS (MiB) |\n");
   std::printf("|---:|---|---:|---:|---:|\n");
   std::fflush(stdout);
@@ -144,8 +151,8 @@ int main(int argc, char** argv) {
       close(fds[0]);
       int status = 0;
       waitpid(pid, &status, 0);
-      const std::string trained = mode == 0 ? "all 28 layers + embeddings"
-                                            : "top " + std::to_string(mode) + " layers";
+      const std::string trained =
+          mode == 0 ? "all 28 layers + embeddings" : "top " + std::to_string(mode) + " layers";
       if (!got) {
         std::printf("| %lld | %s | failed | | |\n", static_cast<long long>(seq), trained.c_str());
         continue;

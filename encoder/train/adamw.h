@@ -10,9 +10,9 @@
 namespace neodb::encoder::train {
 
 struct AdamWOptions {
-  double beta1 = 0.9;          // Default: 0.9
-  double beta2 = 0.95;         // Default: 0.95
-  double epsilon = 1e-8;       // Default: 1e-8
+  double beta1 = 0.9;     // Default: 0.9
+  double beta2 = 0.95;    // Default: 0.95
+  double epsilon = 1e-8;  // Default: 1e-8
   // Decoupled decay p ← p·(1 − lr·wd), applied to matrices only (embeddings,
   // qkv, wo, w12, w3); norm weights are never decayed — pulling them toward 0
   // would shrink the whole residual branch. Default: 0.01.

@@ -57,9 +57,8 @@ void AttentionForward(const T* qkv, const int64_t* offsets, int64_t batch, int64
 // With P = softmax(S): dV = Pᵀ dO; dP = dO Vᵀ; dS = P ⊙ (dP − rowsum(dO ⊙ O));
 // dQ = scale · dS K; dK = scale · dSᵀ Q.
 template <typename T>
-void AttentionBackward(const T* qkv, const T* o, const T* lse, const T* d_o,
-                       const int64_t* offsets, int64_t batch, int64_t heads, int64_t head_dim,
-                       T* dqkv) {
+void AttentionBackward(const T* qkv, const T* o, const T* lse, const T* d_o, const int64_t* offsets,
+                       int64_t batch, int64_t heads, int64_t head_dim, T* dqkv) {
   const int64_t d = head_dim;
   const int64_t ld_qkv = 3 * heads * d;
   const int64_t ld_o = heads * d;
@@ -86,7 +85,8 @@ void AttentionBackward(const T* qkv, const T* o, const T* lse, const T* d_o,
         T* row = p.data() + i * len;
         for (int64_t j = 0; j < len; ++j) row[j] = std::exp(row[j] - l);
         double acc = 0;
-        for (int64_t c = 0; c < d; ++c) acc += static_cast<double>(doh[i * ld_o + c]) * oh[i * ld_o + c];
+        for (int64_t c = 0; c < d; ++c)
+          acc += static_cast<double>(doh[i * ld_o + c]) * oh[i * ld_o + c];
         delta[i] = static_cast<T>(acc);
       }
       Gemm<T>(true, false, len, d, len, T(1), p.data(), len, doh, ld_o, T(0), dv, ld_qkv);
@@ -108,8 +108,7 @@ template void AttentionForward<double>(const double*, const int64_t*, int64_t, i
                                        double*, double*);
 template void AttentionBackward<float>(const float*, const float*, const float*, const float*,
                                        const int64_t*, int64_t, int64_t, int64_t, float*);
-template void AttentionBackward<double>(const double*, const double*, const double*,
-                                        const double*, const int64_t*, int64_t, int64_t, int64_t,
-                                        double*);
+template void AttentionBackward<double>(const double*, const double*, const double*, const double*,
+                                        const int64_t*, int64_t, int64_t, int64_t, double*);
 
 }  // namespace neodb::encoder::train

@@ -20,8 +20,7 @@ void AttentionForward(const T* qkv, const int64_t* offsets, int64_t batch, int64
 // Given dO [rows, H·D], writes (overwrites) dqkv [rows, 3·H·D] in the same
 // interleaved layout: the gradients w.r.t. the (rotated) q, k and v.
 template <typename T>
-void AttentionBackward(const T* qkv, const T* o, const T* lse, const T* d_o,
-                       const int64_t* offsets, int64_t batch, int64_t heads, int64_t head_dim,
-                       T* dqkv);
+void AttentionBackward(const T* qkv, const T* o, const T* lse, const T* d_o, const int64_t* offsets,
+                       int64_t batch, int64_t heads, int64_t head_dim, T* dqkv);
 
 }  // namespace neodb::encoder::train

@@ -27,9 +27,9 @@ inline void Gemm<float>(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_
 }
 
 template <>
-inline void Gemm<double>(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                         double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
-                         double beta, double* c, int64_t ldc) {
+inline void Gemm<double>(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                         const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
+                         double* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
               trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),

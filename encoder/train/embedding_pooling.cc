@@ -56,11 +56,11 @@ void ClsPoolForward(const T* h, const int64_t* offsets, int64_t batch, int64_t d
   }
 }
 
-#define NEODB_INSTANTIATE(T)                                                               \
-  template void EmbeddingForward<T>(const int32_t*, int64_t, const T*, int64_t, T*);       \
-  template void EmbeddingBackward<T>(const int32_t*, int64_t, const T*, int64_t, T*);      \
-  template void MeanPoolForward<T>(const T*, const int64_t*, int64_t, int64_t, T*);        \
-  template void MeanPoolBackward<T>(const T*, const int64_t*, int64_t, int64_t, T*);       \
+#define NEODB_INSTANTIATE(T)                                                          \
+  template void EmbeddingForward<T>(const int32_t*, int64_t, const T*, int64_t, T*);  \
+  template void EmbeddingBackward<T>(const int32_t*, int64_t, const T*, int64_t, T*); \
+  template void MeanPoolForward<T>(const T*, const int64_t*, int64_t, int64_t, T*);   \
+  template void MeanPoolBackward<T>(const T*, const int64_t*, int64_t, int64_t, T*);  \
   template void ClsPoolForward<T>(const T*, const int64_t*, int64_t, int64_t, T*);
 NEODB_INSTANTIATE(float)
 NEODB_INSTANTIATE(double)

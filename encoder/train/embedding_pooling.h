@@ -23,8 +23,7 @@ void MeanPoolForward(const T* h, const int64_t* offsets, int64_t batch, int64_t 
 
 // ADDS dh[t] += d_pooled[b] / length(b) for every row t of sequence b.
 template <typename T>
-void MeanPoolBackward(const T* d_pooled, const int64_t* offsets, int64_t batch, int64_t dim,
-                      T* dh);
+void MeanPoolBackward(const T* d_pooled, const int64_t* offsets, int64_t batch, int64_t dim, T* dh);
 
 // [CLS] pooling (for evaluation): pooled[b] = h[offsets[b]].
 template <typename T>

@@ -21,9 +21,8 @@ namespace fs = std::filesystem;
 absl::StatusOr<int64_t> ResolveMaxLength(int64_t requested, const NeoBertConfig& config) {
   if (requested < 0) return absl::InvalidArgumentError("--max-length must be >= 0");
   if (requested > config.max_length) {
-    return absl::InvalidArgumentError(absl::StrCat("--max-length ", requested,
-                                                   " exceeds the model's max_length ",
-                                                   config.max_length));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max-length ", requested, " exceeds the model's max_length ", config.max_length));
   }
   return requested == 0 ? config.max_length : requested;
 }
@@ -101,8 +100,8 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   }
   const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
   if (!fs::is_directory(parent, ec)) {
-    return absl::NotFoundError(absl::StrCat("the parent of --out (", parent.string(),
-                                            ") is not a directory"));
+    return absl::NotFoundError(
+        absl::StrCat("the parent of --out (", parent.string(), ") is not a directory"));
   }
   if (options.threads > 0) openblas_set_num_threads(options.threads);
 
@@ -154,7 +153,8 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
 
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                    Trainer::Create(std::move(params), std::move(train), topt));
-  if (topt.resume) std::fprintf(log, "resumed at step %lld\n", static_cast<long long>(trainer->step()));
+  if (topt.resume)
+    std::fprintf(log, "resumed at step %lld\n", static_cast<long long>(trainer->step()));
   const int64_t every = std::max<int64_t>(1, topt.steps / 200);
   double elapsed = 0;
   int64_t tokens = 0, done_here = 0;
@@ -193,8 +193,8 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   if (written.ok()) {
     fs::rename(tmp, out, ec);
     if (ec) {
-      written = absl::InternalError(absl::StrCat("cannot rename ", tmp.string(), " to ",
-                                                 out.string(), ": ", ec.message()));
+      written = absl::InternalError(
+          absl::StrCat("cannot rename ", tmp.string(), " to ", out.string(), ": ", ec.message()));
     }
   }
   if (!written.ok()) {

@@ -32,8 +32,7 @@ absl::Status WriteFloatFile(const std::string& path, const std::vector<float>& v
   if (!f) return absl::InternalError(absl::StrCat("cannot create ", path));
   const uint64_t count = values.size();
   const uint64_t sum = Fnv1a(values.data(), values.size() * sizeof(float));
-  bool ok = std::fwrite(kMagic, 1, 8, f.get()) == 8 &&
-            std::fwrite(&count, 8, 1, f.get()) == 1 &&
+  bool ok = std::fwrite(kMagic, 1, 8, f.get()) == 8 && std::fwrite(&count, 8, 1, f.get()) == 1 &&
             std::fwrite(values.data(), sizeof(float), values.size(), f.get()) == values.size() &&
             std::fwrite(&sum, 8, 1, f.get()) == 1;
   ok = std::fflush(f.get()) == 0 && ok;
@@ -41,8 +40,7 @@ absl::Status WriteFloatFile(const std::string& path, const std::vector<float>& v
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<float>> ReadFloatFile(const std::string& path,
-                                                 int64_t expected_count) {
+absl::StatusOr<std::vector<float>> ReadFloatFile(const std::string& path, int64_t expected_count) {
   std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
   if (!f) return absl::NotFoundError(absl::StrCat("cannot open ", path));
   char magic[8];

@@ -62,8 +62,7 @@ InfoNceResult GradCacheStep(const TrainModel<T>& model, const T* params,
   std::vector<T> d_emb(emb.size());
   const InfoNceResult result =
       InfoNce<T>(emb.data(), emb.data() + b * c, b, emb.data() + 2 * b * c, n - 2 * b, c,
-                 options.temperature, d_emb.data(), d_emb.data() + b * c,
-                 d_emb.data() + 2 * b * c);
+                 options.temperature, d_emb.data(), d_emb.data() + b * c, d_emb.data() + 2 * b * c);
 
   // 3. Recompute each chunk with activations and back-propagate its slice.
   std::vector<T> pooled;
@@ -71,8 +70,8 @@ InfoNceResult GradCacheStep(const TrainModel<T>& model, const T* params,
   for (size_t k = 0; k < chunks.size(); ++k) {
     pooled.resize(static_cast<size_t>(chunks[k].batch_size() * c));
     model.Forward(params, chunks[k], first_trained,
-                  first_trained > 0 ? boundary[k].data() : nullptr, Pooling::kMean,
-                  pooled.data(), &acts);
+                  first_trained > 0 ? boundary[k].data() : nullptr, Pooling::kMean, pooled.data(),
+                  &acts);
     model.Backward(params, chunks[k], acts,
                    d_emb.data() + static_cast<int64_t>(k) * options.chunk_size * c, grad_begin,
                    grads);

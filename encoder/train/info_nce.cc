@@ -48,7 +48,8 @@ InfoNceResult InfoNce(const T* queries, const T* positives, int64_t batch, const
   const std::vector<double> q_norms = Normalize(queries, batch, dim, qn.data());
   const std::vector<double> p_norms = Normalize(positives, batch, dim, cn.data());
   std::vector<double> n_norms;
-  if (num_negatives > 0) n_norms = Normalize(negatives, num_negatives, dim, cn.data() + batch * dim);
+  if (num_negatives > 0)
+    n_norms = Normalize(negatives, num_negatives, dim, cn.data() + batch * dim);
 
   // Row-wise softmax of the logits; dlogits = (softmax − onehot) / B.
   InfoNceResult result;

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <csetjmp>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -42,10 +42,10 @@ class Canvas {
   }
   // 3×5 glyphs for digits, '.', '-', 'e', scaled by 2.
   void Text(int x, int y, const std::string& s, Rgb c) {
-    static const char* kGlyphs[] = {
-        "111101101101111", "010110010010111", "111001111100111", "111001111001111",
-        "101101111001001", "111100111001111", "111100111101111", "111001001001001",
-        "111101111101111", "111101111001111"};
+    static const char* kGlyphs[] = {"111101101101111", "010110010010111", "111001111100111",
+                                    "111001111001111", "101101111001001", "111100111001111",
+                                    "111100111101111", "111001001001001", "111101111101111",
+                                    "111101111001111"};
     for (char ch : s) {
       const char* g = nullptr;
       if (ch >= '0' && ch <= '9') g = kGlyphs[ch - '0'];
@@ -114,7 +114,9 @@ absl::Status WriteLossPlotPng(const std::string& path, const std::vector<double>
   }
   if (x1 == x0) x1 = x0 + 1;
   if (y1 == y0) y1 = y0 + 1;
-  auto px = [&](double v) { return left + static_cast<int>((v - x0) / (x1 - x0) * (right - left)); };
+  auto px = [&](double v) {
+    return left + static_cast<int>((v - x0) / (x1 - x0) * (right - left));
+  };
   auto py = [&](double v) {
     return bottom - static_cast<int>((v - y0) / (y1 - y0) * (bottom - top));
   };

@@ -18,8 +18,8 @@ absl::StatusOr<std::string> TextField(const nlohmann::json& obj, const char* key
   auto it = obj.find(key);
   if (it == obj.end()) return LineError(name, line, absl::StrCat("missing field \"", key, "\""));
   if (!it->is_string()) {
-    return LineError(name, line, absl::StrCat("field \"", key, "\" must be a string, got ",
-                                              it->type_name()));
+    return LineError(name, line,
+                     absl::StrCat("field \"", key, "\" must be a string, got ", it->type_name()));
   }
   std::string value = it->get<std::string>();
   if (value.find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -54,14 +54,15 @@ absl::StatusOr<std::vector<TextPair>> ParsePairs(const std::string& text, const 
     auto negs = obj.find("negatives");
     if (negs != obj.end() && !negs->is_null()) {
       if (!negs->is_array()) {
-        return LineError(name, line, absl::StrCat("field \"negatives\" must be an array, got ",
-                                                  negs->type_name()));
+        return LineError(
+            name, line,
+            absl::StrCat("field \"negatives\" must be an array, got ", negs->type_name()));
       }
       for (size_t i = 0; i < negs->size(); ++i) {
         const nlohmann::json& n = (*negs)[i];
         if (!n.is_string()) {
-          return LineError(name, line, absl::StrCat("negatives[", i, "] must be a string, got ",
-                                                    n.type_name()));
+          return LineError(
+              name, line, absl::StrCat("negatives[", i, "] must be a string, got ", n.type_name()));
         }
         std::string value = n.get<std::string>();
         if (value.find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -103,10 +104,10 @@ absl::StatusOr<std::vector<TokenizedPair>> TokenizePairs(const std::vector<TextP
     framed.insert(framed.end(), ids->begin(), ids->end());
     framed.push_back(tokenizer.special().sep);
     if (static_cast<int64_t>(framed.size()) > max_length) {
-      return LineError(name, pair.line,
-                       absl::StrCat(field, " is ", framed.size(),
-                                    " tokens with [CLS]/[SEP], over the maximum length ",
-                                    max_length));
+      return LineError(
+          name, pair.line,
+          absl::StrCat(field, " is ", framed.size(),
+                       " tokens with [CLS]/[SEP], over the maximum length ", max_length));
     }
     return framed;
   };

@@ -102,8 +102,8 @@ std::vector<float> EmbedSequences(const TrainModel<float>& model, const float* p
     batch.offsets = {0};
     size_t end = start;
     while (end < sequences.size() &&
-           (end == start ||
-            batch.total_tokens() + static_cast<int64_t>(sequences[end].size()) <= max_batch_tokens)) {
+           (end == start || batch.total_tokens() + static_cast<int64_t>(sequences[end].size()) <=
+                                max_batch_tokens)) {
       AppendSequence(&batch, sequences[end]);
       ++end;
     }

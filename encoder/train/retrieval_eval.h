@@ -19,10 +19,10 @@ struct EvalSet {
 };
 
 struct RetrievalMetrics {
-  double recall_at_1 = 0;   // mean over queries of |relevant ∩ top-1| / |relevant|
+  double recall_at_1 = 0;  // mean over queries of |relevant ∩ top-1| / |relevant|
   double recall_at_10 = 0;
-  double mrr_at_10 = 0;     // 1 / rank of the first relevant document, 0 beyond 10
-  double ndcg_at_10 = 0;    // binary gains, log2 discount
+  double mrr_at_10 = 0;   // 1 / rank of the first relevant document, 0 beyond 10
+  double ndcg_at_10 = 0;  // binary gains, log2 discount
   int64_t num_queries = 0;
   int64_t pool_size = 0;
 };

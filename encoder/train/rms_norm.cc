@@ -5,8 +5,7 @@
 namespace neodb::encoder::train {
 
 template <typename T>
-void RmsNormForward(const T* x, const T* w, int64_t rows, int64_t cols, double eps, T* y,
-                    T* rstd) {
+void RmsNormForward(const T* x, const T* w, int64_t rows, int64_t cols, double eps, T* y, T* rstd) {
   for (int64_t r = 0; r < rows; ++r) {
     const T* xr = x + r * cols;
     T* yr = y + r * cols;
@@ -20,8 +19,8 @@ void RmsNormForward(const T* x, const T* w, int64_t rows, int64_t cols, double e
 
 // r = rstd, g = dy ⊙ w:  dx = r·g − x · r³ · (Σ g⊙x) / n;  dw += dy ⊙ x · r.
 template <typename T>
-void RmsNormBackward(const T* x, const T* w, const T* rstd, const T* dy, int64_t rows,
-                     int64_t cols, T* dx, T* dw) {
+void RmsNormBackward(const T* x, const T* w, const T* rstd, const T* dy, int64_t rows, int64_t cols,
+                     T* dx, T* dw) {
   for (int64_t r = 0; r < rows; ++r) {
     const T* xr = x + r * cols;
     const T* dyr = dy + r * cols;

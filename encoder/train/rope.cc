@@ -14,8 +14,8 @@ RopeTable<T>::RopeTable(int64_t max_positions, int64_t head_dim, double theta)
   sin.resize(cos.size());
   std::vector<T> inv_freq(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i) {
-    inv_freq[i] = T(1) / std::pow(static_cast<T>(theta),
-                                  static_cast<T>(2 * i) / static_cast<T>(head_dim));
+    inv_freq[i] =
+        T(1) / std::pow(static_cast<T>(theta), static_cast<T>(2 * i) / static_cast<T>(head_dim));
   }
   for (int64_t p = 0; p < max_positions; ++p) {
     for (int64_t i = 0; i < half; ++i) {
@@ -51,8 +51,8 @@ void RopeApply(T* data, int64_t rows, int64_t ld, const int32_t* positions, int6
 
 template struct RopeTable<float>;
 template struct RopeTable<double>;
-template void RopeApply<float>(float*, int64_t, int64_t, const int32_t*, int64_t, int64_t,
-                               int64_t, const RopeTable<float>&, bool);
+template void RopeApply<float>(float*, int64_t, int64_t, const int32_t*, int64_t, int64_t, int64_t,
+                               const RopeTable<float>&, bool);
 template void RopeApply<double>(double*, int64_t, int64_t, const int32_t*, int64_t, int64_t,
                                 int64_t, const RopeTable<double>&, bool);
 

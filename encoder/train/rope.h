@@ -15,7 +15,7 @@ template <typename T>
 struct RopeTable {
   RopeTable(int64_t max_positions, int64_t head_dim, double theta);
   int64_t max_positions;
-  int64_t half;  // head_dim / 2
+  int64_t half;        // head_dim / 2
   std::vector<T> cos;  // [max_positions, half]
   std::vector<T> sin;
 };

@@ -153,9 +153,9 @@ void TrainModel<T>::Backward(const T* params, const PackedBatch& batch, const Ac
       break;
     }
   }
-  NEODB_CHECK(grad_begin == 0 || grad_begin == layout_.final_norm().offset ||
-              (stop_layer < num_layers &&
-               grad_begin == layout_.layer(stop_layer, kAttentionNorm).offset));
+  NEODB_CHECK(
+      grad_begin == 0 || grad_begin == layout_.final_norm().offset ||
+      (stop_layer < num_layers && grad_begin == layout_.layer(stop_layer, kAttentionNorm).offset));
   NEODB_CHECK(acts.first_layer <= stop_layer);
   NEODB_CHECK(grad_begin > 0 || acts.first_layer == 0);
   auto grad = [&](const ParamEntry& e) { return grads + (e.offset - grad_begin); };
@@ -163,9 +163,8 @@ void TrainModel<T>::Backward(const T* params, const PackedBatch& batch, const Ac
   std::vector<T> dh(static_cast<size_t>(rows * c_), T(0));
   MeanPoolBackward(d_pooled, batch.offsets.data(), batch.batch_size(), c_, dh.data());
   std::vector<T> dx(static_cast<size_t>(rows * c_), T(0));
-  RmsNormBackward(acts.x_final.data(), params + layout_.final_norm().offset,
-                  acts.rstd_final.data(), dh.data(), rows, c_, dx.data(),
-                  grad(layout_.final_norm()));
+  RmsNormBackward(acts.x_final.data(), params + layout_.final_norm().offset, acts.rstd_final.data(),
+                  dh.data(), rows, c_, dx.data(), grad(layout_.final_norm()));
 
   std::vector<T> ds, du, df, d_o, dqkv, da;
   for (int64_t l = num_layers - 1; l >= stop_layer; --l) {

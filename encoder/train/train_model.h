@@ -73,9 +73,8 @@ class TrainModel {
                 const T* d_pooled, int64_t grad_begin, T* grads) const;
 
  private:
-  void LayerForward(const T* params, int64_t l, const PackedBatch& batch,
-                    const int32_t* positions, const T* x, LayerActs* acts, bool keep,
-                    T* x_out) const;
+  void LayerForward(const T* params, int64_t l, const PackedBatch& batch, const int32_t* positions,
+                    const T* x, LayerActs* acts, bool keep, T* x_out) const;
 
   ParamLayout layout_;
   int64_t c_, f_, h_, d_;

@@ -106,25 +106,26 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
   gc.temperature = options_.temperature;
   gc.chunk_size = options_.chunk_size;
   gc.train_layers = options_.train_layers;
-  const int64_t last = options_.stop_after > 0 ? std::min(options_.steps, options_.stop_after)
-                                               : options_.steps;
+  const int64_t last =
+      options_.stop_after > 0 ? std::min(options_.steps, options_.stop_after) : options_.steps;
   while (step_ < last) {
     const auto start = std::chrono::steady_clock::now();
     const ContrastiveBatch batch = BatchForStep(step_);
     std::fill(grads_.begin(), grads_.end(), 0.0f);
-    const InfoNceResult res = GradCacheStep(*model_, params_.values.data(), batch, gc,
-                                            grads_.data());
+    const InfoNceResult res =
+        GradCacheStep(*model_, params_.values.data(), batch, gc, grads_.data());
     StepRecord rec;
     rec.step = step_ + 1;
     rec.loss = res.loss;
     rec.accuracy = res.accuracy;
-    rec.grad_norm = ClipGradNorm(grads_.data(), static_cast<int64_t>(grads_.size()),
-                                 options_.max_grad_norm);
+    rec.grad_norm =
+        ClipGradNorm(grads_.data(), static_cast<int64_t>(grads_.size()), options_.max_grad_norm);
     rec.lr = LearningRate(rec.step, options_.steps, options_.warmup, options_.lr);
     rec.tokens = batch.num_tokens();
     if (!std::isfinite(rec.loss) || !std::isfinite(rec.grad_norm)) {
-      return absl::InternalError(absl::StrCat("step ", rec.step, ": loss or gradient is not finite ",
-                                              "(loss ", rec.loss, "); lower --lr"));
+      return absl::InternalError(absl::StrCat("step ", rec.step,
+                                              ": loss or gradient is not finite ", "(loss ",
+                                              rec.loss, "); lower --lr"));
     }
     optimizer_->Step(params_.values.data(), grads_.data(), rec.lr);
     ++step_;
@@ -159,9 +160,8 @@ absl::Status Trainer::SaveCheckpointState() const {
   state["trainable_begin"] = optimizer_->begin();
   // The data order is a pure function of (seed, step): this is all the RNG
   // state there is.
-  state["rng"] = {{"seed", options_.seed},
-                  {"epoch", step_ / per_epoch},
-                  {"batch_in_epoch", step_ % per_epoch}};
+  state["rng"] = {
+      {"seed", options_.seed}, {"epoch", step_ / per_epoch}, {"batch_in_epoch", step_ % per_epoch}};
   state["run"] = RunIdentity(options_, static_cast<int64_t>(data_.size()), params_.layout.total());
   nlohmann::json hist = nlohmann::json::array();
   for (const StepRecord& r : history_) {
@@ -205,8 +205,8 @@ absl::Status Trainer::LoadCheckpointState() {
   }
   try {
     if (state.value("format", "") != kStateFormat) {
-      return absl::DataLossError(absl::StrCat((dir / "state.json").string(),
-                                              ": not a neodb training checkpoint"));
+      return absl::DataLossError(
+          absl::StrCat((dir / "state.json").string(), ": not a neodb training checkpoint"));
     }
     const nlohmann::json want =
         RunIdentity(options_, static_cast<int64_t>(data_.size()), params_.layout.total());

@@ -25,8 +25,9 @@ constexpr int kConcepts = 16;
 class FinetuneTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("neodb_finetune_test_" + std::to_string(::getpid()) +
-                                         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ = fs::temp_directory_path() /
+            ("neodb_finetune_test_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     fs::create_directories(root_ / "model");
     // Vocabulary: BERT's special ids, concept words for queries (qwK) and
@@ -49,9 +50,9 @@ class FinetuneTest : public ::testing::Test {
     c.intermediate_size = 48;
     c.vocab_size = static_cast<int64_t>(vocab.size());
     c.max_length = 16;
-    ASSERT_TRUE(SaveCheckpoint(RandomWeights(c, 3, /*with_decoder=*/true),
-                               (root_ / "model").string())
-                    .ok());
+    ASSERT_TRUE(
+        SaveCheckpoint(RandomWeights(c, 3, /*with_decoder=*/true), (root_ / "model").string())
+            .ok());
     WritePairs("train.jsonl", 1, true, 2);
     WritePairs("eval.jsonl", 2, false, 1);
   }
@@ -73,7 +74,8 @@ class FinetuneTest : public ::testing::Test {
       for (int k = 0; k < kConcepts; ++k) {
         nlohmann::json j = {{"query", "qw" + std::to_string(k) + " " + filler() + " " + filler()},
                             {"positive", filler() + " dw" + std::to_string(k) + " " + filler()}};
-        if (negatives) j["negatives"] = {"dw" + std::to_string((k + 1) % kConcepts) + " " + filler()};
+        if (negatives)
+          j["negatives"] = {"dw" + std::to_string((k + 1) % kConcepts) + " " + filler()};
         out << j.dump() << "\n";
       }
     }
@@ -118,8 +120,8 @@ TEST_F(FinetuneTest, WritesACompleteLoadableDirectoryAndImprovesEval) {
   EXPECT_THAT(text, HasSubstr("eval after:  R@1"));
   EXPECT_THAT(text, HasSubstr("step 150/150"));
   EXPECT_THAT(text, HasSubstr("tok/s"));
-  for (const char* f : {"config.json", "model.safetensors", "vocab.txt", "loss.csv", "loss.png",
-                        "finetune.json"}) {
+  for (const char* f :
+       {"config.json", "model.safetensors", "vocab.txt", "loss.csv", "loss.png", "finetune.json"}) {
     EXPECT_TRUE(fs::exists(root_ / "out" / f)) << f;
   }
   // Nothing else left beside the inputs: no .work, no .tmp.

@@ -216,8 +216,8 @@ TEST(TrainGradcheck, WholeModelPooledOutput) {
   model.Backward(params.values.data(), batch, acts, r.data(), 0, grads.data());
   const auto numeric = NumericGradient(loss, params.values.data(), params.layout.total());
   for (const ParamEntry& e : params.layout.entries()) {
-    ExpectGradientsClose(e.name, grads.data() + e.offset, numeric.data() + e.offset, e.numel,
-                         1e-3, 1e-7);
+    ExpectGradientsClose(e.name, grads.data() + e.offset, numeric.data() + e.offset, e.numel, 1e-3,
+                         1e-7);
   }
   // Top layer only: the gradient of the trained tail is the same.
   const int64_t begin = params.layout.TrainableBegin(1);
@@ -248,9 +248,9 @@ InfoNceResult FullBatchGradient(const TrainModel<double>& model, const double* p
   std::vector<double> emb(n * c), d_emb(n * c);
   TrainModel<double>::Activations acts;
   model.Forward(params, all, 0, nullptr, Pooling::kMean, emb.data(), &acts);
-  const InfoNceResult res = InfoNce(emb.data(), emb.data() + b * c, b, emb.data() + 2 * b * c,
-                                    n - 2 * b, c, 0.07, d_emb.data(), d_emb.data() + b * c,
-                                    d_emb.data() + 2 * b * c);
+  const InfoNceResult res =
+      InfoNce(emb.data(), emb.data() + b * c, b, emb.data() + 2 * b * c, n - 2 * b, c, 0.07,
+              d_emb.data(), d_emb.data() + b * c, d_emb.data() + 2 * b * c);
   model.Backward(params, all, acts, d_emb.data(), grad_begin, grads);
   return res;
 }
@@ -270,8 +270,8 @@ TEST(TrainGradcheck, InfoNceEndToEndThroughGradCache) {
   };
   const auto numeric = NumericGradient(loss, params.values.data(), params.layout.total());
   for (const ParamEntry& e : params.layout.entries()) {
-    ExpectGradientsClose(e.name, grads.data() + e.offset, numeric.data() + e.offset, e.numel,
-                         1e-3, 1e-7);
+    ExpectGradientsClose(e.name, grads.data() + e.offset, numeric.data() + e.offset, e.numel, 1e-3,
+                         1e-7);
   }
 }
 

@@ -45,7 +45,8 @@ std::vector<TokenizedPair> ConceptPairs(int concepts, uint64_t seed, bool with_n
     p.line = k + 1;
     p.query = {101 % 128, 10 + k, filler(), filler(), 102 % 128};
     p.positive = {101 % 128, filler(), 40 + k, filler(), 102 % 128};
-    if (with_negatives) p.negatives.push_back({101 % 128, 40 + (k + 1) % concepts, filler(), 102 % 128});
+    if (with_negatives)
+      p.negatives.push_back({101 % 128, 40 + (k + 1) % concepts, filler(), 102 % 128});
     pairs.push_back(std::move(p));
   }
   return pairs;
@@ -226,7 +227,8 @@ TEST(TrainOptimizer, ScheduleWarmsUpThenDecaysToTenPercent) {
   EXPECT_NEAR(LearningRate(55, 100, 10, 1.0), 0.55, 1e-12);  // cosine midpoint
   EXPECT_NEAR(LearningRate(100, 100, 10, 1.0), 0.1, 1e-12);
   EXPECT_LT(LearningRate(80, 100, 10, 1.0), LearningRate(70, 100, 10, 1.0));
-  EXPECT_DOUBLE_EQ(LearningRate(1, 100, 0, 2.0), 2.0 * (0.1 + 0.9 * 0.5 * (1 + std::cos(M_PI / 100))));
+  EXPECT_DOUBLE_EQ(LearningRate(1, 100, 0, 2.0),
+                   2.0 * (0.1 + 0.9 * 0.5 * (1 + std::cos(M_PI / 100))));
 }
 
 TEST(TrainOptimizer, ClipScalesToMaxNorm) {
@@ -254,7 +256,7 @@ TEST(TrainOptimizer, AdamWMatchesHandComputationAndSkipsNormDecay) {
   // Step 1: m̂ = g, v̂ = g², update = lr · g / (|g| + ε) ≈ lr.
   EXPECT_NEAR(p.at(w3)[0], w30 * (1 - lr * 0.01) - lr * 0.5 / (0.5 + 1e-8), 1e-7);
   EXPECT_NEAR(p.at(w3)[1], w31 * (1 - lr * 0.01), 1e-9);  // zero grad: decay only
-  EXPECT_EQ(p.at(norm)[0], norm0);                         // norm weight: no decay
+  EXPECT_EQ(p.at(norm)[0], norm0);                        // norm weight: no decay
 }
 
 TEST(TrainEval, MetricsOnAHandBuiltRanking) {

@@ -61,19 +61,18 @@ TEST(TrainPairs, MalformedInputNamesTheLine) {
   ExpectError(R"({"query": 5, "positive": "p"})", "p.jsonl:1:", "\"query\" must be a string");
   ExpectError(R"({"query": "  ", "positive": "p"})", "p.jsonl:1:", "\"query\" is empty");
   ExpectError(R"({"query": "q", "positive": ""})", "p.jsonl:1:", "\"positive\" is empty");
-  ExpectError(R"({"query": "q", "positive": "p", "negatives": "n"})", "p.jsonl:1:",
-              "must be an array");
-  ExpectError(R"({"query": "q", "positive": "p", "negatives": ["a", 3]})", "p.jsonl:1:",
-              "negatives[1] must be a string");
-  ExpectError(R"({"query": "q", "positive": "p", "negatives": [""]})", "p.jsonl:1:",
-              "negatives[0] is empty");
+  ExpectError(R"({"query": "q", "positive": "p", "negatives": "n"})",
+              "p.jsonl:1:", "must be an array");
+  ExpectError(R"({"query": "q", "positive": "p", "negatives": ["a", 3]})",
+              "p.jsonl:1:", "negatives[1] must be a string");
+  ExpectError(R"({"query": "q", "positive": "p", "negatives": [""]})",
+              "p.jsonl:1:", "negatives[0] is empty");
   ExpectError("\n\n", "p.jsonl", "no pairs");
 }
 
 TEST(TrainPairs, TooLongAfterTokenisingNamesLineFieldAndLengths) {
-  auto pairs = ParsePairs(std::string(kGood) + "\n" +
-                              R"({"query": "q", "positive": "a b c d e f g"})",
-                          "p.jsonl");
+  auto pairs = ParsePairs(
+      std::string(kGood) + "\n" + R"({"query": "q", "positive": "a b c d e f g"})", "p.jsonl");
   ASSERT_TRUE(pairs.ok());
   WordTokenizer tok;
   auto ok = TokenizePairs(*pairs, tok, 9, "p.jsonl");

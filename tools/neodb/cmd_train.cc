@@ -16,8 +16,9 @@ void RegisterTrainCommands(CLI::App& app) {
   CLI::App* finetune = app.add_subcommand(
       "finetune", "Contrastive fine-tuning (InfoNCE, in-batch + hard negatives) on JSONL pairs");
   finetune->add_option("--model", ft->model_dir, "Input checkpoint directory")->required();
-  finetune->add_option("--train", ft->train_file,
-                       "JSONL {\"query\", \"positive\", \"negatives\": [...]} pairs")
+  finetune
+      ->add_option("--train", ft->train_file,
+                   "JSONL {\"query\", \"positive\", \"negatives\": [...]} pairs")
       ->required();
   finetune->add_option("--eval", ft->eval_file, "JSONL pairs evaluated before and after");
   finetune->add_option("--out", ft->out_dir, "Output checkpoint directory (must not exist)")
@@ -30,22 +31,26 @@ void RegisterTrainCommands(CLI::App& app) {
       ->capture_default_str();
   finetune->add_option("--temperature", ft->trainer.temperature, "InfoNCE temperature")
       ->capture_default_str();
-  finetune->add_option("--train-layers", ft->trainer.train_layers,
-                       "Train only the top N layers and the final norm (0 = all)")
+  finetune
+      ->add_option("--train-layers", ft->trainer.train_layers,
+                   "Train only the top N layers and the final norm (0 = all)")
       ->capture_default_str();
-  finetune->add_option("--chunk-size", ft->trainer.chunk_size,
-                       "Sequences per forward pass with activations (GradCache chunk)")
+  finetune
+      ->add_option("--chunk-size", ft->trainer.chunk_size,
+                   "Sequences per forward pass with activations (GradCache chunk)")
       ->capture_default_str();
-  finetune->add_option("--max-length", ft->max_length,
-                       "Longest accepted text in tokens (0 = the model's max_length)")
+  finetune
+      ->add_option("--max-length", ft->max_length,
+                   "Longest accepted text in tokens (0 = the model's max_length)")
       ->capture_default_str();
-  finetune->add_option("--seed", ft->trainer.seed, "Seed of the data order")
+  finetune->add_option("--seed", ft->trainer.seed, "Seed of the data order")->capture_default_str();
+  finetune
+      ->add_option("--weight-decay", ft->trainer.adamw.weight_decay,
+                   "AdamW weight decay on matrices (not on norm weights)")
       ->capture_default_str();
-  finetune->add_option("--weight-decay", ft->trainer.adamw.weight_decay,
-                       "AdamW weight decay on matrices (not on norm weights)")
-      ->capture_default_str();
-  finetune->add_option("--checkpoint-every", ft->trainer.checkpoint_every,
-                       "Checkpoint into <out>.work every N steps (0 = never)")
+  finetune
+      ->add_option("--checkpoint-every", ft->trainer.checkpoint_every,
+                   "Checkpoint into <out>.work every N steps (0 = never)")
       ->capture_default_str();
   finetune->add_flag("--resume", ft->trainer.resume,
                      "Continue from the checkpoint in <out>.work (same settings)");
