@@ -5,7 +5,8 @@ train.jsonl: one line per relevant (claim, abstract) of qrels/train.tsv:
   {"query": claim, "positive": title + ". " + abstract}
 eval.jsonl: one line per relevant pair of qrels/test.tsv (claims disjoint from
 train), each with --distractors random non-relevant abstracts as
-"negatives", so the evaluation pool is the test positives plus distractors.
+"negatives", so the evaluation pool is the test positives plus distractors;
+with --full-corpus the pool is the whole corpus instead (BEIR's setting).
 Abstracts are cut to --max-words words so that they fit the model length.
 Deterministic for a --seed.
 """
@@ -39,6 +40,9 @@ def main():
     ap.add_argument("--max-words", type=int, default=120)
     ap.add_argument("--distractors", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--full-corpus", action="store_true",
+                    help="eval pool = the whole corpus (BEIR setting): the first eval line "
+                         "carries every other abstract as a negative")
     args = ap.parse_args()
     for name in ("corpus.jsonl", "queries.jsonl", "qrels/train.tsv", "qrels/test.tsv"):
         if not os.path.exists(os.path.join(args.data, name)):
@@ -61,12 +65,16 @@ def main():
         for q, d in qrels:
             relevant.setdefault(q, set()).add(d)
         n = 0
+        first = True
         with open(os.path.join(args.out, fname), "w", encoding="utf-8") as f:
             for q, d in qrels:
                 if q not in queries or d not in corpus:
                     continue
                 rec = {"query": queries[q], "positive": doc_text(d)}
-                if split == "test" and args.distractors > 0:
+                if split == "test" and args.full_corpus:
+                    if first:
+                        rec["negatives"] = [doc_text(x) for x in doc_ids if x not in relevant[q]]
+                elif split == "test" and args.distractors > 0:
                     negs = []
                     while len(negs) < args.distractors:
                         cand = rng.choice(doc_ids)
@@ -74,6 +82,7 @@ def main():
                             negs.append(doc_text(cand))
                     rec["negatives"] = negs
                 f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                first = False
                 n += 1
         counts[split] = n
     print(f"scifact_pairs: {counts['train']} train pairs, {counts['test']} eval pairs -> {args.out}")
