@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -13,6 +14,11 @@
 #include "encoder/checkpoint/safetensors_writer.h"
 
 namespace neodb::encoder {
+
+// model_id hashes shapes and F32 values as host bytes, which are the
+// documented little-endian bytes only on a little-endian host.
+static_assert(std::endian::native == std::endian::little);
+
 namespace {
 
 constexpr std::string_view kPrefix = "model.";
