@@ -20,7 +20,8 @@ std::vector<std::pair<uintptr_t, uintptr_t>> MappingsOf(const std::string& path)
   std::ifstream maps("/proc/self/maps");
   std::string line;
   while (std::getline(maps, line)) {
-    if (line.size() < path.size() || line.compare(line.size() - path.size(), path.size(), path) != 0) {
+    if (line.size() < path.size() ||
+        line.compare(line.size() - path.size(), path.size(), path) != 0) {
       continue;
     }
     unsigned long lo = 0, hi = 0;
