@@ -67,6 +67,15 @@ absl::Status CudaNeoBert::Reserve(int64_t t, int64_t b) {
   return absl::OkStatus();
 }
 
+absl::Status CudaNeoBert::PoisonForTesting(int64_t tokens, int64_t batch) {
+  RETURN_IF_ERROR(Reserve(tokens, batch));
+  for (DeviceBuffer* b : {&residual_, &normed_, &qkv_, &q_, &k_, &v_, &attn_, &ffn_in_,
+                          &ffn_act_, &final_, &pooled_}) {
+    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(b->get(), 0xFF, b->size(), ctx_->stream()));
+  }
+  return ctx_->Synchronize();
+}
+
 absl::Status CudaNeoBert::Forward(const PackedBatch& batch) {
   const cudaStream_t s = ctx_->stream();
   tokens_ = batch.total_tokens();

@@ -33,6 +33,11 @@ class CudaNeoBert {
   // (F32 [batch, C]).
   absl::Status Pool(Pooling pooling);
 
+  // Tests: grows the buffers for `tokens`/`batch` and fills every activation
+  // and output buffer with 0xFF bytes (NaN in F32/F16/BF16), so that a kernel
+  // that skips an element shows up as NaN instead of a stale right answer.
+  absl::Status PoisonForTesting(int64_t tokens, int64_t batch);
+
   const float* hidden() const { return final_.as<float>(); }
   const float* pooled() const { return pooled_.as<float>(); }
   int64_t tokens() const { return tokens_; }
