@@ -45,13 +45,16 @@ cudaError_t LaunchQkvRope(const void* qkv, const int32_t* positions, int64_t tok
 
 // Bidirectional softmax(q·kᵀ·scale)·v per sequence and head over a packed
 // batch; q, k, v, out are [tokens, heads, 64] (act). FlashAttention-style:
-// tiles of 64 queries × 64 keys, online softmax in F32, no [T, T] matrix in
-// device memory; tensor cores (mma.sync m16n8k16) for F16/BF16, a scalar
-// F32 kernel for F32. `max_len` bounds every sequence length.
-// REQUIRES: head_dim 64 (cudaErrorInvalidValue otherwise).
+// tiles of `block_queries` queries (128 or 64) × 64 keys, online softmax in
+// F32, no [T, T] matrix in device memory; tensor cores (mma.sync m16n8k16,
+// F32 accumulate) for F16/BF16, a scalar F32 kernel for F32 (which ignores
+// block_queries). `max_len` bounds every sequence length.
+// REQUIRES: head_dim 64, block_queries 64 or 128 (cudaErrorInvalidValue
+// otherwise).
 cudaError_t LaunchAttention(const void* q, const void* k, const void* v, const int32_t* cu_seqlens,
                             int batch, int max_len, int heads, int head_dim, float scale,
-                            void* out, DType dtype, cudaStream_t stream);
+                            void* out, DType dtype, cudaStream_t stream,
+                            int block_queries = 128);
 
 // out[r, j] = SiLU(u[r, j]) · u[r, f + j] for u [rows, 2f] (act), out [rows, f]
 // (act); the FIRST half is gated. Math in F32.

@@ -26,7 +26,7 @@ namespace neodb::encoder::cuda {
 namespace {
 
 constexpr int kD = 64;         // head dim
-constexpr int kBlockM = 64;    // queries per block
+constexpr int kScalarBlock = 64;  // queries per block of the scalar kernel
 constexpr int kBlockN = 64;    // keys per tile
 constexpr int kWarps = 4;      // 16 query rows per warp
 constexpr int kThreads = kWarps * 32;
@@ -67,11 +67,18 @@ __device__ __forceinline__ uint32_t Ld32(const T* p) {
   return *reinterpret_cast<const uint32_t*>(p);
 }
 
-template <typename T>
+// kMTiles = query m-tiles (16 rows each) per warp: 1 → 64 queries per block,
+// 2 → 128 queries per block, where every K/V fragment loaded from shared
+// memory feeds two mma instead of one (half the shared-memory traffic per
+// tensor-core op). Warps whose rows all lie past the end of the sequence
+// still help load tiles but skip the math.
+template <typename T, int kMTiles>
 __global__ void __launch_bounds__(kThreads)
     FlashAttentionMmaKernel(const T* __restrict__ q, const T* __restrict__ k,
                             const T* __restrict__ v, const int32_t* __restrict__ cu_seqlens,
                             int heads, float scale_log2, T* __restrict__ out) {
+  constexpr int kRowsPerWarp = 16 * kMTiles;
+  constexpr int kBlockM = kWarps * kRowsPerWarp;
   const int b = blockIdx.z;
   const int h = blockIdx.y;
   const int seq_start = cu_seqlens[b];
@@ -103,21 +110,31 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
 
-  const int qr = warp * 16;
-  uint32_t qa[kD / 16][4];
+  const int qr = warp * kRowsPerWarp;
+  const bool warp_active = q0 + qr < len;  // warp-uniform
+  uint32_t qa[kMTiles][kD / 16][4];
 #pragma unroll
-  for (int kk = 0; kk < kD / 16; ++kk) {
-    qa[kk][0] = Ld32(&s_q[qr + g][kk * 16 + 2 * c]);
-    qa[kk][1] = Ld32(&s_q[qr + g + 8][kk * 16 + 2 * c]);
-    qa[kk][2] = Ld32(&s_q[qr + g][kk * 16 + 8 + 2 * c]);
-    qa[kk][3] = Ld32(&s_q[qr + g + 8][kk * 16 + 8 + 2 * c]);
+  for (int mt = 0; mt < kMTiles; ++mt) {
+    const int r = qr + mt * 16 + g;
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      qa[mt][kk][0] = Ld32(&s_q[r][kk * 16 + 2 * c]);
+      qa[mt][kk][1] = Ld32(&s_q[r + 8][kk * 16 + 2 * c]);
+      qa[mt][kk][2] = Ld32(&s_q[r][kk * 16 + 8 + 2 * c]);
+      qa[mt][kk][3] = Ld32(&s_q[r + 8][kk * 16 + 8 + 2 * c]);
+    }
   }
 
-  float o[kD / 8][4];
+  float o[kMTiles][kD / 8][4];
+  float m[kMTiles][2];  // running max (base-2 scaled) of rows g and g+8 of each m-tile
+  float l[kMTiles][2];  // this thread's share of the running row sums
 #pragma unroll
-  for (int j = 0; j < kD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
-  float m0 = -INFINITY, m1 = -INFINITY;  // running max (base-2 scaled) of rows g, g+8
-  float l0 = 0.f, l1 = 0.f;              // this thread's share of the running row sums
+  for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+    for (int j = 0; j < kD / 8; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.f;
+    m[mt][0] = m[mt][1] = -INFINITY;
+    l[mt][0] = l[mt][1] = 0.f;
+  }
 
   for (int k0 = 0; k0 < len; k0 += kBlockN) {
     __syncthreads();  // every warp is done with the previous K/V tile
@@ -139,106 +156,122 @@ __global__ void __launch_bounds__(kThreads)
       for (int e = 0; e < 8; ++e) s_vt[col + e][r] = ve[e];
     }
     __syncthreads();
+    if (!warp_active) continue;
 
-    // S = Q·Kᵀ for this warp's 16 rows × 64 keys.
-    float s[kBlockN / 8][4];
+    // S = Q·Kᵀ for this warp's rows × 64 keys; each K fragment serves every m-tile.
+    float s[kMTiles][kBlockN / 8][4];
 #pragma unroll
     for (int j = 0; j < kBlockN / 8; ++j) {
-      s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.f;
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         const uint32_t b0 = Ld32(&s_k[j * 8 + g][kk * 16 + 2 * c]);
         const uint32_t b1 = Ld32(&s_k[j * 8 + g][kk * 16 + 8 + 2 * c]);
-        Mma<T>(s[j], qa[kk], b0, b1);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) Mma<T>(s[mt][j], qa[mt][kk], b0, b1);
       }
     }
 
     // Scale into base 2, mask keys past the end, online softmax.
     const bool partial = k0 + kBlockN > len;
-    float mx0 = m0, mx1 = m1;
+    uint32_t pa[kMTiles][kBlockN / 16][4];
 #pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      float mx0 = m[mt][0], mx1 = m[mt][1];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        s[j][e] *= scale_log2;
-        if (partial && k0 + j * 8 + 2 * c + (e & 1) >= len) s[j][e] = -INFINITY;
+      for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[mt][j][e] *= scale_log2;
+          if (partial && k0 + j * 8 + 2 * c + (e & 1) >= len) s[mt][j][e] = -INFINITY;
+        }
+        mx0 = fmaxf(mx0, fmaxf(s[mt][j][0], s[mt][j][1]));
+        mx1 = fmaxf(mx1, fmaxf(s[mt][j][2], s[mt][j][3]));
       }
-      mx0 = fmaxf(mx0, fmaxf(s[j][0], s[j][1]));
-      mx1 = fmaxf(mx1, fmaxf(s[j][2], s[j][3]));
-    }
-    // The 4 threads of a quad share rows g and g+8.
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-    // Key k0 < len is always valid, so mx0/mx1 are finite here.
-    const float alpha0 = exp2f(m0 - mx0);  // exp2f(-inf) == 0 on the first tile
-    const float alpha1 = exp2f(m1 - mx1);
-    m0 = mx0;
-    m1 = mx1;
-    float rs0 = 0.f, rs1 = 0.f;
+      // The 4 threads of a quad share rows g and g+8.
+      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+      // Key k0 < len is always valid, so mx0/mx1 are finite here.
+      const float alpha0 = exp2f(m[mt][0] - mx0);  // exp2f(-inf) == 0 on the first tile
+      const float alpha1 = exp2f(m[mt][1] - mx1);
+      m[mt][0] = mx0;
+      m[mt][1] = mx1;
+      float rs0 = 0.f, rs1 = 0.f;
 #pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-      s[j][0] = exp2f(s[j][0] - mx0);
-      s[j][1] = exp2f(s[j][1] - mx0);
-      s[j][2] = exp2f(s[j][2] - mx1);
-      s[j][3] = exp2f(s[j][3] - mx1);
-      rs0 += s[j][0] + s[j][1];
-      rs1 += s[j][2] + s[j][3];
-    }
-    l0 = l0 * alpha0 + rs0;
-    l1 = l1 * alpha1 + rs1;
+      for (int j = 0; j < kBlockN / 8; ++j) {
+        s[mt][j][0] = exp2f(s[mt][j][0] - mx0);
+        s[mt][j][1] = exp2f(s[mt][j][1] - mx0);
+        s[mt][j][2] = exp2f(s[mt][j][2] - mx1);
+        s[mt][j][3] = exp2f(s[mt][j][3] - mx1);
+        rs0 += s[mt][j][0] + s[mt][j][1];
+        rs1 += s[mt][j][2] + s[mt][j][3];
+      }
+      l[mt][0] = l[mt][0] * alpha0 + rs0;
+      l[mt][1] = l[mt][1] * alpha1 + rs1;
 #pragma unroll
-    for (int j = 0; j < kD / 8; ++j) {
-      o[j][0] *= alpha0;
-      o[j][1] *= alpha0;
-      o[j][2] *= alpha1;
-      o[j][3] *= alpha1;
+      for (int j = 0; j < kD / 8; ++j) {
+        o[mt][j][0] *= alpha0;
+        o[mt][j][1] *= alpha0;
+        o[mt][j][2] *= alpha1;
+        o[mt][j][3] *= alpha1;
+      }
+      // The S accumulators of key tiles 2kk, 2kk+1 are exactly the A fragment
+      // of keys [16kk, 16kk+16) for P·V.
+#pragma unroll
+      for (int kk = 0; kk < kBlockN / 16; ++kk) {
+        pa[mt][kk][0] = Pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+        pa[mt][kk][1] = Pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+        pa[mt][kk][2] = Pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+        pa[mt][kk][3] = Pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+      }
     }
 
-    // O += P·V: the S accumulators of key tiles 2kk, 2kk+1 are exactly the A
-    // fragment of keys [16kk, 16kk+16).
+    // O += P·V; each V fragment serves every m-tile.
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      uint32_t pa[4];
-      pa[0] = Pack2<T>(s[2 * kk][0], s[2 * kk][1]);
-      pa[1] = Pack2<T>(s[2 * kk][2], s[2 * kk][3]);
-      pa[2] = Pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      pa[3] = Pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
 #pragma unroll
       for (int j = 0; j < kD / 8; ++j) {
         const uint32_t b0 = Ld32(&s_vt[j * 8 + g][kk * 16 + 2 * c]);
         const uint32_t b1 = Ld32(&s_vt[j * 8 + g][kk * 16 + 8 + 2 * c]);
-        Mma<T>(o[j], pa, b0, b1);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) Mma<T>(o[mt][j], pa[mt][kk], b0, b1);
       }
     }
   }
+  if (!warp_active) return;
 
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-  const float inv0 = 1.f / l0;
-  const float inv1 = 1.f / l1;
-  const int r0 = q0 + qr + g;
-  const int r1 = r0 + 8;
 #pragma unroll
-  for (int j = 0; j < kD / 8; ++j) {
-    const int col = j * 8 + 2 * c;
-    if (r0 < len) {
-      *reinterpret_cast<uint32_t*>(out + head_off + r0 * stride + col) =
-          Pack2<T>(o[j][0] * inv0, o[j][1] * inv0);
-    }
-    if (r1 < len) {
-      *reinterpret_cast<uint32_t*>(out + head_off + r1 * stride + col) =
-          Pack2<T>(o[j][2] * inv1, o[j][3] * inv1);
+  for (int mt = 0; mt < kMTiles; ++mt) {
+    float l0 = l[mt][0], l1 = l[mt][1];
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+    const float inv0 = 1.f / l0;
+    const float inv1 = 1.f / l1;
+    const int r0 = q0 + qr + mt * 16 + g;
+    const int r1 = r0 + 8;
+#pragma unroll
+    for (int j = 0; j < kD / 8; ++j) {
+      const int col = j * 8 + 2 * c;
+      if (r0 < len) {
+        *reinterpret_cast<uint32_t*>(out + head_off + r0 * stride + col) =
+            Pack2<T>(o[mt][j][0] * inv0, o[mt][j][1] * inv0);
+      }
+      if (r1 < len) {
+        *reinterpret_cast<uint32_t*>(out + head_off + r1 * stride + col) =
+            Pack2<T>(o[mt][j][2] * inv1, o[mt][j][3] * inv1);
+      }
     }
   }
 }
 
 // Scalar path: one thread per query, K/V tiles in shared memory as F32.
 template <typename T>
-__global__ void __launch_bounds__(kBlockM)
+__global__ void __launch_bounds__(kScalarBlock)
     AttentionScalarKernel(const T* __restrict__ q, const T* __restrict__ k,
                           const T* __restrict__ v, const int32_t* __restrict__ cu_seqlens,
                           int heads, float scale_log2, T* __restrict__ out) {
@@ -246,7 +279,7 @@ __global__ void __launch_bounds__(kBlockM)
   const int h = blockIdx.y;
   const int seq_start = cu_seqlens[b];
   const int len = cu_seqlens[b + 1] - seq_start;
-  const int q0 = blockIdx.x * kBlockM;
+  const int q0 = blockIdx.x * kScalarBlock;
   if (q0 >= len) return;
   __shared__ float s_k[kBlockN][kD + 1];
   __shared__ float s_v[kBlockN][kD + 1];
@@ -264,7 +297,7 @@ __global__ void __launch_bounds__(kBlockM)
   float m = -INFINITY, l = 0.f;
   for (int k0 = 0; k0 < len; k0 += kBlockN) {
     __syncthreads();
-    for (int i = tid; i < kBlockN * kD; i += kBlockM) {
+    for (int i = tid; i < kBlockN * kD; i += kScalarBlock) {
       const int r = i / kD, d = i % kD;
       const bool ok = k0 + r < len;
       s_k[r][d] = ok ? ToF32(k[head_off + (k0 + r) * stride + d]) : 0.f;
@@ -296,42 +329,53 @@ __global__ void __launch_bounds__(kBlockM)
   }
 }
 
+
+template <typename T, int kMTiles>
+cudaError_t LaunchMma(const void* q, const void* k, const void* v, const int32_t* cu_seqlens,
+                      int batch, int max_len, int heads, float scale_log2, void* out,
+                      cudaStream_t stream) {
+  const dim3 grid(CeilDiv(max_len, kWarps * 16 * kMTiles), static_cast<unsigned int>(heads),
+                  static_cast<unsigned int>(batch));
+  FlashAttentionMmaKernel<T, kMTiles><<<grid, kThreads, 0, stream>>>(
+      static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), cu_seqlens,
+      heads, scale_log2, static_cast<T*>(out));
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 cudaError_t LaunchAttention(const void* q, const void* k, const void* v, const int32_t* cu_seqlens,
                             int batch, int max_len, int heads, int head_dim, float scale,
-                            void* out, DType dtype, cudaStream_t stream) {
+                            void* out, DType dtype, cudaStream_t stream, int block_queries) {
   if (head_dim != kD || heads <= 0 || max_len < 0) return cudaErrorInvalidValue;
+  if (block_queries != 64 && block_queries != 128) return cudaErrorInvalidValue;
   if (batch == 0 || max_len == 0) return cudaSuccess;
   if (batch > 65535 || heads > 65535) return cudaErrorInvalidValue;
-  const dim3 grid(CeilDiv(max_len, kBlockM), static_cast<unsigned int>(heads),
-                  static_cast<unsigned int>(batch));
   const float scale_log2 = scale * kLog2e;
+  const bool wide = block_queries == 128;
   switch (dtype) {
-    case DType::kBF16: {
-      using T = __nv_bfloat16;
-      FlashAttentionMmaKernel<T><<<grid, kThreads, 0, stream>>>(
-          static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-          cu_seqlens, heads, scale_log2, static_cast<T*>(out));
-      break;
-    }
-    case DType::kF16: {
-      using T = __half;
-      FlashAttentionMmaKernel<T><<<grid, kThreads, 0, stream>>>(
-          static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
-          cu_seqlens, heads, scale_log2, static_cast<T*>(out));
-      break;
-    }
-    case DType::kF32:
-      AttentionScalarKernel<float><<<grid, kBlockM, 0, stream>>>(
+    case DType::kBF16:
+      return wide ? LaunchMma<__nv_bfloat16, 2>(q, k, v, cu_seqlens, batch, max_len, heads,
+                                                scale_log2, out, stream)
+                  : LaunchMma<__nv_bfloat16, 1>(q, k, v, cu_seqlens, batch, max_len, heads,
+                                                scale_log2, out, stream);
+    case DType::kF16:
+      return wide ? LaunchMma<__half, 2>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2,
+                                         out, stream)
+                  : LaunchMma<__half, 1>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2,
+                                         out, stream);
+    case DType::kF32: {
+      const dim3 grid(CeilDiv(max_len, kScalarBlock), static_cast<unsigned int>(heads),
+                      static_cast<unsigned int>(batch));
+      AttentionScalarKernel<float><<<grid, kScalarBlock, 0, stream>>>(
           static_cast<const float*>(q), static_cast<const float*>(k),
           static_cast<const float*>(v), cu_seqlens, heads, scale_log2,
           static_cast<float*>(out));
-      break;
+      return cudaGetLastError();
+    }
     default:
       return cudaErrorInvalidValue;
   }
-  return cudaGetLastError();
 }
 
 }  // namespace neodb::encoder::cuda

@@ -219,7 +219,7 @@ TEST(CudaKernelsTest, AttentionMatchesNaiveSoftmaxAttention) {
   NEODB_CUDA_CONTEXT_OR_SKIP(ctx);
   auto rng = FreshRng();
   const int heads = 2, d = 64;
-  const std::vector<int> lengths = {1, 5, 63, 64, 65, 127, 130, 257, 1000, 1500};
+  const std::vector<int> lengths = {1, 5, 63, 64, 65, 127, 128, 129, 130, 257, 1000, 1500};
   std::vector<int32_t> cu = {0};
   int max_len = 0;
   for (int len : lengths) {
@@ -229,7 +229,16 @@ TEST(CudaKernelsTest, AttentionMatchesNaiveSoftmaxAttention) {
   const int64_t n = int64_t{cu.back()} * heads * d;
   const float scale = 0.125f;
   DeviceBuffer dcu = UploadI32(cu);
-  for (DType dt : kActTypes) {
+  // F32 runs the scalar kernel; F16/BF16 the tensor-core kernel with 64- and
+  // 128-query blocks (128 is what the model uses).
+  struct Case {
+    DType dt;
+    int block_queries;
+  };
+  const Case cases[] = {{DType::kF32, 128}, {DType::kF16, 64},  {DType::kF16, 128},
+                        {DType::kBF16, 64}, {DType::kBF16, 128}};
+  for (const Case& cs : cases) {
+    const DType dt = cs.dt;
     // q larger than k and v so that the softmax is far from uniform.
     const auto q = RoundTo(RandomVector(n, -3, 3, rng), dt);
     const auto k = RoundTo(RandomVector(n, -1, 1, rng), dt);
@@ -239,7 +248,7 @@ TEST(CudaKernelsTest, AttentionMatchesNaiveSoftmaxAttention) {
     Poison(out);
     ASSERT_EQ(cuda::LaunchAttention(dq.get(), dk.get(), dv.get(), dcu.as<int32_t>(),
                                     static_cast<int>(lengths.size()), max_len, heads, d, scale,
-                                    out.get(), dt, ctx->stream()),
+                                    out.get(), dt, ctx->stream(), cs.block_queries),
               cudaSuccess);
     const auto got = Download(out.get(), n, dt);
     const auto want = ReferenceAttention(q, k, v, cu, heads, scale);
@@ -247,15 +256,21 @@ TEST(CudaKernelsTest, AttentionMatchesNaiveSoftmaxAttention) {
     for (size_t b = 0; b < lengths.size(); ++b) {
       const int64_t begin = int64_t{cu[b]} * heads * d, end = int64_t{cu[b + 1]} * heads * d;
       const Diff diff = Compare(&got[begin], &want[begin], end - begin);
-      EXPECT_FALSE(diff.any_nan) << DTypeName(dt) << " length " << lengths[b];
-      EXPECT_LE(diff.max_abs, tol) << DTypeName(dt) << " length " << lengths[b];
-      std::printf("attention %s len %5d: max abs err %.3g, cosine %.8f\n",
-                  std::string(DTypeName(dt)).c_str(), lengths[b], diff.max_abs, diff.cosine);
+      EXPECT_FALSE(diff.any_nan) << DTypeName(dt) << "/" << cs.block_queries << " length "
+                                 << lengths[b];
+      EXPECT_LE(diff.max_abs, tol) << DTypeName(dt) << "/" << cs.block_queries << " length "
+                                   << lengths[b];
+      std::printf("attention %s block %d len %5d: max abs err %.3g, cosine %.8f\n",
+                  std::string(DTypeName(dt)).c_str(), cs.block_queries, lengths[b],
+                  diff.max_abs, diff.cosine);
     }
   }
   // A head_dim other than 64 is refused, not computed wrongly.
   EXPECT_EQ(cuda::LaunchAttention(nullptr, nullptr, nullptr, dcu.as<int32_t>(), 1, 1, heads, 32,
                                   scale, nullptr, DType::kBF16, ctx->stream()),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cuda::LaunchAttention(nullptr, nullptr, nullptr, dcu.as<int32_t>(), 1, 1, heads, d,
+                                  scale, nullptr, DType::kBF16, ctx->stream(), 96),
             cudaErrorInvalidValue);
 }
 
