@@ -124,9 +124,14 @@ absl::StatusOr<double> MeasureBf16GemmFlops(const CudaContext& ctx, Gemm& gemm) 
     ASSIGN_OR_RETURN(DeviceBuffer a, DeviceBuffer::Allocate(s * s * 2));
     ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(s * s * 2));
     ASSIGN_OR_RETURN(DeviceBuffer c, DeviceBuffer::Allocate(s * s * 2));
-    // Small values (0x3C00 = bf16 0.0078125 pairs) rather than garbage bits.
-    CUDA_RETURN_IF_ERROR(cudaMemset(a.get(), 0x3C, a.size()));
-    CUDA_RETURN_IF_ERROR(cudaMemset(b.get(), 0x3C, b.size()));
+    // Random data: constant inputs draw less power and run faster than real
+    // ones, which would flatter the reference rate.
+    std::vector<float> host(s * s);
+    testing::FillUniform(host.data(), s * s, 7 + s, -1.f, 1.f);
+    std::vector<uint16_t> staged(s * s);
+    for (int64_t i = 0; i < s * s; ++i) staged[i] = F32ToBF16(host[i]);
+    CUDA_RETURN_IF_ERROR(cudaMemcpy(a.get(), staged.data(), a.size(), cudaMemcpyHostToDevice));
+    CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), staged.data(), b.size(), cudaMemcpyHostToDevice));
     int calls = 0;
     ASSIGN_OR_RETURN(double sec, TimeOnStream(ctx.stream(), 1.0, &calls, [&] {
                        return gemm.Run(a.get(), b.get(), c.get(), s, s, s, DType::kBF16,

@@ -43,7 +43,7 @@ def load_safetensors(path, device, dtype):
 
 
 class NeoBert:
-    def __init__(self, ckpt_dir, device, dtype):
+    def __init__(self, ckpt_dir, device, dtype, f32_residual):
         with open(os.path.join(ckpt_dir, "config.json")) as fp:
             cfg = json.load(fp)
         self.c = cfg["hidden_size"]
@@ -55,10 +55,13 @@ class NeoBert:
         self.dtype = dtype
         self.device = device
         self.w = load_safetensors(os.path.join(ckpt_dir, "model.safetensors"), device, dtype)
-        # Norm weights and embeddings in F32 like the reference's residual stream.
+        # By default everything is in `dtype`, as Hugging Face's model after
+        # .to(torch.bfloat16) (the fastest plain variant); --f32_residual keeps the
+        # embeddings, norms and residual stream in F32 like neodb does.
+        self.res_dtype = torch.float32 if f32_residual else dtype
         for k in list(self.w):
             if k.endswith("norm.weight") or k == "encoder.weight":
-                self.w[k] = self.w[k].float()
+                self.w[k] = self.w[k].to(self.res_dtype)
         self.rope_cache = {}
 
     def rope(self, length):
@@ -70,8 +73,9 @@ class NeoBert:
         return self.rope_cache[length]
 
     def rms_norm(self, x, w):
-        x = x.float()
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * w
+        # F32 statistics, as LLaMA-style RMSNorm implementations do.
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)).to(w.dtype) * w
 
     def apply_rope(self, x, cos, sin):
         # x [B, L, H, D]; adjacent pairs (2i, 2i+1).
@@ -85,7 +89,7 @@ class NeoBert:
         """ids [B, L] (all sequences of equal length, no padding) -> last_hidden_state F32."""
         b, length = ids.shape
         cos, sin = self.rope(length)
-        x = self.w["encoder.weight"][ids]  # F32 residual stream
+        x = self.w["encoder.weight"][ids]  # residual stream in res_dtype
         for i in range(self.layers):
             p = f"transformer_encoder.{i}."
             h = self.rms_norm(x, self.w[p + "attention_norm.weight"]).to(self.dtype)
@@ -94,15 +98,15 @@ class NeoBert:
             q, k = self.apply_rope(q, cos, sin), self.apply_rope(k, cos, sin)
             o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
             o = o.transpose(1, 2).reshape(b, length, self.c)
-            x = x + (o @ self.w[p + "wo.weight"].T).float()
+            x = x + (o @ self.w[p + "wo.weight"].T).to(self.res_dtype)
             h = self.rms_norm(x, self.w[p + "ffn_norm.weight"]).to(self.dtype)
             g, lin = (h @ self.w[p + "ffn.w12.weight"].T).chunk(2, dim=-1)
-            x = x + ((F.silu(g) * lin) @ self.w[p + "ffn.w3.weight"].T).float()
-        return self.rms_norm(x, self.w["layer_norm.weight"])
+            x = x + ((F.silu(g) * lin) @ self.w[p + "ffn.w3.weight"].T).to(self.res_dtype)
+        return self.rms_norm(x, self.w["layer_norm.weight"]).float()
 
 
 def compare(args):
-    model = NeoBert(args.checkpoint, "cuda", torch.float32)
+    model = NeoBert(args.checkpoint, "cuda", torch.float32, f32_residual=True)
     with open(os.path.join(args.compare, "ids.i32"), "rb") as fp:
         ids = torch.frombuffer(bytearray(fp.read()), dtype=torch.int32)
     with open(os.path.join(args.compare, "offsets.i64"), "rb") as fp:
@@ -124,7 +128,7 @@ def compare(args):
 
 
 def bench(args):
-    model = NeoBert(args.checkpoint, "cuda", torch.bfloat16)
+    model = NeoBert(args.checkpoint, "cuda", torch.bfloat16, args.f32_residual)
     gen = torch.Generator().manual_seed(args.seed)
     rows = []
     print(f"torch {torch.__version__}, device {torch.cuda.get_device_name()}")
@@ -170,12 +174,15 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--compare", help="dump dir of cuda_encoder_bench --dump")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--f32_residual", action="store_true",
+                    help="F32 embeddings/norms/residual (default: all BF16, the faster plain variant)")
     args = ap.parse_args()
     args.lengths = [int(x) for x in args.lengths.split(",")]
     if not torch.cuda.is_available():
         print("torch_baseline: no CUDA device visible to torch", file=sys.stderr)
         return 1
-    result = {"torch": torch.__version__, "device": torch.cuda.get_device_name()}
+    result = {"torch": torch.__version__, "device": torch.cuda.get_device_name(),
+              "residual": "F32" if args.f32_residual else "BF16"}
     if args.compare:
         result["compare_worst_cosine"] = compare(args)
     result["rows"] = bench(args)
