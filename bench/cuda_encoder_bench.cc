@@ -2,7 +2,7 @@
 // architecture, random weights), next to the GPU's measured BF16 GEMM rate.
 //
 //   cuda_encoder_bench [--lengths 128,512,1024,2048,4096,8192] [--tokens 16384]
-//                      [--min_seconds 2] [--dtype bf16|f16|f32] [--seed 1]
+//                      [--min_seconds 2] [--dtype bf16|f16|f32] [--chunk 0] [--seed 1]
 //                      [--write_checkpoint DIR] [--dump DIR] [--json FILE]
 //
 // For each length L it runs batches of max(1, tokens / L) sequences of exactly
@@ -41,6 +41,7 @@ namespace {
 struct Flags {
   std::vector<int> lengths = {128, 512, 1024, 2048, 4096, 8192};
   int64_t tokens = 16384;
+  int64_t chunk = 0;
   double min_seconds = 2.0;
   DType dtype = DType::kBF16;
   uint64_t seed = 1;
@@ -65,6 +66,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       }
     } else if (a == "--tokens" && value(&v)) {
       if (!absl::SimpleAtoi(v, &f->tokens) || f->tokens < 1) return false;
+    } else if (a == "--chunk" && value(&v)) {
+      if (!absl::SimpleAtoi(v, &f->chunk) || f->chunk < 0) return false;
     } else if (a == "--min_seconds" && value(&v)) {
       if (!absl::SimpleAtod(v, &f->min_seconds)) return false;
     } else if (a == "--seed" && value(&v)) {
@@ -110,8 +113,8 @@ absl::StatusOr<double> TimeOnStream(cudaStream_t stream, double min_seconds, int
     n += batch;
     batch = std::min(batch * 2, 64);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+  CUDA_RETURN_IF_ERROR(cudaEventDestroy(start));
+  CUDA_RETURN_IF_ERROR(cudaEventDestroy(stop));
   *calls = n;
   return elapsed / n;
 }
@@ -207,14 +210,18 @@ absl::Status Run(const Flags& flags) {
   }
   ASSIGN_OR_RETURN(CudaWeights dw, CudaWeights::Upload(weights, flags.dtype));
   CudaNeoBert model(ctx.get(), &dw);
+  model.set_chunk_tokens(flags.chunk);
   if (!flags.dump.empty()) RETURN_IF_ERROR(Dump(model, cfg.vocab_size, cfg.hidden_size, flags.dump));
 
   const double c = cfg.hidden_size, f = dw.ffn, layers = cfg.num_hidden_layers;
   const double gemm_flops_per_token = 2.0 * layers * (3 * c * c + c * c + 2 * f * c + f * c);
   std::printf("\n%7s %6s %12s %10s %10s %12s\n", "length", "batch", "tokens/s", "ms/pass",
               "TFLOP/s", "% BF16 GEMM");
+  std::printf("dtype %s, slices of %lld tokens (0: whole pass)\n",
+              std::string(DTypeName(flags.dtype)).c_str(), static_cast<long long>(flags.chunk));
   std::string json = "{\"device\": \"" + info.name + "\", \"date\": \"" + date +
-                     "\", \"dtype\": \"" + std::string(DTypeName(flags.dtype)) +
+                     "\", \"chunk\": " + std::to_string(flags.chunk) +
+                     ", \"dtype\": \"" + std::string(DTypeName(flags.dtype)) +
                      "\", \"gemm_bf16_tflops\": " + std::to_string(gemm_flops / 1e12) +
                      ", \"rows\": [";
   std::mt19937_64 rng(flags.seed);
@@ -261,8 +268,8 @@ int main(int argc, char** argv) {
   if (!neodb::encoder::cuda::ParseFlags(argc, argv, &flags)) {
     std::fprintf(stderr,
                  "usage: %s [--lengths 128,512,...] [--tokens N] [--min_seconds S] "
-                 "[--dtype bf16|f16|f32] [--seed N] [--write_checkpoint DIR] [--dump DIR] "
-                 "[--json FILE]\n",
+                 "[--dtype bf16|f16|f32] [--chunk TOKENS] [--seed N] [--write_checkpoint DIR] "
+                 "[--dump DIR] [--json FILE]\n",
                  argv[0]);
     return 2;
   }

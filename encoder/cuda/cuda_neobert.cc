@@ -50,18 +50,19 @@ absl::Status CudaNeoBert::Validate(const PackedBatch& batch) const {
 absl::Status CudaNeoBert::Reserve(int64_t t, int64_t b) {
   const size_t act = SizeOf(w_->dtype);
   const int64_t c = w_->hidden, f = w_->ffn;
+  const int64_t chunk = chunk_tokens_ > 0 ? std::min(chunk_tokens_, t) : t;
   RETURN_IF_ERROR(ids_.Reserve(t * sizeof(int32_t)));
   RETURN_IF_ERROR(positions_.Reserve(t * sizeof(int32_t)));
   RETURN_IF_ERROR(cu_seqlens_.Reserve((b + 1) * sizeof(int32_t)));
   RETURN_IF_ERROR(residual_.Reserve(t * c * sizeof(float)));
   RETURN_IF_ERROR(normed_.Reserve(t * c * act));
-  RETURN_IF_ERROR(qkv_.Reserve(t * 3 * c * act));
+  RETURN_IF_ERROR(qkv_.Reserve(chunk * 3 * c * act));
   RETURN_IF_ERROR(q_.Reserve(t * c * act));
   RETURN_IF_ERROR(k_.Reserve(t * c * act));
   RETURN_IF_ERROR(v_.Reserve(t * c * act));
   RETURN_IF_ERROR(attn_.Reserve(t * c * act));
-  RETURN_IF_ERROR(ffn_in_.Reserve(t * 2 * f * act));
-  RETURN_IF_ERROR(ffn_act_.Reserve(t * f * act));
+  RETURN_IF_ERROR(ffn_in_.Reserve(chunk * 2 * f * act));
+  RETURN_IF_ERROR(ffn_act_.Reserve(chunk * f * act));
   RETURN_IF_ERROR(final_.Reserve(t * c * sizeof(float)));
   RETURN_IF_ERROR(pooled_.Reserve(b * c * sizeof(float)));
   return absl::OkStatus();
@@ -115,16 +116,28 @@ absl::Status CudaNeoBert::Forward(const PackedBatch& batch) {
 absl::Status CudaNeoBert::Layer(const CudaLayerWeights& w) {
   const cudaStream_t s = ctx_->stream();
   const DType act = w_->dtype;
+  const size_t act_size = SizeOf(act);
   const int64_t t = tokens_, c = w_->hidden, f = w_->ffn;
   const int heads = static_cast<int>(w_->heads);
+  const int64_t chunk = chunk_tokens_ > 0 ? std::min(chunk_tokens_, t) : t;
+  // Token slice [t0, t0 + n) of an activation buffer with `cols` columns.
+  auto rows = [&](const DeviceBuffer& b, int64_t t0, int64_t cols) {
+    return static_cast<char*>(b.get()) + t0 * cols * act_size;
+  };
+  float* residual = residual_.as<float>();
 
-  // a = RMSNorm(x, attention_norm); y = a · qkvᵀ.
-  CUDA_RETURN_IF_ERROR(LaunchRmsNorm(residual_.as<float>(), w.attention_norm.as<float>(), t,
+  // a = RMSNorm(x, attention_norm); y = a · qkvᵀ; per-head split of q, k, v
+  // and RoPE on q and k (positions restart per sequence).
+  CUDA_RETURN_IF_ERROR(LaunchRmsNorm(residual, w.attention_norm.as<float>(), t,
                                      static_cast<int>(c), w_->eps, normed_.get(), act, s));
-  RETURN_IF_ERROR(gemm_.Run(normed_.get(), w.qkv.get(), qkv_.get(), t, 3 * c, c, act, act, 0.f));
-  // Per-head split of q, k, v; RoPE on q and k.
-  CUDA_RETURN_IF_ERROR(LaunchQkvRope(qkv_.get(), positions_.as<int32_t>(), t, heads, w_->theta,
-                                     q_.get(), k_.get(), v_.get(), act, s));
+  for (int64_t t0 = 0; t0 < t; t0 += chunk) {
+    const int64_t n = std::min(chunk, t - t0);
+    RETURN_IF_ERROR(
+        gemm_.Run(rows(normed_, t0, c), w.qkv.get(), qkv_.get(), n, 3 * c, c, act, act, 0.f));
+    CUDA_RETURN_IF_ERROR(LaunchQkvRope(qkv_.get(), positions_.as<int32_t>() + t0, n, heads,
+                                       w_->theta, rows(q_, t0, c), rows(k_, t0, c),
+                                       rows(v_, t0, c), act, s));
+  }
   // softmax(q·kᵀ / sqrt(D)) · v per sequence, heads concatenated.
   const float scale = 1.f / std::sqrt(static_cast<float>(w_->head_dim));
   CUDA_RETURN_IF_ERROR(LaunchAttention(q_.get(), k_.get(), v_.get(), cu_seqlens_.as<int32_t>(),
@@ -132,18 +145,20 @@ absl::Status CudaNeoBert::Layer(const CudaLayerWeights& w) {
                                        static_cast<int>(w_->head_dim), scale, attn_.get(), act,
                                        s));
   // x += o · woᵀ (the residual add is the GEMM's beta = 1, in F32).
-  RETURN_IF_ERROR(
-      gemm_.Run(attn_.get(), w.wo.get(), residual_.get(), t, c, c, act, DType::kF32, 1.f));
+  RETURN_IF_ERROR(gemm_.Run(attn_.get(), w.wo.get(), residual, t, c, c, act, DType::kF32, 1.f));
 
   // f = RMSNorm(x, ffn_norm); u = f · w12ᵀ; x += (SiLU(u[:F]) ⊙ u[F:]) · w3ᵀ.
-  CUDA_RETURN_IF_ERROR(LaunchRmsNorm(residual_.as<float>(), w.ffn_norm.as<float>(), t,
-                                     static_cast<int>(c), w_->eps, normed_.get(), act, s));
-  RETURN_IF_ERROR(
-      gemm_.Run(normed_.get(), w.w12.get(), ffn_in_.get(), t, 2 * f, c, act, act, 0.f));
-  CUDA_RETURN_IF_ERROR(
-      LaunchSwiGlu(ffn_in_.get(), t, static_cast<int>(f), ffn_act_.get(), act, s));
-  RETURN_IF_ERROR(
-      gemm_.Run(ffn_act_.get(), w.w3.get(), residual_.get(), t, c, f, act, DType::kF32, 1.f));
+  CUDA_RETURN_IF_ERROR(LaunchRmsNorm(residual, w.ffn_norm.as<float>(), t, static_cast<int>(c),
+                                     w_->eps, normed_.get(), act, s));
+  for (int64_t t0 = 0; t0 < t; t0 += chunk) {
+    const int64_t n = std::min(chunk, t - t0);
+    RETURN_IF_ERROR(gemm_.Run(rows(normed_, t0, c), w.w12.get(), ffn_in_.get(), n, 2 * f, c, act,
+                              act, 0.f));
+    CUDA_RETURN_IF_ERROR(
+        LaunchSwiGlu(ffn_in_.get(), n, static_cast<int>(f), ffn_act_.get(), act, s));
+    RETURN_IF_ERROR(gemm_.Run(ffn_act_.get(), w.w3.get(), residual + t0 * c, n, c, f, act,
+                              DType::kF32, 1.f));
+  }
   return absl::OkStatus();
 }
 

@@ -38,6 +38,13 @@ class CudaNeoBert {
   // that skips an element shows up as NaN instead of a stale right answer.
   absl::Status PoisonForTesting(int64_t tokens, int64_t batch);
 
+  // Runs the QKV projection + RoPE and the whole FFN block in slices of at
+  // most `tokens` tokens (0, the default: the whole pass at once). Slices
+  // keep the wide intermediates ([n, 3C], [n, 2F], [n, F]) small enough to
+  // stay in L2 between the GEMM and the kernel that consumes them, and bound
+  // their memory. Whether it pays is a measurement (bench --chunk).
+  void set_chunk_tokens(int64_t tokens) { chunk_tokens_ = tokens; }
+
   const float* hidden() const { return final_.as<float>(); }
   const float* pooled() const { return pooled_.as<float>(); }
   int64_t tokens() const { return tokens_; }
@@ -52,6 +59,7 @@ class CudaNeoBert {
   const CudaWeights* w_;
   Gemm gemm_;
 
+  int64_t chunk_tokens_ = 0;
   int64_t tokens_ = 0;
   int64_t batch_ = 0;
   int max_len_ = 0;
@@ -65,11 +73,11 @@ class CudaNeoBert {
   DeviceBuffer cu_seqlens_; // I32 [B+1]
   DeviceBuffer residual_;   // F32 [T, C]
   DeviceBuffer normed_;     // act [T, C]
-  DeviceBuffer qkv_;        // act [T, 3C]
+  DeviceBuffer qkv_;        // act [chunk, 3C]
   DeviceBuffer q_, k_, v_;  // act [T, H, D]
   DeviceBuffer attn_;       // act [T, C]
-  DeviceBuffer ffn_in_;     // act [T, 2F]
-  DeviceBuffer ffn_act_;    // act [T, F]
+  DeviceBuffer ffn_in_;     // act [chunk, 2F]
+  DeviceBuffer ffn_act_;    // act [chunk, F]
   DeviceBuffer final_;      // F32 [T, C]
   DeviceBuffer pooled_;     // F32 [B, C]
 };

@@ -78,6 +78,10 @@ TEST_P(CudaBackendTest, MatchesCpuF32ReferenceOnMixedLengthBatches) {
   std::mt19937_64 rng(seed);
 
   for (Pooling pooling : {Pooling::kCls, Pooling::kMean}) {
+    // The second check also runs the QKV and FFN blocks in 97-token slices
+    // (slice edges inside sequences).
+    const int64_t chunk = pooling == Pooling::kMean ? 97 : 0;
+    model.set_chunk_tokens(chunk);
     // Fresh inputs for every check.
     const PackedBatch batch = RandomBatch(rng, MixedLengths(rng), w.config.vocab_size);
     ASSERT_TRUE(model.Validate(batch).ok());
@@ -104,9 +108,10 @@ TEST_P(CudaBackendTest, MatchesCpuF32ReferenceOnMixedLengthBatches) {
       worst_tok_cos = std::min(worst_tok_cos, d.cosine);
     }
     EXPECT_GE(worst_tok_cos, th.min_cosine * 0.9999);
-    std::printf("%s %s pooling, %lld sequences / %lld tokens: min cosine %.7f, max rel err %.3g "
-                "(per token: min cosine %.7f)\n",
+    std::printf("%s %s pooling (slices of %lld), %lld sequences / %lld tokens: min cosine %.7f, "
+                "max rel err %.3g (per token: min cosine %.7f)\n",
                 std::string(DTypeName(dt)).c_str(), pooling == Pooling::kCls ? "cls" : "mean",
+                static_cast<long long>(chunk),
                 static_cast<long long>(batch.batch_size()),
                 static_cast<long long>(batch.total_tokens()), worst_cos, worst_rel,
                 worst_tok_cos);
