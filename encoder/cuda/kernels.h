@@ -47,9 +47,10 @@ cudaError_t LaunchQkvRope(const void* qkv, const int32_t* positions, int64_t tok
 // batch; q, k, v, out are [tokens, heads, 64] (act). FlashAttention-style:
 // tiles of `block_queries` queries (128 or 64) × 64 keys, online softmax in
 // F32, no [T, T] matrix in device memory; tensor cores (mma.sync m16n8k16,
-// F32 accumulate) for F16/BF16, a scalar F32 kernel for F32 (which ignores
-// block_queries). `max_len` bounds every sequence length.
-// REQUIRES: head_dim 64, block_queries 64 or 128 (cudaErrorInvalidValue
+// F32 accumulate) for F16/BF16. F32 always, and F16/BF16 with
+// block_queries 0, use the same tiling with scalar F32 math (slow; a
+// fallback and cross-check). `max_len` bounds every sequence length.
+// REQUIRES: head_dim 64, block_queries 0, 64 or 128 (cudaErrorInvalidValue
 // otherwise).
 cudaError_t LaunchAttention(const void* q, const void* k, const void* v, const int32_t* cu_seqlens,
                             int batch, int max_len, int heads, int head_dim, float scale,

@@ -329,7 +329,6 @@ __global__ void __launch_bounds__(kScalarBlock)
   }
 }
 
-
 template <typename T, int kMTiles>
 cudaError_t LaunchMma(const void* q, const void* k, const void* v, const int32_t* cu_seqlens,
                       int batch, int max_len, int heads, float scale_log2, void* out,
@@ -342,37 +341,55 @@ cudaError_t LaunchMma(const void* q, const void* k, const void* v, const int32_t
   return cudaGetLastError();
 }
 
+template <typename T>
+cudaError_t LaunchScalar(const void* q, const void* k, const void* v, const int32_t* cu_seqlens,
+                         int batch, int max_len, int heads, float scale_log2, void* out,
+                         cudaStream_t stream) {
+  const dim3 grid(CeilDiv(max_len, kScalarBlock), static_cast<unsigned int>(heads),
+                  static_cast<unsigned int>(batch));
+  AttentionScalarKernel<T><<<grid, kScalarBlock, 0, stream>>>(
+      static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), cu_seqlens,
+      heads, scale_log2, static_cast<T*>(out));
+  return cudaGetLastError();
+}
+
 }  // namespace
 
 cudaError_t LaunchAttention(const void* q, const void* k, const void* v, const int32_t* cu_seqlens,
                             int batch, int max_len, int heads, int head_dim, float scale,
                             void* out, DType dtype, cudaStream_t stream, int block_queries) {
   if (head_dim != kD || heads <= 0 || max_len < 0) return cudaErrorInvalidValue;
-  if (block_queries != 64 && block_queries != 128) return cudaErrorInvalidValue;
+  if (block_queries != 0 && block_queries != 64 && block_queries != 128) {
+    return cudaErrorInvalidValue;
+  }
   if (batch == 0 || max_len == 0) return cudaSuccess;
   if (batch > 65535 || heads > 65535) return cudaErrorInvalidValue;
   const float scale_log2 = scale * kLog2e;
+  const bool scalar = block_queries == 0;
   const bool wide = block_queries == 128;
   switch (dtype) {
     case DType::kBF16:
-      return wide ? LaunchMma<__nv_bfloat16, 2>(q, k, v, cu_seqlens, batch, max_len, heads,
-                                                scale_log2, out, stream)
-                  : LaunchMma<__nv_bfloat16, 1>(q, k, v, cu_seqlens, batch, max_len, heads,
-                                                scale_log2, out, stream);
+      using Bf16 = __nv_bfloat16;
+      if (scalar) {
+        return LaunchScalar<Bf16>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
+                                  stream);
+      }
+      return wide ? LaunchMma<Bf16, 2>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2,
+                                       out, stream)
+                  : LaunchMma<Bf16, 1>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2,
+                                       out, stream);
     case DType::kF16:
+      if (scalar) {
+        return LaunchScalar<__half>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
+                                    stream);
+      }
       return wide ? LaunchMma<__half, 2>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2,
                                          out, stream)
                   : LaunchMma<__half, 1>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2,
                                          out, stream);
-    case DType::kF32: {
-      const dim3 grid(CeilDiv(max_len, kScalarBlock), static_cast<unsigned int>(heads),
-                      static_cast<unsigned int>(batch));
-      AttentionScalarKernel<float><<<grid, kScalarBlock, 0, stream>>>(
-          static_cast<const float*>(q), static_cast<const float*>(k),
-          static_cast<const float*>(v), cu_seqlens, heads, scale_log2,
-          static_cast<float*>(out));
-      return cudaGetLastError();
-    }
+    case DType::kF32:
+      return LaunchScalar<float>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
+                                 stream);
     default:
       return cudaErrorInvalidValue;
   }

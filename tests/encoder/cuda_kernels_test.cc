@@ -230,13 +230,14 @@ TEST(CudaKernelsTest, AttentionMatchesNaiveSoftmaxAttention) {
   const float scale = 0.125f;
   DeviceBuffer dcu = UploadI32(cu);
   // F32 runs the scalar kernel; F16/BF16 the tensor-core kernel with 64- and
-  // 128-query blocks (128 is what the model uses).
+  // 128-query blocks (128 is what the model uses) and the scalar fallback (0).
   struct Case {
     DType dt;
     int block_queries;
   };
   const Case cases[] = {{DType::kF32, 128}, {DType::kF16, 64},  {DType::kF16, 128},
-                        {DType::kBF16, 64}, {DType::kBF16, 128}};
+                        {DType::kF16, 0},   {DType::kBF16, 64}, {DType::kBF16, 128},
+                        {DType::kBF16, 0}};
   for (const Case& cs : cases) {
     const DType dt = cs.dt;
     // q larger than k and v so that the softmax is far from uniform.
