@@ -73,10 +73,14 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     } else if (a == "--seed" && value(&v)) {
       if (!absl::SimpleAtoi(v, &f->seed)) return false;
     } else if (a == "--dtype" && value(&v)) {
-      if (v == "bf16") f->dtype = DType::kBF16;
-      else if (v == "f16") f->dtype = DType::kF16;
-      else if (v == "f32") f->dtype = DType::kF32;
-      else return false;
+      if (v == "bf16")
+        f->dtype = DType::kBF16;
+      else if (v == "f16")
+        f->dtype = DType::kF16;
+      else if (v == "f32")
+        f->dtype = DType::kF32;
+      else
+        return false;
     } else if (a == "--write_checkpoint" && value(&v)) {
       f->write_checkpoint = v;
     } else if (a == "--dump" && value(&v)) {
@@ -141,9 +145,8 @@ absl::StatusOr<double> MeasureBf16GemmFlops(const CudaContext& ctx, Gemm& gemm) 
                                        DType::kBF16, 0.f);
                      }));
     const double flops = 2.0 * s * s * s / sec;
-    std::printf("  cuBLASLt BF16 GEMM %lldx%lldx%lld: %.1f TFLOP/s\n",
-                static_cast<long long>(s), static_cast<long long>(s), static_cast<long long>(s),
-                flops / 1e12);
+    std::printf("  cuBLASLt BF16 GEMM %lldx%lldx%lld: %.1f TFLOP/s\n", static_cast<long long>(s),
+                static_cast<long long>(s), static_cast<long long>(s), flops / 1e12);
     best = std::max(best, flops);
   }
   return best;
@@ -171,11 +174,10 @@ absl::Status Dump(CudaNeoBert& model, int64_t vocab, int64_t hidden, const std::
   RETURN_IF_ERROR(model.Pool(Pooling::kMean));
   std::vector<float> pooled(batch.batch_size() * hidden);
   CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
-  CUDA_RETURN_IF_ERROR(cudaMemcpy(pooled.data(), model.pooled(), pooled.size() * 4,
-                                  cudaMemcpyDeviceToHost));
+  CUDA_RETURN_IF_ERROR(
+      cudaMemcpy(pooled.data(), model.pooled(), pooled.size() * 4, cudaMemcpyDeviceToHost));
   RETURN_IF_ERROR(WriteFile(dir + "/ids.i32", batch.ids.data(), batch.ids.size() * 4));
-  RETURN_IF_ERROR(
-      WriteFile(dir + "/offsets.i64", batch.offsets.data(), batch.offsets.size() * 8));
+  RETURN_IF_ERROR(WriteFile(dir + "/offsets.i64", batch.offsets.data(), batch.offsets.size() * 8));
   RETURN_IF_ERROR(WriteFile(dir + "/pooled_mean.f32", pooled.data(), pooled.size() * 4));
   std::printf("  dumped %lld sequences (%lld tokens) and their mean-pooled vectors to %s\n",
               static_cast<long long>(batch.batch_size()),
@@ -211,7 +213,8 @@ absl::Status Run(const Flags& flags) {
   ASSIGN_OR_RETURN(CudaWeights dw, CudaWeights::Upload(weights, flags.dtype));
   CudaNeoBert model(ctx.get(), &dw);
   model.set_chunk_tokens(flags.chunk);
-  if (!flags.dump.empty()) RETURN_IF_ERROR(Dump(model, cfg.vocab_size, cfg.hidden_size, flags.dump));
+  if (!flags.dump.empty())
+    RETURN_IF_ERROR(Dump(model, cfg.vocab_size, cfg.hidden_size, flags.dump));
 
   const double c = cfg.hidden_size, f = dw.ffn, layers = cfg.num_hidden_layers;
   const double gemm_flops_per_token = 2.0 * layers * (3 * c * c + c * c + 2 * f * c + f * c);
@@ -220,8 +223,8 @@ absl::Status Run(const Flags& flags) {
   std::printf("dtype %s, slices of %lld tokens (0: whole pass)\n",
               std::string(DTypeName(flags.dtype)).c_str(), static_cast<long long>(flags.chunk));
   std::string json = "{\"device\": \"" + info.name + "\", \"date\": \"" + date +
-                     "\", \"chunk\": " + std::to_string(flags.chunk) +
-                     ", \"dtype\": \"" + std::string(DTypeName(flags.dtype)) +
+                     "\", \"chunk\": " + std::to_string(flags.chunk) + ", \"dtype\": \"" +
+                     std::string(DTypeName(flags.dtype)) +
                      "\", \"gemm_bf16_tflops\": " + std::to_string(gemm_flops / 1e12) +
                      ", \"rows\": [";
   std::mt19937_64 rng(flags.seed);

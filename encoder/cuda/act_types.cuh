@@ -16,12 +16,18 @@ __device__ __forceinline__ float ToF32(float x) { return x; }
 __device__ __forceinline__ float ToF32(__half x) { return __half2float(x); }
 __device__ __forceinline__ float ToF32(__nv_bfloat16 x) { return __bfloat162float(x); }
 
-template <typename T> __device__ __forceinline__ T FromF32(float x);
-template <> __device__ __forceinline__ float FromF32<float>(float x) { return x; }
-template <> __device__ __forceinline__ __half FromF32<__half>(float x) {
+template <typename T>
+__device__ __forceinline__ T FromF32(float x);
+template <>
+__device__ __forceinline__ float FromF32<float>(float x) {
+  return x;
+}
+template <>
+__device__ __forceinline__ __half FromF32<__half>(float x) {
   return __float2half_rn(x);
 }
-template <> __device__ __forceinline__ __nv_bfloat16 FromF32<__nv_bfloat16>(float x) {
+template <>
+__device__ __forceinline__ __nv_bfloat16 FromF32<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
 }
 
@@ -30,10 +36,14 @@ template <> __device__ __forceinline__ __nv_bfloat16 FromF32<__nv_bfloat16>(floa
 template <typename F>
 cudaError_t DispatchAct(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::kF32: return f(float{});
-    case DType::kF16: return f(__half{});
-    case DType::kBF16: return f(__nv_bfloat16{});
-    default: return cudaErrorInvalidValue;
+    case DType::kF32:
+      return f(float{});
+    case DType::kF16:
+      return f(__half{});
+    case DType::kBF16:
+      return f(__nv_bfloat16{});
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 

@@ -25,8 +25,7 @@ inline absl::Status CudaStatus(cudaError_t err, const char* expr, const char* fi
   return absl::InternalError(msg);
 }
 
-inline absl::Status CublasStatus(cublasStatus_t st, const char* expr, const char* file,
-                                 int line) {
+inline absl::Status CublasStatus(cublasStatus_t st, const char* expr, const char* file, int line) {
   if (st == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
   std::string msg = absl::StrCat(expr, " failed: ", cublasLtGetStatusName(st), " (",
                                  cublasLtGetStatusString(st), ") at ", file, ":", line);

@@ -27,8 +27,7 @@ absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(int device_inde
   ASSIGN_OR_RETURN(int count, CountCudaDevices());
   if (device_index < 0 || device_index >= count) {
     return absl::InvalidArgumentError(absl::StrCat("CUDA device index ", device_index,
-                                                   " out of range: ", count,
-                                                   " device(s) visible"));
+                                                   " out of range: ", count, " device(s) visible"));
   }
   std::unique_ptr<CudaContext> ctx(new CudaContext());
   CUDA_RETURN_IF_ERROR(cudaSetDevice(device_index));
@@ -53,9 +52,9 @@ absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(int device_inde
         " (bf16 tensor-core kernels need 8.0 or later)"));
   }
   if (prop.major < 8) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "CUDA device ", prop.name, " has compute capability ", prop.major, ".", prop.minor,
-        "; the encoder needs 8.0 or later (bf16 tensor cores)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("CUDA device ", prop.name, " has compute capability ", prop.major, ".",
+                     prop.minor, "; the encoder needs 8.0 or later (bf16 tensor cores)"));
   }
 
   CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&ctx->stream_, cudaStreamNonBlocking));

@@ -26,13 +26,13 @@ absl::Status CudaNeoBert::Validate(const PackedBatch& batch) const {
     const int64_t len = off[b + 1] - off[b];
     if (len < 1 || len > w_->max_length) {
       return absl::InvalidArgumentError(absl::StrCat("packed batch: sequence ", b, " has ", len,
-                                                     " tokens, must be in [1, ",
-                                                     w_->max_length, "]"));
+                                                     " tokens, must be in [1, ", w_->max_length,
+                                                     "]"));
     }
   }
   if (static_cast<int64_t>(batch.ids.size()) != off.back()) {
-    return absl::InvalidArgumentError(absl::StrCat("packed batch: ", batch.ids.size(),
-                                                   " ids but offsets end at ", off.back()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("packed batch: ", batch.ids.size(), " ids but offsets end at ", off.back()));
   }
   if (off.back() > (int64_t{1} << 30)) {
     return absl::InvalidArgumentError("packed batch: too many tokens for one pass");
@@ -70,8 +70,8 @@ absl::Status CudaNeoBert::Reserve(int64_t t, int64_t b) {
 
 absl::Status CudaNeoBert::PoisonForTesting(int64_t tokens, int64_t batch) {
   RETURN_IF_ERROR(Reserve(tokens, batch));
-  for (DeviceBuffer* b : {&residual_, &normed_, &qkv_, &q_, &k_, &v_, &attn_, &ffn_in_,
-                          &ffn_act_, &final_, &pooled_}) {
+  for (DeviceBuffer* b : {&residual_, &normed_, &qkv_, &q_, &k_, &v_, &attn_, &ffn_in_, &ffn_act_,
+                          &final_, &pooled_}) {
     CUDA_RETURN_IF_ERROR(cudaMemsetAsync(b->get(), 0xFF, b->size(), ctx_->stream()));
   }
   return ctx_->Synchronize();
@@ -108,8 +108,8 @@ absl::Status CudaNeoBert::Forward(const PackedBatch& batch) {
   // 2. The transformer blocks.
   for (const CudaLayerWeights& layer : w_->layers) RETURN_IF_ERROR(Layer(layer));
   // 3. last_hidden_state = RMSNorm(x, layer_norm), kept in F32.
-  CUDA_RETURN_IF_ERROR(LaunchRmsNorm(residual_.as<float>(), w_->final_norm.as<float>(), tokens_,
-                                     c, w_->eps, final_.get(), DType::kF32, s));
+  CUDA_RETURN_IF_ERROR(LaunchRmsNorm(residual_.as<float>(), w_->final_norm.as<float>(), tokens_, c,
+                                     w_->eps, final_.get(), DType::kF32, s));
   return absl::OkStatus();
 }
 
@@ -128,22 +128,21 @@ absl::Status CudaNeoBert::Layer(const CudaLayerWeights& w) {
 
   // a = RMSNorm(x, attention_norm); y = a · qkvᵀ; per-head split of q, k, v
   // and RoPE on q and k (positions restart per sequence).
-  CUDA_RETURN_IF_ERROR(LaunchRmsNorm(residual, w.attention_norm.as<float>(), t,
-                                     static_cast<int>(c), w_->eps, normed_.get(), act, s));
+  CUDA_RETURN_IF_ERROR(LaunchRmsNorm(residual, w.attention_norm.as<float>(), t, static_cast<int>(c),
+                                     w_->eps, normed_.get(), act, s));
   for (int64_t t0 = 0; t0 < t; t0 += chunk) {
     const int64_t n = std::min(chunk, t - t0);
     RETURN_IF_ERROR(
         gemm_.Run(rows(normed_, t0, c), w.qkv.get(), qkv_.get(), n, 3 * c, c, act, act, 0.f));
     CUDA_RETURN_IF_ERROR(LaunchQkvRope(qkv_.get(), positions_.as<int32_t>() + t0, n, heads,
-                                       w_->theta, rows(q_, t0, c), rows(k_, t0, c),
-                                       rows(v_, t0, c), act, s));
+                                       w_->theta, rows(q_, t0, c), rows(k_, t0, c), rows(v_, t0, c),
+                                       act, s));
   }
   // softmax(q·kᵀ / sqrt(D)) · v per sequence, heads concatenated.
   const float scale = 1.f / std::sqrt(static_cast<float>(w_->head_dim));
   CUDA_RETURN_IF_ERROR(LaunchAttention(q_.get(), k_.get(), v_.get(), cu_seqlens_.as<int32_t>(),
                                        static_cast<int>(batch_), max_len_, heads,
-                                       static_cast<int>(w_->head_dim), scale, attn_.get(), act,
-                                       s));
+                                       static_cast<int>(w_->head_dim), scale, attn_.get(), act, s));
   // x += o · woᵀ (the residual add is the GEMM's beta = 1, in F32).
   RETURN_IF_ERROR(gemm_.Run(attn_.get(), w.wo.get(), residual, t, c, c, act, DType::kF32, 1.f));
 
@@ -152,12 +151,12 @@ absl::Status CudaNeoBert::Layer(const CudaLayerWeights& w) {
                                      w_->eps, normed_.get(), act, s));
   for (int64_t t0 = 0; t0 < t; t0 += chunk) {
     const int64_t n = std::min(chunk, t - t0);
-    RETURN_IF_ERROR(gemm_.Run(rows(normed_, t0, c), w.w12.get(), ffn_in_.get(), n, 2 * f, c, act,
-                              act, 0.f));
+    RETURN_IF_ERROR(
+        gemm_.Run(rows(normed_, t0, c), w.w12.get(), ffn_in_.get(), n, 2 * f, c, act, act, 0.f));
     CUDA_RETURN_IF_ERROR(
         LaunchSwiGlu(ffn_in_.get(), n, static_cast<int>(f), ffn_act_.get(), act, s));
-    RETURN_IF_ERROR(gemm_.Run(ffn_act_.get(), w.w3.get(), residual + t0 * c, n, c, f, act,
-                              DType::kF32, 1.f));
+    RETURN_IF_ERROR(
+        gemm_.Run(ffn_act_.get(), w.w3.get(), residual + t0 * c, n, c, f, act, DType::kF32, 1.f));
   }
   return absl::OkStatus();
 }

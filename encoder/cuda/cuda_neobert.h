@@ -68,18 +68,18 @@ class CudaNeoBert {
   std::vector<int32_t> h_positions_;
   std::vector<int32_t> h_cu_seqlens_;
 
-  DeviceBuffer ids_;        // I32 [T]
-  DeviceBuffer positions_;  // I32 [T], restarting at 0 per sequence
-  DeviceBuffer cu_seqlens_; // I32 [B+1]
-  DeviceBuffer residual_;   // F32 [T, C]
-  DeviceBuffer normed_;     // act [T, C]
-  DeviceBuffer qkv_;        // act [chunk, 3C]
-  DeviceBuffer q_, k_, v_;  // act [T, H, D]
-  DeviceBuffer attn_;       // act [T, C]
-  DeviceBuffer ffn_in_;     // act [chunk, 2F]
-  DeviceBuffer ffn_act_;    // act [chunk, F]
-  DeviceBuffer final_;      // F32 [T, C]
-  DeviceBuffer pooled_;     // F32 [B, C]
+  DeviceBuffer ids_;         // I32 [T]
+  DeviceBuffer positions_;   // I32 [T], restarting at 0 per sequence
+  DeviceBuffer cu_seqlens_;  // I32 [B+1]
+  DeviceBuffer residual_;    // F32 [T, C]
+  DeviceBuffer normed_;      // act [T, C]
+  DeviceBuffer qkv_;         // act [chunk, 3C]
+  DeviceBuffer q_, k_, v_;   // act [T, H, D]
+  DeviceBuffer attn_;        // act [T, C]
+  DeviceBuffer ffn_in_;      // act [chunk, 2F]
+  DeviceBuffer ffn_act_;     // act [chunk, F]
+  DeviceBuffer final_;       // F32 [T, C]
+  DeviceBuffer pooled_;      // F32 [B, C]
 };
 
 }  // namespace neodb::encoder::cuda

@@ -11,9 +11,9 @@ namespace {
 
 absl::Status CheckShape(const Tensor& t, const Shape& want, const std::string& name) {
   if (!t.defined() || t.shape() != want) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "weight ", name, " has shape [", absl::StrJoin(t.shape(), ", "), "], expected [",
-        absl::StrJoin(want, ", "), "]"));
+    return absl::InvalidArgumentError(absl::StrCat("weight ", name, " has shape [",
+                                                   absl::StrJoin(t.shape(), ", "), "], expected [",
+                                                   absl::StrJoin(want, ", "), "]"));
   }
   if (t.device() != Device::kCpu) {
     return absl::InvalidArgumentError(absl::StrCat("weight ", name, " is not in CPU memory"));
@@ -47,14 +47,15 @@ absl::StatusOr<DeviceBuffer> UploadAs(const Tensor& t, DType dtype, size_t* byte
 
 absl::StatusOr<CudaWeights> CudaWeights::Upload(const NeoBertWeights& w, DType dtype) {
   if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("CUDA compute dtype must be F32, F16 or BF16, got ", std::string(DTypeName(dtype))));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CUDA compute dtype must be F32, F16 or BF16, got ", std::string(DTypeName(dtype))));
   }
   const NeoBertConfig& cfg = w.config;
   if (cfg.hidden_size <= 0 || cfg.num_attention_heads <= 0 ||
       cfg.hidden_size % cfg.num_attention_heads != 0) {
-    return absl::InvalidArgumentError("config: hidden_size must be a positive multiple of "
-                                      "num_attention_heads");
+    return absl::InvalidArgumentError(
+        "config: hidden_size must be a positive multiple of "
+        "num_attention_heads");
   }
   CudaWeights out;
   out.dtype = dtype;
@@ -71,8 +72,7 @@ absl::StatusOr<CudaWeights> CudaWeights::Upload(const NeoBertWeights& w, DType d
   }
   if (static_cast<int64_t>(w.layers.size()) != cfg.num_hidden_layers) {
     return absl::InvalidArgumentError(absl::StrCat("weights have ", w.layers.size(),
-                                                   " layers, config says ",
-                                                   cfg.num_hidden_layers));
+                                                   " layers, config says ", cfg.num_hidden_layers));
   }
   if (w.layers.empty() || w.layers[0].w12.rank() != 2 || w.layers[0].w12.dim(0) % 2 != 0) {
     return absl::InvalidArgumentError("weights: layer 0 ffn.w12 must be [2F, C]");

@@ -29,7 +29,10 @@ class DeviceBuffer {
   absl::Status Reserve(size_t bytes);
 
   void* get() const { return ptr_; }
-  template <typename T> T* as() const { return static_cast<T*>(ptr_); }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   size_t size() const { return bytes_; }
 
  private:

@@ -10,9 +10,12 @@ namespace {
 
 absl::StatusOr<cudaDataType_t> CudaType(DType t) {
   switch (t) {
-    case DType::kF32: return CUDA_R_32F;
-    case DType::kF16: return CUDA_R_16F;
-    case DType::kBF16: return CUDA_R_16BF;
+    case DType::kF32:
+      return CUDA_R_32F;
+    case DType::kF16:
+      return CUDA_R_16F;
+    case DType::kBF16:
+      return CUDA_R_16BF;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("GEMM dtype ", std::string(DTypeName(t)), " is not F32, F16 or BF16"));
@@ -55,10 +58,10 @@ absl::StatusOr<Gemm::Plan*> Gemm::GetPlan(const Key& key) {
   absl::Status st = [&]() -> absl::Status {
     CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
-    CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(
-        plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
-    CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(
-        plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
+    CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                          &trans_a, sizeof(trans_a)));
+    CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                          &trans_b, sizeof(trans_b)));
     CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&plan.a, in_type, k, n, k));
     CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&plan.b, in_type, k, m, k));
     CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&plan.c, out_type, n, m, n));
@@ -77,9 +80,9 @@ absl::StatusOr<Gemm::Plan*> Gemm::GetPlan(const Key& key) {
     cublasLtMatmulPreferenceDestroy(pref);
     CUBLAS_RETURN_IF_ERROR(ps);
     if (returned == 0) {
-      return absl::UnimplementedError(absl::StrCat(
-          "cuBLASLt has no algorithm for GEMM m=", m, " n=", n, " k=", k, " in ",
-          std::string(DTypeName(in)), " out ", std::string(DTypeName(out))));
+      return absl::UnimplementedError(
+          absl::StrCat("cuBLASLt has no algorithm for GEMM m=", m, " n=", n, " k=", k, " in ",
+                       std::string(DTypeName(in)), " out ", std::string(DTypeName(out))));
     }
     plan.algo = result.algo;
     return absl::OkStatus();
@@ -98,10 +101,9 @@ absl::Status Gemm::Run(const void* x, const void* w, void* y, int64_t m, int64_t
   NEODB_CHECK(beta == 0.f || beta == 1.f);
   ASSIGN_OR_RETURN(Plan * plan, GetPlan(Key{m, n, k, in, out, beta != 0.f}));
   const float alpha = 1.f;
-  CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(ctx_->lt(), plan->desc, &alpha, w, plan->a, x, plan->b,
-                                        &beta, y, plan->c, y, plan->c, &plan->algo,
-                                        ctx_->workspace(), ctx_->workspace_bytes(),
-                                        ctx_->stream()));
+  CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(
+      ctx_->lt(), plan->desc, &alpha, w, plan->a, x, plan->b, &beta, y, plan->c, y, plan->c,
+      &plan->algo, ctx_->workspace(), ctx_->workspace_bytes(), ctx_->stream()));
   return absl::OkStatus();
 }
 

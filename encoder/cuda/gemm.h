@@ -32,8 +32,8 @@ class Gemm {
   Gemm& operator=(const Gemm&) = delete;
 
   // REQUIRES: device pointers; beta is 0 or 1 (1 needs out == F32 or in == out).
-  absl::Status Run(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k,
-                   DType in, DType out, float beta);
+  absl::Status Run(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k, DType in,
+                   DType out, float beta);
 
  private:
   struct Plan {

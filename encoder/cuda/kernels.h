@@ -40,8 +40,7 @@ cudaError_t LaunchRmsNorm(const float* x, const float* w, int64_t rows, int cols
 // (2i, 2i+1) rotated by angle positions[t] · theta^(-2i/64), computed in F32
 // as positions times inverse frequencies.
 cudaError_t LaunchQkvRope(const void* qkv, const int32_t* positions, int64_t tokens, int heads,
-                          float theta, void* q, void* k, void* v, DType dtype,
-                          cudaStream_t stream);
+                          float theta, void* q, void* k, void* v, DType dtype, cudaStream_t stream);
 
 // Bidirectional softmax(q·kᵀ·scale)·v per sequence and head over a packed
 // batch; q, k, v, out are [tokens, heads, 64] (act). FlashAttention-style:
@@ -53,9 +52,8 @@ cudaError_t LaunchQkvRope(const void* qkv, const int32_t* positions, int64_t tok
 // REQUIRES: head_dim 64, block_queries 0, 64 or 128 (cudaErrorInvalidValue
 // otherwise).
 cudaError_t LaunchAttention(const void* q, const void* k, const void* v, const int32_t* cu_seqlens,
-                            int batch, int max_len, int heads, int head_dim, float scale,
-                            void* out, DType dtype, cudaStream_t stream,
-                            int block_queries = 128);
+                            int batch, int max_len, int heads, int head_dim, float scale, void* out,
+                            DType dtype, cudaStream_t stream, int block_queries = 128);
 
 // out[r, j] = SiLU(u[r, j]) · u[r, f + j] for u [rows, 2f] (act), out [rows, f]
 // (act); the FIRST half is gated. Math in F32.

@@ -25,20 +25,23 @@
 namespace neodb::encoder::cuda {
 namespace {
 
-constexpr int kD = 64;         // head dim
+constexpr int kD = 64;            // head dim
 constexpr int kScalarBlock = 64;  // queries per block of the scalar kernel
-constexpr int kBlockN = 64;    // keys per tile
-constexpr int kWarps = 4;      // 16 query rows per warp
+constexpr int kBlockN = 64;       // keys per tile
+constexpr int kWarps = 4;         // 16 query rows per warp
 constexpr int kThreads = kWarps * 32;
-constexpr int kLds = kD + 8;   // padded smem row (elements): conflict-free fragment loads
+constexpr int kLds = kD + 8;  // padded smem row (elements): conflict-free fragment loads
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <typename T> __device__ __forceinline__ uint32_t Pack2(float lo, float hi);
-template <> __device__ __forceinline__ uint32_t Pack2<__nv_bfloat16>(float lo, float hi) {
+template <typename T>
+__device__ __forceinline__ uint32_t Pack2(float lo, float hi);
+template <>
+__device__ __forceinline__ uint32_t Pack2<__nv_bfloat16>(float lo, float hi) {
   __nv_bfloat162 p = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&p);
 }
-template <> __device__ __forceinline__ uint32_t Pack2<__half>(float lo, float hi) {
+template <>
+__device__ __forceinline__ uint32_t Pack2<__half>(float lo, float hi) {
   __half2 p = __floats2half2_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&p);
 }
@@ -163,7 +166,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < kBlockN / 8; ++j) {
 #pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt) s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.f;
+      for (int mt = 0; mt < kMTiles; ++mt)
+        s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.f;
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         const uint32_t b0 = Ld32(&s_k[j * 8 + g][kk * 16 + 2 * c]);
@@ -272,9 +276,9 @@ __global__ void __launch_bounds__(kThreads)
 // Scalar path: one thread per query, K/V tiles in shared memory as F32.
 template <typename T>
 __global__ void __launch_bounds__(kScalarBlock)
-    AttentionScalarKernel(const T* __restrict__ q, const T* __restrict__ k,
-                          const T* __restrict__ v, const int32_t* __restrict__ cu_seqlens,
-                          int heads, float scale_log2, T* __restrict__ out) {
+    AttentionScalarKernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                          const int32_t* __restrict__ cu_seqlens, int heads, float scale_log2,
+                          T* __restrict__ out) {
   const int b = blockIdx.z;
   const int h = blockIdx.y;
   const int seq_start = cu_seqlens[b];
@@ -356,8 +360,8 @@ cudaError_t LaunchScalar(const void* q, const void* k, const void* v, const int3
 }  // namespace
 
 cudaError_t LaunchAttention(const void* q, const void* k, const void* v, const int32_t* cu_seqlens,
-                            int batch, int max_len, int heads, int head_dim, float scale,
-                            void* out, DType dtype, cudaStream_t stream, int block_queries) {
+                            int batch, int max_len, int heads, int head_dim, float scale, void* out,
+                            DType dtype, cudaStream_t stream, int block_queries) {
   if (head_dim != kD || heads <= 0 || max_len < 0) return cudaErrorInvalidValue;
   if (block_queries != 0 && block_queries != 64 && block_queries != 128) {
     return cudaErrorInvalidValue;
@@ -374,10 +378,10 @@ cudaError_t LaunchAttention(const void* q, const void* k, const void* v, const i
         return LaunchScalar<Bf16>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
                                   stream);
       }
-      return wide ? LaunchMma<Bf16, 2>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2,
-                                       out, stream)
-                  : LaunchMma<Bf16, 1>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2,
-                                       out, stream);
+      return wide ? LaunchMma<Bf16, 2>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
+                                       stream)
+                  : LaunchMma<Bf16, 1>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
+                                       stream);
     case DType::kF16:
       if (scalar) {
         return LaunchScalar<__half>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,

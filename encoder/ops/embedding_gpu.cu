@@ -26,8 +26,8 @@ cudaError_t CheckKernelImage() {
 cudaError_t LaunchEmbeddingGather(const float* table, const int32_t* ids, int64_t tokens,
                                   int hidden, float* out, cudaStream_t stream) {
   if (tokens == 0) return cudaSuccess;
-  EmbeddingGatherKernel<<<static_cast<unsigned int>(tokens), 256, 0, stream>>>(table, ids,
-                                                                               hidden, out);
+  EmbeddingGatherKernel<<<static_cast<unsigned int>(tokens), 256, 0, stream>>>(table, ids, hidden,
+                                                                               out);
   return cudaGetLastError();
 }
 

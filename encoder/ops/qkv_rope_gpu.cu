@@ -47,8 +47,8 @@ cudaError_t LaunchQkvRope(const void* qkv, const int32_t* positions, int64_t tok
   return DispatchAct(dtype, [&](auto tag) {
     using T = decltype(tag);
     QkvRopeKernel<T><<<static_cast<unsigned int>(tokens), 128, 0, stream>>>(
-        static_cast<const T*>(qkv), positions, heads, theta, static_cast<T*>(q),
-        static_cast<T*>(k), static_cast<T*>(v));
+        static_cast<const T*>(qkv), positions, heads, theta, static_cast<T*>(q), static_cast<T*>(k),
+        static_cast<T*>(v));
     return cudaGetLastError();
   });
 }

@@ -3,13 +3,14 @@
 // packed batches, both poolings, BF16 / F16 / F32 compute. Fresh random
 // token ids per check; every device activation and output is poisoned (NaN)
 // before each run. Prints the cosine and relative errors it saw.
+#include "encoder/cuda/cuda_backend.h"
+
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <random>
 #include <vector>
 
-#include "encoder/cuda/cuda_backend.h"
 #include "encoder/cuda/cuda_neobert.h"
 #include "encoder/cuda/cuda_weights.h"
 #include "encoder/cuda/testing/random_weights.h"
@@ -56,9 +57,12 @@ struct Thresholds {
 
 Thresholds For(DType dt) {
   switch (dt) {
-    case DType::kF32: return {0.999999, 1e-3};
-    case DType::kF16: return {0.9999, 3e-2};
-    default: return {0.9999, 5e-2};
+    case DType::kF32:
+      return {0.999999, 1e-3};
+    case DType::kF16:
+      return {0.9999, 3e-2};
+    default:
+      return {0.9999, 5e-2};
   }
 }
 
@@ -108,13 +112,12 @@ TEST_P(CudaBackendTest, MatchesCpuF32ReferenceOnMixedLengthBatches) {
       worst_tok_cos = std::min(worst_tok_cos, d.cosine);
     }
     EXPECT_GE(worst_tok_cos, th.min_cosine * 0.9999);
-    std::printf("%s %s pooling (slices of %lld), %lld sequences / %lld tokens: min cosine %.7f, "
-                "max rel err %.3g (per token: min cosine %.7f)\n",
-                std::string(DTypeName(dt)).c_str(), pooling == Pooling::kCls ? "cls" : "mean",
-                static_cast<long long>(chunk),
-                static_cast<long long>(batch.batch_size()),
-                static_cast<long long>(batch.total_tokens()), worst_cos, worst_rel,
-                worst_tok_cos);
+    std::printf(
+        "%s %s pooling (slices of %lld), %lld sequences / %lld tokens: min cosine %.7f, "
+        "max rel err %.3g (per token: min cosine %.7f)\n",
+        std::string(DTypeName(dt)).c_str(), pooling == Pooling::kCls ? "cls" : "mean",
+        static_cast<long long>(chunk), static_cast<long long>(batch.batch_size()),
+        static_cast<long long>(batch.total_tokens()), worst_cos, worst_rel, worst_tok_cos);
   }
 }
 
@@ -126,8 +129,7 @@ INSTANTIATE_TEST_SUITE_P(ComputeTypes, CudaBackendTest,
 // equal to the model's own results, and rejects bad input with a Status.
 TEST(CudaBackendPublicTest, BackendInterfaceAndInputValidation) {
   NEODB_CUDA_CONTEXT_OR_SKIP(ctx);
-  auto weights = std::make_shared<const NeoBertWeights>(
-      MakeRandomWeights(NeoBertConfig{}, 7));
+  auto weights = std::make_shared<const NeoBertWeights>(MakeRandomWeights(NeoBertConfig{}, 7));
   BackendOptions options;
   options.device = Device::kCuda;
   options.compute_dtype = DType::kBF16;
@@ -155,8 +157,7 @@ TEST(CudaBackendPublicTest, BackendInterfaceAndInputValidation) {
   EXPECT_EQ((*backend)->Pool(bad_id, Pooling::kCls).status().code(),
             absl::StatusCode::kInvalidArgument);
   PackedBatch too_long = RandomBatch(rng, {4097}, 30522);
-  EXPECT_EQ((*backend)->HiddenStates(too_long).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*backend)->HiddenStates(too_long).status().code(), absl::StatusCode::kInvalidArgument);
   PackedBatch empty_seq;
   empty_seq.offsets = {0, 0};
   EXPECT_EQ((*backend)->HiddenStates(empty_seq).status().code(),

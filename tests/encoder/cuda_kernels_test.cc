@@ -22,9 +22,12 @@ constexpr DType kActTypes[] = {DType::kF32, DType::kF16, DType::kBF16};
 
 double Tolerance(DType t) {
   switch (t) {
-    case DType::kF32: return 1e-5;
-    case DType::kF16: return 4e-3;
-    default: return 2e-2;
+    case DType::kF32:
+      return 1e-5;
+    case DType::kF16:
+      return 4e-3;
+    default:
+      return 2e-2;
   }
 }
 
@@ -195,16 +198,17 @@ TEST(CudaKernelsTest, GemmLinearLayerAndResidualAdd) {
       DeviceBuffer dy = accumulate ? Upload(y0, DType::kF32)
                                    : std::move(DeviceBuffer::Allocate(int64_t{m} * n * 4)).value();
       if (!accumulate) Poison(dy);
-      ASSERT_TRUE(gemm.Run(dx.get(), dw.get(), dy.get(), m, n, k, dt, out_type,
-                           accumulate ? 1.f : 0.f)
-                      .ok());
+      ASSERT_TRUE(
+          gemm.Run(dx.get(), dw.get(), dy.get(), m, n, k, dt, out_type, accumulate ? 1.f : 0.f)
+              .ok());
       const auto got = Download(dy.get(), int64_t{m} * n, out_type);
       for (int i = 0; i < m; ++i) {
         for (int j = 0; j < n; ++j) {
           double want = accumulate ? y0[i * n + j] : 0.0;
           for (int kk = 0; kk < k; ++kk) want += double(x[i * k + kk]) * w[j * k + kk];
           // F32 "compute 32F" may still use TF32-free FMA order: 1e-4 abs.
-          const double tol = out_type == DType::kF32 ? 2e-3 : Tolerance(dt) * std::fabs(want) + 1e-2;
+          const double tol =
+              out_type == DType::kF32 ? 2e-3 : Tolerance(dt) * std::fabs(want) + 1e-2;
           ASSERT_NEAR(got[i * n + j], want, tol)
               << DTypeName(dt) << " accumulate=" << accumulate << " at " << i << "," << j;
         }
@@ -259,11 +263,11 @@ TEST(CudaKernelsTest, AttentionMatchesNaiveSoftmaxAttention) {
       const Diff diff = Compare(&got[begin], &want[begin], end - begin);
       EXPECT_FALSE(diff.any_nan) << DTypeName(dt) << "/" << cs.block_queries << " length "
                                  << lengths[b];
-      EXPECT_LE(diff.max_abs, tol) << DTypeName(dt) << "/" << cs.block_queries << " length "
-                                   << lengths[b];
+      EXPECT_LE(diff.max_abs, tol)
+          << DTypeName(dt) << "/" << cs.block_queries << " length " << lengths[b];
       std::printf("attention %s block %d len %5d: max abs err %.3g, cosine %.8f\n",
-                  std::string(DTypeName(dt)).c_str(), cs.block_queries, lengths[b],
-                  diff.max_abs, diff.cosine);
+                  std::string(DTypeName(dt)).c_str(), cs.block_queries, lengths[b], diff.max_abs,
+                  diff.cosine);
     }
   }
   // A head_dim other than 64 is refused, not computed wrongly.

@@ -21,15 +21,14 @@ void RmsNorm(const float* x, const float* w, int64_t rows, int64_t cols, double 
 // y[m, n] = x[m, k] · w[n, k]ᵀ + beta · y.
 void Linear(const float* x, const Tensor& w, int64_t m, float beta, float* y) {
   const int64_t n = w.dim(0), k = w.dim(1);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x, k, w.data<float>(), k,
-              beta, y, n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x, k, w.data<float>(), k, beta,
+              y, n);
 }
 
 }  // namespace
 
 void RopeCosSin(int32_t p, int i, float theta, float* cos_out, float* sin_out) {
-  const float inv_freq =
-      1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(kD));
+  const float inv_freq = 1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(kD));
   const float angle = static_cast<float>(p) * inv_freq;
   *cos_out = std::cos(angle);
   *sin_out = std::sin(angle);

@@ -19,9 +19,14 @@ std::vector<float> RoundTo(const std::vector<float>& v, DType dtype) {
   std::vector<float> out(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
     switch (dtype) {
-      case DType::kBF16: out[i] = BF16ToF32(F32ToBF16(v[i])); break;
-      case DType::kF16: out[i] = F16ToF32(F32ToF16(v[i])); break;
-      default: out[i] = v[i];
+      case DType::kBF16:
+        out[i] = BF16ToF32(F32ToBF16(v[i]));
+        break;
+      case DType::kF16:
+        out[i] = F16ToF32(F32ToF16(v[i]));
+        break;
+      default:
+        out[i] = v[i];
     }
   }
   return out;
@@ -60,7 +65,8 @@ std::vector<float> Download(const void* src, int64_t n, DType dtype) {
   } else {
     std::vector<uint16_t> h(n);
     NEODB_CHECK(cudaMemcpy(h.data(), src, n * 2, cudaMemcpyDeviceToHost) == cudaSuccess);
-    for (int64_t i = 0; i < n; ++i) out[i] = dtype == DType::kBF16 ? BF16ToF32(h[i]) : F16ToF32(h[i]);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = dtype == DType::kBF16 ? BF16ToF32(h[i]) : F16ToF32(h[i]);
   }
   return out;
 }

@@ -21,12 +21,12 @@ std::unique_ptr<cuda::CudaContext> MakeContextOrNull(std::string* why);
 
 // Skips the test ONLY when there is no CUDA device (the message then starts
 // "no CUDA device"); any other failure to start CUDA fails the test.
-#define NEODB_CUDA_CONTEXT_OR_SKIP(ctx)                                 \
-  std::string neodb_why_;                                               \
-  auto ctx = ::neodb::encoder::testing::MakeContextOrNull(&neodb_why_); \
-  if (ctx == nullptr) {                                                 \
+#define NEODB_CUDA_CONTEXT_OR_SKIP(ctx)                                         \
+  std::string neodb_why_;                                                       \
+  auto ctx = ::neodb::encoder::testing::MakeContextOrNull(&neodb_why_);         \
+  if (ctx == nullptr) {                                                         \
     if (neodb_why_.rfind("no CUDA device", 0) == 0) GTEST_SKIP() << neodb_why_; \
-    FAIL() << neodb_why_;                                               \
+    FAIL() << neodb_why_;                                                       \
   }
 
 // Rounds every value to `dtype` and back (what the device will see).
@@ -43,9 +43,9 @@ void Poison(const cuda::DeviceBuffer& buf);
 std::vector<float> RandomVector(int64_t n, float lo, float hi, std::mt19937_64& rng);
 
 struct Diff {
-  double max_abs = 0;       // max |a - b|
-  double max_rel = 0;       // max |a - b| / max|b|  over the vector
-  double cosine = 1;        // a·b / (|a||b|)
+  double max_abs = 0;  // max |a - b|
+  double max_rel = 0;  // max |a - b| / max|b|  over the vector
+  double cosine = 1;   // a·b / (|a||b|)
   bool any_nan = false;
 };
 Diff Compare(const float* got, const float* want, int64_t n);

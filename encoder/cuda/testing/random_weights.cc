@@ -70,13 +70,14 @@ absl::Status WriteCheckpoint(const NeoBertWeights& w, const std::string& dir) {
   {
     const std::string json = absl::StrCat(
         "{\n  \"model_type\": \"neobert\",\n  \"architectures\": [\"NeoBERTLMHead\"],\n"
-        "  \"hidden_size\": ", cfg.hidden_size, ",\n  \"num_hidden_layers\": ",
-        cfg.num_hidden_layers, ",\n  \"num_attention_heads\": ", cfg.num_attention_heads,
-        ",\n  \"dim_head\": ", cfg.head_dim(), ",\n  \"intermediate_size\": ",
-        cfg.intermediate_size, ",\n  \"vocab_size\": ", cfg.vocab_size,
-        ",\n  \"max_length\": ", cfg.max_length, ",\n  \"norm_eps\": ", cfg.norm_eps,
-        ",\n  \"rope_theta\": ", cfg.rope_theta, ",\n  \"pad_token_id\": ", cfg.pad_token_id,
-        ",\n  \"torch_dtype\": \"float32\"\n}\n");
+        "  \"hidden_size\": ",
+        cfg.hidden_size, ",\n  \"num_hidden_layers\": ", cfg.num_hidden_layers,
+        ",\n  \"num_attention_heads\": ", cfg.num_attention_heads,
+        ",\n  \"dim_head\": ", cfg.head_dim(),
+        ",\n  \"intermediate_size\": ", cfg.intermediate_size,
+        ",\n  \"vocab_size\": ", cfg.vocab_size, ",\n  \"max_length\": ", cfg.max_length,
+        ",\n  \"norm_eps\": ", cfg.norm_eps, ",\n  \"rope_theta\": ", cfg.rope_theta,
+        ",\n  \"pad_token_id\": ", cfg.pad_token_id, ",\n  \"torch_dtype\": \"float32\"\n}\n");
     const std::string path = dir + "/config.json";
     std::unique_ptr<FILE, int (*)(FILE*)> fp(std::fopen(path.c_str(), "wb"), &std::fclose);
     if (!fp) return absl::InternalError(absl::StrCat("cannot create ", path));
@@ -114,12 +115,12 @@ absl::Status WriteCheckpoint(const NeoBertWeights& w, const std::string& dir) {
   const uint64_t n = header.size();
   unsigned char len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
-  bool ok = std::fwrite(len, 1, 8, fp.get()) == 8 &&
-            std::fwrite(header.data(), 1, n, fp.get()) == n;
+  bool ok =
+      std::fwrite(len, 1, 8, fp.get()) == 8 && std::fwrite(header.data(), 1, n, fp.get()) == n;
   for (const auto& [name, t] : tensors) {
     const Tensor f32 = t->ToF32();
-    ok = ok && std::fwrite(f32.raw_data(), 4, f32.numel(), fp.get()) ==
-                   static_cast<size_t>(f32.numel());
+    ok = ok &&
+         std::fwrite(f32.raw_data(), 4, f32.numel(), fp.get()) == static_cast<size_t>(f32.numel());
   }
   if (!ok) return absl::InternalError(absl::StrCat("short write to ", path));
   if (std::fclose(fp.release()) != 0) return absl::InternalError("close failed: " + path);
