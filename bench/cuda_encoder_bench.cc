@@ -33,7 +33,7 @@
 #include "encoder/cuda/cuda_weights.h"
 #include "encoder/cuda/device_buffer.h"
 #include "encoder/cuda/gemm.h"
-#include "encoder/cuda/testing/random_weights.h"
+#include "encoder/checkpoint/weights.h"
 
 namespace neodb::encoder::cuda {
 namespace {
@@ -133,10 +133,10 @@ absl::StatusOr<double> MeasureBf16GemmFlops(const CudaContext& ctx, Gemm& gemm) 
     ASSIGN_OR_RETURN(DeviceBuffer c, DeviceBuffer::Allocate(s * s * 2));
     // Random data: constant inputs draw less power and run faster than real
     // ones, which would flatter the reference rate.
-    std::vector<float> host(s * s);
-    testing::FillUniform(host.data(), s * s, 7 + s, -1.f, 1.f);
     std::vector<uint16_t> staged(s * s);
-    for (int64_t i = 0; i < s * s; ++i) staged[i] = F32ToBF16(host[i]);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+    for (auto& x : staged) x = F32ToBF16(uniform(rng));
     CUDA_RETURN_IF_ERROR(cudaMemcpy(a.get(), staged.data(), a.size(), cudaMemcpyHostToDevice));
     CUDA_RETURN_IF_ERROR(cudaMemcpy(b.get(), staged.data(), b.size(), cudaMemcpyHostToDevice));
     int calls = 0;
@@ -205,9 +205,10 @@ absl::Status Run(const Flags& flags) {
   const int max_len = *std::max_element(flags.lengths.begin(), flags.lengths.end());
   // RoPE has no table: lengths past the release's 4096 are computed the same way.
   cfg.max_length = std::max<int64_t>(cfg.max_length, max_len);
-  const NeoBertWeights weights = testing::MakeRandomWeights(cfg, flags.seed);
+  // The checkpoint room's initialisation (uniform ±0.02, norms at 1).
+  const NeoBertWeights weights = RandomWeights(cfg, flags.seed, /*with_decoder=*/false);
   if (!flags.write_checkpoint.empty()) {
-    RETURN_IF_ERROR(testing::WriteCheckpoint(weights, flags.write_checkpoint));
+    RETURN_IF_ERROR(SaveCheckpoint(weights, flags.write_checkpoint));
     std::printf("  wrote the random weights to %s\n", flags.write_checkpoint.c_str());
   }
   ASSIGN_OR_RETURN(CudaWeights dw, CudaWeights::Upload(weights, flags.dtype));

@@ -13,7 +13,6 @@
 
 #include "encoder/cuda/cuda_neobert.h"
 #include "encoder/cuda/cuda_weights.h"
-#include "encoder/cuda/testing/random_weights.h"
 #include "gtest/gtest.h"
 #include "tests/encoder/cuda_reference.h"
 #include "tests/encoder/cuda_test_util.h"
@@ -21,9 +20,27 @@
 namespace neodb::encoder::testing {
 namespace {
 
-// Full-size NeoBERT (NEOBERT.md §1), generated once per test binary.
+// Full-size NeoBERT (NEOBERT.md §1) with the checkpoint room's random init
+// (uniform ±0.02), generated once per test binary. The norm weights, which
+// that init sets to 1, are jittered to 1 ± 0.1 so that a kernel ignoring
+// them cannot pass.
+NeoBertWeights JitterNorms(NeoBertWeights w) {
+  std::mt19937_64 rng(99);
+  std::uniform_real_distribution<float> jitter(0.9f, 1.1f);
+  auto apply = [&](Tensor& t) {
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = jitter(rng);
+  };
+  for (LayerWeights& l : w.layers) {
+    apply(l.attention_norm);
+    apply(l.ffn_norm);
+  }
+  apply(w.final_norm);
+  return w;
+}
+
 const NeoBertWeights& FullSizeWeights() {
-  static const NeoBertWeights* w = new NeoBertWeights(MakeRandomWeights(NeoBertConfig{}, 20250101));
+  static const NeoBertWeights* w = new NeoBertWeights(
+      JitterNorms(RandomWeights(NeoBertConfig{}, 20250101, /*with_decoder=*/false)));
   return *w;
 }
 
@@ -129,7 +146,8 @@ INSTANTIATE_TEST_SUITE_P(ComputeTypes, CudaBackendTest,
 // equal to the model's own results, and rejects bad input with a Status.
 TEST(CudaBackendPublicTest, BackendInterfaceAndInputValidation) {
   NEODB_CUDA_CONTEXT_OR_SKIP(ctx);
-  auto weights = std::make_shared<const NeoBertWeights>(MakeRandomWeights(NeoBertConfig{}, 7));
+  auto weights = std::make_shared<const NeoBertWeights>(
+      RandomWeights(NeoBertConfig{}, 7, /*with_decoder=*/false));
   BackendOptions options;
   options.device = Device::kCuda;
   options.compute_dtype = DType::kBF16;
