@@ -2,7 +2,8 @@
 // architecture, random weights), next to the GPU's measured BF16 GEMM rate.
 //
 //   cuda_encoder_bench [--lengths 128,512,1024,2048,4096,8192] [--tokens 16384]
-//                      [--min_seconds 2] [--dtype bf16|f16|f32] [--chunk 0] [--seed 1]
+//                      [--min_seconds 2] [--dtype bf16|f16|f32] [--chunk 0]
+//                      [--attention pipelined|tiled128|tiled64|scalar] [--seed 1]
 //                      [--write_checkpoint DIR] [--dump DIR] [--json FILE]
 //
 // For each length L it runs batches of max(1, tokens / L) sequences of exactly
@@ -27,13 +28,13 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "encoder/checkpoint/weights.h"
 #include "encoder/cuda/cuda_check.h"
 #include "encoder/cuda/cuda_context.h"
 #include "encoder/cuda/cuda_neobert.h"
 #include "encoder/cuda/cuda_weights.h"
 #include "encoder/cuda/device_buffer.h"
 #include "encoder/cuda/gemm.h"
-#include "encoder/checkpoint/weights.h"
 
 namespace neodb::encoder::cuda {
 namespace {
@@ -42,6 +43,8 @@ struct Flags {
   std::vector<int> lengths = {128, 512, 1024, 2048, 4096, 8192};
   int64_t tokens = 16384;
   int64_t chunk = 0;
+  AttentionKernel attention = AttentionKernel::kPipelined;
+  std::string attention_name = "pipelined";
   double min_seconds = 2.0;
   DType dtype = DType::kBF16;
   uint64_t seed = 1;
@@ -66,6 +69,18 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       }
     } else if (a == "--tokens" && value(&v)) {
       if (!absl::SimpleAtoi(v, &f->tokens) || f->tokens < 1) return false;
+    } else if (a == "--attention" && value(&v)) {
+      if (v == "pipelined")
+        f->attention = AttentionKernel::kPipelined;
+      else if (v == "tiled128")
+        f->attention = AttentionKernel::kTiled128;
+      else if (v == "tiled64")
+        f->attention = AttentionKernel::kTiled64;
+      else if (v == "scalar")
+        f->attention = AttentionKernel::kScalar;
+      else
+        return false;
+      f->attention_name = v;
     } else if (a == "--chunk" && value(&v)) {
       if (!absl::SimpleAtoi(v, &f->chunk) || f->chunk < 0) return false;
     } else if (a == "--min_seconds" && value(&v)) {
@@ -214,20 +229,22 @@ absl::Status Run(const Flags& flags) {
   ASSIGN_OR_RETURN(CudaWeights dw, CudaWeights::Upload(weights, flags.dtype));
   CudaNeoBert model(ctx.get(), &dw);
   model.set_chunk_tokens(flags.chunk);
+  model.set_attention_kernel(flags.attention);
   if (!flags.dump.empty())
     RETURN_IF_ERROR(Dump(model, cfg.vocab_size, cfg.hidden_size, flags.dump));
 
   const double c = cfg.hidden_size, f = dw.ffn, layers = cfg.num_hidden_layers;
   const double gemm_flops_per_token = 2.0 * layers * (3 * c * c + c * c + 2 * f * c + f * c);
+  std::printf("dtype %s, slices of %lld tokens (0: whole pass), attention %s\n",
+              std::string(DTypeName(flags.dtype)).c_str(), static_cast<long long>(flags.chunk),
+              flags.attention_name.c_str());
   std::printf("\n%7s %6s %12s %10s %10s %12s\n", "length", "batch", "tokens/s", "ms/pass",
               "TFLOP/s", "% BF16 GEMM");
-  std::printf("dtype %s, slices of %lld tokens (0: whole pass)\n",
-              std::string(DTypeName(flags.dtype)).c_str(), static_cast<long long>(flags.chunk));
-  std::string json = "{\"device\": \"" + info.name + "\", \"date\": \"" + date +
-                     "\", \"chunk\": " + std::to_string(flags.chunk) + ", \"dtype\": \"" +
-                     std::string(DTypeName(flags.dtype)) +
-                     "\", \"gemm_bf16_tflops\": " + std::to_string(gemm_flops / 1e12) +
-                     ", \"rows\": [";
+  std::string json =
+      "{\"device\": \"" + info.name + "\", \"date\": \"" + date +
+      "\", \"chunk\": " + std::to_string(flags.chunk) + ", \"attention\": \"" +
+      flags.attention_name + "\"" + ", \"dtype\": \"" + std::string(DTypeName(flags.dtype)) +
+      "\", \"gemm_bf16_tflops\": " + std::to_string(gemm_flops / 1e12) + ", \"rows\": [";
   std::mt19937_64 rng(flags.seed);
   for (size_t li = 0; li < flags.lengths.size(); ++li) {
     const int len = flags.lengths[li];
@@ -270,11 +287,13 @@ absl::Status Run(const Flags& flags) {
 int main(int argc, char** argv) {
   neodb::encoder::cuda::Flags flags;
   if (!neodb::encoder::cuda::ParseFlags(argc, argv, &flags)) {
-    std::fprintf(stderr,
-                 "usage: %s [--lengths 128,512,...] [--tokens N] [--min_seconds S] "
-                 "[--dtype bf16|f16|f32] [--chunk TOKENS] [--seed N] [--write_checkpoint DIR] "
-                 "[--dump DIR] [--json FILE]\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s [--lengths 128,512,...] [--tokens N] [--min_seconds S] "
+        "[--dtype bf16|f16|f32] [--chunk TOKENS] [--attention pipelined|tiled128|tiled64|scalar] "
+        "[--seed N] [--write_checkpoint DIR] "
+        "[--dump DIR] [--json FILE]\n",
+        argv[0]);
     return 2;
   }
   const absl::Status st = neodb::encoder::cuda::Run(flags);

@@ -31,7 +31,7 @@ ours = json.load(open(sys.argv[1]))
 theirs = json.load(open(sys.argv[2]))
 t = {r["length"]: r["tokens_per_s"] for r in theirs["rows"]}
 print(f"device: {ours['device']}, {ours['date']}; measured cuBLASLt BF16 GEMM "
-      f"{ours['gemm_bf16_tflops']:.0f} TFLOP/s; neodb {ours['dtype']}, slices {ours['chunk']}; "
+      f"{ours['gemm_bf16_tflops']:.0f} TFLOP/s; neodb {ours['dtype']}, slices {ours['chunk']}, attention {ours['attention']}; "
       f"torch {theirs['torch']} (residual {theirs['residual']}); "
       f"torch F32 vs neodb CUDA worst cosine {theirs.get('compare_worst_cosine', float('nan')):.6f}")
 print()

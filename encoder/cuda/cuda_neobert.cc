@@ -140,9 +140,9 @@ absl::Status CudaNeoBert::Layer(const CudaLayerWeights& w) {
   }
   // softmax(q·kᵀ / sqrt(D)) · v per sequence, heads concatenated.
   const float scale = 1.f / std::sqrt(static_cast<float>(w_->head_dim));
-  CUDA_RETURN_IF_ERROR(LaunchAttention(q_.get(), k_.get(), v_.get(), cu_seqlens_.as<int32_t>(),
-                                       static_cast<int>(batch_), max_len_, heads,
-                                       static_cast<int>(w_->head_dim), scale, attn_.get(), act, s));
+  CUDA_RETURN_IF_ERROR(LaunchAttention(
+      q_.get(), k_.get(), v_.get(), cu_seqlens_.as<int32_t>(), static_cast<int>(batch_), max_len_,
+      heads, static_cast<int>(w_->head_dim), scale, attn_.get(), act, s, attention_kernel_));
   // x += o · woᵀ (the residual add is the GEMM's beta = 1, in F32).
   RETURN_IF_ERROR(gemm_.Run(attn_.get(), w.wo.get(), residual, t, c, c, act, DType::kF32, 1.f));
 

@@ -15,6 +15,7 @@
 #include "encoder/cuda/cuda_weights.h"
 #include "encoder/cuda/device_buffer.h"
 #include "encoder/cuda/gemm.h"
+#include "encoder/cuda/kernels.h"
 
 namespace neodb::encoder::cuda {
 
@@ -44,6 +45,8 @@ class CudaNeoBert {
   // stay in L2 between the GEMM and the kernel that consumes them, and bound
   // their memory. Whether it pays is a measurement (bench --chunk).
   void set_chunk_tokens(int64_t tokens) { chunk_tokens_ = tokens; }
+  // The attention kernel variant (kernels.h); default kPipelined.
+  void set_attention_kernel(AttentionKernel kernel) { attention_kernel_ = kernel; }
 
   const float* hidden() const { return final_.as<float>(); }
   const float* pooled() const { return pooled_.as<float>(); }
@@ -60,6 +63,7 @@ class CudaNeoBert {
   Gemm gemm_;
 
   int64_t chunk_tokens_ = 0;
+  AttentionKernel attention_kernel_ = AttentionKernel::kPipelined;
   int64_t tokens_ = 0;
   int64_t batch_ = 0;
   int max_len_ = 0;

@@ -42,18 +42,31 @@ cudaError_t LaunchRmsNorm(const float* x, const float* w, int64_t rows, int cols
 cudaError_t LaunchQkvRope(const void* qkv, const int32_t* positions, int64_t tokens, int heads,
                           float theta, void* q, void* k, void* v, DType dtype, cudaStream_t stream);
 
+// Which attention kernel runs (all compute the same function).
+enum class AttentionKernel : uint8_t {
+  kPipelined,  // default: 128 queries/block, tensor cores, K/V tiles double-
+               // buffered with cp.async, V read by ldmatrix.trans (F16/BF16)
+  kTiled128,   // 128 queries/block, tensor cores, synchronous tile loads
+  kTiled64,    // 64 queries/block, tensor cores, synchronous tile loads
+  kScalar,     // scalar F32 math, any dtype: slow; fallback and cross-check
+};
+
 // Bidirectional softmax(q·kᵀ·scale)·v per sequence and head over a packed
 // batch; q, k, v, out are [tokens, heads, 64] (act). FlashAttention-style:
-// tiles of `block_queries` queries (128 or 64) × 64 keys, online softmax in
-// F32, no [T, T] matrix in device memory; tensor cores (mma.sync m16n8k16,
-// F32 accumulate) for F16/BF16. F32 always, and F16/BF16 with
-// block_queries 0, use the same tiling with scalar F32 math (slow; a
-// fallback and cross-check). `max_len` bounds every sequence length.
-// REQUIRES: head_dim 64, block_queries 0, 64 or 128 (cudaErrorInvalidValue
-// otherwise).
+// tiles of queries × 64 keys, online softmax in F32, no [T, T] matrix in
+// device memory; tensor-core kernels use mma.sync m16n8k16 with F32
+// accumulation. F32 always runs the scalar kernel. `max_len` bounds every
+// sequence length. REQUIRES: head_dim 64 (cudaErrorInvalidValue otherwise).
 cudaError_t LaunchAttention(const void* q, const void* k, const void* v, const int32_t* cu_seqlens,
                             int batch, int max_len, int heads, int head_dim, float scale, void* out,
-                            DType dtype, cudaStream_t stream, int block_queries = 128);
+                            DType dtype, cudaStream_t stream,
+                            AttentionKernel kernel = AttentionKernel::kPipelined);
+
+// The kPipelined body (attention_pipelined_gpu.cu); F16/BF16 only. Called by
+// LaunchAttention, which checks the arguments.
+cudaError_t LaunchAttentionPipelined(const void* q, const void* k, const void* v,
+                                     const int32_t* cu_seqlens, int batch, int max_len, int heads,
+                                     float scale, void* out, DType dtype, cudaStream_t stream);
 
 // out[r, j] = SiLU(u[r, j]) · u[r, f + j] for u [rows, 2f] (act), out [rows, f]
 // (act); the FIRST half is gated. Math in F32.

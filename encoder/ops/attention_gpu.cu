@@ -11,16 +11,15 @@
 // F32: the same tiling with scalar F32 math (one thread per query), for the
 // F32 compute mode and as a cross-check.
 //
-// Fragment layouts (PTX ISA, mma.m16n8k16 with 16-bit A/B): g = lane / 4,
-// c = lane % 4. A (16×16, row): reg0 = A[g][2c..2c+1], reg1 = A[g+8][2c..],
-// reg2 = A[g][2c+8..], reg3 = A[g+8][2c+8..]. B (16×8, col): reg0 =
-// B[2c..2c+1][g], reg1 = B[2c+8..2c+9][g]. C (16×8): c0,c1 = C[g][2c..2c+1],
-// c2,c3 = C[g+8][2c..2c+1].
+// Fragment layouts: encoder/cuda/mma.cuh. The default kernel of the model is
+// the software-pipelined variant in attention_pipelined_gpu.cu; the kernels
+// here are its fallbacks and cross-checks.
 #include <cstdint>
 #include <type_traits>
 
 #include "encoder/cuda/act_types.cuh"
 #include "encoder/cuda/kernels.h"
+#include "encoder/cuda/mma.cuh"
 
 namespace neodb::encoder::cuda {
 namespace {
@@ -32,43 +31,6 @@ constexpr int kWarps = 4;         // 16 query rows per warp
 constexpr int kThreads = kWarps * 32;
 constexpr int kLds = kD + 8;  // padded smem row (elements): conflict-free fragment loads
 constexpr float kLog2e = 1.4426950408889634f;
-
-template <typename T>
-__device__ __forceinline__ uint32_t Pack2(float lo, float hi);
-template <>
-__device__ __forceinline__ uint32_t Pack2<__nv_bfloat16>(float lo, float hi) {
-  __nv_bfloat162 p = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&p);
-}
-template <>
-__device__ __forceinline__ uint32_t Pack2<__half>(float lo, float hi) {
-  __half2 p = __floats2half2_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&p);
-}
-
-// d += a · b for one m16n8k16 tile, F32 accumulate.
-template <typename T>
-__device__ __forceinline__ void Mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                    uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-template <typename T>
-__device__ __forceinline__ uint32_t Ld32(const T* p) {
-  return *reinterpret_cast<const uint32_t*>(p);
-}
 
 // kMTiles = query m-tiles (16 rows each) per warp: 1 → 64 queries per block,
 // 2 → 128 queries per block, where every K/V fragment loaded from shared
@@ -361,42 +323,45 @@ cudaError_t LaunchScalar(const void* q, const void* k, const void* v, const int3
 
 cudaError_t LaunchAttention(const void* q, const void* k, const void* v, const int32_t* cu_seqlens,
                             int batch, int max_len, int heads, int head_dim, float scale, void* out,
-                            DType dtype, cudaStream_t stream, int block_queries) {
+                            DType dtype, cudaStream_t stream, AttentionKernel kernel) {
   if (head_dim != kD || heads <= 0 || max_len < 0) return cudaErrorInvalidValue;
-  if (block_queries != 0 && block_queries != 64 && block_queries != 128) {
+  if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
     return cudaErrorInvalidValue;
   }
   if (batch == 0 || max_len == 0) return cudaSuccess;
   if (batch > 65535 || heads > 65535) return cudaErrorInvalidValue;
   const float scale_log2 = scale * kLog2e;
-  const bool scalar = block_queries == 0;
-  const bool wide = block_queries == 128;
-  switch (dtype) {
-    case DType::kBF16:
-      using Bf16 = __nv_bfloat16;
-      if (scalar) {
-        return LaunchScalar<Bf16>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
-                                  stream);
+  if (dtype == DType::kF32) kernel = AttentionKernel::kScalar;
+  switch (kernel) {
+    case AttentionKernel::kPipelined:
+      return LaunchAttentionPipelined(q, k, v, cu_seqlens, batch, max_len, heads, scale, out, dtype,
+                                      stream);
+    case AttentionKernel::kTiled128:
+      return dtype == DType::kBF16
+                 ? LaunchMma<__nv_bfloat16, 2>(q, k, v, cu_seqlens, batch, max_len, heads,
+                                               scale_log2, out, stream)
+                 : LaunchMma<__half, 2>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
+                                        stream);
+    case AttentionKernel::kTiled64:
+      return dtype == DType::kBF16
+                 ? LaunchMma<__nv_bfloat16, 1>(q, k, v, cu_seqlens, batch, max_len, heads,
+                                               scale_log2, out, stream)
+                 : LaunchMma<__half, 1>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
+                                        stream);
+    case AttentionKernel::kScalar:
+      switch (dtype) {
+        case DType::kBF16:
+          return LaunchScalar<__nv_bfloat16>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2,
+                                             out, stream);
+        case DType::kF16:
+          return LaunchScalar<__half>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
+                                      stream);
+        default:
+          return LaunchScalar<float>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
+                                     stream);
       }
-      return wide ? LaunchMma<Bf16, 2>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
-                                       stream)
-                  : LaunchMma<Bf16, 1>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
-                                       stream);
-    case DType::kF16:
-      if (scalar) {
-        return LaunchScalar<__half>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
-                                    stream);
-      }
-      return wide ? LaunchMma<__half, 2>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2,
-                                         out, stream)
-                  : LaunchMma<__half, 1>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2,
-                                         out, stream);
-    case DType::kF32:
-      return LaunchScalar<float>(q, k, v, cu_seqlens, batch, max_len, heads, scale_log2, out,
-                                 stream);
-    default:
-      return cudaErrorInvalidValue;
   }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace neodb::encoder::cuda

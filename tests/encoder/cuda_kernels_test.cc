@@ -233,15 +233,20 @@ TEST(CudaKernelsTest, AttentionMatchesNaiveSoftmaxAttention) {
   const int64_t n = int64_t{cu.back()} * heads * d;
   const float scale = 0.125f;
   DeviceBuffer dcu = UploadI32(cu);
-  // F32 runs the scalar kernel; F16/BF16 the tensor-core kernel with 64- and
-  // 128-query blocks (128 is what the model uses) and the scalar fallback (0).
+  // F32 runs the scalar kernel; F16/BF16 every variant.
   struct Case {
     DType dt;
-    int block_queries;
+    cuda::AttentionKernel kernel;
+    const char* name;
   };
-  const Case cases[] = {{DType::kF32, 128}, {DType::kF16, 64},  {DType::kF16, 128},
-                        {DType::kF16, 0},   {DType::kBF16, 64}, {DType::kBF16, 128},
-                        {DType::kBF16, 0}};
+  using K = cuda::AttentionKernel;
+  const Case cases[] = {
+      {DType::kF32, K::kScalar, "scalar"},      {DType::kF16, K::kPipelined, "pipelined"},
+      {DType::kF16, K::kTiled128, "tiled128"},  {DType::kF16, K::kTiled64, "tiled64"},
+      {DType::kF16, K::kScalar, "scalar"},      {DType::kBF16, K::kPipelined, "pipelined"},
+      {DType::kBF16, K::kTiled128, "tiled128"}, {DType::kBF16, K::kTiled64, "tiled64"},
+      {DType::kBF16, K::kScalar, "scalar"},
+  };
   for (const Case& cs : cases) {
     const DType dt = cs.dt;
     // q larger than k and v so that the softmax is far from uniform.
@@ -253,7 +258,7 @@ TEST(CudaKernelsTest, AttentionMatchesNaiveSoftmaxAttention) {
     Poison(out);
     ASSERT_EQ(cuda::LaunchAttention(dq.get(), dk.get(), dv.get(), dcu.as<int32_t>(),
                                     static_cast<int>(lengths.size()), max_len, heads, d, scale,
-                                    out.get(), dt, ctx->stream(), cs.block_queries),
+                                    out.get(), dt, ctx->stream(), cs.kernel),
               cudaSuccess);
     const auto got = Download(out.get(), n, dt);
     const auto want = ReferenceAttention(q, k, v, cu, heads, scale);
@@ -261,12 +266,10 @@ TEST(CudaKernelsTest, AttentionMatchesNaiveSoftmaxAttention) {
     for (size_t b = 0; b < lengths.size(); ++b) {
       const int64_t begin = int64_t{cu[b]} * heads * d, end = int64_t{cu[b + 1]} * heads * d;
       const Diff diff = Compare(&got[begin], &want[begin], end - begin);
-      EXPECT_FALSE(diff.any_nan) << DTypeName(dt) << "/" << cs.block_queries << " length "
-                                 << lengths[b];
-      EXPECT_LE(diff.max_abs, tol)
-          << DTypeName(dt) << "/" << cs.block_queries << " length " << lengths[b];
-      std::printf("attention %s block %d len %5d: max abs err %.3g, cosine %.8f\n",
-                  std::string(DTypeName(dt)).c_str(), cs.block_queries, lengths[b], diff.max_abs,
+      EXPECT_FALSE(diff.any_nan) << DTypeName(dt) << "/" << cs.name << " length " << lengths[b];
+      EXPECT_LE(diff.max_abs, tol) << DTypeName(dt) << "/" << cs.name << " length " << lengths[b];
+      std::printf("attention %s %s len %5d: max abs err %.3g, cosine %.8f\n",
+                  std::string(DTypeName(dt)).c_str(), cs.name, lengths[b], diff.max_abs,
                   diff.cosine);
     }
   }
@@ -275,7 +278,7 @@ TEST(CudaKernelsTest, AttentionMatchesNaiveSoftmaxAttention) {
                                   scale, nullptr, DType::kBF16, ctx->stream()),
             cudaErrorInvalidValue);
   EXPECT_EQ(cuda::LaunchAttention(nullptr, nullptr, nullptr, dcu.as<int32_t>(), 1, 1, heads, d,
-                                  scale, nullptr, DType::kBF16, ctx->stream(), 96),
+                                  scale, nullptr, DType::kI32, ctx->stream()),
             cudaErrorInvalidValue);
 }
 
