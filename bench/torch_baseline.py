@@ -106,6 +106,9 @@ class NeoBert:
 
 
 def compare(args):
+    # A true F32 reference: no TF32 in matmuls.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
     model = NeoBert(args.checkpoint, "cuda", torch.float32, f32_residual=True)
     with open(os.path.join(args.compare, "ids.i32"), "rb") as fp:
         ids = torch.frombuffer(bytearray(fp.read()), dtype=torch.int32)
