@@ -1,8 +1,10 @@
 #include "encoder/train/finetune.h"
 
 #include <cblas.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -17,6 +19,32 @@ namespace neodb::encoder::train {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Set by SIGINT/SIGTERM while training runs: the trainer stops after the
+// current step and checkpoints, so --resume continues from exactly there.
+std::atomic<bool> g_interrupted{false};
+extern "C" void OnInterrupt(int) { g_interrupted.store(true); }
+
+// Installs OnInterrupt for SIGINT and SIGTERM for its lifetime.
+class InterruptScope {
+ public:
+  InterruptScope() {
+    g_interrupted.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = OnInterrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptScope() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
 
 absl::StatusOr<int64_t> ResolveMaxLength(int64_t requested, const NeoBertConfig& config) {
   if (requested < 0) return absl::InvalidArgumentError("--max-length must be >= 0");
@@ -117,6 +145,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   const fs::path work = fs::path(out.string() + ".work");
   TrainerOptions topt = options.trainer;
   topt.checkpoint_dir = work.string();
+  topt.cancel = &g_interrupted;
   if (!topt.resume && fs::exists(work / "checkpoint", ec)) {
     return absl::FailedPreconditionError(
         absl::StrCat("a previous run left a checkpoint in ", work.string(),
@@ -158,19 +187,22 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   const int64_t every = std::max<int64_t>(1, topt.steps / 200);
   double elapsed = 0;
   int64_t tokens = 0, done_here = 0;
-  RETURN_IF_ERROR(trainer->Run([&](const StepRecord& r) {
-    elapsed += r.seconds;
-    tokens += r.tokens;
-    ++done_here;
-    if (r.step % every != 0 && r.step != topt.steps && done_here != 1) return;
-    const double per_step = elapsed / static_cast<double>(done_here);
-    std::fprintf(log,
-                 "step %lld/%lld  loss %.4f  acc %.3f  lr %.3g  |g| %.3f  %.0f tok/s  ETA %s\n",
-                 static_cast<long long>(r.step), static_cast<long long>(topt.steps), r.loss,
-                 r.accuracy, r.lr, r.grad_norm, static_cast<double>(tokens) / elapsed,
-                 Duration(per_step * static_cast<double>(topt.steps - r.step)).c_str());
-    std::fflush(log);
-  }));
+  {
+    InterruptScope interrupt_scope;  // Ctrl-C: finish the step, checkpoint, stop
+    RETURN_IF_ERROR(trainer->Run([&](const StepRecord& r) {
+      elapsed += r.seconds;
+      tokens += r.tokens;
+      ++done_here;
+      if (r.step % every != 0 && r.step != topt.steps && done_here != 1) return;
+      const double per_step = elapsed / static_cast<double>(done_here);
+      std::fprintf(log,
+                   "step %lld/%lld  loss %.4f  acc %.3f  lr %.3g  |g| %.3f  %.0f tok/s  ETA %s\n",
+                   static_cast<long long>(r.step), static_cast<long long>(topt.steps), r.loss,
+                   r.accuracy, r.lr, r.grad_norm, static_cast<double>(tokens) / elapsed,
+                   Duration(per_step * static_cast<double>(topt.steps - r.step)).c_str());
+      std::fflush(log);
+    }));
+  }
   if (!trainer->finished()) {
     std::fprintf(log, "stopped at step %lld; continue with --resume (checkpoint in %s)\n",
                  static_cast<long long>(trainer->step()), work.string().c_str());

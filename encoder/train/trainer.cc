@@ -133,9 +133,15 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
     history_.push_back(rec);
     if (on_step) on_step(rec);
     const bool periodic = options_.checkpoint_every > 0 && step_ % options_.checkpoint_every == 0;
-    const bool interrupted = step_ == last && last < options_.steps;
+    const bool cancelled = options_.cancel != nullptr && options_.cancel->load();
+    const bool interrupted = (step_ == last && last < options_.steps) || cancelled;
     if (!options_.checkpoint_dir.empty() && (periodic || interrupted)) {
       RETURN_IF_ERROR(SaveCheckpointState());
+    }
+    if (cancelled && step_ < options_.steps) {
+      return absl::CancelledError(
+          absl::StrCat("interrupted after step ", step_,
+                       options_.checkpoint_dir.empty() ? "" : "; continue with --resume"));
     }
   }
   return absl::OkStatus();

@@ -6,6 +6,7 @@
 //
 // Not thread-safe; one Trainer runs one training job.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,6 +42,10 @@ struct TrainerOptions {
   // Stop after this step as an interruption would (checkpointing first when
   // checkpoint_dir is set); 0 = run to `steps`. For tests and time-boxed runs.
   int64_t stop_after = 0;
+  // When set and it becomes true (e.g. from a SIGINT handler), Run finishes
+  // the current step, checkpoints (when checkpoint_dir is set) and returns
+  // CANCELLED. Not owned.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct StepRecord {

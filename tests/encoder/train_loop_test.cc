@@ -179,6 +179,34 @@ TEST(TrainLoop, ResumeEqualsUninterruptedTraining) {
   EXPECT_EQ(corrupt.status().code(), absl::StatusCode::kDataLoss) << corrupt.status();
 }
 
+TEST(TrainLoop, CancelCheckpointsAndResumesExactly) {
+  const NeoBertConfig config = LoopConfig();
+  const std::vector<TokenizedPair> data = ConceptPairs(16, 1, true);
+  TrainerOptions o = LoopOptions();
+  o.steps = 8;
+  auto a = Trainer::Create(RandomParams<float>(config, 3, 0.1, 0.0), data, o);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE((*a)->Run().ok());
+
+  TempDir dir;
+  o.checkpoint_dir = dir.path();
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  auto b = Trainer::Create(RandomParams<float>(config, 3, 0.1, 0.0), data, o);
+  ASSERT_TRUE(b.ok());
+  // The "signal" arrives during step 3.
+  const absl::Status s = (*b)->Run([&](const StepRecord& r) { cancel = r.step == 3; });
+  EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
+  EXPECT_EQ((*b)->step(), 3);
+  cancel = false;
+  o.resume = true;
+  auto c = Trainer::Create(RandomParams<float>(config, 99, 0.1, 0.0), data, o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ((*c)->step(), 3);
+  ASSERT_TRUE((*c)->Run().ok());
+  EXPECT_EQ((*a)->params().values, (*c)->params().values);
+}
+
 TEST(TrainLoop, ResumeWithoutCheckpointIsAnError) {
   TempDir dir;
   TrainerOptions o = LoopOptions();
