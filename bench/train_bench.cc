@@ -5,8 +5,10 @@
 // --train-layers N. Each configuration runs in a forked child so that its
 // peak RSS is its own. Prints a table and the machine.
 //
-//   train_bench [--seq 128,512] [--pairs 4] [--steps 2] [--train-layers 0,4]
-//               [--chunk-size 8] [--threads 0]
+//   train_bench [--preset full] [--seq 128,512] [--pairs 4] [--steps 2]
+//               [--train-layers 0,4] [--chunk-size 8] [--threads 0]
+// --pairs takes a list too: at a fixed --chunk-size, peak memory should barely
+// grow with the contrastive batch (that is what GradCache is for).
 #include <cblas.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -22,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "encoder/checkpoint/presets.h"
 #include "encoder/train/adamw.h"
 #include "encoder/train/grad_cache.h"
 #include "encoder/train/train_model.h"
@@ -46,9 +49,10 @@ std::vector<int64_t> ParseList(const char* s) {
   return out;
 }
 
-Result RunOne(int64_t seq, int64_t pairs, int64_t steps, int64_t train_layers, int64_t chunk) {
-  NeoBertConfig config;  // the released architecture: 28 layers, 768 wide, 12 heads, F 2048
-  config.max_length = std::max<int64_t>(seq, 512);
+Result RunOne(const NeoBertConfig& base, int64_t seq, int64_t pairs, int64_t steps,
+              int64_t train_layers, int64_t chunk) {
+  NeoBertConfig config = base;
+  config.max_length = std::max<int64_t>(seq, config.max_length);
   TrainParams<float> params = RandomParams<float>(config, 1, 0.02, 0.0);
   TrainModel<float> model(params.layout);
   const int64_t begin = params.layout.TrainableBegin(train_layers);
@@ -100,8 +104,9 @@ std::string CpuModel() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int64_t> seqs = {128, 512}, modes = {0, 4};
-  int64_t pairs = 4, steps = 2, chunk = 8, threads = 0;
+  std::vector<int64_t> seqs = {128, 512}, modes = {0, 4}, pair_counts = {4};
+  int64_t steps = 2, chunk = 8, threads = 0;
+  std::string preset = "full";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--seq")
@@ -109,7 +114,9 @@ int main(int argc, char** argv) {
     else if (flag == "--train-layers")
       modes = ParseList(argv[i + 1]);
     else if (flag == "--pairs")
-      pairs = std::atoll(argv[i + 1]);
+      pair_counts = ParseList(argv[i + 1]);
+    else if (flag == "--preset")
+      preset = argv[i + 1];
     else if (flag == "--steps")
       steps = std::atoll(argv[i + 1]);
     else if (flag == "--chunk-size")
@@ -122,44 +129,55 @@ int main(int argc, char** argv) {
     }
   }
   if (threads > 0) openblas_set_num_threads(static_cast<int>(threads));
+  auto config = neodb::encoder::PresetConfig(preset, 30522);
+  if (!config.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  const int64_t layers = config->num_hidden_layers;
   std::printf("machine: %s, %u hardware threads; OpenBLAS %s, %d threads\n", CpuModel().c_str(),
               std::thread::hardware_concurrency(), openblas_get_config(),
               openblas_get_num_threads());
   std::printf(
-      "model: NeoBERT 28 x 768 (221.7M encoder params, random), F32, %lld pairs/step "
-      "(%lld texts, in-batch negatives), GradCache chunk %lld, %lld steps (first "
-      "untimed)\n\n",
-      static_cast<long long>(pairs), static_cast<long long>(2 * pairs),
+      "model: preset %s (%lld layers x %lld, vocab 30522, random weights), F32; pairs/step = "
+      "queries + positives (in-batch negatives); GradCache chunk %lld sequences; %lld steps "
+      "(first untimed when > 1)\n\n",
+      preset.c_str(), static_cast<long long>(layers), static_cast<long long>(config->hidden_size),
       static_cast<long long>(chunk), static_cast<long long>(steps));
-  std::printf("| seq | trained | s/step | tokens/s | peak RSS (MiB) |\n");
-  std::printf("|---:|---|---:|---:|---:|\n");
+  std::printf("| seq | pairs | trained | s/step | tokens/s | peak RSS (MiB) |\n");
+  std::printf("|---:|---:|---|---:|---:|---:|\n");
   std::fflush(stdout);
   for (int64_t seq : seqs) {
-    for (int64_t mode : modes) {
-      int fds[2];
-      if (pipe(fds) != 0) return 1;
-      const pid_t pid = fork();
-      if (pid == 0) {
+    for (int64_t pairs : pair_counts) {
+      for (int64_t mode : modes) {
+        int fds[2];
+        if (pipe(fds) != 0) return 1;
+        const pid_t pid = fork();
+        if (pid == 0) {
+          close(fds[0]);
+          const Result r = RunOne(*config, seq, pairs, steps, mode, chunk);
+          if (write(fds[1], &r, sizeof(r)) != sizeof(r)) _exit(1);
+          _exit(0);
+        }
+        close(fds[1]);
+        Result r;
+        const bool got = read(fds[0], &r, sizeof(r)) == sizeof(r);
         close(fds[0]);
-        const Result r = RunOne(seq, pairs, steps, mode, chunk);
-        if (write(fds[1], &r, sizeof(r)) != sizeof(r)) _exit(1);
-        _exit(0);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        const std::string trained = mode <= 0 || mode >= layers
+                                        ? "all " + std::to_string(layers) + " layers + embeddings"
+                                        : "top " + std::to_string(mode) + " layers";
+        if (!got) {
+          std::printf("| %lld | %lld | %s | failed | | |\n", static_cast<long long>(seq),
+                      static_cast<long long>(pairs), trained.c_str());
+          continue;
+        }
+        std::printf("| %lld | %lld | %s | %.2f | %.1f | %.0f |\n", static_cast<long long>(seq),
+                    static_cast<long long>(pairs), trained.c_str(), r.seconds_per_step,
+                    r.tokens_per_second, r.peak_rss_mib);
+        std::fflush(stdout);
       }
-      close(fds[1]);
-      Result r;
-      const bool got = read(fds[0], &r, sizeof(r)) == sizeof(r);
-      close(fds[0]);
-      int status = 0;
-      waitpid(pid, &status, 0);
-      const std::string trained =
-          mode == 0 ? "all 28 layers + embeddings" : "top " + std::to_string(mode) + " layers";
-      if (!got) {
-        std::printf("| %lld | %s | failed | | |\n", static_cast<long long>(seq), trained.c_str());
-        continue;
-      }
-      std::printf("| %lld | %s | %.2f | %.1f | %.0f |\n", static_cast<long long>(seq),
-                  trained.c_str(), r.seconds_per_step, r.tokens_per_second, r.peak_rss_mib);
-      std::fflush(stdout);
     }
   }
   return 0;
