@@ -169,7 +169,7 @@ TEST(WordPieceTest, SpecialTokenStringsInTextMapToTheirIds) {
 
 TEST(WordPieceTest, InvalidUtf8IsInvalidArgument) {
   auto tok = Make();
-  for (const std::string bad : {std::string("\xFF"), std::string("ab\xC0\xAF"),
+  for (const std::string& bad : {std::string("\xFF"), std::string("ab\xC0\xAF"),
                                 std::string("\xED\xA0\x80"), std::string("\xF4\x90\x80\x80"),
                                 std::string("\xE4\xB8"), std::string("\x80"),
                                 std::string("ok \xE4\xB8\xAD\xE4")}) {
