@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "encoder/tokenizer/file_util.h"
+#include "encoder/core/file_util.h"
 #include "encoder/tokenizer/tokenizer.h"
 #include "encoder/tokenizer/wordpiece_tokenizer.h"
 
