@@ -7,14 +7,13 @@
 #include <sys/utsname.h>
 
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "encoder/core/file_util.h"
 #include "encoder/tokenizer/tokenizer.h"
@@ -48,9 +47,9 @@ std::vector<std::string> LoadCorpus(const std::string& path, std::string* source
     return docs;
   }
   *source = "generated (corpus not found at " + path + ")";
-  const std::vector<std::string> words = {"the", "protein", "expression", "Café", "naïve",
-                                          "中文字符", "increased", "(p<0.05)", "T-cell",
-                                          "Ångström", "signalling", "👍", "données"};
+  const std::vector<std::string> words = {
+      "the",      "protein", "expression", "Café",       "naïve", "中文字符", "increased",
+      "(p<0.05)", "T-cell",  "Ångström",   "signalling", "👍",     "données"};
   std::mt19937 rng(7);
   for (int d = 0; d < 5000; ++d) {
     std::string doc;

@@ -1,18 +1,18 @@
 // WordPiece against golden ids from the independent Python reference
 // (tools/reference/make_tokenizer_golden.py) with the real bert-base-uncased
 // vocab. The vocab is not in the repository: see FindVocab.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
+#include "encoder/core/file_util.h"
 #include "encoder/tokenizer/tokenizer.h"
 #include "encoder/tokenizer/wordpiece_tokenizer.h"
-#include "encoder/core/file_util.h"
 
 namespace neodb::encoder {
 namespace {
