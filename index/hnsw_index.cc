@@ -36,11 +36,14 @@ faiss::MetricType FaissMetric(Metric m) {
 }  // namespace
 
 HnswIndex::HnswIndex(int dimension, int m, Metric metric)
-    : dim_(dimension), m_(m), metric_(metric) {
+    : dim_(dimension), m_(m), metric_(metric), exact_below_(kHnswExactMaxFloats / dimension) {
   NEODB_CHECK(dimension > 0 && m >= 2);
   index_ = std::make_unique<faiss::IndexHNSWFlat>(dimension, m, FaissMetric(metric));
   index_->hnsw.efConstruction = kHnswEfConstruction;
-  index_->hnsw.efSearch = kHnswDefaultEfSearch;
+  // FAISS 1.7.3 sizes the search beam from this member and only reads
+  // SearchParametersHNSW::efSearch for its stopping rule, so the member holds
+  // the largest beam we allow and each search passes its own efSearch.
+  index_->hnsw.efSearch = kHnswMaxEfSearch;
 }
 
 HnswIndex::~HnswIndex() = default;
@@ -121,14 +124,10 @@ std::vector<SearchHit> HnswIndex::ExactLocked(const float* query, int k, const I
     for (const RowHit& h : rows[0]) out.push_back({pos_to_id_[h.row], h.score});
     return out;
   }
-  // Gather the allowed rows into one matrix so BLAS runs over them only.
   const float* xb = static_cast<const faiss::IndexFlat*>(index_->storage)->get_xb();
-  std::vector<float> gathered(positions->size() * dim_);
-  for (size_t i = 0; i < positions->size(); ++i) {
-    std::copy_n(xb + (*positions)[i] * dim_, dim_, gathered.data() + i * dim_);
+  for (const RowHit& h : ExactTopKRows(xb, dim_, *positions, sq_norms_, metric_, query, k)) {
+    out.push_back({pos_to_id_[h.row], h.score});
   }
-  auto rows = ExactTopK(gathered.data(), positions->size(), dim_, {}, metric_, query, 1, k, {});
-  for (const RowHit& h : rows[0]) out.push_back({pos_to_id_[(*positions)[h.row]], h.score});
   return out;
 }
 
@@ -166,7 +165,8 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
     }
     int ef = options.ef_search > 0 ? options.ef_search : kHnswDefaultEfSearch;
     ef = std::max(ef, k);
-    if (fraction < 1.0) ef = static_cast<int>(std::min(4096.0, ef / std::max(fraction, 0.01)));
+    if (fraction < 1.0) ef = static_cast<int>(ef / std::max(fraction, 0.01));
+    ef = std::min(ef, kHnswMaxEfSearch);
     PositionSelector sel;
     sel.pos_to_id = &pos_to_id_;
     sel.dead = &dead_;
@@ -284,6 +284,7 @@ absl::Status HnswIndex::DeserializeBody(ByteReader* r) {
   loaded.release();
   absl::WriterMutexLock lock(&mu_);
   index_.reset(hnsw);
+  index_->hnsw.efSearch = kHnswMaxEfSearch;  // see the constructor
   pos_to_id_ = std::move(pos_to_id);
   dead_ = std::move(dead);
   dead_count_ = dead_count;

@@ -76,6 +76,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"[]", "expected an object"}, BadCase{"{}", "empty object"},
                       BadCase{R"({"field":"a"})", "no operator"},
                       BadCase{R"({"field":"a","like":"x"})", "unknown operator 'like'"},
+                      BadCase{R"({"field":"a","like":null})", "unknown operator 'like'"},
                       BadCase{R"({"field":"","eq":1})", "non-empty string"},
                       BadCase{R"({"field":"a","eq":null})", "expected a string, number or bool"},
                       BadCase{R"({"field":"a","eq":[1]})", "expected a string, number or bool"},
