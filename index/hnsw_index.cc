@@ -186,7 +186,8 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
     for (size_t i = 0; i < nq; ++i) {
       for (int j = 0; j < k; ++j) {
         FaissIdx pos = labels[i * k + j];
-        if (pos < 0) continue;
+        // < 0: fewer than k results; beyond pos_to_id_: vectors of a failed Add.
+        if (pos < 0 || static_cast<size_t>(pos) >= pos_to_id_.size()) continue;
         float d = distances[i * k + j];
         out[i].push_back({pos_to_id_[pos], metric_ == Metric::kL2 ? -d : d});
       }

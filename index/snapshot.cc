@@ -171,14 +171,7 @@ absl::StatusOr<std::string> WriteSnapshot(const std::string& dir, const VectorIn
   m.spec = index.spec();
   m.dimension = index.dimension();
   m.metric = index.metric();
-  // Count as serialised: the payload reflects the index at Serialize time, and
-  // a concurrent Add would be under the index's own lock; the owner must not
-  // mutate the index between Serialize and here for count to be exact, so we
-  // recount from the payload instead of calling size() again.
-  {
-    ASSIGN_OR_RETURN(auto copy, DeserializeIndex(payload));
-    m.count = copy->size();
-  }
+  m.count = index.size();  // REQUIRES (snapshot.h): no concurrent mutation
   m.covered_seq = covered_seq;
   m.model_id = model_id;
   m.payload_bytes = payload.size();
