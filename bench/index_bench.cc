@@ -56,12 +56,18 @@ Args Parse(int argc, char** argv) {
       size_t l = std::strlen(p);
       return s.compare(0, l, p) == 0 ? s.c_str() + l : nullptr;
     };
-    if (auto v = val("--n=")) a.n = std::stoul(v);
-    else if (auto v = val("--dim=")) a.dim = std::stoi(v);
-    else if (auto v = val("--queries=")) a.queries = std::stoul(v);
-    else if (auto v = val("--batch=")) a.batch = std::stoul(v);
-    else if (s == "--skip-hnsw") a.hnsw = false;
-    else if (auto v = val("--hnsw-cache=")) a.hnsw_cache = v;
+    if (auto v = val("--n="))
+      a.n = std::stoul(v);
+    else if (auto v = val("--dim="))
+      a.dim = std::stoi(v);
+    else if (auto v = val("--queries="))
+      a.queries = std::stoul(v);
+    else if (auto v = val("--batch="))
+      a.batch = std::stoul(v);
+    else if (s == "--skip-hnsw")
+      a.hnsw = false;
+    else if (auto v = val("--hnsw-cache="))
+      a.hnsw_cache = v;
     else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       std::exit(2);
@@ -148,8 +154,8 @@ void Print(const Args& a, double hnsw_build_s) {
   std::printf("data: %zu x %d clustered unit vectors, %zu queries, k=10, batch=%zu\n", a.n, a.dim,
               a.queries, a.batch);
   if (hnsw_build_s >= 0) std::printf("HNSW32 build (efConstruction 40): %.1f s\n", hnsw_build_s);
-  std::printf("\n| %-34s | %-28s | %9s | %9s | %9s | %9s |\n", "method", "mode", "p50 ms",
-              "p99 ms", "QPS", "recall@10");
+  std::printf("\n| %-34s | %-28s | %9s | %9s | %9s | %9s |\n", "method", "mode", "p50 ms", "p99 ms",
+              "QPS", "recall@10");
   std::printf("|%s|%s|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(30, '-').c_str(),
               std::string(11, '-').c_str(), std::string(11, '-').c_str(),
               std::string(11, '-').c_str(), std::string(11, '-').c_str());
@@ -222,16 +228,16 @@ int main(int argc, char** argv) {
   {
     std::vector<float> scores(a.n);
     std::vector<std::vector<int64_t>> got(a.queries);
-    Row r = TimeSingle("OpenBLAS cblas_sgemv + top-k", "1 query, BLAS threads", a.queries,
-                       [&](size_t q) {
-                         cblas_sgemv(CblasRowMajor, CblasNoTrans, a.n, dim, 1.0f, base.data(), dim,
-                                     &queries[q * dim], 1, 0.0f, scores.data(), 1);
-                         std::vector<int64_t> idx(a.n);
-                         for (size_t i = 0; i < a.n; ++i) idx[i] = i;
-                         std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
-                                           [&](int64_t x, int64_t y) { return scores[x] > scores[y]; });
-                         got[q].assign(idx.begin(), idx.begin() + k);
-                       });
+    Row r = TimeSingle(
+        "OpenBLAS cblas_sgemv + top-k", "1 query, BLAS threads", a.queries, [&](size_t q) {
+          cblas_sgemv(CblasRowMajor, CblasNoTrans, a.n, dim, 1.0f, base.data(), dim,
+                      &queries[q * dim], 1, 0.0f, scores.data(), 1);
+          std::vector<int64_t> idx(a.n);
+          for (size_t i = 0; i < a.n; ++i) idx[i] = i;
+          std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                            [&](int64_t x, int64_t y) { return scores[x] > scores[y]; });
+          got[q].assign(idx.begin(), idx.begin() + k);
+        });
     r.recall = RecallAt10(got, truth);
     g_rows.push_back(r);
   }
@@ -257,8 +263,8 @@ int main(int argc, char** argv) {
       FlatIndex small(dim, Metric::kInnerProduct);
       (void)small.Add(std::span<const int64_t>(ids.data(), n),
                       std::span<const float>(base.data(), n * dim));
-      g_rows.push_back(TimeSingle("neodb Flat @" + std::to_string(n / 1000) + "k", "1 query, 1 thread",
-                                  a.queries, [&](size_t q) {
+      g_rows.push_back(TimeSingle("neodb Flat @" + std::to_string(n / 1000) + "k",
+                                  "1 query, 1 thread", a.queries, [&](size_t q) {
                                     (void)small.Search(
                                         std::span<const float>(&queries[q * dim], dim), k);
                                   }));
@@ -281,8 +287,9 @@ int main(int argc, char** argv) {
       auto s = Clock::now();
       for (size_t start = 0; start < a.n; start += 10000) {
         size_t m = std::min<size_t>(10000, a.n - start);
-        if (!owned->Add(std::span<const int64_t>(&ids[start], m),
-                        std::span<const float>(&base[start * dim], m * dim))
+        if (!owned
+                 ->Add(std::span<const int64_t>(&ids[start], m),
+                       std::span<const float>(&base[start * dim], m * dim))
                  .ok()) {
           return 1;
         }
@@ -318,13 +325,12 @@ int main(int argc, char** argv) {
     for (int ef : {64, 128}) {
       neodb::index::SearchOptions o;
       o.ef_search = ef;
-      Row r = TimeSingle("faiss HNSW32 + IDSelector",
-                         "10% allowed, efSearch " + std::to_string(ef) + "/f", a.queries,
-                         [&](size_t q) {
-                           auto res = hnsw.Search(std::span<const float>(&queries[q * dim], dim),
-                                                  k, &tenth, o);
-                           fgot[q] = Ids((*res)[0]);
-                         });
+      Row r = TimeSingle(
+          "faiss HNSW32 + IDSelector", "10% allowed, efSearch " + std::to_string(ef) + "/f",
+          a.queries, [&](size_t q) {
+            auto res = hnsw.Search(std::span<const float>(&queries[q * dim], dim), k, &tenth, o);
+            fgot[q] = Ids((*res)[0]);
+          });
       r.recall = RecallAt10(fgot, ftruth);
       g_rows.push_back(r);
     }

@@ -1,7 +1,6 @@
 // ParseFilterJson: the JSON form of db::Filter (see filter.h).
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"

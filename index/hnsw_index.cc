@@ -233,8 +233,8 @@ bool HnswIndex::NeedsRebuild() const {
 
 std::string HnswIndex::DebugString() const {
   absl::ReaderMutexLock lock(&mu_);
-  return absl::StrCat(spec(), ": ", id_to_pos_.size(), " live, ", dead_count_,
-                      " tombstones, dim ", dim_, ", ", std::string(MetricName(metric_)));
+  return absl::StrCat(spec(), ": ", id_to_pos_.size(), " live, ", dead_count_, " tombstones, dim ",
+                      dim_, ", ", std::string(MetricName(metric_)));
 }
 
 absl::StatusOr<std::string> HnswIndex::Serialize() const {
@@ -242,7 +242,8 @@ absl::StatusOr<std::string> HnswIndex::Serialize() const {
   WriteIndexHeader(&w, spec(), dim_, metric_);
   absl::ReaderMutexLock lock(&mu_);
   faiss::VectorIOWriter faiss_bytes;
-  RETURN_IF_ERROR(CatchExceptions("hnsw serialize", [&] { faiss::write_index(index_.get(), &faiss_bytes); }));
+  RETURN_IF_ERROR(
+      CatchExceptions("hnsw serialize", [&] { faiss::write_index(index_.get(), &faiss_bytes); }));
   w.Str(std::string_view(reinterpret_cast<const char*>(faiss_bytes.data.data()),
                          faiss_bytes.data.size()));
   w.Vec(pos_to_id_);
@@ -293,7 +294,8 @@ absl::Status HnswIndex::DeserializeBody(ByteReader* r) {
   sq_norms_.clear();
   if (metric_ == Metric::kL2) {
     const float* xb = static_cast<const faiss::IndexFlat*>(index_->storage)->get_xb();
-    for (size_t p = 0; p < pos_to_id_.size(); ++p) sq_norms_.push_back(SquaredNorm(xb + p * dim_, dim_));
+    for (size_t p = 0; p < pos_to_id_.size(); ++p)
+      sq_norms_.push_back(SquaredNorm(xb + p * dim_, dim_));
   }
   return absl::OkStatus();
 }

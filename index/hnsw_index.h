@@ -80,7 +80,7 @@ class HnswIndex : public VectorIndex {
   mutable absl::Mutex mu_;  // writer-preferring: Adds are not starved by searches
   std::unique_ptr<faiss::IndexHNSWFlat> index_;  // guarded by mu_
   std::vector<int64_t> pos_to_id_;
-  std::vector<uint8_t> dead_;  // 1 = tombstone
+  std::vector<uint8_t> dead_;    // 1 = tombstone
   std::vector<float> sq_norms_;  // per position, kL2 only
   size_t dead_count_ = 0;
   std::unordered_map<int64_t, size_t> id_to_pos_;  // live ids only

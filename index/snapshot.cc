@@ -132,8 +132,8 @@ absl::StatusOr<LoadedSnapshot> ReadSnapshotFile(const std::string& path) {
   }
   const size_t manifest_end = bytes.size() - r.rest().size();
   if (!r.U64(&manifest_checksum) ||
-      manifest_checksum !=
-          Checksum64(std::string_view(bytes).substr(manifest_start, manifest_end - manifest_start))) {
+      manifest_checksum != Checksum64(std::string_view(bytes).substr(
+                               manifest_start, manifest_end - manifest_start))) {
     return absl::DataLossError("manifest checksum mismatch");
   }
   if (m.format_version != kSnapshotFormatVersion) {
@@ -151,8 +151,8 @@ absl::StatusOr<LoadedSnapshot> ReadSnapshotFile(const std::string& path) {
     return absl::DataLossError("payload checksum mismatch");
   }
   ASSIGN_OR_RETURN(std::unique_ptr<VectorIndex> index, DeserializeIndex(payload));
-  if (index->spec() != m.spec || index->dimension() != m.dimension ||
-      index->metric() != m.metric || index->size() != m.count) {
+  if (index->spec() != m.spec || index->dimension() != m.dimension || index->metric() != m.metric ||
+      index->size() != m.count) {
     return absl::DataLossError("index does not match its manifest");
   }
   return LoadedSnapshot{std::move(m), std::move(index), path};
@@ -201,8 +201,7 @@ absl::StatusOr<std::string> WriteSnapshot(const std::string& dir, const VectorIn
   }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::string n = entry.path().filename().string();
-    if (n.rfind(kPrefix, 0) == 0 && n.size() > 4 &&
-        n.compare(n.size() - 4, 4, kTempSuffix) == 0) {
+    if (n.rfind(kPrefix, 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, kTempSuffix) == 0) {
       fs::remove(entry.path(), ec);
     }
   }

@@ -5,10 +5,8 @@
 namespace neodb::db {
 namespace {
 
-const Metadata kDoc = {{"year", int64_t{2021}},
-                       {"score", 0.75},
-                       {"tag", std::string("b")},
-                       {"draft", false}};
+const Metadata kDoc = {
+    {"year", int64_t{2021}}, {"score", 0.75}, {"tag", std::string("b")}, {"draft", false}};
 
 struct MatchCase {
   const char* json;
@@ -27,7 +25,7 @@ INSTANTIATE_TEST_SUITE_P(
     Table, FilterMatchTest,
     ::testing::Values(
         MatchCase{R"({"field":"year","eq":2021})", true},
-        MatchCase{R"({"field":"year","eq":2021.0})", true},  // int vs double numerically
+        MatchCase{R"({"field":"year","eq":2021.0})", true},   // int vs double numerically
         MatchCase{R"({"field":"year","eq":"2021"})", false},  // string never equals int
         MatchCase{R"({"field":"year","ne":2020})", true},
         MatchCase{R"({"field":"missing","ne":1})", true},  // ne == not eq
