@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "index/index_factory.h"
 #include "index/threads.h"
 #include "tests/index/test_util.h"
@@ -189,6 +192,40 @@ TEST_F(HnswTest, SerializeRoundTripKeepsGraphAndTombstones) {
     ASSERT_EQ((*a)[q].size(), (*b)[q].size());
     for (size_t i = 0; i < (*a)[q].size(); ++i) EXPECT_EQ((*a)[q][i].id, (*b)[q][i].id);
   }
+}
+
+TEST_F(HnswTest, ConcurrentSearchesDuringAddsAndRemoves) {
+  HnswIndex index(kDim, 16, Metric::kCosine);
+  index.set_exact_below(0);
+  ASSERT_TRUE(
+      index.Add(Iota(1000, 1), std::span<const float>(*base_).subspan(0, 1000 * kDim)).ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&, t] {
+      FnFilter even([](int64_t id) { return id % 2 == 0; });
+      while (!stop) {
+        auto r = index.Search(std::span<const float>(&(*queries_)[t * kDim], kDim), 10,
+                              t == 0 ? &even : nullptr);
+        if (!r.ok() || (*r)[0].size() != 10) ++failures;
+        for (const auto& h : r.ok() ? (*r)[0] : std::vector<SearchHit>{}) {
+          if (t == 0 && h.id % 2 != 0) ++failures;
+        }
+      }
+    });
+  }
+  for (size_t start = 1000; start < 3000; start += 100) {
+    ASSERT_TRUE(index
+                    .Add(std::span<const int64_t>(*ids_).subspan(start, 100),
+                         std::span<const float>(*base_).subspan(start * kDim, 100 * kDim))
+                    .ok());
+    ASSERT_TRUE(index.Remove(std::vector<int64_t>{static_cast<int64_t>(start / 10)}).ok());
+  }
+  stop = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(index.size(), 3000u - 20u);
 }
 
 }  // namespace
