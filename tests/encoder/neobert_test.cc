@@ -93,6 +93,19 @@ TEST_F(NeoBertCpuTest, PaddingInvariance) {
   }
 }
 
+TEST_F(NeoBertCpuTest, TwoThreadsGiveTheSameVectors) {
+  PackedBatch batch;
+  batch.Add(Ids(50, 21, config_.vocab_size));
+  batch.Add(Ids(9, 22, config_.vocab_size));
+  auto one = backend_->Pool(batch, Pooling::kMean);
+  auto two = MakeCpuBackend(weights_, 2)->Pool(batch, Pooling::kMean);
+  ASSERT_TRUE(one.ok() && two.ok());
+  for (int64_t i = 0; i < one->numel(); ++i) {
+    ASSERT_NEAR(one->data<float>()[i], two->data<float>()[i],
+                1e-5 * std::max(1.0f, std::abs(one->data<float>()[i])));
+  }
+}
+
 TEST_F(NeoBertCpuTest, PoolAgreesWithHiddenStates) {
   PackedBatch batch;
   batch.Add(Ids(4, 8, config_.vocab_size));
