@@ -47,8 +47,7 @@ NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weigh
   head_dim_ = hidden_ / heads_;
   NEODB_CHECK(head_dim_ % 2 == 0);
   NEODB_CHECK(static_cast<int64_t>(weights_->layers.size()) == cfg.num_hidden_layers);
-  // F from the weights themselves (equals cfg.ffn_dim() for a loaded checkpoint).
-  ffn_ = weights_->layers.empty() ? 0 : weights_->layers[0].w3.dim(1);
+  ffn_ = cfg.ffn_dim();
   eps_ = static_cast<float>(cfg.norm_eps);
   CheckWeight(weights_->embeddings, {cfg.vocab_size, hidden_});
   CheckWeight(weights_->final_norm, {hidden_});

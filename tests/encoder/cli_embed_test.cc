@@ -19,10 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Neodb() {
-  const char* dir = std::getenv("NEODB_BINARY_DIR");
-  return std::string(dir ? dir : "build") + "/tools/neodb/neodb";
-}
+std::string Neodb() { return NEODB_CLI_PATH; }
 
 std::string ReadAll(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
