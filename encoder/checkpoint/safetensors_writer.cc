@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "encoder/checkpoint/atomic_file.h"
+#include "encoder/core/atomic_file.h"
 #include "nlohmann/json.hpp"
 
 namespace neodb::encoder {

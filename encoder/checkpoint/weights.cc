@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "encoder/checkpoint/atomic_file.h"
+#include "encoder/core/atomic_file.h"
 #include "encoder/checkpoint/safetensors.h"
 #include "encoder/checkpoint/safetensors_writer.h"
 

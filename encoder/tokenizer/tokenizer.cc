@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "encoder/tokenizer/file_util.h"
+#include "encoder/core/file_util.h"
 #include "encoder/tokenizer/sentencepiece_tokenizer.h"
 #include "encoder/tokenizer/wordpiece_json.h"
 #include "encoder/tokenizer/wordpiece_tokenizer.h"

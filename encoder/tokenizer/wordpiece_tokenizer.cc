@@ -6,7 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "encoder/tokenizer/file_util.h"
+#include "encoder/core/atomic_file.h"
+#include "encoder/core/file_util.h"
 #include "encoder/tokenizer/unicode_util.h"
 
 namespace neodb::encoder {

@@ -12,7 +12,7 @@
 
 #include "encoder/tokenizer/tokenizer.h"
 #include "encoder/tokenizer/wordpiece_tokenizer.h"
-#include "encoder/tokenizer/file_util.h"
+#include "encoder/core/file_util.h"
 
 namespace neodb::encoder {
 namespace {

@@ -1,4 +1,4 @@
-#include "encoder/tokenizer/file_util.h"
+#include "encoder/core/file_util.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -37,24 +37,6 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_by
     return absl::InternalError(absl::StrCat("short read from ", path));
   }
   return data;
-}
-
-absl::Status WriteFileAtomically(const std::string& path, std::string_view contents) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::InternalError(absl::StrCat("cannot create ", tmp));
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ", path));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace neodb::encoder

@@ -1,4 +1,4 @@
-#include "encoder/checkpoint/atomic_file.h"
+#include "encoder/core/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
