@@ -123,7 +123,11 @@ TEST_F(CliTest, EmbedMatchesTheEncoderInOrder) {
 
 TEST_F(CliTest, TooLongLineFailsNamingTheLineUnlessChunked) {
   std::string long_line;
-  for (int i = 0; i < 600; ++i) long_line += "w" + std::to_string(i % 200) + " ";
+  for (int i = 0; i < 600; ++i) {
+    long_line += 'w';
+    long_line += std::to_string(i % 200);
+    long_line += ' ';
+  }
   const std::string input = "hello\nworld\n" + long_line + "\nfoo\n";
   std::string out, err;
   EXPECT_NE(Run("embed --model " + model(), input, &out, &err), 0);

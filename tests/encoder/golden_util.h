@@ -6,6 +6,7 @@
 // LoadCheckpoint, so the file path is exercised too. Every sequence runs
 // alone and inside one packed batch with the others.
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +35,16 @@ inline nlohmann::json ReadFixture(const std::string& name) {
   return nlohmann::json::parse(in);
 }
 
+// The worst agreement seen by ExpectMatches, printed per fixture so the
+// margin under the thresholds is visible in the test log.
+struct Worst {
+  double cosine = 1, diff_ratio = 0;
+};
+inline Worst& WorstSeen() {
+  static Worst w;
+  return w;
+}
+
 // Asserts cosine ≥ 0.99999 and max |diff| ≤ 1e-3 · max |expected|.
 inline void ExpectMatches(const float* got, const std::vector<double>& want, const std::string& what) {
   double dot = 0, ng = 0, nw = 0, max_diff = 0, max_want = 0;
@@ -45,6 +56,8 @@ inline void ExpectMatches(const float* got, const std::vector<double>& want, con
     max_want = std::max(max_want, std::abs(want[i]));
   }
   const double cosine = dot / std::sqrt(ng * nw);
+  WorstSeen().cosine = std::min(WorstSeen().cosine, cosine);
+  WorstSeen().diff_ratio = std::max(WorstSeen().diff_ratio, max_diff / max_want);
   EXPECT_GE(cosine, 0.99999) << what;
   EXPECT_LE(max_diff, 1e-3 * max_want) << what << " (max |expected| " << max_want << ")";
 }
@@ -67,6 +80,7 @@ class TempDir {
 };
 
 inline void RunGolden(const std::string& fixture_name) {
+  WorstSeen() = Worst{};
   const nlohmann::json fx = ReadFixture(fixture_name);
   auto config = PresetConfig(fx["preset"].get<std::string>(), fx["vocab_size"].get<int64_t>());
   ASSERT_TRUE(config.ok()) << config.status();
@@ -120,6 +134,8 @@ inline void RunGolden(const std::string& fixture_name) {
                     tag + " hidden row " + std::to_string(r));
     }
   }
+  std::printf("%s: worst cosine %.9f, worst max|diff|/max|expected| %.3g\n", fixture_name.c_str(),
+              WorstSeen().cosine, WorstSeen().diff_ratio);
 }
 
 }  // namespace neodb::encoder::golden
