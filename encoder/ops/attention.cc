@@ -15,7 +15,12 @@ int64_t AttentionScoreRows(int64_t len) {
   return std::min(len, std::max(kMinRows, kScoreBudget / std::max<int64_t>(len, 1)));
 }
 
-int64_t AttentionScratchSize(int64_t max_len) { return AttentionScoreRows(max_len) * max_len; }
+int64_t AttentionScratchSize(int64_t max_len) {
+  // For every len ≤ max_len the score block rows(len)·len is at most
+  // max(min(len², budget), kMinRows·len) ≤ the first term below; the row
+  // sums need rows(len) ≤ max_len more.
+  return std::max(std::min(max_len * max_len, kScoreBudget), kMinRows * max_len) + max_len;
+}
 
 void Attention(const Tensor& q, const Tensor& k, const Tensor& v,
                const std::vector<int64_t>& offsets, float scale, Tensor* scratch, Tensor* out) {

@@ -19,6 +19,7 @@ void Attention(const float* q, const float* k, const float* v, const int64_t* of
     if (len == 0) continue;
     const int64_t block = AttentionScoreRows(len);
     const int t = static_cast<int>(len);
+    float* sums = scratch + block * len;  // [block] after the score block
     for (int64_t h = 0; h < num_heads; ++h) {
       const float* qh = q + (h * n + base) * head_dim;
       const float* kh = k + (h * n + base) * head_dim;
@@ -28,10 +29,20 @@ void Attention(const float* q, const float* k, const float* v, const int64_t* of
         // scores[rows, T] = scale · q[r0:r0+rows] · kᵀ
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, t, d, scale,
                     qh + r0 * head_dim, d, kh, d, 0.0f, scratch, t);
-        for (int i = 0; i < rows; ++i) SoftmaxRowInplace(scratch + int64_t{i} * len, len);
-        // out[r0:r0+rows, h·D : h·D+D] = probs · v
+        // Unnormalised softmax: exp(s − max) per row, row sums kept aside.
+        for (int i = 0; i < rows; ++i) {
+          sums[i] = ExpShiftRowInplace(scratch + int64_t{i} * len, len);
+        }
+        // out[r0:r0+rows, h·D : h·D+D] = exp-scores · v, then ÷ row sum (D
+        // divisions per row instead of T multiplications).
+        float* o = out + (base + r0) * width + h * head_dim;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, t, 1.0f, scratch, t, vh,
-                    d, 0.0f, out + (base + r0) * width + h * head_dim, static_cast<int>(width));
+                    d, 0.0f, o, static_cast<int>(width));
+        for (int i = 0; i < rows; ++i) {
+          const float inv = 1.0f / sums[i];
+          float* row = o + int64_t{i} * width;
+          for (int e = 0; e < d; ++e) row[e] *= inv;
+        }
       }
     }
   }

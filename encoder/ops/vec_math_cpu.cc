@@ -4,8 +4,10 @@
 #include <cmath>
 
 #if defined(__x86_64__) || defined(__i386__)
-// GCC 12 reports a false -Wmaybe-uninitialized inside its own AVX-512 headers.
+// GCC 12 reports false (maybe-)uninitialized warnings inside its own AVX-512
+// headers (the undefined-vector idiom of _mm512_reduce_*).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #define NEODB_HAVE_X86 1
 #endif
@@ -15,7 +17,7 @@ namespace {
 
 // ---- Portable bodies --------------------------------------------------------
 
-void SoftmaxRowScalar(float* x, int64_t n) {
+float ExpShiftRowScalar(float* x, int64_t n) {
   float m = x[0];
   for (int64_t i = 1; i < n; ++i) m = std::max(m, x[i]);
   float sum = 0.0f;
@@ -23,7 +25,11 @@ void SoftmaxRowScalar(float* x, int64_t n) {
     x[i] = std::exp(x[i] - m);
     sum += x[i];
   }
-  const float inv = 1.0f / sum;
+  return sum;
+}
+
+void SoftmaxRowScalar(float* x, int64_t n) {
+  const float inv = 1.0f / ExpShiftRowScalar(x, n);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
@@ -62,7 +68,7 @@ NEODB_AVX512 inline __mmask16 TailMask(int64_t remaining) {
                          : static_cast<__mmask16>((1u << remaining) - 1u);
 }
 
-NEODB_AVX512 void SoftmaxRowAvx512(float* x, int64_t n) {
+NEODB_AVX512 float ExpShiftRowAvx512(float* x, int64_t n) {
   __m512 vmax = _mm512_set1_ps(-INFINITY);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = TailMask(n - i);
@@ -76,7 +82,11 @@ NEODB_AVX512 void SoftmaxRowAvx512(float* x, int64_t n) {
     _mm512_mask_storeu_ps(x + i, k, e);
     vsum = _mm512_mask_add_ps(vsum, k, vsum, e);
   }
-  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(vsum));
+  return _mm512_reduce_add_ps(vsum);
+}
+
+NEODB_AVX512 void SoftmaxRowAvx512(float* x, int64_t n) {
+  const __m512 inv = _mm512_set1_ps(1.0f / ExpShiftRowAvx512(x, n));
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = TailMask(n - i);
     _mm512_mask_storeu_ps(x + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), inv));
@@ -113,6 +123,13 @@ void SoftmaxRowInplace(float* x, int64_t n) {
   if (kUseAvx512) return SoftmaxRowAvx512(x, n);
 #endif
   SoftmaxRowScalar(x, n);
+}
+
+float ExpShiftRowInplace(float* x, int64_t n) {
+#if NEODB_HAVE_X86
+  if (kUseAvx512) return ExpShiftRowAvx512(x, n);
+#endif
+  return ExpShiftRowScalar(x, n);
 }
 
 void SiluMul(const float* gate, const float* lin, float* out, int64_t n) {

@@ -15,6 +15,11 @@ namespace neodb::encoder::ops::cpu {
 // x[0, n) ← softmax(x[0, n)), reductions in F32. REQUIRES: n ≥ 1.
 void SoftmaxRowInplace(float* x, int64_t n);
 
+// x[0, n) ← exp(x − max(x)); returns the sum of the new values (≥ 1). The
+// unnormalised softmax: attention divides its [rows, D] output by the sum
+// instead of scaling the [rows, T] probabilities. REQUIRES: n ≥ 1.
+float ExpShiftRowInplace(float* x, int64_t n);
+
 // out[i] = SiLU(gate[i]) · lin[i] = gate[i] / (1 + exp(−gate[i])) · lin[i].
 void SiluMul(const float* gate, const float* lin, float* out, int64_t n);
 

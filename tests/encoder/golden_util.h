@@ -107,10 +107,12 @@ inline void RunGolden(const std::string& fixture_name) {
   for (const auto& s : sequences) all.Add(s);
   auto batch_hidden = backend->HiddenStates(all);
   ASSERT_TRUE(batch_hidden.ok()) << batch_hidden.status();
-  auto batch_cls = backend->Pool(all, Pooling::kCls);
   auto batch_mean = backend->Pool(all, Pooling::kMean);
-  ASSERT_TRUE(batch_cls.ok() && batch_mean.ok());
+  ASSERT_TRUE(batch_mean.ok());
 
+  // Three forward passes in all (the full-size case is slow): the batch's
+  // hidden states (→ [CLS] rows and hidden rows), the batch's mean pooling,
+  // and each sequence alone through Pool(kCls).
   for (size_t b = 0; b < sequences.size(); ++b) {
     const auto& want = expected[b];
     const std::string tag = fixture_name + " sequence " + std::to_string(b) + " (" +
@@ -118,14 +120,12 @@ inline void RunGolden(const std::string& fixture_name) {
     PackedBatch alone;
     alone.Add(sequences[b]);
     auto cls = backend->Pool(alone, Pooling::kCls);
-    auto mean = backend->Pool(alone, Pooling::kMean);
-    ASSERT_TRUE(cls.ok() && mean.ok());
+    ASSERT_TRUE(cls.ok());
     const auto want_cls = want["cls"].get<std::vector<double>>();
     const auto want_mean = want["mean"].get<std::vector<double>>();
     ASSERT_EQ(static_cast<int64_t>(want_cls.size()), c);
     ExpectMatches(cls->data<float>(), want_cls, tag + " cls alone");
-    ExpectMatches(mean->data<float>(), want_mean, tag + " mean alone");
-    ExpectMatches(batch_cls->data<float>() + b * c, want_cls, tag + " cls in batch");
+    ExpectMatches(batch_hidden->data<float>() + all.offsets[b] * c, want_cls, tag + " cls in batch");
     ExpectMatches(batch_mean->data<float>() + b * c, want_mean, tag + " mean in batch");
     for (const auto& row : want["hidden_rows"]) {
       const int64_t r = row["row"].get<int64_t>();
