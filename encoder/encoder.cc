@@ -6,6 +6,8 @@
 #include <numeric>
 #include <string>
 
+#include "encoder/cuda/cuda_backend.h"
+
 namespace neodb::encoder {
 namespace {
 
@@ -42,8 +44,13 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(
     case Device::kCpu:
       encoder->backend_ = MakeCpuBackend(weights, options.backend.num_threads);
       break;
-    case Device::kCuda:
-      return absl::UnimplementedError("this build has no CUDA encoder backend");
+    case Device::kCuda: {
+      // An explicit CUDA request that cannot be met is the caller's error to
+      // see (UNAVAILABLE without a device or in a CPU-only build); falling
+      // back to the CPU is the caller's decision.
+      ASSIGN_OR_RETURN(encoder->backend_, MakeCudaBackend(weights, options.backend));
+      break;
+    }
   }
   encoder->weights_ = std::move(weights);
   encoder->tokenizer_ = std::move(tokenizer);

@@ -2,6 +2,8 @@
 // prefix, overflow (error vs chunk), normalisation, batching, validation.
 #include "encoder/encoder.h"
 
+#include "encoder/cuda/cuda_backend.h"
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -176,6 +178,16 @@ TEST_F(EncoderTest, SmallForwardPassesKeepInputOrder) {
     EXPECT_EQ((*small)[i].tokens, (*big)[i].tokens);
     ExpectClose((*small)[i].vector, (*big)[i].vector);
   }
+}
+
+TEST_F(EncoderTest, CudaRequestWithoutCudaIsUnavailable) {
+  if (CudaBackendCompiled()) GTEST_SKIP() << "built with CUDA: covered by the gpu tests";
+  NeoBertConfig config = testing::SmallConfig();
+  EncoderOptions options;
+  options.backend.device = Device::kCuda;
+  auto e = Encoder::Create(std::make_shared<NeoBertWeights>(testing::TestWeights(config, 128, 3)),
+                           std::make_unique<ToyTokenizer>(), options);
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kUnavailable);
 }
 
 TEST_F(EncoderTest, TokenizerErrorsNameTheText) {
