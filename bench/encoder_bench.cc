@@ -100,7 +100,9 @@ struct Rate {
   double per_wall = 0, per_cpu = 0;
 };
 Rate SgemmRate(int64_t m) {
-  struct S { int64_t n, k; };
+  struct S {
+    int64_t n, k;
+  };
   const S shapes[] = {{2304, 768}, {768, 768}, {4096, 768}, {768, 2048}};
   double flops = 0;
   Times total;
@@ -136,10 +138,14 @@ int Main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const char* v = argv[i + 1];
-    if (k == "--threads") args.threads = std::atoi(v);
-    else if (k == "--layers") args.layers = std::atoi(v);
-    else if (k == "--tokens") args.tokens = std::atoll(v);
-    else if (k == "--reps") args.reps = std::atoi(v);
+    if (k == "--threads")
+      args.threads = std::atoi(v);
+    else if (k == "--layers")
+      args.layers = std::atoi(v);
+    else if (k == "--tokens")
+      args.tokens = std::atoll(v);
+    else if (k == "--reps")
+      args.reps = std::atoi(v);
     else if (k == "--lengths") {
       args.lengths.clear();
       for (const char* p = v; *p;) {
@@ -156,8 +162,9 @@ int Main(int argc, char** argv) {
   openblas_set_num_threads(args.threads);
   std::printf("cpu: %s | OpenBLAS %s | threads %d | avx512 kernels %s\n", CpuModel().c_str(),
               openblas_get_config(), args.threads, ops::cpu::UsingAvx512() ? "yes" : "no");
-  std::printf("model: hidden 768, heads 12, ffn 2048, layers %d; >= %lld tokens per step, %d rep(s)\n",
-              args.layers, static_cast<long long>(args.tokens), args.reps);
+  std::printf(
+      "model: hidden 768, heads 12, ffn 2048, layers %d; >= %lld tokens per step, %d rep(s)\n",
+      args.layers, static_cast<long long>(args.tokens), args.reps);
   std::fflush(stdout);
   auto weights = FullSizeWeights(args.layers);
   auto backend = MakeCpuBackend(weights, args.threads);
@@ -175,7 +182,8 @@ int Main(int argc, char** argv) {
     PackedBatch batch;
     for (int64_t s = 0; s < seqs; ++s) {
       std::vector<int32_t> ids(len);
-      for (int64_t t = 0; t < len; ++t) ids[t] = static_cast<int32_t>((s * 7919 + t * 104729) % 30522);
+      for (int64_t t = 0; t < len; ++t)
+        ids[t] = static_cast<int32_t>((s * 7919 + t * 104729) % 30522);
       batch.Add(ids);
     }
     const double tokens = static_cast<double>(batch.total_tokens());

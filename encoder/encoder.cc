@@ -32,9 +32,9 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(
   }
   const NeoBertConfig& cfg = weights->config;
   if (tokenizer->vocab_size() > cfg.vocab_size) {
-    return absl::InvalidArgumentError(
-        "tokenizer has " + std::to_string(tokenizer->vocab_size()) +
-        " tokens but the model's vocab_size is " + std::to_string(cfg.vocab_size));
+    return absl::InvalidArgumentError("tokenizer has " + std::to_string(tokenizer->vocab_size()) +
+                                      " tokens but the model's vocab_size is " +
+                                      std::to_string(cfg.vocab_size));
   }
   if (cfg.max_length < 3) {
     return absl::InvalidArgumentError("max_length must be at least 3 to hold [CLS] x [SEP]");
@@ -67,9 +67,8 @@ absl::StatusOr<Tensor> Encoder::RunSequences(const std::vector<std::vector<int32
   // the backend's scratch once.
   std::vector<int64_t> order(count);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return sequences[a].size() > sequences[b].size();
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return sequences[a].size() > sequences[b].size(); });
   size_t next = 0;
   while (next < order.size()) {
     PackedBatch batch;
@@ -191,8 +190,7 @@ absl::StatusOr<Tensor> Encoder::EmbedIds(const std::vector<std::vector<int32_t>>
     const auto& seq = sequences[i];
     if (seq.empty() || static_cast<int64_t>(seq.size()) > cfg.max_length) {
       return absl::InvalidArgumentError("sequence " + std::to_string(i) + " has " +
-                                        std::to_string(seq.size()) +
-                                        " tokens; must be in [1, " +
+                                        std::to_string(seq.size()) + " tokens; must be in [1, " +
                                         std::to_string(cfg.max_length) + "] (max_length)");
     }
     for (size_t j = 0; j < seq.size(); ++j) {

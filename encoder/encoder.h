@@ -29,7 +29,7 @@ struct EmbedOptions {
   Pooling pooling = Pooling::kMean;
   bool normalize = false;  // L2-normalise the output vectors
   Overflow overflow = Overflow::kError;
-  std::string prefix;      // instruction prepended to every text (NEOBERT.md §5)
+  std::string prefix;  // instruction prepended to every text (NEOBERT.md §5)
 };
 
 struct Embedding {

@@ -22,8 +22,8 @@ void CheckWeight(const Tensor& t, const Shape& shape) {
 
 // A view of the first numel(shape) floats of `buffer` with `shape`.
 Tensor View(Tensor& buffer, Shape shape) {
-  Tensor t = Tensor::Borrow(buffer.raw_data(), std::move(shape), DType::kF32, Device::kCpu,
-                            nullptr);
+  Tensor t =
+      Tensor::Borrow(buffer.raw_data(), std::move(shape), DType::kF32, Device::kCpu, nullptr);
   NEODB_CHECK(t.numel() <= buffer.numel());
   return t;
 }
@@ -37,8 +37,7 @@ Tensor ViewAt(Tensor& buffer, int64_t offset, Shape shape) {
 
 }  // namespace
 
-NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights,
-                                     int num_threads)
+NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights, int num_threads)
     : weights_(std::move(weights)), num_threads_(std::max(1, num_threads)) {
   const NeoBertConfig& cfg = weights_->config;
   hidden_ = cfg.hidden_size;
@@ -78,10 +77,9 @@ absl::Status NeoBertCpuBackend::Validate(const PackedBatch& batch) const {
   }
   for (size_t i = 0; i < batch.ids.size(); ++i) {
     if (batch.ids[i] < 0 || batch.ids[i] >= cfg.vocab_size) {
-      return absl::InvalidArgumentError("token id " + std::to_string(batch.ids[i]) +
-                                        " at packed position " + std::to_string(i) +
-                                        " is outside the vocabulary [0, " +
-                                        std::to_string(cfg.vocab_size) + ")");
+      return absl::InvalidArgumentError(
+          "token id " + std::to_string(batch.ids[i]) + " at packed position " + std::to_string(i) +
+          " is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
     }
   }
   return absl::OkStatus();

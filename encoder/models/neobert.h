@@ -57,11 +57,11 @@ class NeoBertCpuBackend final : public Backend {
   ops::RopeTable rope_;
 
   int64_t capacity_tokens_ = 0;  // N the buffers below are sized for
-  Tensor x_;        // [cap, C]  residual stream
-  Tensor normed_;   // [cap, C]  a, then attention output o, then f
-  Tensor wide_;     // [cap, max(3C, 2F)]  y, then u
-  Tensor heads_buf_;  // [cap · max(3C, F)]  q | k | v, then g
-  Tensor scores_;   // attention score block
+  Tensor x_;                     // [cap, C]  residual stream
+  Tensor normed_;                // [cap, C]  a, then attention output o, then f
+  Tensor wide_;                  // [cap, max(3C, 2F)]  y, then u
+  Tensor heads_buf_;             // [cap · max(3C, F)]  q | k | v, then g
+  Tensor scores_;                // attention score block
 };
 
 }  // namespace neodb::encoder

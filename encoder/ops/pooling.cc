@@ -4,8 +4,7 @@
 
 namespace neodb::encoder::ops {
 
-void Pool(const Tensor& hidden, const std::vector<int64_t>& offsets, Pooling pooling,
-          Tensor* out) {
+void Pool(const Tensor& hidden, const std::vector<int64_t>& offsets, Pooling pooling, Tensor* out) {
   NEODB_CHECK(hidden.rank() == 2 && !offsets.empty() && offsets.front() == 0);
   const int64_t n = hidden.dim(0);
   const int64_t cols = hidden.dim(1);

@@ -13,12 +13,11 @@ namespace neodb::encoder::ops {
 
 // REQUIRES: hidden F32 [N, C]; out F32 [B, C]; offsets as in PackedBatch with
 // B + 1 entries and every length ≥ 1.
-void Pool(const Tensor& hidden, const std::vector<int64_t>& offsets, Pooling pooling,
-          Tensor* out);
+void Pool(const Tensor& hidden, const std::vector<int64_t>& offsets, Pooling pooling, Tensor* out);
 
 namespace cpu {
-void Pool(const float* hidden, int64_t cols, const int64_t* offsets, int64_t batch,
-          Pooling pooling, float* out);
+void Pool(const float* hidden, int64_t cols, const int64_t* offsets, int64_t batch, Pooling pooling,
+          float* out);
 }  // namespace cpu
 
 }  // namespace neodb::encoder::ops

@@ -4,8 +4,8 @@
 
 namespace neodb::encoder::ops::cpu {
 
-void Pool(const float* hidden, int64_t cols, const int64_t* offsets, int64_t batch,
-          Pooling pooling, float* out) {
+void Pool(const float* hidden, int64_t cols, const int64_t* offsets, int64_t batch, Pooling pooling,
+          float* out) {
   for (int64_t b = 0; b < batch; ++b) {
     float* dst = out + b * cols;
     const float* first = hidden + offsets[b] * cols;

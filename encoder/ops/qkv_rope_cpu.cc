@@ -5,8 +5,7 @@
 namespace neodb::encoder::ops::cpu {
 namespace {
 
-inline void Rotate(const float* src, const float* cos, const float* sin, int64_t half,
-                   float* dst) {
+inline void Rotate(const float* src, const float* cos, const float* sin, int64_t half, float* dst) {
   for (int64_t i = 0; i < half; ++i) {
     const float x0 = src[2 * i];
     const float x1 = src[2 * i + 1];

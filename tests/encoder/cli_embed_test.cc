@@ -59,8 +59,7 @@ class CliTest : public ::testing::Test {
     delete dir_;
   }
   // Runs neodb with `args`, stdin = `input`; returns the exit code.
-  int Run(const std::string& args, const std::string& input, std::string* out,
-          std::string* err) {
+  int Run(const std::string& args, const std::string& input, std::string* out, std::string* err) {
     {
       std::ofstream in(*dir_ / "stdin", std::ios::binary);
       in.write(input.data(), static_cast<std::streamsize>(input.size()));
@@ -91,7 +90,8 @@ TEST_F(CliTest, EmbedMatchesTheEncoderInOrder) {
   // A NUL byte and a \r are text, not line ends; lines of mixed lengths are
   // batched (--batch-lines 2) and printed in input order.
   const std::string nul_line("foo\0bar", 7);
-  std::vector<std::string> texts = {"hello world", "w1 w2 w3 w4 w5 w6 w7", nul_line, "", "bar\rfoo"};
+  std::vector<std::string> texts = {"hello world", "w1 w2 w3 w4 w5 w6 w7", nul_line, "",
+                                    "bar\rfoo"};
   std::string input;
   for (const auto& t : texts) input += t + "\n";
   std::string out, err;

@@ -2,12 +2,11 @@
 // prefix, overflow (error vs chunk), normalisation, batching, validation.
 #include "encoder/encoder.h"
 
-#include "encoder/cuda/cuda_backend.h"
-
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "encoder/cuda/cuda_backend.h"
 #include "gtest/gtest.h"
 #include "tests/encoder/test_weights.h"
 
@@ -153,7 +152,8 @@ TEST_F(EncoderTest, NormalizeGivesUnitVectors) {
   auto ids = encoder_->EmbedIds({{101, 111, 102}}, Pooling::kCls, true);
   ASSERT_TRUE(ids.ok());
   double ss = 0;
-  for (int64_t i = 0; i < ids->numel(); ++i) ss += double(ids->data<float>()[i]) * ids->data<float>()[i];
+  for (int64_t i = 0; i < ids->numel(); ++i)
+    ss += double(ids->data<float>()[i]) * ids->data<float>()[i];
   EXPECT_NEAR(std::sqrt(ss), 1.0, 1e-6);
 }
 
@@ -199,8 +199,9 @@ TEST_F(EncoderTest, TokenizerErrorsNameTheText) {
 
 TEST_F(EncoderTest, EmbedIdsValidates) {
   Build(16);
-  EXPECT_EQ(encoder_->EmbedIds({{101, 102}, {101, 211, 102}}, Pooling::kMean, false).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      encoder_->EmbedIds({{101, 102}, {101, 211, 102}}, Pooling::kMean, false).status().code(),
+      absl::StatusCode::kInvalidArgument);
   auto s = encoder_->EmbedIds({{101, 102}, {}}, Pooling::kMean, false).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("sequence 1"), std::string::npos);

@@ -46,7 +46,8 @@ inline Worst& WorstSeen() {
 }
 
 // Asserts cosine ≥ 0.99999 and max |diff| ≤ 1e-3 · max |expected|.
-inline void ExpectMatches(const float* got, const std::vector<double>& want, const std::string& what) {
+inline void ExpectMatches(const float* got, const std::vector<double>& want,
+                          const std::string& what) {
   double dot = 0, ng = 0, nw = 0, max_diff = 0, max_want = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     dot += got[i] * want[i];
@@ -125,7 +126,8 @@ inline void RunGolden(const std::string& fixture_name) {
     const auto want_mean = want["mean"].get<std::vector<double>>();
     ASSERT_EQ(static_cast<int64_t>(want_cls.size()), c);
     ExpectMatches(cls->data<float>(), want_cls, tag + " cls alone");
-    ExpectMatches(batch_hidden->data<float>() + all.offsets[b] * c, want_cls, tag + " cls in batch");
+    ExpectMatches(batch_hidden->data<float>() + all.offsets[b] * c, want_cls,
+                  tag + " cls in batch");
     ExpectMatches(batch_mean->data<float>() + b * c, want_mean, tag + " mean in batch");
     for (const auto& row : want["hidden_rows"]) {
       const int64_t r = row["row"].get<int64_t>();

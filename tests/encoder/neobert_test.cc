@@ -32,7 +32,8 @@ class NeoBertCpuTest : public ::testing::Test {
 TEST_F(NeoBertCpuTest, MatchesNaiveForward) {
   const std::vector<int64_t> lengths = {1, 2, 9, 70};
   PackedBatch batch;
-  for (size_t i = 0; i < lengths.size(); ++i) batch.Add(Ids(lengths[i], 100 + i, config_.vocab_size));
+  for (size_t i = 0; i < lengths.size(); ++i)
+    batch.Add(Ids(lengths[i], 100 + i, config_.vocab_size));
   auto hidden = backend_->HiddenStates(batch);
   ASSERT_TRUE(hidden.ok()) << hidden.status();
   ASSERT_EQ(hidden->shape(), (Shape{batch.total_tokens(), config_.hidden_size}));
@@ -138,8 +139,7 @@ TEST_F(NeoBertCpuTest, RejectsBadInput) {
             absl::StatusCode::kInvalidArgument);
   PackedBatch empty_seq;
   empty_seq.Add({});
-  EXPECT_EQ(backend_->HiddenStates(empty_seq).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(backend_->HiddenStates(empty_seq).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(NeoBertCpuTest, EmptyBatchGivesEmptyTensors) {

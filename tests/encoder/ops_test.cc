@@ -48,9 +48,11 @@ TEST(OpsTest, RmsNormMatchesNaive) {
   std::vector<double> want;
   for (int64_t r = 0; r < rows; ++r) {
     double ss = 0;
-    for (int64_t c = 0; c < cols; ++c) ss += double(x.data<float>()[r * cols + c]) * x.data<float>()[r * cols + c];
+    for (int64_t c = 0; c < cols; ++c)
+      ss += double(x.data<float>()[r * cols + c]) * x.data<float>()[r * cols + c];
     const double s = 1 / std::sqrt(ss / cols + 1e-5);
-    for (int64_t c = 0; c < cols; ++c) want.push_back(x.data<float>()[r * cols + c] * s * w.data<float>()[c]);
+    for (int64_t c = 0; c < cols; ++c)
+      want.push_back(x.data<float>()[r * cols + c] * s * w.data<float>()[c]);
   }
   ExpectNear(out.data<float>(), want, 1e-6, "rmsnorm");
   // In place gives the same result.
@@ -94,7 +96,8 @@ TEST(OpsTest, SplitQkvRopeMatchesNaive) {
         const int64_t p = t - offsets[b];  // positions restart per sequence
         const float* src = qkv.data<float>() + t * 3 * c + h * 3 * d;  // head-interleaved
         for (int64_t i = 0; i < d / 2; ++i) {
-          const double a = double(float(p) * float(1.0 / std::pow(10000.0, double(float(2 * i) / float(d)))));
+          const double a =
+              double(float(p) * float(1.0 / std::pow(10000.0, double(float(2 * i) / float(d)))));
           for (int part = 0; part < 2; ++part) {
             const float* s = src + part * d;
             auto& dst = part == 0 ? wq : wk;
@@ -146,7 +149,8 @@ TEST(OpsTest, AttentionMatchesNaivePerSequence) {
         double m = -1e300, z = 0;
         for (int64_t j = lo; j < hi; ++j) {
           double dot = 0;
-          for (int64_t e = 0; e < d; ++e) dot += double(Q[(h * n + t) * d + e]) * K[(h * n + j) * d + e];
+          for (int64_t e = 0; e < d; ++e)
+            dot += double(Q[(h * n + t) * d + e]) * K[(h * n + j) * d + e];
           s[j - lo] = dot * scale;
           m = std::max(m, s[j - lo]);
         }
@@ -173,7 +177,8 @@ TEST(OpsTest, SoftmaxHandlesExtremesAndTails) {
     for (int64_t i = 0; i < n; ++i) z += (want[i] = std::exp(x[i] - m));
     for (auto& e : want) e /= z;
     cpu::SoftmaxRowInplace(x.data(), n);
-    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(x[i], want[i], 1e-6 + 1e-5 * want[i]) << n << " " << i;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_NEAR(x[i], want[i], 1e-6 + 1e-5 * want[i]) << n << " " << i;
   }
 }
 

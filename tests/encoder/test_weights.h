@@ -157,8 +157,7 @@ inline std::vector<std::vector<double>> NaiveForward(const NeoBertWeights& w,
     Mat u = linear(rms(x, l.ffn_norm), l.w12);
     Mat g(T, std::vector<double>(F));
     for (int64_t t = 0; t < T; ++t)
-      for (int64_t i = 0; i < F; ++i)
-        g[t][i] = u[t][i] / (1 + std::exp(-u[t][i])) * u[t][F + i];
+      for (int64_t i = 0; i < F; ++i) g[t][i] = u[t][i] / (1 + std::exp(-u[t][i])) * u[t][F + i];
     Mat f = linear(g, l.w3);
     for (int64_t t = 0; t < T; ++t)
       for (int64_t i = 0; i < C; ++i) x[t][i] += f[t][i];

@@ -54,8 +54,10 @@ class LineReader {
 std::string NameLine(const absl::Status& status, int64_t line) {
   std::string msg(status.message());
   const std::string head = "text 0";
-  if (msg.rfind(head, 0) == 0) msg = msg.substr(head.size());
-  else msg = ": " + msg;
+  if (msg.rfind(head, 0) == 0)
+    msg = msg.substr(head.size());
+  else
+    msg = ": " + msg;
   return "line " + std::to_string(line) + msg;
 }
 
