@@ -160,8 +160,8 @@ int Main(int argc, char** argv) {
     }
   }
   openblas_set_num_threads(args.threads);
-  std::printf("cpu: %s | OpenBLAS %s | threads %d | avx512 kernels %s\n", CpuModel().c_str(),
-              openblas_get_config(), args.threads, ops::cpu::UsingAvx512() ? "yes" : "no");
+  std::printf("cpu: %s | OpenBLAS %s | threads %d | vector kernels %s\n", CpuModel().c_str(),
+              openblas_get_config(), args.threads, ops::cpu::VecIsaName(ops::cpu::ActiveVecIsa()));
   std::printf(
       "model: hidden 768, heads 12, ffn 2048, layers %d; >= %lld tokens per step, %d rep(s)\n",
       args.layers, static_cast<long long>(args.tokens), args.reps);

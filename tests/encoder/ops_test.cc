@@ -182,6 +182,40 @@ TEST(OpsTest, SoftmaxHandlesExtremesAndTails) {
   }
 }
 
+// Every exp body this CPU can run (scalar, AVX2+FMA, AVX-512) against double.
+TEST(OpsTest, EveryVectorBodyMatchesDouble) {
+  using cpu::VecIsa;
+  for (VecIsa isa : {VecIsa::kScalar, VecIsa::kAvx2, VecIsa::kAvx512}) {
+    if (!cpu::VecIsaAvailable(isa)) continue;
+    SCOPED_TRACE(cpu::VecIsaName(isa));
+    for (int64_t n : {1, 7, 8, 9, 16, 33, 1000}) {
+      std::vector<float> x(n);
+      Prng prng(n + 1000);
+      for (auto& e : x) e = prng.Uniform(120);  // exp under/overflow territory
+      double m = -1e300;
+      for (float e : x) m = std::max(m, double(e));
+      std::vector<double> want(n);
+      double want_sum = 0;
+      for (int64_t i = 0; i < n; ++i) want_sum += (want[i] = std::exp(x[i] - m));
+      const float sum = cpu::internal::ExpShiftRowInplace(isa, x.data(), n);
+      ASSERT_NEAR(sum, want_sum, 2e-6 * want_sum) << n;
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(x[i], want[i], 1e-6 * want[i] + 1e-30) << n << " " << i;
+
+      std::vector<float> g(n), l(n), out(n);
+      for (int64_t i = 0; i < n; ++i) {
+        g[i] = prng.Uniform(120);
+        l[i] = prng.Uniform(2);
+      }
+      cpu::internal::SiluMul(isa, g.data(), l.data(), out.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        const double w = g[i] / (1 + std::exp(-double(g[i]))) * l[i];
+        ASSERT_NEAR(out[i], w, 1e-6 * std::abs(w) + 1e-30) << n << " " << i;
+      }
+    }
+  }
+}
+
 TEST(OpsTest, SwiGluGatesTheFirstHalf) {
   Prng prng(6);
   const int64_t rows = 3, f = 45;
