@@ -22,7 +22,10 @@
 // Thread-safety: a backend instance is not thread-safe (its scratch is
 // shared); Encoder serialises calls. num_threads is applied with
 // openblas_set_num_threads, which is process-global in OpenBLAS: it is set
-// again before each forward pass.
+// again before each forward pass. Only the GEMMs use more than one thread;
+// the elementwise ops and the softmax run on the calling thread (they are a
+// few percent of the time at one thread; on the 2-vCPU build machine a second
+// thread adds nothing).
 
 #include <memory>
 
