@@ -109,8 +109,20 @@ TEST_F(CliTest, EmbedMatchesTheEncoderInOrder) {
   opt.normalize = true;
   auto want = (*enc)->Embed(texts, opt);
   ASSERT_TRUE(want.ok()) << want.status();
+  // Numbers are printed short (≤ 9 significant digits) yet read back exactly.
   for (size_t i = 0; i < texts.size(); ++i) {
     const auto j = nlohmann::json::parse(lines[i]);
+    for (const auto& v : j["embedding"]) {
+      const std::string text = v.dump();
+      const float f = v.get<float>();
+      std::string digits;
+      for (char ch : text.substr(0, text.find_first_of("eE"))) {
+        if (ch >= '0' && ch <= '9') digits += ch;
+      }
+      digits.erase(0, digits.find_first_not_of('0'));
+      ASSERT_LE(digits.size(), 9u) << text;
+      ASSERT_EQ(std::strtof(text.c_str(), nullptr), f) << text;
+    }
     const auto vec = j["embedding"].get<std::vector<float>>();
     EXPECT_EQ(j["tokens"].get<std::vector<int32_t>>(), (*want)[i].tokens) << "line " << i + 1;
     ASSERT_EQ(vec.size(), (*want)[i].vector.size());
