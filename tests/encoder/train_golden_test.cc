@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "encoder/backend.h"
 #include "encoder/checkpoint/presets.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/train/train_model.h"
@@ -71,6 +72,39 @@ void RunGolden(const std::string& fixture_name) {
 TEST(TrainGolden, TinyMatchesTheNumpyReference) { RunGolden("neobert_tiny.json"); }
 TEST(TrainGolden, TinySharpAttentionMatchesTheNumpyReference) {
   RunGolden("neobert_tiny_sharp.json");
+}
+
+// Training forward == the inference CPU backend on the same weights, for a
+// packed batch (mean and [CLS] pooling).
+TEST(TrainGolden, MatchesTheInferenceCpuBackend) {
+  auto config = PresetConfig("tiny", 1000);
+  ASSERT_TRUE(config.ok());
+  auto weights = std::make_shared<const NeoBertWeights>(RandomWeights(*config, 11, false));
+  const TrainParams<float> params = ParamsFromWeights(*weights);
+  const TrainModel<float> model(params.layout);
+  auto backend = MakeCpuBackend(weights, 1);
+  PackedBatch batch;
+  batch.offsets = {0};
+  SplitMix64 rng(5);
+  for (int len : {2, 7, 40, 130}) {
+    std::vector<int32_t> ids(len);
+    for (int i = 0; i < len; ++i) ids[i] = static_cast<int32_t>(rng.Next() % 1000);
+    ids.front() = 101;
+    ids.back() = 102;
+    AppendSequence(&batch, ids);
+  }
+  const int64_t c = config->hidden_size;
+  for (Pooling pooling : {Pooling::kMean, Pooling::kCls}) {
+    std::vector<float> mine(batch.batch_size() * c);
+    model.Forward(params.values.data(), batch, 0, nullptr, pooling, mine.data(), nullptr);
+    auto theirs = backend->Pool(batch, pooling);
+    ASSERT_TRUE(theirs.ok()) << theirs.status();
+    for (int64_t b = 0; b < batch.batch_size(); ++b) {
+      const float* t = theirs->data<float>() + b * c;
+      ExpectMatches(mine.data() + b * c, std::vector<double>(t, t + c),
+                    "sequence " + std::to_string(b));
+    }
+  }
 }
 
 }  // namespace
