@@ -23,5 +23,6 @@ void ExitIfError(const absl::Status& status);
 
 void RegisterModelCommands(CLI::App& app);     // model init, model info
 void RegisterEncoderCommands(CLI::App& app);   // embed, tokenize
+void RegisterTokenizerCommands(CLI::App& app); // tokenizer train
 
 }  // namespace neodb::cli
