@@ -38,15 +38,17 @@ VOCAB_SIZE=${VOCAB_SIZE:-12000}
 TOKENIZER_TYPE=${TOKENIZER_TYPE:-unigram}
 # Architecture (NeoBERT's, scaled down).
 LAYERS=${LAYERS:-6}
-HIDDEN=${HIDDEN:-384}
-HEADS=${HEADS:-6}
-INTERMEDIATE=${INTERMEDIATE:-1536}  # FFN width = round8(2·1536/3) = 1024
+HIDDEN=${HIDDEN:-256}
+HEADS=${HEADS:-4}
+INTERMEDIATE=${INTERMEDIATE:-1024}  # FFN width = round8(2·1024/3) = 688
 MAX_LENGTH=${MAX_LENGTH:-512}
 # Pre-training.
 PRETRAIN_STEPS=${PRETRAIN_STEPS:-20000}
 PRETRAIN_BATCH_TOKENS=${PRETRAIN_BATCH_TOKENS:-8192}
 PRETRAIN_SEQ_LEN=${PRETRAIN_SEQ_LEN:-128}
-PRETRAIN_LR=${PRETRAIN_LR:-6e-4}
+PRETRAIN_LR=${PRETRAIN_LR:-1e-3}
+PRETRAIN_CHECKPOINT_EVERY=${PRETRAIN_CHECKPOINT_EVERY:-50}
+THREADS=${THREADS:-0}  # OpenBLAS threads for pretrain/finetune (0 = OpenBLAS default)
 SEED=${SEED:-1}
 # Contrastive fine-tuning on general pairs.
 FINETUNE_STEPS=${FINETUNE_STEPS:-2000}
@@ -117,11 +119,12 @@ EOF
 stage_pretrain() {
   need_cmd pretrain
   local resume=()
-  [[ -d $WORK/pretrain_state ]] && resume=(--resume)
+  [[ -f $WORK/pretrain_state/checkpoint/state.json ]] && resume=(--resume)
   "$NEODB" pretrain --model "$WORK/init" --corpus "$WORK/corpus/mlm.txt" \
     --out "$WORK/pretrained" --checkpoint-dir "$WORK/pretrain_state" \
     --steps "$PRETRAIN_STEPS" --batch-tokens "$PRETRAIN_BATCH_TOKENS" \
-    --seq-len "$PRETRAIN_SEQ_LEN" --lr "$PRETRAIN_LR" --seed "$SEED" "${resume[@]}" \
+    --seq-len "$PRETRAIN_SEQ_LEN" --lr "$PRETRAIN_LR" --seed "$SEED" --threads "$THREADS" \
+    --checkpoint-every "$PRETRAIN_CHECKPOINT_EVERY" --force "${resume[@]}" \
     2>&1 | tee -a "$WORK/pretrain.log"
 }
 
@@ -134,7 +137,7 @@ stage_finetune() {
     --eval "$WORK/corpus/pairs/general_eval.jsonl" --out "$WORK/finetuned" \
     --steps "$FINETUNE_STEPS" --batch-size "$FINETUNE_BATCH" --lr "$FINETUNE_LR" \
     --warmup 100 --max-length "$FINETUNE_MAX_LENGTH" --seed "$SEED" \
-    --checkpoint-every 200 "${resume[@]}" 2>&1 | tee -a "$WORK/finetune.log"
+    --checkpoint-every 200 --threads "$THREADS" "${resume[@]}" 2>&1 | tee -a "$WORK/finetune.log"
 }
 
 stage_eval() {

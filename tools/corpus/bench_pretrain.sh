@@ -5,7 +5,7 @@
 # is round8(8·hidden/3) as in NeoBERT). Prints tokens/s of steps 2..N (the
 # first step pays allocation), tokens per CPU-second (what a dedicated core
 # would do, roughly) and the machine load, which matters on a
-# shared machine. Uses the first 30,000 lines of CORPUS.
+# shared machine. Uses the first 8,000 lines of CORPUS.
 #   env: NEODB (binary), STEPS (default 4), BATCH_TOKENS (4096), SEQ_LEN (128),
 #        THREADS (OpenBLAS threads, default 1)
 set -euo pipefail
@@ -20,7 +20,7 @@ STEPS=${STEPS:-4}; BATCH_TOKENS=${BATCH_TOKENS:-4096}; SEQ_LEN=${SEQ_LEN:-128}; 
 [[ -f $CORPUS ]] || { echo "bench_pretrain: no corpus $CORPUS" >&2; exit 1; }
 VOCAB=$(wc -l < "$TOK/tokenizer.vocab")
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
-head -30000 "$CORPUS" > "$TMP/corpus.txt"
+head -8000 "$CORPUS" > "$TMP/corpus.txt"
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), vocab $VOCAB, batch $BATCH_TOKENS tokens, seq $SEQ_LEN, $THREADS threads"
 printf '%-10s %12s %14s %14s %12s\n' config enc_params wall_tok_per_s tok_per_cpu_s s_per_step
 for cfg in "${CONFIGS[@]}"; do
