@@ -60,9 +60,11 @@ class VectorIndex {
   // search; selective filters fall back to an exact scan of the allowed ids).
   // Removed ids are never returned. INVALID_ARGUMENT for k < 1 or k > 10000 or a
   // query size that is not a multiple of dimension().
-  virtual absl::StatusOr<std::vector<std::vector<SearchHit>>> Search(
+  absl::StatusOr<std::vector<std::vector<SearchHit>>> Search(
       std::span<const float> queries, int k, const IdFilter* filter = nullptr,
-      const SearchOptions& options = {}) const = 0;
+      const SearchOptions& options = {}) const {
+    return SearchImpl(queries, k, filter, options);
+  }
 
   // Live (searchable) vectors.
   virtual size_t size() const = 0;
@@ -85,6 +87,13 @@ class VectorIndex {
 
   // Convenience: Serialize to `path` (not atomic; use index/snapshot.h for that).
   absl::Status Save(const std::string& path) const;
+
+ protected:
+  // Search without default arguments (defaults on virtual functions are
+  // resolved statically, so they live on the non-virtual Search above).
+  virtual absl::StatusOr<std::vector<std::vector<SearchHit>>> SearchImpl(
+      std::span<const float> queries, int k, const IdFilter* filter,
+      const SearchOptions& options) const = 0;
 };
 
 }  // namespace neodb::index

@@ -19,7 +19,8 @@ constexpr int64_t kMaxDim = int64_t{1} << 24;
 constexpr int64_t kMaxLayers = 4096;
 
 absl::Status KeyError(std::string_view key, std::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrCat("config.json: key \"", std::string(key), "\" ", std::string(problem)));
+  return absl::InvalidArgumentError(
+      absl::StrCat("config.json: key \"", std::string(key), "\" ", std::string(problem)));
 }
 
 // Reads an integer key. `required` false leaves *out unchanged when absent.
@@ -81,9 +82,9 @@ absl::StatusOr<NeoBertConfig> FromJsonObject(const json& j) {
       int64_t alias = 0;
       RETURN_IF_ERROR(ReadInt(j, "max_position_embeddings", true, &alias));
       if (alias != c.max_length) {
-        return KeyError("max_position_embeddings",
-                        absl::StrCat("(", alias, ") disagrees with \"max_length\" (",
-                                     c.max_length, ")"));
+        return KeyError(
+            "max_position_embeddings",
+            absl::StrCat("(", alias, ") disagrees with \"max_length\" (", c.max_length, ")"));
       }
     }
   } else if (j.contains("max_position_embeddings")) {
@@ -101,8 +102,10 @@ absl::StatusOr<NeoBertConfig> FromJsonObject(const json& j) {
     RETURN_IF_ERROR(ReadInt(j, "dim_head", true, &dim_head));
     RETURN_IF_ERROR(c.Validate());
     if (dim_head != c.head_dim()) {
-      return KeyError("dim_head", absl::StrCat("is ", dim_head, " but hidden_size / "
-                                               "num_attention_heads is ", c.head_dim()));
+      return KeyError("dim_head", absl::StrCat("is ", dim_head,
+                                               " but hidden_size / "
+                                               "num_attention_heads is ",
+                                               c.head_dim()));
     }
   }
   RETURN_IF_ERROR(c.Validate());
@@ -126,7 +129,8 @@ absl::Status NeoBertConfig::Validate() const {
   RETURN_IF_ERROR(CheckRange("max_length", max_length, 1, kMaxDim));
   RETURN_IF_ERROR(CheckRange("pad_token_id", pad_token_id, 0, vocab_size - 1));
   if (hidden_size % num_attention_heads != 0) {
-    return KeyError("hidden_size", absl::StrCat("(", hidden_size, ") must be divisible by "
+    return KeyError("hidden_size", absl::StrCat("(", hidden_size,
+                                                ") must be divisible by "
                                                 "num_attention_heads (",
                                                 num_attention_heads, ")"));
   }

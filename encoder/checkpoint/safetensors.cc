@@ -31,14 +31,11 @@ struct DTypeEntry {
 };
 
 constexpr DTypeEntry kDTypes[] = {
-    {"F32", StDType::kF32, 4},   {"F16", StDType::kF16, 2},
-    {"BF16", StDType::kBF16, 2}, {"F64", StDType::kF64, 8},
-    {"I64", StDType::kI64, 8},   {"I32", StDType::kI32, 4},
-    {"I16", StDType::kI16, 2},   {"I8", StDType::kI8, 1},
-    {"U64", StDType::kU64, 8},   {"U32", StDType::kU32, 4},
-    {"U16", StDType::kU16, 2},   {"U8", StDType::kU8, 1},
-    {"BOOL", StDType::kBool, 1}, {"F8_E4M3", StDType::kF8E4M3, 1},
-    {"F8_E5M2", StDType::kF8E5M2, 1},
+    {"F32", StDType::kF32, 4},   {"F16", StDType::kF16, 2},        {"BF16", StDType::kBF16, 2},
+    {"F64", StDType::kF64, 8},   {"I64", StDType::kI64, 8},        {"I32", StDType::kI32, 4},
+    {"I16", StDType::kI16, 2},   {"I8", StDType::kI8, 1},          {"U64", StDType::kU64, 8},
+    {"U32", StDType::kU32, 4},   {"U16", StDType::kU16, 2},        {"U8", StDType::kU8, 1},
+    {"BOOL", StDType::kBool, 1}, {"F8_E4M3", StDType::kF8E4M3, 1}, {"F8_E5M2", StDType::kF8E5M2, 1},
 };
 
 std::string ErrnoText() { return std::strerror(errno); }
@@ -116,9 +113,8 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
   uint64_t header_len = 0;
   std::memcpy(&header_len, base, 8);  // little-endian (static_assert above)
   if (header_len > kMaxHeaderBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": header length ", header_len,
-                                                   " exceeds the limit of ", kMaxHeaderBytes,
-                                                   " bytes"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": header length ", header_len, " exceeds the limit of ", kMaxHeaderBytes, " bytes"));
   }
   if (header_len > file_size - 8) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": header length ", header_len,
@@ -137,8 +133,7 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
       open_objects.emplace_back();
     } else if (event == json::parse_event_t::object_end) {
       if (!open_objects.empty()) open_objects.pop_back();
-    } else if (event == json::parse_event_t::key && !open_objects.empty() &&
-               parsed.is_string()) {
+    } else if (event == json::parse_event_t::key && !open_objects.empty() && parsed.is_string()) {
       if (!open_objects.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
         duplicate = parsed.get<std::string>();
       }
@@ -149,8 +144,7 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
   try {
     header = json::parse(hbegin, hend, cb);
   } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": header is not valid JSON: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": header is not valid JSON: ", e.what()));
   }
   if (!header.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": header is not a JSON object"));
@@ -176,8 +170,8 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
         }
         for (auto m = v.begin(); m != v.end(); ++m) {
           if (!m.value().is_string()) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                path, ": \"__metadata__\" value for \"", m.key(), "\" is not a string"));
+            return absl::InvalidArgumentError(absl::StrCat(path, ": \"__metadata__\" value for \"",
+                                                           m.key(), "\" is not a string"));
           }
           file.metadata_[m.key()] = m.value().get<std::string>();
         }
@@ -223,8 +217,7 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
         return bad("\"data_offsets\" must be [begin, end] with non-negative integers");
       }
       if (info.begin > info.end) {
-        return bad(absl::StrCat("data_offsets [", info.begin, ", ", info.end,
-                                "] has begin > end"));
+        return bad(absl::StrCat("data_offsets [", info.begin, ", ", info.end, "] has begin > end"));
       }
       if (info.end > file.data_size_) {
         return bad(absl::StrCat("data_offsets [", info.begin, ", ", info.end,
@@ -253,8 +246,8 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
     if (by_offset[i]->begin < by_offset[i - 1]->end) {
       return absl::InvalidArgumentError(absl::StrCat(
           path, ": tensors \"", by_offset[i - 1]->name, "\" [", by_offset[i - 1]->begin, ", ",
-          by_offset[i - 1]->end, ") and \"", by_offset[i]->name, "\" [", by_offset[i]->begin,
-          ", ", by_offset[i]->end, ") overlap"));
+          by_offset[i - 1]->end, ") and \"", by_offset[i]->name, "\" [", by_offset[i]->begin, ", ",
+          by_offset[i]->end, ") overlap"));
     }
   }
   // json objects iterate in key order already; keep the guarantee explicit.
@@ -278,13 +271,19 @@ absl::StatusOr<Tensor> SafetensorsFile::LoadRaw(std::string_view name) const {
   }
   DType dtype;
   switch (info->dtype) {
-    case StDType::kF32: dtype = DType::kF32; break;
-    case StDType::kF16: dtype = DType::kF16; break;
-    case StDType::kBF16: dtype = DType::kBF16; break;
+    case StDType::kF32:
+      dtype = DType::kF32;
+      break;
+    case StDType::kF16:
+      dtype = DType::kF16;
+      break;
+    case StDType::kBF16:
+      dtype = DType::kBF16;
+      break;
     default:
-      return absl::InvalidArgumentError(
-          absl::StrCat(path_, ": tensor \"", std::string(name), "\" has dtype ", info->dtype_name,
-                       "; only F32, F16 and BF16 can be loaded"));
+      return absl::InvalidArgumentError(absl::StrCat(path_, ": tensor \"", std::string(name),
+                                                     "\" has dtype ", info->dtype_name,
+                                                     "; only F32, F16 and BF16 can be loaded"));
   }
   uint8_t* p = data_ + info->begin;
   if (reinterpret_cast<uintptr_t>(p) % SizeOf(dtype) == 0) {

@@ -36,8 +36,21 @@ namespace neodb::encoder {
 // The dtypes the safetensors format defines. Only F32, F16 and BF16 load;
 // the others are recognised so that a file holding them gets a clear error.
 enum class StDType : uint8_t {
-  kF32, kF16, kBF16, kF64, kI64, kI32, kI16, kI8, kU64, kU32, kU16, kU8, kBool,
-  kF8E4M3, kF8E5M2,
+  kF32,
+  kF16,
+  kBF16,
+  kF64,
+  kI64,
+  kI32,
+  kI16,
+  kI8,
+  kU64,
+  kU32,
+  kU16,
+  kU8,
+  kBool,
+  kF8E4M3,
+  kF8E5M2,
 };
 
 class SafetensorsFile {

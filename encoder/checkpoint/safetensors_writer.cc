@@ -52,9 +52,9 @@ absl::Status WriteSafetensors(const std::string& path, std::vector<NamedTensor> 
     const Tensor& t = nt.tensor;
     if (t.device() != Device::kCpu || !t.defined() ||
         (t.dtype() != DType::kF32 && t.dtype() != DType::kF16 && t.dtype() != DType::kBF16)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "safetensors: tensor ", nt.name, " must be a CPU F32/F16/BF16 tensor, is ",
-          t.DebugString()));
+      return absl::InvalidArgumentError(absl::StrCat("safetensors: tensor ", nt.name,
+                                                     " must be a CPU F32/F16/BF16 tensor, is ",
+                                                     t.DebugString()));
     }
     const uint64_t nbytes = static_cast<uint64_t>(t.numel()) * SizeOf(dtype);
     header[nt.name] = {{"dtype", std::string(DTypeName(dtype))},

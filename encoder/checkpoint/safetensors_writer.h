@@ -22,7 +22,6 @@ struct NamedTensor {
 // Stores every tensor as `dtype` (F32, F16 or BF16), converting as needed.
 // REQUIRES nothing of the input order; duplicate names are INVALID_ARGUMENT.
 absl::Status WriteSafetensors(const std::string& path, std::vector<NamedTensor> tensors,
-                              DType dtype,
-                              const std::map<std::string, std::string>& metadata = {});
+                              DType dtype, const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace neodb::encoder

@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -13,6 +14,11 @@
 #include "encoder/checkpoint/safetensors_writer.h"
 
 namespace neodb::encoder {
+
+// model_id hashes shapes and F32 values as host bytes, which are the
+// documented little-endian bytes only on a little-endian host.
+static_assert(std::endian::native == std::endian::little);
+
 namespace {
 
 constexpr std::string_view kPrefix = "model.";
@@ -52,9 +58,7 @@ std::vector<Slot> EncoderSlots(const NeoBertWeights& w) {
   return EncoderSlots(const_cast<NeoBertWeights&>(w));
 }
 
-std::string ShapeString(const Shape& s) {
-  return absl::StrCat("[", absl::StrJoin(s, ", "), "]");
-}
+std::string ShapeString(const Shape& s) { return absl::StrCat("[", absl::StrJoin(s, ", "), "]"); }
 
 bool IsNormName(std::string_view name) {
   return name.find("norm.weight") != std::string_view::npos;
@@ -96,7 +100,8 @@ absl::Status CheckTensor(std::string_view name, const Tensor& t, const Shape& sh
   }
   if (t.device() != Device::kCpu ||
       (t.dtype() != DType::kF32 && t.dtype() != DType::kF16 && t.dtype() != DType::kBF16)) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor ", std::string(name), " is ", t.DebugString(),
+    return absl::InvalidArgumentError(absl::StrCat("tensor ", std::string(name), " is ",
+                                                   t.DebugString(),
                                                    "; expected a CPU F32/F16/BF16 tensor"));
   }
   if (t.shape() != shape) {
@@ -183,8 +188,8 @@ NeoBertWeights RandomWeights(const NeoBertConfig& config, uint64_t seed, bool wi
     *s.tensor = IsNormName(s.name) ? Filled(s.shape, 1.0f) : RandomUniform(s.shape, seed, s.name);
   }
   if (with_decoder) {
-    w.decoder_weight = RandomUniform({config.vocab_size, config.hidden_size}, seed,
-                                     "decoder.weight");
+    w.decoder_weight =
+        RandomUniform({config.vocab_size, config.hidden_size}, seed, "decoder.weight");
     w.decoder_bias = Filled({config.vocab_size}, 0.0f);
   }
   w.model_id = ComputeModelId(w);
@@ -196,12 +201,19 @@ absl::Status SaveCheckpoint(const NeoBertWeights& w, const std::string& dir,
   RETURN_IF_ERROR(CheckWeights(w));
   std::string torch_dtype;
   switch (options.dtype) {
-    case DType::kF32: torch_dtype = "float32"; break;
-    case DType::kF16: torch_dtype = "float16"; break;
-    case DType::kBF16: torch_dtype = "bfloat16"; break;
+    case DType::kF32:
+      torch_dtype = "float32";
+      break;
+    case DType::kF16:
+      torch_dtype = "float16";
+      break;
+    case DType::kBF16:
+      torch_dtype = "bfloat16";
+      break;
     default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "checkpoints are stored as F32, F16 or BF16, not ", std::string(DTypeName(options.dtype))));
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkpoints are stored as F32, F16 or BF16, not ",
+                       std::string(DTypeName(options.dtype))));
   }
   std::vector<NamedTensor> tensors;
   for (const Slot& s : EncoderSlots(w)) {
@@ -211,13 +223,12 @@ absl::Status SaveCheckpoint(const NeoBertWeights& w, const std::string& dir,
     tensors.push_back({"decoder.weight", *w.decoder_weight});
     tensors.push_back({"decoder.bias", *w.decoder_bias});
   }
-  RETURN_IF_ERROR(WriteSafetensors(dir + "/model.safetensors", std::move(tensors),
-                                   options.dtype, {{"format", "pt"}}));
+  RETURN_IF_ERROR(WriteSafetensors(dir + "/model.safetensors", std::move(tensors), options.dtype,
+                                   {{"format", "pt"}}));
   return WriteFileAtomically(dir + "/config.json", w.config.ToJson(torch_dtype));
 }
 
-absl::StatusOr<NeoBertWeights> LoadCheckpoint(const std::string& dir,
-                                              const LoadOptions& options) {
+absl::StatusOr<NeoBertWeights> LoadCheckpoint(const std::string& dir, const LoadOptions& options) {
   NeoBertWeights w;
   ASSIGN_OR_RETURN(w.config, NeoBertConfig::FromFile(dir + "/config.json"));
   const std::string path = dir + "/model.safetensors";
@@ -250,18 +261,18 @@ absl::StatusOr<NeoBertWeights> LoadCheckpoint(const std::string& dir,
             absl::StrCat(path, ": tensor \"", info->name, "\" has ", info->shape[0],
                          " rows but config.json has vocab_size ", w.config.vocab_size));
       }
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ": tensor \"", info->name, "\" has shape ", ShapeString(info->shape),
-          "; config.json needs ", ShapeString(slot.shape)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": tensor \"", info->name, "\" has shape ", ShapeString(info->shape),
+                       "; config.json needs ", ShapeString(slot.shape)));
     }
     found.emplace_back(std::move(slot), info);
     return absl::OkStatus();
   };
   for (Slot& s : EncoderSlots(w)) RETURN_IF_ERROR(resolve(std::move(s), true));
   if (!missing.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": missing tensor", missing.size() > 1 ? "s " : " ", ListNames(missing),
-        " (looked up with and without the \"model.\" prefix)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": missing tensor", missing.size() > 1 ? "s " : " ", ListNames(missing),
+                     " (looked up with and without the \"model.\" prefix)"));
   }
 
   // The MLM head: recognised always, loaded on request.
@@ -270,9 +281,9 @@ absl::StatusOr<NeoBertWeights> LoadCheckpoint(const std::string& dir,
   const bool has_weight = file.Find("decoder.weight") != nullptr;
   const bool has_bias = file.Find("decoder.bias") != nullptr;
   if (has_weight != has_bias) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": has \"", has_weight ? "decoder.weight" : "decoder.bias", "\" without \"",
-        has_weight ? "decoder.bias" : "decoder.weight", "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": has \"", has_weight ? "decoder.weight" : "decoder.bias",
+                     "\" without \"", has_weight ? "decoder.bias" : "decoder.weight", "\""));
   }
   if (options.load_decoder && !has_weight) {
     return absl::NotFoundError(absl::StrCat(
@@ -288,9 +299,9 @@ absl::StatusOr<NeoBertWeights> LoadCheckpoint(const std::string& dir,
     if (!claimed.count(t.name)) extra.push_back(t.name);
   }
   if (!extra.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": unexpected tensor", extra.size() > 1 ? "s " : " ", ListNames(extra),
-        " (not part of a NeoBERT with this config)"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": unexpected tensor",
+                                                   extra.size() > 1 ? "s " : " ", ListNames(extra),
+                                                   " (not part of a NeoBERT with this config)"));
   }
 
   for (auto& [slot, info] : found) {

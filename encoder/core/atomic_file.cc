@@ -71,8 +71,7 @@ absl::Status AtomicFileWriter::Flush() {
     const ssize_t n = write(fd_, buffer_.data() + done, buffer_.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return absl::ResourceExhaustedError(
-          absl::StrCat("write ", tmp_path_, ": ", ErrnoText()));
+      return absl::ResourceExhaustedError(absl::StrCat("write ", tmp_path_, ": ", ErrnoText()));
     }
     done += static_cast<size_t>(n);
   }

@@ -98,12 +98,24 @@ TEST(ConfigTest, BadValuesAreNamed) {
     const char* key;
     json value;
   } cases[] = {
-      {"hidden_size", "768"},       {"hidden_size", 768.5},       {"hidden_size", 0},
-      {"num_hidden_layers", -1},    {"num_hidden_layers", 0},     {"num_attention_heads", 0},
-      {"intermediate_size", -3072}, {"vocab_size", 0},            {"vocab_size", nullptr},
-      {"max_length", 0},            {"norm_eps", 0},              {"norm_eps", "1e-5"},
-      {"norm_eps", -1e-5},          {"pad_token_id", 30522},      {"pad_token_id", -1},
-      {"rope_theta", 0},            {"rope_theta", "10000"},      {"dim_head", 32},
+      {"hidden_size", "768"},
+      {"hidden_size", 768.5},
+      {"hidden_size", 0},
+      {"num_hidden_layers", -1},
+      {"num_hidden_layers", 0},
+      {"num_attention_heads", 0},
+      {"intermediate_size", -3072},
+      {"vocab_size", 0},
+      {"vocab_size", nullptr},
+      {"max_length", 0},
+      {"norm_eps", 0},
+      {"norm_eps", "1e-5"},
+      {"norm_eps", -1e-5},
+      {"pad_token_id", 30522},
+      {"pad_token_id", -1},
+      {"rope_theta", 0},
+      {"rope_theta", "10000"},
+      {"dim_head", 32},
       {"hidden_size", json(uint64_t{1} << 63)},
   };
   for (const Case& c : cases) {

@@ -1,9 +1,8 @@
 // Runs the neodb binary: `neodb model init` and `neodb model info`, their
 // exit codes and messages.
-#include <sys/wait.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -87,8 +86,7 @@ TEST_F(ModelCliTest, InitWritesALoadableCheckpoint) {
   EXPECT_EQ(Field(info.output, "hidden_size"), "64");
   EXPECT_EQ(Field(info.output, "vocab_size"), "50");
   EXPECT_EQ(Field(info.output, "dtype"), "F32");
-  EXPECT_THAT(Field(info.output, "parameters"),
-              HasSubstr(std::to_string(ParameterCount(*w))));
+  EXPECT_THAT(Field(info.output, "parameters"), HasSubstr(std::to_string(ParameterCount(*w))));
 }
 
 TEST_F(ModelCliTest, RefusesANonEmptyDirectoryUnlessForced) {
@@ -122,15 +120,16 @@ TEST_F(ModelCliTest, SameSeedSameModelId) {
 
 TEST_F(ModelCliTest, BadArgumentsFail) {
   Result preset = RunNeodb("model init --preset huge --vocab " + dir_.Sub("vocab.txt") + " --out " +
-                      dir_.Sub("x"));
+                           dir_.Sub("x"));
   EXPECT_NE(preset.rc, 0);
   EXPECT_THAT(preset.output, HasSubstr("huge"));
   Result vocab = RunNeodb("model init --preset tiny --vocab " + dir_.Sub("nope.txt") + " --out " +
-                     dir_.Sub("x"));
+                          dir_.Sub("x"));
   EXPECT_NE(vocab.rc, 0);
   EXPECT_THAT(vocab.output, HasSubstr("nope.txt"));
   testing::WriteBytes(dir_.Sub("empty.txt"), "");
-  Result empty = RunNeodb("model init --vocab " + dir_.Sub("empty.txt") + " --out " + dir_.Sub("x"));
+  Result empty =
+      RunNeodb("model init --vocab " + dir_.Sub("empty.txt") + " --out " + dir_.Sub("x"));
   EXPECT_NE(empty.rc, 0);
   EXPECT_THAT(empty.output, HasSubstr("empty"));
   Result dtype = RunNeodb(Init(dir_.Sub("x"), "--dtype f8"));

@@ -110,9 +110,8 @@ TEST_F(SafetensorsTest, ConvertsF16AndBF16) {
   const uint16_t bf16[] = {0x3f80, 0xc000, 0x3f00};
   std::string data(reinterpret_cast<const char*>(f16), 6);
   data += std::string(reinterpret_cast<const char*>(bf16), 6);
-  const std::string header =
-      R"({"h":{"dtype":"F16","shape":[3],"data_offsets":[0,6]},)"
-      R"("b":{"dtype":"BF16","shape":[3,1],"data_offsets":[6,12]}})";
+  const std::string header = R"({"h":{"dtype":"F16","shape":[3],"data_offsets":[0,6]},)"
+                             R"("b":{"dtype":"BF16","shape":[3,1],"data_offsets":[6,12]}})";
   const std::string path = dir_.Sub("half.safetensors");
   WriteBytes(path, SafetensorsBytes(header, data));
   absl::StatusOr<SafetensorsFile> f = SafetensorsFile::Open(path);
@@ -149,9 +148,11 @@ TEST_F(SafetensorsTest, WriterRoundTrip) {
     absl::StatusOr<Tensor> z = f->Load("z");
     ASSERT_TRUE(z.ok());
     EXPECT_EQ(z->shape(), (Shape{2, 3}));
-    for (int i = 0; i < 6; ++i) EXPECT_EQ(z->data<float>()[i], 0.25f * i - 0.5f);  // exact in all three
+    for (int i = 0; i < 6; ++i)
+      EXPECT_EQ(z->data<float>()[i], 0.25f * i - 0.5f);  // exact in all three
   }
-  EXPECT_FALSE(WriteSafetensors(dir_.Sub("dup.safetensors"), {{"a", t}, {"a", t}}, DType::kF32).ok());
+  EXPECT_FALSE(
+      WriteSafetensors(dir_.Sub("dup.safetensors"), {{"a", t}, {"a", t}}, DType::kF32).ok());
   EXPECT_FALSE(WriteSafetensors(dir_.Sub("i32.safetensors"), {{"a", t}}, DType::kI32).ok());
 }
 
@@ -179,7 +180,8 @@ TEST_F(SafetensorsTest, TruncatedFile) {
   bytes.resize(bytes.size() - 5);
   EXPECT_THAT(OpenError(bytes), AllOf(HasSubstr("\"a\""), HasSubstr("past the data section")));
   // Truncated inside the header.
-  EXPECT_THAT(OpenError(SafetensorsBytes(header, "").substr(0, 20)), HasSubstr("larger than the file"));
+  EXPECT_THAT(OpenError(SafetensorsBytes(header, "").substr(0, 20)),
+              HasSubstr("larger than the file"));
 }
 
 TEST_F(SafetensorsTest, BadJson) {
@@ -241,7 +243,8 @@ TEST_F(SafetensorsTest, SizeMismatchWithShape) {
 TEST_F(SafetensorsTest, ShapeProductOverflow) {
   const std::string header =
       R"({"w":{"dtype":"F32","shape":[4294967296,4294967296,4],"data_offsets":[0,0]}})";
-  EXPECT_THAT(OpenError(SafetensorsBytes(header, "")), AllOf(HasSubstr("\"w\""), HasSubstr("overflow")));
+  EXPECT_THAT(OpenError(SafetensorsBytes(header, "")),
+              AllOf(HasSubstr("\"w\""), HasSubstr("overflow")));
   // numel fits in 64 bits, bytes do not.
   const std::string bytes_overflow =
       R"({"w":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})";
@@ -253,11 +256,12 @@ TEST_F(SafetensorsTest, ShapeProductOverflow) {
 }
 
 TEST_F(SafetensorsTest, NegativeOrNonIntegerShape) {
-  for (const char* shape : {"[-1,4]", "[2.5]", "[\"2\"]", "[null]", "[[2]]", "3", "{}",
-                            "[18446744073709551615]"}) {
+  for (const char* shape :
+       {"[-1,4]", "[2.5]", "[\"2\"]", "[null]", "[[2]]", "3", "{}", "[18446744073709551615]"}) {
     const std::string header =
         std::string(R"({"w":{"dtype":"F32","data_offsets":[0,0],"shape":)") + shape + "}}";
-    EXPECT_THAT(OpenError(SafetensorsBytes(header, "")), AllOf(HasSubstr("\"w\""), HasSubstr("shape")))
+    EXPECT_THAT(OpenError(SafetensorsBytes(header, "")),
+                AllOf(HasSubstr("\"w\""), HasSubstr("shape")))
         << shape;
   }
 }
@@ -306,7 +310,8 @@ TEST_F(SafetensorsTest, SurvivesCorruptedBytes) {
   for (int i = 0; i < 15; ++i) t.data<float>()[i] = static_cast<float>(i);
   const std::string path = dir_.Sub("good.safetensors");
   ASSERT_TRUE(WriteSafetensors(path, {{"a", t}, {"bb", t.Rows(0, 1)}, {"c", t.Rows(1, 3)}},
-                               DType::kF32, {{"format", "pt"}}).ok());
+                               DType::kF32, {{"format", "pt"}})
+                  .ok());
   const std::string good = testing::ReadBytes(path);
   uint64_t state = 12345;
   auto next = [&] {

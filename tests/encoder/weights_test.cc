@@ -41,7 +41,7 @@ NeoBertWeights RoundedThrough(const NeoBertWeights& w, DType dtype) {
     Tensor out = Tensor::Empty(t.shape(), DType::kF32);
     for (int64_t i = 0; i < t.numel(); ++i) {
       const float v = t.data<float>()[i];
-      out.data<float>()[i] = dtype == DType::kF16   ? F16ToF32(F32ToF16(v))
+      out.data<float>()[i] = dtype == DType::kF16    ? F16ToF32(F32ToF16(v))
                              : dtype == DType::kBF16 ? BF16ToF32(F32ToBF16(v))
                                                      : v;
     }
@@ -100,7 +100,8 @@ TEST(RandomWeightsTest, ShapesAndRanges) {
   for (int64_t i = 0; i < 100; ++i) EXPECT_EQ(w.decoder_bias->data<float>()[i], 0.0f);
   EXPECT_THAT(w.model_id, MatchesRegex("nb-[0-9a-f]{16}"));
   EXPECT_FALSE(RandomWeights(c, 7, /*with_decoder=*/false).decoder_weight.has_value());
-  EXPECT_EQ(ParameterCount(w), 100 * 64 * 2 + 100 + 2 * (64 * 2 + 192 * 64 + 64 * 64 + 256 * 64 + 64 * 128) + 64);
+  EXPECT_EQ(ParameterCount(w),
+            100 * 64 * 2 + 100 + 2 * (64 * 2 + 192 * 64 + 64 * 64 + 256 * 64 + 64 * 128) + 64);
 }
 
 // Hard-coded values: a change of platform, compiler or PRNG that alters the
@@ -134,7 +135,8 @@ TEST(RandomWeightsTest, StreamsArePerTensor) {
   EXPECT_FALSE(BitEqual(a.layers[0].qkv.Rows(0, 64), a.layers[1].qkv.Rows(0, 64)));
   EXPECT_NE(a.model_id, b.model_id);
   const NeoBertWeights big = RandomWeights(Tiny(200), 5);
-  EXPECT_EQ(std::memcmp(big.embeddings.raw_data(), a.embeddings.raw_data(), a.embeddings.nbytes()), 0);
+  EXPECT_EQ(std::memcmp(big.embeddings.raw_data(), a.embeddings.raw_data(), a.embeddings.nbytes()),
+            0);
 
   const NeoBertWeights again = RandomWeights(Tiny(100), 5);
   ExpectSameWeights(a, again);
@@ -323,9 +325,9 @@ TEST_F(CheckpointErrorTest, ValidBaseline) { EXPECT_EQ(LoadError({.load_decoder 
 TEST_F(CheckpointErrorTest, MissingTensor) {
   Erase("model.transformer_encoder.1.wo.weight");
   Erase("model.layer_norm.weight");
-  EXPECT_THAT(LoadError(), AllOf(HasSubstr("missing tensors"),
-                                 HasSubstr("\"transformer_encoder.1.wo.weight\""),
-                                 HasSubstr("\"layer_norm.weight\"")));
+  EXPECT_THAT(LoadError(),
+              AllOf(HasSubstr("missing tensors"), HasSubstr("\"transformer_encoder.1.wo.weight\""),
+                    HasSubstr("\"layer_norm.weight\"")));
 }
 
 TEST_F(CheckpointErrorTest, WrongShape) {

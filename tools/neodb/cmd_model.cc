@@ -66,7 +66,8 @@ absl::Status Init(const InitArgs& a) {
   const bool exists = fs::exists(out, ec);
   if (exists) {
     if (!fs::is_directory(out, ec)) {
-      return absl::InvalidArgumentError(absl::StrCat(out.string(), " exists and is not a directory"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(out.string(), " exists and is not a directory"));
     }
     if (!fs::is_empty(out, ec) && !a.force) {
       return absl::InvalidArgumentError(
@@ -75,14 +76,16 @@ absl::Status Init(const InitArgs& a) {
   }
   fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
   if (!fs::is_directory(parent, ec)) {
-    return absl::NotFoundError(absl::StrCat("parent directory ", parent.string(), " does not exist"));
+    return absl::NotFoundError(
+        absl::StrCat("parent directory ", parent.string(), " does not exist"));
   }
 
   // Build everything in a temporary directory beside the target, then rename:
   // a crash or an error never leaves a half-written model directory.
   std::string tmpl = (parent / ("." + out.filename().string() + ".tmp-XXXXXX")).string();
   if (mkdtemp(tmpl.data()) == nullptr) {
-    return absl::PermissionDeniedError(absl::StrCat("cannot create a directory in ", parent.string()));
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create a directory in ", parent.string()));
   }
   const fs::path tmp(tmpl);
   auto cleanup = [&] { fs::remove_all(tmp, ec); };
@@ -110,7 +113,7 @@ absl::Status Init(const InitArgs& a) {
     cleanup();
     return st;
   }
-  if (exists && !fs::is_empty(out, ec)) {  // --force: move the old one aside first
+  if (exists && !fs::is_empty(out, ec)) {        // --force: move the old one aside first
     const fs::path old = tmp.string() + ".old";  // unique: mkdtemp's name
     fs::rename(out, old, ec);
     if (ec) {
@@ -129,7 +132,8 @@ absl::Status Init(const InitArgs& a) {
     if (ec) {
       const std::string msg = ec.message();
       cleanup();
-      return absl::InternalError(absl::StrCat("rename ", tmp.string(), " to ", out.string(), ": ", msg));
+      return absl::InternalError(
+          absl::StrCat("rename ", tmp.string(), " to ", out.string(), ": ", msg));
     }
   }
   std::printf("wrote %s: preset %s, vocab_size %lld, %lld parameters, dtype %s, model_id %s\n",
