@@ -1,14 +1,32 @@
 #include "encoder/train/mlm_head.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "common/status_macros.h"
-#include "encoder/train/blas.h"
 
 namespace neodb::encoder::train {
 namespace {
+
+// Row-major C = op(A)·op(B) + beta·C through OpenBLAS, for float and double.
+// (Local so this file builds without the rest of encoder/train.)
+void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
 
 uint64_t SplitMix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -71,7 +89,7 @@ MlmLossResult MlmHeadLoss(const MlmHeadView<T>& head, const T* hidden, int64_t r
   // logits [n, v] = h · weightᵀ + bias.
   std::vector<T> logits(static_cast<size_t>(n * v));
   for (int64_t i = 0; i < n; ++i) std::copy_n(head.bias, v, logits.data() + i * v);
-  Gemm<T>(false, true, n, v, c, T(1), h.data(), c, head.weight, c, T(1), logits.data(), v);
+  Gemm(false, true, n, v, c, h.data(), c, head.weight, c, T(1), logits.data(), v);
 
   MlmLossResult result;
   result.masked = n;
@@ -96,7 +114,7 @@ MlmLossResult MlmHeadLoss(const MlmHeadView<T>& head, const T* hidden, int64_t r
   result.loss = loss / static_cast<double>(n);
   if (d_weight != nullptr) {
     // d_weight [v, c] += dlogitsᵀ [v, n] · h [n, c].
-    Gemm<T>(true, false, v, c, n, T(1), logits.data(), v, h.data(), c, T(1), d_weight, c);
+    Gemm(true, false, v, c, n, logits.data(), v, h.data(), c, T(1), d_weight, c);
   }
   if (d_bias != nullptr) {
     for (int64_t i = 0; i < n; ++i) {
@@ -107,7 +125,7 @@ MlmLossResult MlmHeadLoss(const MlmHeadView<T>& head, const T* hidden, int64_t r
   if (d_hidden != nullptr) {
     // dh [n, c] = dlogits [n, v] · weight [v, c], scattered onto the rows.
     std::vector<T> dh(static_cast<size_t>(n * c));
-    Gemm<T>(false, false, n, c, v, T(1), logits.data(), v, head.weight, c, T(0), dh.data(), c);
+    Gemm(false, false, n, c, v, logits.data(), v, head.weight, c, T(0), dh.data(), c);
     for (int64_t i = 0; i < n; ++i) {
       T* dst = d_hidden + rows[i] * c;
       const T* src = dh.data() + i * c;

@@ -37,8 +37,7 @@ struct MaskedTokens {
 // reproducible from its seed alone. When no token is selected but some are
 // maskable, the first maskable token of the hash order is selected so every
 // batch has a loss. REQUIRES: 0 < rate < 1, mask_id >= 0.
-MaskedTokens MaskTokens(std::span<const int32_t> ids, const MlmMaskOptions& options,
-                        uint64_t seed);
+MaskedTokens MaskTokens(std::span<const int32_t> ids, const MlmMaskOptions& options, uint64_t seed);
 
 // Shapes: hidden [rows, c] (the encoder's last_hidden_state, final norm
 // applied); weight [vocab, c] (decoder.weight); bias [vocab] (decoder.bias).
@@ -51,9 +50,9 @@ struct MlmHeadView {
 };
 
 struct MlmLossResult {
-  double loss = 0;       // mean cross-entropy over the masked positions (nats)
-  int64_t correct = 0;   // masked positions whose arg-max logit is the label
-  int64_t masked = 0;    // number of masked positions
+  double loss = 0;      // mean cross-entropy over the masked positions (nats)
+  int64_t correct = 0;  // masked positions whose arg-max logit is the label
+  int64_t masked = 0;   // number of masked positions
 };
 
 // Computes the loss of the masked positions `rows` with targets `labels` and,

@@ -108,8 +108,8 @@ absl::StatusOr<std::unique_ptr<MlmPretrainer>> MlmPretrainer::Create(
   }
   if (options.steps <= 0) return absl::InvalidArgumentError("--steps must be positive");
   if (options.seq_len < 8 || options.seq_len > config.max_length) {
-    return absl::InvalidArgumentError(absl::StrCat("--seq-len must be in [8, ", config.max_length,
-                                                   "] (the model's max_length)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--seq-len must be in [8, ", config.max_length, "] (the model's max_length)"));
   }
   if (options.batch_tokens < options.seq_len || options.batch_tokens % options.seq_len != 0) {
     return absl::InvalidArgumentError(absl::StrCat("--batch-tokens (", options.batch_tokens,
@@ -136,9 +136,9 @@ absl::StatusOr<std::unique_ptr<MlmPretrainer>> MlmPretrainer::Create(
                                                      special, options));
   const int64_t per_step = options.batch_tokens / options.seq_len;
   if (p->num_chunks_ < per_step) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "corpus too small: ", p->num_chunks_, " training sequences of ", options.seq_len,
-        " tokens, a step needs ", per_step));
+    return absl::InvalidArgumentError(absl::StrCat("corpus too small: ", p->num_chunks_,
+                                                   " training sequences of ", options.seq_len,
+                                                   " tokens, a step needs ", per_step));
   }
   if (options.resume) RETURN_IF_ERROR(p->LoadCheckpointState());
   return p;
@@ -208,8 +208,8 @@ MlmLossResult MlmPretrainer::MicroStep(const PackedBatch& batch, uint64_t mask_s
 }
 
 absl::Status MlmPretrainer::Run(const std::function<void(const PretrainStepRecord&)>& on_step) {
-  const int64_t last = options_.stop_after > 0 ? std::min(options_.stop_after, options_.steps)
-                                               : options_.steps;
+  const int64_t last =
+      options_.stop_after > 0 ? std::min(options_.stop_after, options_.steps) : options_.steps;
   const int64_t per_micro = std::max<int64_t>(1, options_.micro_batch_tokens / options_.seq_len);
   while (step_ < last) {
     const auto start = std::chrono::steady_clock::now();
@@ -345,7 +345,7 @@ absl::Status MlmPretrainer::SaveCheckpointState() const {
     if (!out) return absl::InternalError(absl::StrCat("error writing ", tmp.string()));
   }
   const std::pair<const char*, const std::vector<float>*> files[] = {
-      {"params.bin", &params_.values}, {"adam_m.bin", &optimizer_->m()},
+      {"params.bin", &params_.values},  {"adam_m.bin", &optimizer_->m()},
       {"adam_v.bin", &optimizer_->v()}, {"head_w.bin", &head_w_},
       {"head_b.bin", &head_b_},         {"head_m_w.bin", &head_m_w_},
       {"head_v_w.bin", &head_v_w_},     {"head_m_b.bin", &head_m_b_},
@@ -378,18 +378,17 @@ absl::Status MlmPretrainer::LoadCheckpointState() {
           absl::StrCat((dir / "state.json").string(), " is not an MLM pre-training checkpoint"));
     }
     const nlohmann::json& run = state.at("run");
-    const bool same = run.at("seed") == options_.seed && run.at("steps") == options_.steps &&
-                      run.at("batch_tokens") == options_.batch_tokens &&
-                      run.at("seq_len") == options_.seq_len &&
-                      run.at("micro_batch_tokens") == options_.micro_batch_tokens &&
-                      run.at("lr") == options_.lr && run.at("warmup") == options_.warmup &&
-                      run.at("mask_rate") == options_.mask_rate &&
-                      run.at("stream_tokens") == stream_.size() &&
-                      run.at("params") == params_.values.size();
+    const bool same =
+        run.at("seed") == options_.seed && run.at("steps") == options_.steps &&
+        run.at("batch_tokens") == options_.batch_tokens && run.at("seq_len") == options_.seq_len &&
+        run.at("micro_batch_tokens") == options_.micro_batch_tokens &&
+        run.at("lr") == options_.lr && run.at("warmup") == options_.warmup &&
+        run.at("mask_rate") == options_.mask_rate && run.at("stream_tokens") == stream_.size() &&
+        run.at("params") == params_.values.size();
     if (!same) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--resume: the checkpoint in ", dir.string(),
-          " was saved with other options or data (", run.dump(), "); resume needs the same ones"));
+      return absl::InvalidArgumentError(absl::StrCat("--resume: the checkpoint in ", dir.string(),
+                                                     " was saved with other options or data (",
+                                                     run.dump(), "); resume needs the same ones"));
     }
     step_ = state.at("step").get<int64_t>();
     optimizer_->set_step(state.at("adam_step").get<int64_t>());
@@ -411,7 +410,7 @@ absl::Status MlmPretrainer::LoadCheckpointState() {
         absl::StrCat((dir / "state.json").string(), ": malformed checkpoint state: ", e.what()));
   }
   const std::pair<const char*, std::vector<float>*> files[] = {
-      {"params.bin", &params_.values}, {"adam_m.bin", &optimizer_->m()},
+      {"params.bin", &params_.values},  {"adam_m.bin", &optimizer_->m()},
       {"adam_v.bin", &optimizer_->v()}, {"head_w.bin", &head_w_},
       {"head_b.bin", &head_b_},         {"head_m_w.bin", &head_m_w_},
       {"head_v_w.bin", &head_v_w_},     {"head_m_b.bin", &head_m_b_},

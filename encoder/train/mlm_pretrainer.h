@@ -50,8 +50,8 @@ struct PretrainOptions {
 };
 
 struct PretrainStepRecord {
-  int64_t step = 0;  // 1-based
-  double loss = 0;   // mean cross-entropy over the step's masked tokens
+  int64_t step = 0;     // 1-based
+  double loss = 0;      // mean cross-entropy over the step's masked tokens
   double accuracy = 0;  // masked tokens whose arg-max is right
   double lr = 0;
   double grad_norm = 0;  // before clipping
@@ -70,9 +70,8 @@ class MlmPretrainer {
   // params: the encoder; decoder_weight [V, C] and decoder_bias [V]. stream:
   // TokenizeCorpus output, at least batch_tokens / seq_len chunks.
   static absl::StatusOr<std::unique_ptr<MlmPretrainer>> Create(
-      TrainParams<float> params, std::vector<float> decoder_weight,
-      std::vector<float> decoder_bias, std::vector<int32_t> stream, const SpecialTokens& special,
-      const PretrainOptions& options);
+      TrainParams<float> params, std::vector<float> decoder_weight, std::vector<float> decoder_bias,
+      std::vector<int32_t> stream, const SpecialTokens& special, const PretrainOptions& options);
 
   absl::Status Run(const std::function<void(const PretrainStepRecord&)>& on_step = {});
 
@@ -117,7 +116,7 @@ class MlmPretrainer {
   std::vector<float> head_m_w_, head_v_w_, head_m_b_, head_v_b_;
   std::vector<float> enc_grads_, head_gw_, head_gb_;
   std::vector<PretrainStepRecord> history_;
-  int64_t num_chunks_ = 0;     // training chunks
+  int64_t num_chunks_ = 0;       // training chunks
   int64_t held_out_chunks_ = 0;  // after the training chunks
   int64_t step_ = 0;
 };

@@ -1,10 +1,9 @@
 // Runs `neodb tokenizer train`: the files it writes load through
 // LoadTokenizer with neodb's special ids, case folding is the default and
 // --cased keeps case, and bad arguments fail with a clear exit code.
-#include <sys/wait.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -43,7 +42,7 @@ Result RunNeodb(const std::string& args) {
 // Sentences of pseudo-words built from syllables, some capitalised, so a
 // 300-piece vocabulary is reachable and case matters.
 std::string Corpus() {
-  const std::vector<std::string> syllables = {"ka", "lo", "mi", "ne", "ro", "su", "ta", "vi",
+  const std::vector<std::string> syllables = {"ka", "lo",  "mi",  "ne",  "ro",  "su",  "ta", "vi",
                                               "ze", "por", "tin", "gal", "fen", "dru", "shi"};
   std::mt19937 rng(99);
   std::string text;
@@ -65,8 +64,8 @@ class TokenizerCliTest : public ::testing::Test {
  protected:
   void SetUp() override { testing::WriteBytes(dir_.Sub("corpus.txt"), Corpus()); }
   std::string Train(const std::string& out, const std::string& extra = "") {
-    return "tokenizer train --input " + dir_.Sub("corpus.txt") + " --vocab-size 300 --out " +
-           out + " " + extra;
+    return "tokenizer train --input " + dir_.Sub("corpus.txt") + " --vocab-size 300 --out " + out +
+           " " + extra;
   }
   TempDir dir_;
 };

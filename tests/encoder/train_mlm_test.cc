@@ -42,13 +42,17 @@ TEST(MaskTokens, MasksAboutTwentyPercentOfNonSpecialTokensWithMask) {
   EXPECT_EQ(rows.size(), m.rows.size());
   for (size_t k = 0; k < m.rows.size(); ++k) {
     const int64_t r = m.rows[k];
-    EXPECT_EQ(m.input_ids[r], 4);          // all replaced by [MASK], no 80/10/10
-    EXPECT_EQ(m.labels[k], ids[r]);        // the label is the original token
-    EXPECT_GE(ids[r], 5);                  // never a special token
-    if (k > 0) EXPECT_LT(m.rows[k - 1], r);  // ascending
+    EXPECT_EQ(m.input_ids[r], 4);    // all replaced by [MASK], no 80/10/10
+    EXPECT_EQ(m.labels[k], ids[r]);  // the label is the original token
+    EXPECT_GE(ids[r], 5);            // never a special token
+    if (k > 0) {
+      EXPECT_LT(m.rows[k - 1], r);  // ascending
+    }
   }
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (!rows.count(static_cast<int64_t>(i))) EXPECT_EQ(m.input_ids[i], ids[i]);
+    if (!rows.count(static_cast<int64_t>(i))) {
+      EXPECT_EQ(m.input_ids[i], ids[i]);
+    }
   }
 }
 
@@ -111,8 +115,8 @@ TEST(MlmHeadLoss, GradientsMatchFiniteDifferences) {
   const std::vector<int32_t> labels = {4, 4, 0};  // a repeated label on purpose
 
   std::vector<double> dw(v * c, 0.0), db(v, 0.0), dh(rows * c, 0.0);
-  MlmHeadLoss<double>({w.data(), bias.data(), v, c}, hidden.data(), rows, masked, labels,
-                      dh.data(), dw.data(), db.data());
+  MlmHeadLoss<double>({w.data(), bias.data(), v, c}, hidden.data(), rows, masked, labels, dh.data(),
+                      dw.data(), db.data());
   auto loss = [&] {
     return MlmHeadLoss<double>({w.data(), bias.data(), v, c}, hidden.data(), rows, masked, labels,
                                nullptr, nullptr, nullptr)

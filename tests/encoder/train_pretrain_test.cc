@@ -134,10 +134,10 @@ TEST(MlmPretrainer, ResumeIsBitExact) {
   // A checkpoint saved with other options is refused.
   o.lr = 1e-3;
   const NeoBertConfig c = Config();
-  auto other = MlmPretrainer::Create(
-      RandomParams<float>(c, 1, 0.02, 0.0),
-      std::vector<float>(static_cast<size_t>(c.vocab_size * c.hidden_size)),
-      std::vector<float>(c.vocab_size), Stream(20000), Specials(), o);
+  auto other =
+      MlmPretrainer::Create(RandomParams<float>(c, 1, 0.02, 0.0),
+                            std::vector<float>(static_cast<size_t>(c.vocab_size * c.hidden_size)),
+                            std::vector<float>(c.vocab_size), Stream(20000), Specials(), o);
   EXPECT_FALSE(other.ok());
   EXPECT_NE(std::string(other.status().message()).find("other options"), std::string::npos);
   std::filesystem::remove_all(dir);

@@ -145,9 +145,10 @@ absl::Status Pretrain(PretrainArgs a) {
     }
     if (r.step % a.log_every == 0 || r.step == a.options.steps) {
       const double elapsed = Seconds(t_train);
-      std::printf("step %lld: loss %.4f acc %.4f (mean of last %lld) lr %.2e |g| %.3f  %.0f tok/s\n",
-                  static_cast<long long>(r.step), window_loss / window, window_acc / window,
-                  static_cast<long long>(window), r.lr, r.grad_norm, tokens / elapsed);
+      std::printf(
+          "step %lld: loss %.4f acc %.4f (mean of last %lld) lr %.2e |g| %.3f  %.0f tok/s\n",
+          static_cast<long long>(r.step), window_loss / window, window_acc / window,
+          static_cast<long long>(window), r.lr, r.grad_norm, tokens / elapsed);
       std::fflush(stdout);
       window_loss = window_acc = 0;
       window = 0;
@@ -163,18 +164,18 @@ absl::Status Pretrain(PretrainArgs a) {
               static_cast<long long>(trainer->step()), after.loss, after.accuracy);
 
   NeoBertWeights out = encoder::train::WeightsFromParams(trainer->params(), weights);
-  out.decoder_weight = FromVector(trainer->decoder_weight(),
-                                  {config.vocab_size, config.hidden_size});
+  out.decoder_weight =
+      FromVector(trainer->decoder_weight(), {config.vocab_size, config.hidden_size});
   out.decoder_bias = FromVector(trainer->decoder_bias(), {config.vocab_size});
   fs::create_directories(a.out_dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", a.out_dir, ": ", ec.message()));
   RETURN_IF_ERROR(encoder::SaveCheckpoint(out, a.out_dir));
   RETURN_IF_ERROR(tokenizer->SaveTo(a.out_dir));
-  std::printf("wrote %s: %lld steps this run, %lld tokens, %.1f s training (%.0f tok/s wall), "
-              "%.1f CPU-s (%.0f tok per CPU-s), %.1f s total\n",
-              a.out_dir.c_str(), static_cast<long long>(steps_run),
-              static_cast<long long>(tokens), train_seconds, tokens / train_seconds, cpu_seconds,
-              tokens / cpu_seconds, Seconds(t0));
+  std::printf(
+      "wrote %s: %lld steps this run, %lld tokens, %.1f s training (%.0f tok/s wall), "
+      "%.1f CPU-s (%.0f tok per CPU-s), %.1f s total\n",
+      a.out_dir.c_str(), static_cast<long long>(steps_run), static_cast<long long>(tokens),
+      train_seconds, tokens / train_seconds, cpu_seconds, tokens / cpu_seconds, Seconds(t0));
   return absl::OkStatus();
 }
 

@@ -32,8 +32,7 @@ struct TrainArgs {
 };
 
 // A sentence printed after training, so a log shows what the pieces look like.
-constexpr char kSample[] =
-    "Hello World: the retrieval of relevant passages, e.g. for 42 queries.";
+constexpr char kSample[] = "Hello World: the retrieval of relevant passages, e.g. for 42 queries.";
 
 absl::Status Train(const TrainArgs& a) {
   std::error_code ec;
@@ -70,8 +69,8 @@ absl::Status Train(const TrainArgs& a) {
   fs::rename(prefix + ".model", model, ec);
   if (!ec) fs::rename(prefix + ".vocab", out / "tokenizer.vocab", ec);
   if (ec) {
-    return absl::InternalError(absl::StrCat("cannot move the trained model into ", a.out, ": ",
-                                            ec.message()));
+    return absl::InternalError(
+        absl::StrCat("cannot move the trained model into ", a.out, ": ", ec.message()));
   }
 
   // Round trip through the loader the encoder uses; SaveTo adds
@@ -101,7 +100,9 @@ void RegisterTokenizerCommands(CLI::App& app) {
       "train",
       "Train a SentencePiece model with neodb's special tokens ([PAD] [UNK] [CLS] [SEP] "
       "[MASK] = 0..4); writes OUT/tokenizer.model, tokenizer.vocab, special_tokens_map.json");
-  train->add_option("--input", args->inputs, "Plain-text file(s), one sentence or paragraph per line")
+  train
+      ->add_option("--input", args->inputs,
+                   "Plain-text file(s), one sentence or paragraph per line")
       ->required()
       ->check(CLI::ExistingFile);
   train->add_option("--vocab-size", args->vocab_size, "Pieces, specials included")
@@ -114,12 +115,14 @@ void RegisterTokenizerCommands(CLI::App& app) {
   train->add_flag("--cased", args->cased,
                   "Keep case (NFKC only); the default folds case (NFKC + case folding), baked "
                   "into the model so encoding folds too");
-  train->add_option("--character-coverage", args->character_coverage,
-                    "Fraction of characters covered; the rest become [UNK]")
+  train
+      ->add_option("--character-coverage", args->character_coverage,
+                   "Fraction of characters covered; the rest become [UNK]")
       ->capture_default_str()
       ->check(CLI::Range(0.5, 1.0));
-  train->add_option("--input-sentence-size", args->input_sentence_size,
-                    "Lines sampled from the input (0 = all)")
+  train
+      ->add_option("--input-sentence-size", args->input_sentence_size,
+                   "Lines sampled from the input (0 = all)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   train->add_option("--threads", args->threads, "Trainer threads")
