@@ -1,8 +1,10 @@
 // neodb pretrain: masked-language-model pre-training (NEOBERT.md §6) of a
 // checkpoint directory on a plain-text corpus; writes a checkpoint with its
 // MLM head (decoder.weight, decoder.bias) and the tokenizer.
+// neodb fill-mask: what that head predicts at [MASK] positions.
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -17,6 +19,7 @@
 #include "encoder/checkpoint/weights.h"
 #include "encoder/tokenizer/tokenizer.h"
 #include "encoder/train/mlm_pretrainer.h"
+#include "encoder/train/train_model.h"
 #include "encoder/train/train_params.h"
 #include "tools/neodb/commands.h"
 
@@ -179,9 +182,81 @@ absl::Status Pretrain(PretrainArgs a) {
   return absl::OkStatus();
 }
 
+struct FillMaskArgs {
+  std::string model_dir;
+  std::vector<std::string> texts;
+  int top_k = 5;
+};
+
+// Prints the top_k tokens the MLM head predicts at every [MASK] of each text:
+// the quick sanity check of a pre-trained model ("paris is the capital of
+// [MASK]." should rank "france" high).
+absl::Status FillMask(const FillMaskArgs& a) {
+  encoder::LoadOptions load;
+  load.load_decoder = true;
+  ASSIGN_OR_RETURN(NeoBertWeights weights, encoder::LoadCheckpoint(a.model_dir, load));
+  if (!weights.decoder_weight || !weights.decoder_bias) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(a.model_dir, " has no MLM head (decoder.weight/decoder.bias)"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Tokenizer> tokenizer,
+                   encoder::LoadTokenizer(a.model_dir));
+  const NeoBertConfig& config = weights.config;
+  const encoder::train::TrainParams<float> params = encoder::train::ParamsFromWeights(weights);
+  const encoder::train::TrainModel<float> model(params.layout);
+  const float* w = weights.decoder_weight->data<float>();
+  const float* b = weights.decoder_bias->data<float>();
+  const int64_t c = config.hidden_size, v = config.vocab_size;
+  for (const std::string& text : a.texts) {
+    ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer->Encode(text));
+    if (static_cast<int64_t>(ids.size()) > config.max_length) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "\"", text, "\" is ", ids.size(), " tokens; the model takes ", config.max_length));
+    }
+    encoder::PackedBatch batch;
+    encoder::train::AppendSequence(&batch, ids);
+    std::vector<float> hidden(ids.size() * static_cast<size_t>(c));
+    model.Forward(params.values.data(), batch, 0, nullptr, encoder::Pooling::kMean, nullptr,
+                  nullptr, -1, nullptr, hidden.data());
+    std::printf("%s\n", text.c_str());
+    bool any = false;
+    for (size_t pos = 0; pos < ids.size(); ++pos) {
+      if (ids[pos] != tokenizer->special().mask) continue;
+      any = true;
+      std::vector<std::pair<float, int32_t>> scored(static_cast<size_t>(v));
+      for (int64_t t = 0; t < v; ++t) {
+        float z = b[t];
+        for (int64_t k = 0; k < c; ++k) z += hidden[pos * c + k] * w[t * c + k];
+        scored[t] = {z, static_cast<int32_t>(t)};
+      }
+      const int top = std::min<int>(a.top_k, static_cast<int>(v));
+      std::partial_sort(scored.begin(), scored.begin() + top, scored.end(),
+                        [](const auto& x, const auto& y) { return x.first > y.first; });
+      std::printf("  [MASK] at %zu:", pos);
+      for (int i = 0; i < top; ++i) {
+        std::printf(" %s(%.2f)", tokenizer->IdToToken(scored[i].second).c_str(), scored[i].first);
+      }
+      std::printf("\n");
+    }
+    if (!any) std::printf("  (no [MASK] token in this text)\n");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void RegisterPretrainCommands(CLI::App& app) {
+  auto fill = std::make_shared<FillMaskArgs>();
+  CLI::App* fill_cmd = app.add_subcommand(
+      "fill-mask", "Top predictions of a checkpoint's MLM head at each [MASK] of some texts");
+  fill_cmd->add_option("--model", fill->model_dir, "Checkpoint directory with an MLM head")
+      ->required();
+  fill_cmd->add_option("--top-k", fill->top_k, "Predictions per [MASK]")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  fill_cmd->add_option("texts", fill->texts, "Texts containing [MASK]")->required();
+  fill_cmd->callback([fill] { ExitIfError(FillMask(*fill)); });
+
   auto args = std::make_shared<PretrainArgs>();
   PretrainOptions& o = args->options;
   CLI::App* cmd = app.add_subcommand(
