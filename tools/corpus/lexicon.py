@@ -97,23 +97,18 @@ def _clean_gcide_text(text):
 
 def _strip_header(paragraph):
     """Returns the definition text of a paragraph that starts with an entry
-    header ("Word \\Word\\ (pron), n. [etym]"), dropping the header."""
-    first, _, rest = paragraph.partition("\n")
-    # Drop an etymology bracket that starts on the header line, possibly
-    # spanning lines.
-    open_at = first.find("[")
-    if open_at >= 0:
-        depth = 0
-        text = first[open_at:] + "\n" + rest
-        for i, c in enumerate(text):
-            if c == "[":
-                depth += 1
-            elif c == "]":
-                depth -= 1
-                if depth == 0:
-                    return text[i + 1:]
-        return ""
-    return rest
+    header ("Word \\Word\\ (pron), n. [etym]"), dropping the header. The header
+    ends at the first line break outside parentheses and brackets, since the
+    pronunciation and the etymology may each span lines."""
+    depth = 0
+    for i, c in enumerate(paragraph):
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth = max(0, depth - 1)
+        elif c == "\n" and depth == 0:
+            return paragraph[i + 1:]
+    return ""
 
 
 def read_gcide(dictd_dir):
