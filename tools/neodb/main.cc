@@ -19,7 +19,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "neodb 0.1.0");
   neodb::cli::RegisterModelCommands(app);
   neodb::cli::RegisterEncoderCommands(app);
+  neodb::cli::RegisterTrainCommands(app);
   neodb::cli::RegisterTokenizerCommands(app);
+  neodb::cli::RegisterPretrainCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
