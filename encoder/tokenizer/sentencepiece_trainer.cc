@@ -1,6 +1,8 @@
 #include "encoder/tokenizer/sentencepiece_trainer.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <system_error>
 #include <unordered_map>
@@ -45,6 +47,15 @@ absl::Status TrainSentencePiece(const SentencePieceTrainOptions& options) {
     return absl::InvalidArgumentError(
         "TrainSentencePiece: num_threads must be >= 1 and input_sentence_size >= 0");
   }
+  static constexpr const char* kRules[] = {"nmt_nfkc", "nmt_nfkc_cf", "nfkc", "nfkc_cf",
+                                           "identity"};
+  if (std::find(std::begin(kRules), std::end(kRules), options.normalization_rule_name) ==
+      std::end(kRules)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TrainSentencePiece: normalization_rule_name \"",
+                     options.normalization_rule_name,
+                     "\" is not nmt_nfkc, nmt_nfkc_cf, nfkc, nfkc_cf or identity"));
+  }
   const std::unordered_map<std::string, std::string> args = {
       {"input", absl::StrJoin(options.input_files, ",")},
       {"model_prefix", options.model_prefix},
@@ -63,6 +74,7 @@ absl::Status TrainSentencePiece(const SentencePieceTrainOptions& options) {
       {"bos_piece", "[CLS]"},
       {"eos_piece", "[SEP]"},
       {"user_defined_symbols", "[MASK]"},
+      {"normalization_rule_name", options.normalization_rule_name},
   };
   const spm::Result status = spm::Train(args);
   if (!status.ok()) {

@@ -35,6 +35,10 @@ struct SentencePieceTrainOptions {
   int64_t input_sentence_size = 0;
   // Trainer threads. Default: 1 (deterministic).
   int num_threads = 1;
+  // libsentencepiece normalisation rule stored in the model and applied at
+  // encode time: "nmt_nfkc" (NFKC), "nmt_nfkc_cf" (NFKC + case folding, i.e.
+  // an uncased model), "nfkc", "nfkc_cf" or "identity". Default: "nmt_nfkc".
+  std::string normalization_rule_name = "nmt_nfkc";
 };
 
 absl::Status TrainSentencePiece(const SentencePieceTrainOptions& options);

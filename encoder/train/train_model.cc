@@ -85,7 +85,7 @@ void TrainModel<T>::LayerForward(const T* params, int64_t l, const PackedBatch& 
 template <typename T>
 void TrainModel<T>::Forward(const T* params, const PackedBatch& batch, int64_t first_layer,
                             const T* x_in, Pooling pooling, T* pooled, Activations* acts,
-                            int64_t boundary_layer, T* boundary_out) const {
+                            int64_t boundary_layer, T* boundary_out, T* hidden_out) const {
   const int64_t num_layers = layout_.config().num_hidden_layers;
   const int64_t rows = batch.total_tokens();
   NEODB_CHECK(first_layer >= 0 && first_layer <= num_layers);
@@ -129,7 +129,10 @@ void TrainModel<T>::Forward(const T* params, const PackedBatch& batch, int64_t f
   std::vector<T>& h = next;
   RmsNormForward(x.data(), params + layout_.final_norm().offset, rows, c_,
                  layout_.config().norm_eps, h.data(), rstd.data());
-  if (pooling == Pooling::kMean) {
+  if (hidden_out != nullptr) std::copy(h.begin(), h.end(), hidden_out);
+  if (pooled == nullptr) {
+    NEODB_CHECK(hidden_out != nullptr);
+  } else if (pooling == Pooling::kMean) {
     MeanPoolForward(h.data(), batch.offsets.data(), batch.batch_size(), c_, pooled);
   } else {
     ClsPoolForward(h.data(), batch.offsets.data(), batch.batch_size(), c_, pooled);
@@ -143,6 +146,15 @@ void TrainModel<T>::Forward(const T* params, const PackedBatch& batch, int64_t f
 template <typename T>
 void TrainModel<T>::Backward(const T* params, const PackedBatch& batch, const Activations& acts,
                              const T* d_pooled, int64_t grad_begin, T* grads) const {
+  std::vector<T> dh(static_cast<size_t>(batch.total_tokens() * c_), T(0));
+  MeanPoolBackward(d_pooled, batch.offsets.data(), batch.batch_size(), c_, dh.data());
+  BackwardFromHidden(params, batch, acts, dh.data(), grad_begin, grads);
+}
+
+template <typename T>
+void TrainModel<T>::BackwardFromHidden(const T* params, const PackedBatch& batch,
+                                       const Activations& acts, const T* d_hidden,
+                                       int64_t grad_begin, T* grads) const {
   const int64_t num_layers = layout_.config().num_hidden_layers;
   const int64_t rows = batch.total_tokens();
   // The lowest layer whose parameters train.
@@ -160,11 +172,9 @@ void TrainModel<T>::Backward(const T* params, const PackedBatch& batch, const Ac
   NEODB_CHECK(grad_begin > 0 || acts.first_layer == 0);
   auto grad = [&](const ParamEntry& e) { return grads + (e.offset - grad_begin); };
 
-  std::vector<T> dh(static_cast<size_t>(rows * c_), T(0));
-  MeanPoolBackward(d_pooled, batch.offsets.data(), batch.batch_size(), c_, dh.data());
   std::vector<T> dx(static_cast<size_t>(rows * c_), T(0));
   RmsNormBackward(acts.x_final.data(), params + layout_.final_norm().offset, acts.rstd_final.data(),
-                  dh.data(), rows, c_, dx.data(), grad(layout_.final_norm()));
+                  d_hidden, rows, c_, dx.data(), grad(layout_.final_norm()));
 
   std::vector<T> ds, du, df, d_o, dqkv, da;
   for (int64_t l = num_layers - 1; l >= stop_layer; --l) {

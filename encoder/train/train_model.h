@@ -61,9 +61,12 @@ class TrainModel {
   // one layer of scratch. When boundary_out != nullptr, the hidden state
   // entering layer `boundary_layer` (first_layer <= boundary_layer <= L) is
   // copied into it ([rows, C]).
+  // When hidden_out != nullptr the final-normed hidden states
+  // (last_hidden_state, [rows, C]) are copied into it; pooled may then be
+  // nullptr to skip pooling (MLM pre-training uses every token).
   void Forward(const T* params, const PackedBatch& batch, int64_t first_layer, const T* x_in,
                Pooling pooling, T* pooled, Activations* acts, int64_t boundary_layer = -1,
-               T* boundary_out = nullptr) const;
+               T* boundary_out = nullptr, T* hidden_out = nullptr) const;
 
   // Back-propagates d_pooled [batch, C] (mean pooling) through `acts` and ADDS
   // the gradient of every parameter at flat offset >= grad_begin into
@@ -71,6 +74,11 @@ class TrainModel {
   // for some n, and the layers it trains must be in `acts`.
   void Backward(const T* params, const PackedBatch& batch, const Activations& acts,
                 const T* d_pooled, int64_t grad_begin, T* grads) const;
+
+  // The same from d_hidden [rows, C], the gradient of the final-normed hidden
+  // states (e.g. from the MLM head) instead of a pooled gradient.
+  void BackwardFromHidden(const T* params, const PackedBatch& batch, const Activations& acts,
+                          const T* d_hidden, int64_t grad_begin, T* grads) const;
 
  private:
   void LayerForward(const T* params, int64_t l, const PackedBatch& batch, const int32_t* positions,

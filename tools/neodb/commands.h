@@ -24,5 +24,7 @@ void ExitIfError(const absl::Status& status);
 void RegisterModelCommands(CLI::App& app);     // model init, model info
 void RegisterEncoderCommands(CLI::App& app);   // embed, tokenize
 void RegisterTrainCommands(CLI::App& app);     // finetune, eval
+void RegisterTokenizerCommands(CLI::App& app); // tokenizer train
+void RegisterPretrainCommands(CLI::App& app);  // pretrain, fill-mask
 
 }  // namespace neodb::cli

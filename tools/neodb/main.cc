@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   neodb::cli::RegisterModelCommands(app);
   neodb::cli::RegisterEncoderCommands(app);
   neodb::cli::RegisterTrainCommands(app);
+  neodb::cli::RegisterTokenizerCommands(app);
+  neodb::cli::RegisterPretrainCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

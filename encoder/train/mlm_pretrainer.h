@@ -1,0 +1,124 @@
+#pragma once
+// MlmPretrainer: masked-language-model pre-training (NEOBERT.md §6) of the
+// encoder plus its MLM head (decoder.weight [V, C], decoder.bias [V], untied),
+// on the training engine's TrainModel (forward with activations, backward
+// from the per-token hidden-state gradient).
+//
+// Data: one token stream (the corpus tokenised line by line, concatenated,
+// no specials) cut into fixed chunks of seq_len − 2 tokens, each framed as
+// [CLS] chunk [SEP]. Step s takes batch_tokens / seq_len chunks from a
+// seeded per-epoch permutation and masks them with seed (seed, s): the whole
+// data order is a pure function of (seed, step), so --resume is exact.
+// A step runs in micro-batches of micro_batch_tokens (activation memory) whose
+// gradients add up to the step's mean loss; then global clipping over encoder
+// and head, AdamW (β 0.9/0.95, ε 1e-8, wd 0.01 on matrices), linear warm-up
+// and cosine decay to 10% of the peak.
+//
+// Not thread-safe; one MlmPretrainer runs one job.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "encoder/tokenizer/tokenizer.h"
+#include "encoder/train/adamw.h"
+#include "encoder/train/mlm_head.h"
+#include "encoder/train/train_model.h"
+
+namespace neodb::encoder::train {
+
+struct PretrainOptions {
+  int64_t steps = 1000;               // optimiser steps. Default: 1000
+  int64_t batch_tokens = 8192;        // tokens per step (a multiple of seq_len). Default: 8192
+  int64_t seq_len = 128;              // tokens per sequence, [CLS]/[SEP] included. Default: 128
+  int64_t micro_batch_tokens = 2048;  // tokens per forward/backward. Default: 2048
+  double lr = 6e-4;                   // peak learning rate. Default: 6e-4
+  int64_t warmup = 0;                 // warm-up steps; 0 = steps / 20. Default: 0
+  double mask_rate = 0.2;             // Default: 0.2 (NeoBERT)
+  uint64_t seed = 0;                  // data order and masks. Default: 0
+  double max_grad_norm = 1.0;         // Default: 1.0
+  AdamWOptions adamw;
+  // Every N steps save checkpoint_dir/checkpoint (weights, head, optimiser
+  // state, step); 0 = never. Default: 0.
+  int64_t checkpoint_every = 0;
+  std::string checkpoint_dir;
+  bool resume = false;     // continue from checkpoint_dir/checkpoint
+  int64_t stop_after = 0;  // stop (checkpointing) after this step; 0 = run to `steps`
+};
+
+struct PretrainStepRecord {
+  int64_t step = 0;     // 1-based
+  double loss = 0;      // mean cross-entropy over the step's masked tokens
+  double accuracy = 0;  // masked tokens whose arg-max is right
+  double lr = 0;
+  double grad_norm = 0;  // before clipping
+  int64_t tokens = 0;
+  int64_t masked = 0;
+  double seconds = 0;
+};
+
+// Tokenises `path` line by line (Tokenize, no specials) into one stream.
+// Blank lines are skipped; invalid UTF-8 on a line is an error naming it.
+absl::StatusOr<std::vector<int32_t>> TokenizeCorpus(const std::string& path,
+                                                    const Tokenizer& tokenizer);
+
+class MlmPretrainer {
+ public:
+  // params: the encoder; decoder_weight [V, C] and decoder_bias [V]. stream:
+  // TokenizeCorpus output, at least batch_tokens / seq_len chunks.
+  static absl::StatusOr<std::unique_ptr<MlmPretrainer>> Create(
+      TrainParams<float> params, std::vector<float> decoder_weight, std::vector<float> decoder_bias,
+      std::vector<int32_t> stream, const SpecialTokens& special, const PretrainOptions& options);
+
+  absl::Status Run(const std::function<void(const PretrainStepRecord&)>& on_step = {});
+
+  // Masked-token loss and accuracy (no gradient) on the held-out chunks: the
+  // last min(256, 1%) chunks of the stream, never used for training, masked
+  // with `seed`. For before/after comparisons.
+  PretrainStepRecord Evaluate(uint64_t seed);
+
+  const TrainParams<float>& params() const { return params_; }
+  const std::vector<float>& decoder_weight() const { return head_w_; }
+  const std::vector<float>& decoder_bias() const { return head_b_; }
+  const std::vector<PretrainStepRecord>& history() const { return history_; }
+  int64_t step() const { return step_; }
+  int64_t num_chunks() const { return num_chunks_; }
+
+  // The framed sequences of 0-based step `step` (before masking).
+  PackedBatch BatchForStep(int64_t step) const;
+
+  absl::Status SaveCheckpointState() const;
+  absl::Status LoadCheckpointState();
+
+ private:
+  MlmPretrainer(TrainParams<float> params, std::vector<float> decoder_weight,
+                std::vector<float> decoder_bias, std::vector<int32_t> stream,
+                const SpecialTokens& special, const PretrainOptions& options);
+  // Loss of one masked batch; with grads != nullptr, adds the gradients of
+  // grad_scale × loss into enc_grads_/head grads.
+  MlmLossResult MicroStep(const PackedBatch& batch, uint64_t mask_seed, bool with_grads,
+                          float grad_scale);
+  PackedBatch SequencesFromChunks(const std::vector<int64_t>& chunks) const;
+  std::vector<int64_t> EpochOrder(int64_t epoch) const;
+
+  TrainParams<float> params_;
+  std::vector<float> head_w_, head_b_;
+  std::vector<int32_t> stream_;
+  SpecialTokens special_;
+  MlmMaskOptions mask_;
+  PretrainOptions options_;
+  std::unique_ptr<TrainModel<float>> model_;
+  std::unique_ptr<AdamW> optimizer_;
+  // The head's AdamW state (weight decayed, bias not).
+  std::vector<float> head_m_w_, head_v_w_, head_m_b_, head_v_b_;
+  std::vector<float> enc_grads_, head_gw_, head_gb_;
+  std::vector<PretrainStepRecord> history_;
+  int64_t num_chunks_ = 0;       // training chunks
+  int64_t held_out_chunks_ = 0;  // after the training chunks
+  int64_t step_ = 0;
+};
+
+}  // namespace neodb::encoder::train

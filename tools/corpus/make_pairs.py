@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""Builds general-domain contrastive pairs for `neodb finetune` from the
+dictionaries gather.sh unpacked (never from SciFact).
+
+usage: make_pairs.py CORPUS_DIR [--out OUT_DIR] [--seed S] [--eval-size N]
+                     [--max-words N]
+
+CORPUS_DIR is gather.sh's OUT_DIR (reads CORPUS_DIR/dict/wordnet and
+CORPUS_DIR/dict/gcide). Writes to OUT_DIR (default CORPUS_DIR/pairs):
+  general_pairs.jsonl  training pairs {"query", "positive"}, shuffled
+  general_eval.jsonl   one pair for each of --eval-size held-out queries
+                       (absent from general_pairs.jsonl), for
+                       `neodb eval` sanity checks
+  COUNTS.md            pairs per kind
+Kinds (query → positive):
+  wn_gloss     WordNet lemma → its synset's definition
+  wn_example   WordNet lemma → a usage example of that sense
+  wn_synonym   WordNet lemma → "other lemma of the synset: definition"
+  gcide_def    GCIDE headword → one of its first two sense definitions
+Deterministic for a seed. Standard library only.
+"""
+
+import argparse
+import json
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lexicon  # noqa: E402
+
+
+def clip(text, max_words):
+    words = text.split()
+    return " ".join(words[:max_words])
+
+
+def wordnet_pairs(wordnet_dir, rng, max_words):
+    out = {"wn_gloss": [], "wn_example": [], "wn_synonym": []}
+    for s in lexicon.read_wordnet(wordnet_dir):
+        definition = clip(s.definition, max_words)
+        for lemma in s.lemmas[:4]:
+            out["wn_gloss"].append((lemma, definition))
+        for example in s.examples[:2]:
+            # The lemma whose sense this is: the one the example mentions, if any.
+            lower = example.lower()
+            lemma = next((l for l in s.lemmas if l.lower() in lower), s.lemmas[0])
+            out["wn_example"].append((lemma, clip(example, max_words)))
+        if len(s.lemmas) >= 2:
+            lemmas = list(s.lemmas)
+            rng.shuffle(lemmas)
+            # At most 3 ordered pairs per synset so large synsets do not dominate.
+            done = 0
+            for a in lemmas:
+                for b in lemmas:
+                    if a != b and a.lower() != b.lower() and done < 3:
+                        out["wn_synonym"].append((a, clip(b + ": " + s.definition, max_words)))
+                        done += 1
+    return out
+
+
+def gcide_pairs(gcide_dir, max_words):
+    pairs = []
+    for headword, senses, _ in lexicon.read_gcide(gcide_dir):
+        if not headword or len(headword) > 60:
+            continue
+        used = 0
+        for sense in senses:
+            if used == 2:
+                break
+            # Sub-entries ("Sparrow hawk. (Zool.) ...") define another term.
+            if sense.lower().startswith(headword.lower()) or len(sense.split()) < 3:
+                continue
+            pairs.append((headword, clip(sense, max_words)))
+            used += 1
+    return {"gcide_def": pairs}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("corpus_dir")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--eval-size", type=int, default=2000)
+    ap.add_argument("--max-words", type=int, default=64, help="positives are cut to this many words")
+    args = ap.parse_args()
+    wordnet_dir = os.path.join(args.corpus_dir, "dict", "wordnet")
+    gcide_dir = os.path.join(args.corpus_dir, "dict", "gcide")
+    for path, what in ((wordnet_dir + "/data.noun", "WordNet"), (gcide_dir + "/gcide.index", "GCIDE")):
+        if not os.path.exists(path):
+            sys.exit("make_pairs: %s data missing (%s); run tools/corpus/gather.sh %s first"
+                     % (what, path, args.corpus_dir))
+    out_dir = args.out or os.path.join(args.corpus_dir, "pairs")
+    os.makedirs(out_dir, exist_ok=True)
+    rng = random.Random(args.seed)
+
+    kinds = {}
+    kinds.update(wordnet_pairs(wordnet_dir, rng, args.max_words))
+    kinds.update(gcide_pairs(gcide_dir, args.max_words))
+
+    seen = set()
+    records = []
+    counts = {}
+    for kind in sorted(kinds):
+        n = 0
+        for query, positive in kinds[kind]:
+            query, positive = query.strip(), positive.strip()
+            if not query or not positive or query.lower() == positive.lower():
+                continue
+            key = (query.lower(), positive.lower())
+            if key in seen:
+                continue
+            seen.add(key)
+            records.append((kind, query, positive))
+            n += 1
+        counts[kind] = n
+    rng.shuffle(records)
+
+    # Held-out queries: every pair of an eval query goes to eval, so train and
+    # eval share no query string.
+    eval_queries = set()
+    for _, query, _ in records:
+        if len(eval_queries) >= args.eval_size:
+            break
+        eval_queries.add(query.lower())
+    n_train = n_eval = 0
+    written = set()
+    with open(os.path.join(out_dir, "general_pairs.jsonl"), "w", encoding="utf-8") as train, \
+            open(os.path.join(out_dir, "general_eval.jsonl"), "w", encoding="utf-8") as held:
+        for kind, query, positive in records:
+            line = json.dumps({"query": query, "positive": positive}, ensure_ascii=False) + "\n"
+            if query.lower() in eval_queries:
+                # One pair per held-out query keeps the eval set small and
+                # its labels unambiguous; the query's other pairs are dropped.
+                if query.lower() not in written:
+                    written.add(query.lower())
+                    held.write(line)
+                    n_eval += 1
+            else:
+                train.write(line)
+                n_train += 1
+
+    with open(os.path.join(out_dir, "COUNTS.md"), "w") as f:
+        f.write("# Contrastive pairs (tools/corpus/make_pairs.py, seed %d)\n\n" % args.seed)
+        f.write("| kind | pairs |\n|---|---:|\n")
+        for kind in sorted(counts):
+            f.write("| %s | %d |\n" % (kind, counts[kind]))
+        f.write("| **total** | %d |\n\n" % sum(counts.values()))
+        f.write("general_pairs.jsonl: %d train pairs; general_eval.jsonl: %d pairs (one per held-out query; %d "
+                "queries).\n" % (n_train, n_eval, len(eval_queries)))
+    for kind in sorted(counts):
+        print("make_pairs: %-11s %8d" % (kind, counts[kind]))
+    print("make_pairs: %d train pairs, %d eval pairs -> %s" % (n_train, n_eval, out_dir))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+// neodb pretrain: masked-language-model pre-training (NEOBERT.md §6) of a
+// checkpoint directory on a plain-text corpus; writes a checkpoint with its
+// MLM head (decoder.weight, decoder.bias) and the tokenizer.
+// neodb fill-mask: what that head predicts at [MASK] positions.
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "encoder/checkpoint/weights.h"
+#include "encoder/tokenizer/tokenizer.h"
+#include "encoder/train/mlm_pretrainer.h"
+#include "encoder/train/train_model.h"
+#include "encoder/train/train_params.h"
+#include "tools/neodb/commands.h"
+
+namespace neodb::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using encoder::NeoBertConfig;
+using encoder::NeoBertWeights;
+using encoder::Tensor;
+using encoder::train::MlmPretrainer;
+using encoder::train::PretrainOptions;
+using encoder::train::PretrainStepRecord;
+
+struct PretrainArgs {
+  std::string model_dir;
+  std::string corpus;
+  std::string out_dir;
+  PretrainOptions options;
+  int threads = 0;
+  int64_t log_every = 10;
+  bool force = false;
+};
+
+std::vector<float> ToVector(const Tensor& t) {
+  const float* p = t.data<float>();
+  return std::vector<float>(p, p + t.numel());
+}
+
+Tensor FromVector(const std::vector<float>& v, encoder::Shape shape) {
+  Tensor t = Tensor::Empty(std::move(shape), encoder::DType::kF32);
+  std::copy(v.begin(), v.end(), t.data<float>());
+  return t;
+}
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+absl::Status Pretrain(PretrainArgs a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::error_code ec;
+  if (fs::exists(a.out_dir, ec) && !fs::is_empty(a.out_dir, ec) && !a.force) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(a.out_dir, " exists and is not empty (use --force to replace it)"));
+  }
+  if (a.threads > 0) openblas_set_num_threads(a.threads);
+  ASSIGN_OR_RETURN(const NeoBertConfig config,
+                   NeoBertConfig::FromFile(a.model_dir + "/config.json"));
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Tokenizer> tokenizer,
+                   encoder::LoadTokenizer(a.model_dir));
+  if (tokenizer->vocab_size() != config.vocab_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the tokenizer in ", a.model_dir, " has ", tokenizer->vocab_size(),
+                     " tokens but config.json says vocab_size ", config.vocab_size));
+  }
+  // Start from the checkpoint's weights when there are any, else from the
+  // NeoBERT initialisation (uniform ±0.02, norms at 1) drawn with --seed.
+  NeoBertWeights weights;
+  if (fs::exists(a.model_dir + "/model.safetensors", ec)) {
+    encoder::LoadOptions load;
+    load.load_decoder = true;
+    ASSIGN_OR_RETURN(weights, encoder::LoadCheckpoint(a.model_dir, load));
+    if (!weights.decoder_weight || !weights.decoder_bias) {
+      NeoBertWeights fresh = encoder::RandomWeights(config, a.options.seed, true);
+      weights.decoder_weight = std::move(fresh.decoder_weight);
+      weights.decoder_bias = std::move(fresh.decoder_bias);
+      std::printf("%s has no MLM head: a random one is trained\n", a.model_dir.c_str());
+    }
+  } else {
+    weights = encoder::RandomWeights(config, a.options.seed, true);
+    std::printf("no model.safetensors in %s: random initialisation (seed %llu)\n",
+                a.model_dir.c_str(), static_cast<unsigned long long>(a.options.seed));
+  }
+
+  const auto t_tok = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(std::vector<int32_t> stream,
+                   encoder::train::TokenizeCorpus(a.corpus, *tokenizer));
+  std::printf("corpus %s: %zu tokens (tokenised in %.1f s)\n", a.corpus.c_str(), stream.size(),
+              Seconds(t_tok));
+
+  encoder::train::TrainParams<float> params = encoder::train::ParamsFromWeights(weights);
+  const int64_t encoder_params = static_cast<int64_t>(params.values.size());
+  ASSIGN_OR_RETURN(std::unique_ptr<MlmPretrainer> trainer,
+                   MlmPretrainer::Create(std::move(params), ToVector(*weights.decoder_weight),
+                                         ToVector(*weights.decoder_bias), std::move(stream),
+                                         tokenizer->special(), a.options));
+  std::printf(
+      "model: %lld layers x %lld wide, %lld heads, FFN %lld, vocab %lld: %lld encoder + %lld head "
+      "parameters; %lld training sequences of %lld tokens; start at step %lld of %lld\n",
+      static_cast<long long>(config.num_hidden_layers), static_cast<long long>(config.hidden_size),
+      static_cast<long long>(config.num_attention_heads), static_cast<long long>(config.ffn_dim()),
+      static_cast<long long>(config.vocab_size), static_cast<long long>(encoder_params),
+      static_cast<long long>(config.vocab_size * (config.hidden_size + 1)),
+      static_cast<long long>(trainer->num_chunks()), static_cast<long long>(a.options.seq_len),
+      static_cast<long long>(trainer->step()), static_cast<long long>(a.options.steps));
+
+  const PretrainStepRecord before = trainer->Evaluate(a.options.seed + 7);
+  std::printf("held-out MLM before: loss %.4f, accuracy %.4f (%lld masked tokens)\n", before.loss,
+              before.accuracy, static_cast<long long>(before.masked));
+  std::fflush(stdout);
+
+  std::FILE* log = nullptr;
+  if (!a.options.checkpoint_dir.empty()) {
+    fs::create_directories(a.options.checkpoint_dir, ec);
+    log = std::fopen((a.options.checkpoint_dir + "/loss.csv").c_str(), "a");
+  }
+  const auto t_train = std::chrono::steady_clock::now();
+  // Process CPU time as well as wall time: on a shared machine the wall
+  // time says more about the neighbours than about the model.
+  const std::clock_t cpu_train = std::clock();
+  int64_t tokens = 0, steps_run = 0;
+  double window_loss = 0, window_acc = 0;
+  int64_t window = 0;
+  const absl::Status run = trainer->Run([&](const PretrainStepRecord& r) {
+    tokens += r.tokens;
+    ++steps_run;
+    window_loss += r.loss;
+    window_acc += r.accuracy;
+    ++window;
+    if (log != nullptr) {
+      std::fprintf(log, "%lld,%.6f,%.6f,%.3e,%.4f,%lld,%.3f\n", static_cast<long long>(r.step),
+                   r.loss, r.accuracy, r.lr, r.grad_norm, static_cast<long long>(r.tokens),
+                   r.seconds);
+      std::fflush(log);
+    }
+    if (r.step % a.log_every == 0 || r.step == a.options.steps) {
+      const double elapsed = Seconds(t_train);
+      std::printf(
+          "step %lld: loss %.4f acc %.4f (mean of last %lld) lr %.2e |g| %.3f  %.0f tok/s\n",
+          static_cast<long long>(r.step), window_loss / window, window_acc / window,
+          static_cast<long long>(window), r.lr, r.grad_norm, tokens / elapsed);
+      std::fflush(stdout);
+      window_loss = window_acc = 0;
+      window = 0;
+    }
+  });
+  if (log != nullptr) std::fclose(log);
+  RETURN_IF_ERROR(run);
+  const double train_seconds = Seconds(t_train);
+  const double cpu_seconds = static_cast<double>(std::clock() - cpu_train) / CLOCKS_PER_SEC;
+
+  const PretrainStepRecord after = trainer->Evaluate(a.options.seed + 7);
+  std::printf("held-out MLM after step %lld: loss %.4f, accuracy %.4f\n",
+              static_cast<long long>(trainer->step()), after.loss, after.accuracy);
+
+  NeoBertWeights out = encoder::train::WeightsFromParams(trainer->params(), weights);
+  out.decoder_weight =
+      FromVector(trainer->decoder_weight(), {config.vocab_size, config.hidden_size});
+  out.decoder_bias = FromVector(trainer->decoder_bias(), {config.vocab_size});
+  fs::create_directories(a.out_dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot create ", a.out_dir, ": ", ec.message()));
+  RETURN_IF_ERROR(encoder::SaveCheckpoint(out, a.out_dir));
+  RETURN_IF_ERROR(tokenizer->SaveTo(a.out_dir));
+  std::printf(
+      "wrote %s: %lld steps this run, %lld tokens, %.1f s training (%.0f tok/s wall), "
+      "%.1f CPU-s (%.0f tok per CPU-s), %.1f s total\n",
+      a.out_dir.c_str(), static_cast<long long>(steps_run), static_cast<long long>(tokens),
+      train_seconds, tokens / train_seconds, cpu_seconds, tokens / cpu_seconds, Seconds(t0));
+  return absl::OkStatus();
+}
+
+struct FillMaskArgs {
+  std::string model_dir;
+  std::vector<std::string> texts;
+  int top_k = 5;
+};
+
+// Prints the top_k tokens the MLM head predicts at every [MASK] of each text:
+// the quick sanity check of a pre-trained model ("paris is the capital of
+// [MASK]." should rank "france" high).
+absl::Status FillMask(const FillMaskArgs& a) {
+  encoder::LoadOptions load;
+  load.load_decoder = true;
+  ASSIGN_OR_RETURN(NeoBertWeights weights, encoder::LoadCheckpoint(a.model_dir, load));
+  if (!weights.decoder_weight || !weights.decoder_bias) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(a.model_dir, " has no MLM head (decoder.weight/decoder.bias)"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Tokenizer> tokenizer,
+                   encoder::LoadTokenizer(a.model_dir));
+  const NeoBertConfig& config = weights.config;
+  const encoder::train::TrainParams<float> params = encoder::train::ParamsFromWeights(weights);
+  const encoder::train::TrainModel<float> model(params.layout);
+  const float* w = weights.decoder_weight->data<float>();
+  const float* b = weights.decoder_bias->data<float>();
+  const int64_t c = config.hidden_size, v = config.vocab_size;
+  for (const std::string& text : a.texts) {
+    ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer->Encode(text));
+    if (static_cast<int64_t>(ids.size()) > config.max_length) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "\"", text, "\" is ", ids.size(), " tokens; the model takes ", config.max_length));
+    }
+    encoder::PackedBatch batch;
+    encoder::train::AppendSequence(&batch, ids);
+    std::vector<float> hidden(ids.size() * static_cast<size_t>(c));
+    model.Forward(params.values.data(), batch, 0, nullptr, encoder::Pooling::kMean, nullptr,
+                  nullptr, -1, nullptr, hidden.data());
+    std::printf("%s\n", text.c_str());
+    bool any = false;
+    for (size_t pos = 0; pos < ids.size(); ++pos) {
+      if (ids[pos] != tokenizer->special().mask) continue;
+      any = true;
+      std::vector<std::pair<float, int32_t>> scored(static_cast<size_t>(v));
+      for (int64_t t = 0; t < v; ++t) {
+        float z = b[t];
+        for (int64_t k = 0; k < c; ++k) z += hidden[pos * c + k] * w[t * c + k];
+        scored[t] = {z, static_cast<int32_t>(t)};
+      }
+      const int top = std::min<int>(a.top_k, static_cast<int>(v));
+      std::partial_sort(scored.begin(), scored.begin() + top, scored.end(),
+                        [](const auto& x, const auto& y) { return x.first > y.first; });
+      std::printf("  [MASK] at %zu:", pos);
+      for (int i = 0; i < top; ++i) {
+        std::printf(" %s(%.2f)", tokenizer->IdToToken(scored[i].second).c_str(), scored[i].first);
+      }
+      std::printf("\n");
+    }
+    if (!any) std::printf("  (no [MASK] token in this text)\n");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterPretrainCommands(CLI::App& app) {
+  auto fill = std::make_shared<FillMaskArgs>();
+  CLI::App* fill_cmd = app.add_subcommand(
+      "fill-mask", "Top predictions of a checkpoint's MLM head at each [MASK] of some texts");
+  fill_cmd->add_option("--model", fill->model_dir, "Checkpoint directory with an MLM head")
+      ->required();
+  fill_cmd->add_option("--top-k", fill->top_k, "Predictions per [MASK]")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  fill_cmd->add_option("texts", fill->texts, "Texts containing [MASK]")->required();
+  fill_cmd->callback([fill] { ExitIfError(FillMask(*fill)); });
+
+  auto args = std::make_shared<PretrainArgs>();
+  PretrainOptions& o = args->options;
+  CLI::App* cmd = app.add_subcommand(
+      "pretrain",
+      "Masked-language-model pre-training (20% of tokens masked, all [MASK], untied MLM head)");
+  cmd->add_option("--model", args->model_dir,
+                  "Checkpoint directory: config.json and a tokenizer; model.safetensors is "
+                  "optional (random initialisation without it)")
+      ->required();
+  cmd->add_option("--corpus", args->corpus, "Plain text, one paragraph per line")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", args->out_dir, "Output checkpoint directory")->required();
+  cmd->add_option("--steps", o.steps, "Optimiser steps")->capture_default_str();
+  cmd->add_option("--batch-tokens", o.batch_tokens, "Tokens per step (multiple of --seq-len)")
+      ->capture_default_str();
+  cmd->add_option("--seq-len", o.seq_len, "Tokens per sequence, [CLS]/[SEP] included")
+      ->capture_default_str();
+  cmd->add_option("--micro-batch-tokens", o.micro_batch_tokens,
+                  "Tokens per forward/backward (bounds activation memory)")
+      ->capture_default_str();
+  cmd->add_option("--lr", o.lr, "Peak learning rate")->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "Warm-up steps (0 = steps/20)")->capture_default_str();
+  cmd->add_option("--mask-rate", o.mask_rate, "Fraction of tokens masked")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed of initialisation, data order and masks")
+      ->capture_default_str();
+  cmd->add_option("--weight-decay", o.adamw.weight_decay, "AdamW weight decay (matrices)")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-dir", o.checkpoint_dir,
+                  "Directory for resumable state and loss.csv");
+  cmd->add_option("--checkpoint-every", o.checkpoint_every, "Steps between checkpoints (0 = none)")
+      ->capture_default_str();
+  cmd->add_flag("--resume", o.resume, "Continue from --checkpoint-dir");
+  cmd->add_option("--stop-after", o.stop_after, "Stop after this step (time-boxed runs)");
+  cmd->add_option("--threads", args->threads, "OpenBLAS threads (0 = default)");
+  cmd->add_option("--log-every", args->log_every, "Steps between progress lines")
+      ->capture_default_str();
+  cmd->add_flag("--force", args->force, "Replace a non-empty --out");
+  cmd->callback([args] { ExitIfError(Pretrain(*args)); });
+}
+
+}  // namespace neodb::cli
