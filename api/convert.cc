@@ -124,6 +124,10 @@ absl::StatusOr<db::Filter> FilterFromProto(const v1::Filter& f, const std::strin
       }
       return db::Filter::In(f.in_list().field(), std::move(values));
     }
+    case v1::Filter::kExists: {
+      RETURN_IF_ERROR(field_of(f.exists().field()));
+      return db::Filter::Exists(f.exists().field());
+    }
     case v1::Filter::KIND_NOT_SET:
       break;
   }

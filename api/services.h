@@ -14,6 +14,7 @@
 
 #include "api/database.h"
 #include "grpcpp/grpcpp.h"
+#include "grpcpp/impl/codegen/service_type.h"
 
 namespace neodb::api {
 
