@@ -70,7 +70,7 @@ absl::Status Database::Close() {
     reindex_threads_.clear();
   }
   absl::Status s;
-  {
+  if (options_.snapshot_on_close) {
     std::lock_guard<std::mutex> lock(write_mu_);
     s = SnapshotLocked().status();
   }

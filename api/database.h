@@ -59,6 +59,9 @@ struct DatabaseOptions {
   // maintenance thread (snapshots then happen on Snapshot() and Close()).
   // Default: 60 s.
   absl::Duration snapshot_interval = absl::Seconds(60);
+  // Close() snapshots every index. Tests turn it off to stand in for a crash.
+  // Default: true.
+  bool snapshot_on_close = true;
   // Snapshots kept per collection. Default: 2.
   int snapshots_kept = 2;
   EmbedBatcherOptions batcher;
