@@ -24,6 +24,7 @@ struct ServeFlags {
   int threads = 16;
   int encoder_threads = 0;
   int fake_dim = 0;
+  double fake_delay_ms = 0;
   double snapshot_interval_s = 60;
   int max_queue_texts = 4096;
   int max_batch_tokens = 8192;
@@ -37,7 +38,9 @@ absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModel(const ServeFlags& f,
     // Test/benchmark stand-in: `dir` names the fake's seed ("fake:7").
     uint64_t seed = 1;
     if (dir.rfind("fake:", 0) == 0) seed = std::stoull(dir.substr(5));
-    return std::unique_ptr<api::Embedder>(new api::FakeEmbedder(f.fake_dim, 512, seed));
+    auto fake = std::make_unique<api::FakeEmbedder>(f.fake_dim, 512, seed);
+    fake->set_delay(absl::Milliseconds(f.fake_delay_ms));
+    return std::unique_ptr<api::Embedder>(std::move(fake));
   }
 #ifdef NEODB_HAVE_ENCODER
   encoder::EncoderOptions eo;
@@ -119,6 +122,8 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--fake-model", f->fake_dim,
                   "Serve a deterministic fake embedder of this dimension instead of a model "
                   "(tests and service benchmarks only)");
+  cmd->add_option("--fake-delay-ms", f->fake_delay_ms,
+                  "With --fake-model: sleep this long in every encoder call (tests)");
   cmd->callback([f] { ExitIfError(Serve(*f)); });
 }
 
