@@ -43,9 +43,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& 
   m->batcher = std::make_unique<EmbedBatcher>(m->embedder.get(), options.batcher);
   d->model_ = std::move(m);
   RETURN_IF_ERROR(d->Startup());
-  if (options.snapshot_interval > absl::ZeroDuration()) {
-    d->maintenance_ = std::thread([p = d.get()] { p->MaintenanceLoop(); });
-  }
+  d->maintenance_ = std::thread([p = d.get()] { p->MaintenanceLoop(); });
   return d;
 }
 
@@ -474,7 +472,8 @@ void Database::MaintenanceLoop() {
         if (!s.ok()) spdlog::error("rebuilding '{}': {}", c->spec.name, s.ToString());
       }
     }
-    if (absl::Now() - last_snapshot >= options_.snapshot_interval) {
+    if (options_.snapshot_interval > absl::ZeroDuration() &&
+        absl::Now() - last_snapshot >= options_.snapshot_interval) {
       last_snapshot = absl::Now();
       bool changed;
       {

@@ -55,8 +55,9 @@ struct DatabaseOptions {
   std::string data_dir;
   // fsync before acknowledging writes. Default: true.
   bool sync_writes = true;
-  // Periodic snapshot of every index when changes happened. Zero disables the
-  // maintenance thread (snapshots then happen on Snapshot() and Close()).
+  // Periodic snapshot of every index when changes happened. Zero: snapshots
+  // happen on Snapshot() and Close() only. (The maintenance thread also
+  // rebuilds indexes whose tombstones piled up, every 0.5 s, regardless.)
   // Default: 60 s.
   absl::Duration snapshot_interval = absl::Seconds(60);
   // Close() snapshots every index. Tests turn it off to stand in for a crash.

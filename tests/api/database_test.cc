@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "api/fake_embedder.h"
@@ -338,6 +339,21 @@ TEST_F(DatabaseTest, ReindexWithNewModelSwapsEverything) {
   Open(2);
   EXPECT_EQ(Search("c", Words(43), 1)[0], "d43");
   ExpectConsistent("c");
+}
+
+TEST_F(DatabaseTest, HnswTombstonesTriggerBackgroundRebuild) {
+  Open();
+  Create("h", "HNSW16");
+  for (int i = 0; i < 100; ++i) Put("h", absl::StrCat("d", i), Words(i));
+  for (int i = 0; i < 60; ++i) Put("h", absl::StrCat("d", i), Words(i + 1000));
+  const uint64_t before = db_->Stats().index_rebuilds;
+  // The maintenance thread checks every 0.5 s; bounded wait.
+  for (int i = 0; i < 100 && db_->Stats().index_rebuilds == before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_GT(db_->Stats().index_rebuilds, before);
+  ExpectConsistent("h");
+  EXPECT_EQ(Search("h", Words(1005), 1)[0], "d5");
 }
 
 TEST_F(DatabaseTest, DropRemovesEverything) {

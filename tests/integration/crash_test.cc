@@ -147,6 +147,8 @@ TEST(CrashTest, KillDuringStreamingIngestLosesNothingAcknowledged) {
     }
     for (auto& id : newly_tainted) tainted.insert(id);
   }
+  std::printf("crash test: %zu documents acknowledged, %zu possibly half-written, %d cycles\n",
+              acked.size(), tainted.size(), kCycles);
   // Final check after the last kill.
   ServerProcess server(ServeArgs(dir, 1));
   ASSERT_TRUE(server.Start());
@@ -199,7 +201,7 @@ void Populate(ServerProcess& server, int n, std::vector<std::string>* texts) {
 TEST(ReindexTest, SearchesSucceedDuringReindexAndAllVectorsMoveToNewModel) {
   TestDir dir("reindex");
   // A slow encoder makes the reindex take a while (fake model only).
-  ServerProcess server(ServeArgs(dir, 1, {"--fake-delay-ms", "5"}));
+  ServerProcess server(ServeArgs(dir, 1, {"--fake-delay-ms", "20"}));
   ASSERT_TRUE(server.Start());
   std::vector<std::string> texts;
   Populate(server, 1000, &texts);

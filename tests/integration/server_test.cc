@@ -222,6 +222,10 @@ TEST_F(ServerTest, BadInputGetsPreciseStatusAndServerStaysUp) {
   grpc::Status s = upsert("c", "");
   EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(s.error_message(), "document 'x': text is empty");
+  s = upsert("c", "alpha \xff\xfe bravo");
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(),
+            "document 'x': text is not valid UTF-8 (bad byte sequence at offset 6)");
   s = upsert("missing", "alpha");
   EXPECT_EQ(s.error_code(), StatusCode::NOT_FOUND);
   EXPECT_NE(s.error_message().find("'missing'"), std::string::npos);

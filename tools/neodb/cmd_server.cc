@@ -8,6 +8,7 @@
 #include "api/database.h"
 #include "api/fake_embedder.h"
 #include "api/server.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tools/neodb/commands.h"
 #ifdef NEODB_HAVE_ENCODER
@@ -65,6 +66,8 @@ absl::Status Serve(const ServeFlags& f) {
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
+  // Logs go to stderr; stdout carries only the listening line.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("neodb"));
   spdlog::info("loading model {}", f.fake_dim > 0 ? "(fake)" : f.model_dir);
   ASSIGN_OR_RETURN(std::unique_ptr<api::Embedder> embedder, OpenModel(f, f.model_dir));
   spdlog::info("model {} (dimension {}, max {} tokens)", embedder->model_id(), embedder->dim(),

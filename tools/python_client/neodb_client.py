@@ -3,7 +3,8 @@
 It knows only the .proto: the stubs (neodb/v1/neodb_pb2*.py) are generated at
 build time by protoc --python_out and grpc_python_plugin into
 <build>/proto/python. Point NEODB_PYTHON_PROTO_DIR there (or pass proto_dir).
-Needs Debian's python3-grpcio and python3-protobuf (/usr/bin/python3).
+Texts travel as UTF-8 bytes (see Document.text in the .proto); this client
+encodes and decodes them. Needs Debian's python3-grpcio and python3-protobuf (/usr/bin/python3).
 
     c = NeodbClient("127.0.0.1:50051")
     c.create_collection("docs")
@@ -92,7 +93,7 @@ class NeodbClient:
         return parts[0] if len(parts) == 1 else F(all=F.FilterList(filters=parts))
 
     def _doc(self, d):
-        doc = self.pb.Document(id=d.get("id", ""), text=d["text"])
+        doc = self.pb.Document(id=d.get("id", ""), text=d["text"].encode())
         for k, v in d.get("metadata", {}).items():
             doc.metadata[k].CopyFrom(self.value(v))
         return doc
@@ -134,7 +135,7 @@ class NeodbClient:
     def get(self, collection, ids):
         r = self.documents.Get(self.pb.GetRequest(collection=collection, ids=ids),
                                timeout=self.timeout)
-        return ({d.id: {"text": d.text,
+        return ({d.id: {"text": d.text.decode(),
                         "metadata": {k: self.unvalue(v) for k, v in d.metadata.items()}}
                  for d in r.documents}, list(r.missing_ids))
 
@@ -143,14 +144,14 @@ class NeodbClient:
                                      timeout=self.timeout).deleted
 
     def search(self, collection, query, k=10, filter=None, instruction=None):
-        req = self.pb.NearTextRequest(collection=collection, query=query, k=k,
+        req = self.pb.NearTextRequest(collection=collection, query=query.encode(), k=k,
                                       include_text=True, include_metadata=True)
         if filter:
             req.filter.CopyFrom(self.filter(filter))
         if instruction is not None:
             req.instruction = instruction
         r = self.search_stub.NearText(req, timeout=self.timeout)
-        return [{"id": h.id, "score": h.score, "text": h.text,
+        return [{"id": h.id, "score": h.score, "text": h.text.decode(),
                  "metadata": {k: self.unvalue(v) for k, v in h.metadata.items()}} for h in r.hits]
 
     def search_vector(self, collection, vector, k=10):
@@ -160,7 +161,7 @@ class NeodbClient:
         return [(h.id, h.score) for h in r.hits]
 
     def embed(self, texts):
-        r = self.embedding.Embed(self.pb.EmbedRequest(texts=texts), timeout=self.timeout)
+        r = self.embedding.Embed(self.pb.EmbedRequest(texts=[t.encode() for t in texts]), timeout=self.timeout)
         return [list(v.values) for v in r.vectors], r.model_id
 
     def stats(self):
