@@ -8,6 +8,7 @@ find_package(CLI11 CONFIG QUIET)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 
 if(NEODB_BUILD_SERVER)
   find_package(RocksDB REQUIRED)

@@ -30,8 +30,12 @@ struct NeoBertConfig {
   // a message that names the key.
   static absl::StatusOr<NeoBertConfig> FromJson(std::string_view json_text);
   static absl::StatusOr<NeoBertConfig> FromFile(const std::string& path);
-  // config.json text as Hugging Face writes it (model_type "neobert").
+  // config.json text as Hugging Face writes it (model_type "neobert"), with
+  // torch_dtype "float32". Deterministic: keys sorted, fixed number format.
   std::string ToJson() const;
+  // The same, naming the storage type of the weights ("float32", "float16",
+  // "bfloat16") in torch_dtype.
+  std::string ToJson(std::string_view torch_dtype) const;
   // Checks the invariants FromJson checks (for configs built in code).
   absl::Status Validate() const;
 };

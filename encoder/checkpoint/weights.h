@@ -61,7 +61,32 @@ absl::Status SaveCheckpoint(const NeoBertWeights& weights, const std::string& di
 
 // Randomly initialised weights (NEOBERT.md §6: uniform ±0.02, norms at 1),
 // deterministic for a seed on every machine (no std:: distributions).
+// Per tensor, the values come from a splitmix64 stream seeded by
+// XXH3_64(name, seed) (name without the "model." prefix), so they do not
+// depend on the order tensors are filled in. model_id is set.
 NeoBertWeights RandomWeights(const NeoBertConfig& config, uint64_t seed,
                              bool with_decoder = true);
+
+// model_id: "nb-" + 16 lower-case hex digits of XXH3_64 over, in order,
+//   1. config.ToJson("float32") (canonical: sorted keys, torch_dtype fixed so
+//      the storage type does not enter the id — the F32 values do);
+//   2. for each encoder tensor in the order encoder.weight, then for layer
+//      i = 0.. L−1: attention_norm, qkv, wo, ffn_norm, ffn.w12, ffn.w3, then
+//      layer_norm.weight: its unprefixed name and a NUL byte, its shape as
+//      little-endian int64s, its values as little-endian F32 bytes.
+// The MLM head does not enter the id (it does not change the embeddings).
+// REQUIRES: shapes match the config (CheckWeights).
+std::string ComputeModelId(const NeoBertWeights& weights);
+
+// Checks every tensor's presence, shape, dtype (F32) and device (CPU)
+// against weights.config; an error names the tensor.
+absl::Status CheckWeights(const NeoBertWeights& weights);
+
+// Number of parameters: the encoder's, plus the MLM head's when present.
+int64_t ParameterCount(const NeoBertWeights& weights);
+
+// The tensor names of an encoder with `num_layers` layers, unprefixed, in
+// model_id order (see ComputeModelId).
+std::vector<std::string> EncoderTensorNames(int64_t num_layers);
 
 }  // namespace neodb::encoder

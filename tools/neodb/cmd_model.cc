@@ -1,6 +1,206 @@
-// neodb model …: checkpoint utilities. (Filled in by the encoder work.)
+// neodb model init | info: create a randomly initialised NeoBERT checkpoint
+// directory, and describe one.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "encoder/checkpoint/presets.h"
+#include "encoder/checkpoint/safetensors.h"
+#include "encoder/checkpoint/weights.h"
 #include "tools/neodb/commands.h"
 
 namespace neodb::cli {
-void RegisterModelCommands(CLI::App& app) {}
+namespace {
+
+namespace fs = std::filesystem;
+using encoder::DType;
+
+struct InitArgs {
+  std::string preset = "tiny";
+  uint64_t seed = 0;
+  std::string vocab;
+  std::string out;
+  std::string dtype = "f32";
+  bool force = false;
+};
+
+// Number of lines of a vocab.txt (a last line without '\n' counts).
+absl::StatusOr<int64_t> CountLines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open vocab file ", path));
+  int64_t lines = 0;
+  char last = '\n';
+  char buf[1 << 16];
+  while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {
+    const std::streamsize n = in.gcount();
+    for (std::streamsize i = 0; i < n; ++i) lines += buf[i] == '\n';
+    last = buf[n - 1];
+  }
+  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read vocab file ", path));
+  if (last != '\n') ++lines;
+  if (lines == 0) return absl::InvalidArgumentError(absl::StrCat("vocab file ", path, " is empty"));
+  return lines;
+}
+
+absl::StatusOr<DType> ParseDType(const std::string& s) {
+  if (s == "f32") return DType::kF32;
+  if (s == "f16") return DType::kF16;
+  if (s == "bf16") return DType::kBF16;
+  return absl::InvalidArgumentError(absl::StrCat("--dtype must be f32, f16 or bf16, not ", s));
+}
+
+absl::Status Init(const InitArgs& a) {
+  ASSIGN_OR_RETURN(const DType dtype, ParseDType(a.dtype));
+  ASSIGN_OR_RETURN(const int64_t vocab_size, CountLines(a.vocab));
+  ASSIGN_OR_RETURN(const encoder::NeoBertConfig config,
+                   encoder::PresetConfig(a.preset, vocab_size));
+
+  std::error_code ec;
+  fs::path out = fs::path(a.out);
+  if (out.has_filename() == false) out = out.parent_path();  // "dir/" → "dir"
+  const bool exists = fs::exists(out, ec);
+  if (exists) {
+    if (!fs::is_directory(out, ec)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(out.string(), " exists and is not a directory"));
+    }
+    if (!fs::is_empty(out, ec) && !a.force) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(out.string(), " exists and is not empty (use --force to replace it)"));
+    }
+  }
+  fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  if (!fs::is_directory(parent, ec)) {
+    return absl::NotFoundError(
+        absl::StrCat("parent directory ", parent.string(), " does not exist"));
+  }
+
+  // Build everything in a temporary directory beside the target, then rename:
+  // a crash or an error never leaves a half-written model directory.
+  std::string tmpl = (parent / ("." + out.filename().string() + ".tmp-XXXXXX")).string();
+  if (mkdtemp(tmpl.data()) == nullptr) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create a directory in ", parent.string()));
+  }
+  const fs::path tmp(tmpl);
+  auto cleanup = [&] { fs::remove_all(tmp, ec); };
+  fs::permissions(tmp, fs::perms(0755), ec);  // mkdtemp makes it 0700
+
+  const encoder::NeoBertWeights weights = encoder::RandomWeights(config, a.seed, true);
+  absl::Status st = encoder::SaveCheckpoint(weights, tmp.string(), {.dtype = dtype});
+  if (st.ok()) {
+    fs::copy_file(a.vocab, tmp / "vocab.txt", ec);
+    if (ec) st = absl::InternalError(absl::StrCat("copy ", a.vocab, ": ", ec.message()));
+    fs::permissions(tmp / "vocab.txt", fs::perms(0644), ec);
+  }
+  // Read back what was written: validates it, and the id printed is that of
+  // the stored (possibly F16/BF16-rounded) weights.
+  std::string model_id;
+  if (st.ok()) {
+    absl::StatusOr<encoder::NeoBertWeights> back = encoder::LoadCheckpoint(tmp.string());
+    if (back.ok()) {
+      model_id = back->model_id;
+    } else {
+      st = back.status();
+    }
+  }
+  if (!st.ok()) {
+    cleanup();
+    return st;
+  }
+  if (exists && !fs::is_empty(out, ec)) {        // --force: move the old one aside first
+    const fs::path old = tmp.string() + ".old";  // unique: mkdtemp's name
+    fs::rename(out, old, ec);
+    if (ec) {
+      cleanup();
+      return absl::InternalError(absl::StrCat("rename ", out.string(), ": ", ec.message()));
+    }
+    fs::rename(tmp, out, ec);
+    if (ec) {
+      fs::rename(old, out, ec);
+      cleanup();
+      return absl::InternalError(absl::StrCat("rename into ", out.string(), " failed"));
+    }
+    fs::remove_all(old, ec);
+  } else {
+    fs::rename(tmp, out, ec);  // replaces an empty directory
+    if (ec) {
+      const std::string msg = ec.message();
+      cleanup();
+      return absl::InternalError(
+          absl::StrCat("rename ", tmp.string(), " to ", out.string(), ": ", msg));
+    }
+  }
+  std::printf("wrote %s: preset %s, vocab_size %lld, %lld parameters, dtype %s, model_id %s\n",
+              out.string().c_str(), a.preset.c_str(), static_cast<long long>(vocab_size),
+              static_cast<long long>(encoder::ParameterCount(weights)), a.dtype.c_str(),
+              model_id.c_str());
+  return absl::OkStatus();
+}
+
+absl::Status Info(const std::string& dir) {
+  ASSIGN_OR_RETURN(const encoder::SafetensorsFile file,
+                   encoder::SafetensorsFile::Open(dir + "/model.safetensors"));
+  std::set<std::string> dtypes;
+  for (const auto& t : file.tensors()) dtypes.insert(t.dtype_name);
+  const bool has_head = file.Find("decoder.weight") != nullptr;
+  ASSIGN_OR_RETURN(const encoder::NeoBertWeights w,
+                   encoder::LoadCheckpoint(dir, {.load_decoder = has_head}));
+  const encoder::NeoBertConfig& c = w.config;
+  std::printf("model_dir            %s\n", dir.c_str());
+  std::printf("model_id             %s\n", w.model_id.c_str());
+  std::printf("hidden_size          %lld\n", static_cast<long long>(c.hidden_size));
+  std::printf("num_hidden_layers    %lld\n", static_cast<long long>(c.num_hidden_layers));
+  std::printf("num_attention_heads  %lld (head_dim %lld)\n",
+              static_cast<long long>(c.num_attention_heads), static_cast<long long>(c.head_dim()));
+  std::printf("intermediate_size    %lld (ffn_dim %lld)\n",
+              static_cast<long long>(c.intermediate_size), static_cast<long long>(c.ffn_dim()));
+  std::printf("vocab_size           %lld\n", static_cast<long long>(c.vocab_size));
+  std::printf("max_length           %lld\n", static_cast<long long>(c.max_length));
+  std::printf("norm_eps             %g\n", c.norm_eps);
+  std::printf("rope_theta           %g\n", c.rope_theta);
+  std::printf("pad_token_id         %lld\n", static_cast<long long>(c.pad_token_id));
+  std::printf("tensors              %zu\n", file.tensors().size());
+  std::printf("dtype                %s\n", absl::StrJoin(dtypes, ",").c_str());
+  std::printf("mlm_head             %s\n", has_head ? "yes" : "no");
+  encoder::NeoBertWeights encoder_only = w;
+  encoder_only.decoder_weight.reset();
+  encoder_only.decoder_bias.reset();
+  std::printf("parameters           %lld (encoder %lld)\n",
+              static_cast<long long>(encoder::ParameterCount(w)),
+              static_cast<long long>(encoder::ParameterCount(encoder_only)));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterModelCommands(CLI::App& app) {
+  CLI::App* model = app.add_subcommand("model", "Create and inspect NeoBERT checkpoints");
+  model->require_subcommand(1);
+
+  auto init_args = std::make_shared<InitArgs>();
+  CLI::App* init = model->add_subcommand("init", "Write a randomly initialised checkpoint");
+  init->add_option("--preset", init_args->preset, "tiny, small or full")
+      ->check(CLI::IsMember({"tiny", "small", "full"}))
+      ->capture_default_str();
+  init->add_option("--seed", init_args->seed, "random seed")->capture_default_str();
+  init->add_option("--vocab", init_args->vocab, "vocab.txt (one token a line)")->required();
+  init->add_option("--out", init_args->out, "output directory")->required();
+  init->add_option("--dtype", init_args->dtype, "storage type: f32, f16 or bf16")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}))
+      ->capture_default_str();
+  init->add_flag("--force", init_args->force, "replace a non-empty output directory");
+  init->callback([init_args] { ExitIfError(Init(*init_args)); });
+
+  auto info_dir = std::make_shared<std::string>();
+  CLI::App* info = model->add_subcommand("info", "Describe a checkpoint directory");
+  info->add_option("--model", *info_dir, "checkpoint directory")->required();
+  info->callback([info_dir] { ExitIfError(Info(*info_dir)); });
+}
+
 }  // namespace neodb::cli

@@ -1,0 +1,78 @@
+#include "db/collection_spec.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace neodb::db {
+namespace {
+
+constexpr size_t kMaxInstructionBytes = 4096;
+constexpr size_t kMaxSpecStringBytes = 256;
+
+bool OneOf(std::string_view v, std::initializer_list<std::string_view> options) {
+  for (auto o : options) {
+    if (v == o) return true;
+  }
+  return false;
+}
+
+bool Printable(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Status ValidateCollectionName(std::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("collection name is empty");
+  if (name.size() > kMaxCollectionNameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("collection name is ", name.size(),
+                                                   " characters; the limit is ",
+                                                   kMaxCollectionNameBytes));
+  }
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-';
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          "collection name may contain only letters, digits, '_' and '-'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateCollectionSpec(const CollectionSpec& spec) {
+  if (auto s = ValidateCollectionName(spec.name); !s.ok()) return s;
+  if (spec.dimension < 1 || spec.dimension > kMaxDimension) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dimension ", spec.dimension, " is outside 1..", kMaxDimension));
+  }
+  if (spec.index_spec.empty() || spec.index_spec.size() > kMaxSpecStringBytes ||
+      !Printable(spec.index_spec)) {
+    return absl::InvalidArgumentError("index spec must be 1..256 printable ASCII characters");
+  }
+  if (!OneOf(spec.metric, {"cosine", "ip", "l2"})) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metric '", spec.metric, "' is not one of cosine, ip, l2"));
+  }
+  if (!OneOf(spec.pooling, {"mean", "cls"})) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pooling '", spec.pooling, "' is not one of mean, cls"));
+  }
+  if (!OneOf(spec.overflow, {"error", "chunk"})) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("overflow '", spec.overflow, "' is not one of error, chunk"));
+  }
+  if (spec.query_instruction.size() > kMaxInstructionBytes ||
+      spec.document_instruction.size() > kMaxInstructionBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("instructions are limited to ", kMaxInstructionBytes, " bytes"));
+  }
+  if (spec.model_id.size() > kMaxSpecStringBytes) {
+    return absl::InvalidArgumentError("model id is longer than 256 bytes");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace neodb::db

@@ -1,0 +1,45 @@
+#pragma once
+// Settings of one collection, persisted in the store next to its documents.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace neodb::db {
+
+struct CollectionSpec {
+  // 1..128 characters of [A-Za-z0-9_-].
+  std::string name;
+  // Vector dimension; 1..65536.
+  uint32_t dimension = 0;
+  // FAISS-style factory string: "Flat", "HNSW32", "IVF256,PQ16". The store
+  // only checks it is non-empty and printable; index::MakeIndex validates it.
+  std::string index_spec = "Flat";
+  // "cosine" | "ip" | "l2".
+  std::string metric = "cosine";
+  // "mean" | "cls".
+  std::string pooling = "mean";
+  // Prefixes prepended to query / document text before embedding (may be empty).
+  std::string query_instruction;
+  std::string document_instruction;
+  // What to do with text longer than the model's context: "error" | "chunk".
+  std::string overflow = "error";
+  // The model whose vectors this collection holds (empty: client-supplied vectors).
+  std::string model_id;
+  // Unix time in microseconds; set by Store::CreateCollection when 0.
+  int64_t created_at_micros = 0;
+};
+
+inline constexpr size_t kMaxCollectionNameBytes = 128;
+inline constexpr uint32_t kMaxDimension = 65536;
+
+// OK when `name` is 1..128 characters of [A-Za-z0-9_-]; INVALID_ARGUMENT otherwise.
+absl::Status ValidateCollectionName(std::string_view name);
+
+// Validates every field above (name, dimension range, enumerated strings,
+// instruction lengths); INVALID_ARGUMENT naming the first bad field.
+absl::Status ValidateCollectionSpec(const CollectionSpec& spec);
+
+}  // namespace neodb::db

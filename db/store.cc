@@ -1,0 +1,207 @@
+#include "db/store.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "db/codec.h"
+#include "db/store_impl.h"
+#include "rocksdb/table.h"
+#include "rocksdb/cache.h"
+#include "rocksdb/utilities/checkpoint.h"
+
+namespace neodb::db {
+
+absl::Status FromRocks(const rocksdb::Status& s, std::string_view context) {
+  if (s.ok()) return absl::OkStatus();
+  std::string msg = absl::StrCat(std::string(context), ": ", s.ToString());
+  if (s.IsNotFound()) return absl::NotFoundError(msg);
+  if (s.IsCorruption()) return absl::DataLossError(msg);
+  if (s.IsInvalidArgument()) return absl::InvalidArgumentError(msg);
+  if (s.IsBusy() || s.IsTimedOut() || s.IsTryAgain()) return absl::UnavailableError(msg);
+  if (s.IsIOError()) return absl::UnavailableError(msg);
+  return absl::InternalError(msg);
+}
+
+namespace {
+
+const char* const kColumnFamilies[] = {"collections", "documents", "id_map", "changelog", "meta"};
+
+absl::StatusOr<uint64_t> ReadCounter(rocksdb::DB* db, rocksdb::ColumnFamilyHandle* cf,
+                                     const std::string& key) {
+  std::string value;
+  rocksdb::Status s = db->Get(rocksdb::ReadOptions(), cf, key, &value);
+  if (s.IsNotFound()) return 0;
+  RETURN_IF_ERROR(FromRocks(s, absl::StrCat("reading ", key)));
+  return DecodeBigEndian64(value);
+}
+
+}  // namespace
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Store::~Store() {
+  if (impl_ && impl_->db) {
+    for (auto* h : impl_->handles) impl_->db->DestroyColumnFamilyHandle(h);
+    impl_->db->Close();
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
+                                                   const StoreOptions& options) {
+  rocksdb::Options db_options;
+  db_options.create_if_missing = options.create_if_missing;
+  db_options.create_missing_column_families = options.create_if_missing;
+  db_options.IncreaseParallelism(2);
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  rocksdb::ColumnFamilyOptions cf_options(db_options);
+  cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, cf_options);
+  for (const char* name : kColumnFamilies) descriptors.emplace_back(name, cf_options);
+
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  rocksdb::DB* raw = nullptr;
+  RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(db_options, path, descriptors, &impl->handles, &raw),
+                            absl::StrCat("opening store at ", path)));
+  impl->db.reset(raw);
+  impl->collections = impl->handles[1];
+  impl->documents = impl->handles[2];
+  impl->id_map = impl->handles[3];
+  impl->changelog = impl->handles[4];
+  impl->meta = impl->handles[5];
+  auto store = std::unique_ptr<Store>(new Store(std::move(impl)));
+  Impl& im = *store->impl_;
+  ASSIGN_OR_RETURN(uint64_t last_seq, ReadCounter(im.db.get(), im.meta, kLastSeqKey));
+  ASSIGN_OR_RETURN(uint64_t next_id, ReadCounter(im.db.get(), im.meta, kNextInternalIdKey));
+  im.last_seq = last_seq;
+  im.next_internal_id = next_id == 0 ? 1 : next_id;
+  return store;
+}
+
+absl::Status Store::CreateCollection(const CollectionSpec& input) {
+  RETURN_IF_ERROR(ValidateCollectionSpec(input));
+  CollectionSpec spec = input;
+  if (spec.created_at_micros == 0) {
+    spec.created_at_micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+  }
+  Impl& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.write_mu);
+  std::string existing;
+  rocksdb::Status s = im.db->Get(rocksdb::ReadOptions(), im.collections, spec.name, &existing);
+  if (s.ok()) {
+    return absl::AlreadyExistsError(absl::StrCat("collection '", spec.name, "' already exists"));
+  }
+  if (!s.IsNotFound()) return FromRocks(s, "reading collection");
+  ChangelogRecord rec;
+  rec.seq = im.last_seq + 1;
+  rec.op = ChangeOp::kCreateCollection;
+  rec.collection = spec.name;
+  rocksdb::WriteBatch batch;
+  batch.Put(im.collections, spec.name, EncodeCollectionSpec(spec));
+  batch.Put(im.meta, CountKey(spec.name), EncodeBigEndian64(0));
+  batch.Put(im.changelog, EncodeBigEndian64(rec.seq), EncodeChangelogRecord(rec));
+  batch.Put(im.meta, kLastSeqKey, EncodeBigEndian64(rec.seq));
+  RETURN_IF_ERROR(FromRocks(im.db->Write(im.WriteOpts(), &batch), "creating collection"));
+  im.last_seq = rec.seq;
+  return absl::OkStatus();
+}
+
+absl::Status Store::DropCollection(std::string_view name) {
+  RETURN_IF_ERROR(ValidateCollectionName(name));
+  Impl& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.write_mu);
+  RETURN_IF_ERROR(GetCollection(name).status());
+  ChangelogRecord rec;
+  rec.seq = im.last_seq + 1;
+  rec.op = ChangeOp::kDropCollection;
+  rec.collection = std::string(name);
+  // One batch: the spec, every document and id-map entry (range deletes, so
+  // the batch stays small however large the collection), the counter and the
+  // change-log record disappear together or not at all.
+  rocksdb::WriteBatch batch;
+  batch.Delete(im.collections, rocksdb::Slice(name.data(), name.size()));
+  batch.DeleteRange(im.documents, CollectionPrefix(name), CollectionPrefixEnd(name));
+  batch.DeleteRange(im.id_map, CollectionPrefix(name), CollectionPrefixEnd(name));
+  batch.Delete(im.meta, CountKey(name));
+  batch.Put(im.changelog, EncodeBigEndian64(rec.seq), EncodeChangelogRecord(rec));
+  batch.Put(im.meta, kLastSeqKey, EncodeBigEndian64(rec.seq));
+  RETURN_IF_ERROR(FromRocks(im.db->Write(im.WriteOpts(), &batch), "dropping collection"));
+  im.last_seq = rec.seq;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CollectionSpec> Store::GetCollection(std::string_view name) const {
+  RETURN_IF_ERROR(ValidateCollectionName(name));
+  std::string value;
+  rocksdb::Status s = impl_->db->Get(rocksdb::ReadOptions(), impl_->collections,
+                                     rocksdb::Slice(name.data(), name.size()), &value);
+  if (s.IsNotFound()) {
+    return absl::NotFoundError(absl::StrCat("collection '", std::string(name), "' does not exist"));
+  }
+  RETURN_IF_ERROR(FromRocks(s, "reading collection"));
+  return DecodeCollectionSpec(value);
+}
+
+absl::StatusOr<std::vector<CollectionSpec>> Store::ListCollections() const {
+  std::vector<CollectionSpec> out;
+  std::unique_ptr<rocksdb::Iterator> it(
+      impl_->db->NewIterator(rocksdb::ReadOptions(), impl_->collections));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ASSIGN_OR_RETURN(CollectionSpec spec,
+                     DecodeCollectionSpec(std::string_view(it->value().data(), it->value().size())));
+    out.push_back(std::move(spec));
+  }
+  RETURN_IF_ERROR(FromRocks(it->status(), "listing collections"));
+  return out;
+}
+
+absl::StatusOr<CollectionSpec> Store::UpdateCollection(std::string_view name,
+                                                       const CollectionUpdate& update) {
+  Impl& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.write_mu);
+  ASSIGN_OR_RETURN(CollectionSpec spec, GetCollection(name));
+  if (update.model_id) spec.model_id = *update.model_id;
+  if (update.index_spec) spec.index_spec = *update.index_spec;
+  if (update.query_instruction) spec.query_instruction = *update.query_instruction;
+  if (update.document_instruction) spec.document_instruction = *update.document_instruction;
+  RETURN_IF_ERROR(ValidateCollectionSpec(spec));
+  RETURN_IF_ERROR(FromRocks(
+      im.db->Put(im.WriteOpts(), im.collections, spec.name, EncodeCollectionSpec(spec)),
+      "updating collection"));
+  return spec;
+}
+
+absl::StatusOr<uint64_t> Store::Count(std::string_view name) const {
+  RETURN_IF_ERROR(GetCollection(name).status());
+  return ReadCounter(impl_->db.get(), impl_->meta, CountKey(name));
+}
+
+uint64_t Store::LastSequence() const { return impl_->last_seq.load(); }
+
+absl::Status Store::CreateCheckpoint(const std::string& dir) const {
+  rocksdb::Checkpoint* raw = nullptr;
+  RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(impl_->db.get(), &raw),
+                            "creating checkpoint object"));
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  return FromRocks(checkpoint->CreateCheckpoint(dir), absl::StrCat("checkpoint to ", dir));
+}
+
+absl::Status Store::Compact() {
+  for (auto* h : impl_->handles) {
+    RETURN_IF_ERROR(FromRocks(
+        impl_->db->CompactRange(rocksdb::CompactRangeOptions(), h, nullptr, nullptr), "compact"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Store::Flush() {
+  return FromRocks(impl_->db->Flush(rocksdb::FlushOptions(), impl_->handles), "flush");
+}
+
+}  // namespace neodb::db

@@ -1,0 +1,58 @@
+#pragma once
+// Unicode helpers for the tokenizers: UTF-8 decoding and the character
+// classes of Hugging Face's BasicTokenizer, backed by utf8proc (its Unicode
+// tables; utf8proc 2.8 carries Unicode 15.0 where Python 3.11's unicodedata
+// carries 14.0, so the two differ only on code points first assigned in 15.0).
+// All functions are pure and thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status_macros.h"
+
+namespace neodb::encoder::unicode {
+
+// OK when `text` is well-formed UTF-8 (no overlongs, no surrogates, nothing
+// above U+10FFFF); else INVALID_ARGUMENT naming the byte offset.
+absl::Status ValidateUtf8(std::string_view text);
+
+// Decodes the code point at text[*pos] and advances *pos.
+// REQUIRES: text is valid UTF-8 (ValidateUtf8) and *pos < text.size().
+char32_t DecodeAt(std::string_view text, size_t* pos);
+
+// Appends the UTF-8 encoding of `cp` (REQUIRES: a valid scalar value).
+void AppendUtf8(char32_t cp, std::string* out);
+
+// Number of code points in valid UTF-8 `text`.
+size_t CountCodePoints(std::string_view text);
+
+// Python's BasicTokenizer predicates (transformers/models/bert/tokenization_bert.py).
+// _is_control: general category C* except \t \n \r.
+bool IsControl(char32_t cp);
+// _is_whitespace: space, \t, \n, \r or category Zs.
+bool IsWhitespace(char32_t cp);
+// Characters other than IsWhitespace on which Python's str.split() also
+// splits and that survive text cleaning: U+2028 (Zl) and U+2029 (Zp).
+bool IsExtraSplitSpace(char32_t cp);
+// _is_punctuation: ASCII 33–47, 58–64, 91–96, 123–126, or category P*.
+bool IsPunctuation(char32_t cp);
+// _is_chinese_char: the CJK Unified Ideographs blocks HF lists.
+bool IsChineseChar(char32_t cp);
+// Category Mn (what _run_strip_accents drops after NFD).
+bool IsNonspacingMark(char32_t cp);
+
+// Python's str.lower() of a single character (full lowercase mapping:
+// U+0130 → "i̇", everything else the simple mapping). Appends to `out`.
+void AppendLower(char32_t cp, std::vector<char32_t>* out);
+
+// Canonical decomposition (NFD) of the sequence in place, canonical
+// ordering included. `scratch` is reused storage.
+void ToNfd(std::vector<char32_t>* cps, std::vector<char32_t>* scratch);
+
+// Canonical composition (NFC) of the sequence in place.
+void ToNfc(std::vector<char32_t>* cps, std::vector<char32_t>* scratch);
+
+}  // namespace neodb::encoder::unicode

@@ -1,0 +1,156 @@
+#include "index/flat_index.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "index/exact_search.h"
+
+namespace neodb::index {
+
+FlatIndex::FlatIndex(int dimension, Metric metric) : dim_(dimension), metric_(metric) {
+  NEODB_CHECK(dimension > 0);
+}
+
+absl::Status FlatIndex::Add(std::span<const int64_t> ids, std::span<const float> vectors) {
+  RETURN_IF_ERROR(ValidateAddArgs(ids, vectors, dim_));
+  absl::WriterMutexLock lock(&mu_);
+  for (int64_t id : ids) {
+    if (row_of_.count(id)) {
+      return absl::AlreadyExistsError(absl::StrCat("id ", id, " is already in the index"));
+    }
+  }
+  return CatchExceptions("flat add", [&] {
+    const size_t first = ids_.size();
+    data_.insert(data_.end(), vectors.begin(), vectors.end());
+    if (metric_ == Metric::kCosine) NormalizeRows(data_.data() + first * dim_, ids.size(), dim_);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      ids_.push_back(ids[i]);
+      row_of_[ids[i]] = first + i;
+      if (metric_ == Metric::kL2) sq_norms_.push_back(SquaredNorm(data_.data() + (first + i) * dim_, dim_));
+    }
+  });
+}
+
+void FlatIndex::RemoveRowLocked(size_t row) {
+  const size_t last = ids_.size() - 1;
+  row_of_.erase(ids_[row]);
+  if (row != last) {
+    std::copy_n(data_.data() + last * dim_, dim_, data_.data() + row * dim_);
+    ids_[row] = ids_[last];
+    row_of_[ids_[row]] = row;
+    if (metric_ == Metric::kL2) sq_norms_[row] = sq_norms_[last];
+  }
+  ids_.pop_back();
+  data_.resize(ids_.size() * dim_);
+  if (metric_ == Metric::kL2) sq_norms_.pop_back();
+}
+
+absl::StatusOr<size_t> FlatIndex::Remove(std::span<const int64_t> ids) {
+  absl::WriterMutexLock lock(&mu_);
+  size_t removed = 0;
+  for (int64_t id : ids) {
+    auto it = row_of_.find(id);
+    if (it == row_of_.end()) continue;
+    RemoveRowLocked(it->second);
+    ++removed;
+  }
+  return removed;
+}
+
+absl::StatusOr<std::vector<std::vector<SearchHit>>> FlatIndex::SearchImpl(
+    std::span<const float> queries, int k, const IdFilter* filter,
+    const SearchOptions& options) const {
+  RETURN_IF_ERROR(ValidateSearchArgs(queries, k, dim_));
+  const size_t nq = queries.size() / dim_;
+  std::vector<float> q(queries.begin(), queries.end());
+  if (metric_ == Metric::kCosine) NormalizeRows(q.data(), nq, dim_);
+  absl::ReaderMutexLock lock(&mu_);
+  std::function<bool(size_t)> allowed;
+  if (filter != nullptr) allowed = [&](size_t row) { return filter->Allowed(ids_[row]); };
+  std::vector<std::vector<SearchHit>> out(nq);
+  RETURN_IF_ERROR(CatchExceptions("flat search", [&] {
+    auto rows = ExactTopK(data_.data(), ids_.size(), dim_, sq_norms_, metric_, q.data(), nq, k,
+                          allowed);
+    for (size_t i = 0; i < nq; ++i) {
+      out[i].reserve(rows[i].size());
+      for (const RowHit& h : rows[i]) out[i].push_back({ids_[h.row], h.score});
+    }
+  }));
+  return out;
+}
+
+size_t FlatIndex::size() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return ids_.size();
+}
+
+bool FlatIndex::Contains(int64_t id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return row_of_.count(id) > 0;
+}
+
+std::vector<int64_t> FlatIndex::Ids() const {
+  absl::ReaderMutexLock lock(&mu_);
+  std::vector<int64_t> out = ids_;
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string FlatIndex::DebugString() const {
+  return absl::StrCat("Flat (exact, BLAS) ", size(), " vectors, dim ", dim_, ", ",
+                      std::string(MetricName(metric_)));
+}
+
+void FlatIndex::SerializeBody(ByteWriter* w) const {
+  absl::ReaderMutexLock lock(&mu_);
+  w->Vec(ids_);
+  w->Vec(data_);
+}
+
+absl::StatusOr<std::string> FlatIndex::Serialize() const {
+  ByteWriter w;
+  WriteIndexHeader(&w, spec(), dim_, metric_);
+  SerializeBody(&w);
+  return std::move(w.out());
+}
+
+absl::Status FlatIndex::DeserializeBody(ByteReader* r) {
+  std::vector<int64_t> ids;
+  std::vector<float> data;
+  if (!r->Vec(&ids) || !r->Vec(&data) || data.size() != ids.size() * dim_) {
+    return absl::DataLossError("flat index payload is truncated or inconsistent");
+  }
+  std::unordered_map<int64_t, size_t> row_of;
+  row_of.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || !row_of.emplace(ids[i], i).second) {
+      return absl::DataLossError("flat index payload has a negative or repeated id");
+    }
+  }
+  absl::WriterMutexLock lock(&mu_);
+  ids_ = std::move(ids);
+  data_ = std::move(data);
+  row_of_ = std::move(row_of);
+  sq_norms_.clear();
+  if (metric_ == Metric::kL2) {
+    for (size_t i = 0; i < ids_.size(); ++i) sq_norms_.push_back(SquaredNorm(&data_[i * dim_], dim_));
+  }
+  return absl::OkStatus();
+}
+
+void FlatIndex::CopyOut(std::vector<int64_t>* ids, std::vector<float>* vectors) const {
+  absl::ReaderMutexLock lock(&mu_);
+  *ids = ids_;
+  *vectors = data_;
+}
+
+void FlatIndex::Clear() {
+  absl::WriterMutexLock lock(&mu_);
+  ids_.clear();
+  data_.clear();
+  sq_norms_.clear();
+  row_of_.clear();
+}
+
+}  // namespace neodb::index

@@ -1,0 +1,299 @@
+#include "index/hnsw_index.h"
+
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexHNSW.h>
+#include <faiss/impl/IDSelector.h>
+#include <faiss/impl/io.h>
+#include <faiss/index_io.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "index/exact_search.h"
+#include "index/threads.h"
+
+namespace neodb::index {
+namespace {
+
+using FaissIdx = faiss::Index::idx_t;  // int64_t in FAISS 1.7.3
+
+// Rejects tombstones and ids the caller's filter disallows, inside FAISS.
+struct PositionSelector : faiss::IDSelector {
+  const std::vector<int64_t>* pos_to_id;
+  const std::vector<uint8_t>* dead;
+  const IdFilter* filter;
+  bool is_member(FaissIdx pos) const override {
+    if (pos < 0 || static_cast<size_t>(pos) >= dead->size() || (*dead)[pos]) return false;
+    return filter == nullptr || filter->Allowed((*pos_to_id)[pos]);
+  }
+};
+
+faiss::MetricType FaissMetric(Metric m) {
+  return m == Metric::kL2 ? faiss::METRIC_L2 : faiss::METRIC_INNER_PRODUCT;
+}
+
+}  // namespace
+
+HnswIndex::HnswIndex(int dimension, int m, Metric metric)
+    : dim_(dimension), m_(m), metric_(metric) {
+  NEODB_CHECK(dimension > 0 && m >= 2);
+  index_ = std::make_unique<faiss::IndexHNSWFlat>(dimension, m, FaissMetric(metric));
+  index_->hnsw.efConstruction = kHnswEfConstruction;
+  index_->hnsw.efSearch = kHnswDefaultEfSearch;
+}
+
+HnswIndex::~HnswIndex() = default;
+
+std::string HnswIndex::spec() const { return absl::StrCat("HNSW", m_); }
+
+absl::Status HnswIndex::Add(std::span<const int64_t> ids, std::span<const float> vectors) {
+  RETURN_IF_ERROR(ValidateAddArgs(ids, vectors, dim_));
+  std::vector<float> v(vectors.begin(), vectors.end());
+  if (metric_ == Metric::kCosine) NormalizeRows(v.data(), ids.size(), dim_);
+  absl::WriterMutexLock lock(&mu_);
+  for (int64_t id : ids) {
+    if (id_to_pos_.count(id)) {
+      return absl::AlreadyExistsError(absl::StrCat("id ", id, " is already in the index"));
+    }
+  }
+  const size_t first = pos_to_id_.size();
+  RETURN_IF_ERROR(CatchExceptions("hnsw add", [&] {
+    pos_to_id_.reserve(first + ids.size());
+    dead_.reserve(first + ids.size());
+    ScopedOmpThreads threads(IndexBuildThreads());
+    index_->add(static_cast<FaissIdx>(ids.size()), v.data());
+  }));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    pos_to_id_.push_back(ids[i]);
+    dead_.push_back(0);
+    id_to_pos_[ids[i]] = first + i;
+    if (metric_ == Metric::kL2) sq_norms_.push_back(SquaredNorm(&v[i * dim_], dim_));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> HnswIndex::Remove(std::span<const int64_t> ids) {
+  absl::WriterMutexLock lock(&mu_);
+  size_t removed = 0;
+  for (int64_t id : ids) {
+    auto it = id_to_pos_.find(id);
+    if (it == id_to_pos_.end()) continue;
+    dead_[it->second] = 1;
+    ++dead_count_;
+    id_to_pos_.erase(it);
+    ++removed;
+  }
+  return removed;
+}
+
+std::vector<size_t> HnswIndex::AllowedPositionsLocked(const IdFilter* filter) const {
+  std::vector<size_t> out;
+  for (size_t p = 0; p < pos_to_id_.size(); ++p) {
+    if (!dead_[p] && (filter == nullptr || filter->Allowed(pos_to_id_[p]))) out.push_back(p);
+  }
+  return out;
+}
+
+double HnswIndex::EstimateAllowedFractionLocked(const IdFilter* filter) const {
+  // Deterministic stride sample over positions; counts allowed among live.
+  const size_t n = pos_to_id_.size();
+  const size_t samples = std::min<size_t>(n, 1024);
+  size_t live = 0, allowed = 0;
+  for (size_t i = 0; i < samples; ++i) {
+    size_t p = i * n / samples;
+    if (dead_[p]) continue;
+    ++live;
+    if (filter->Allowed(pos_to_id_[p])) ++allowed;
+  }
+  return live == 0 ? 0.0 : static_cast<double>(allowed) / live;
+}
+
+std::vector<SearchHit> HnswIndex::ExactLocked(const float* query, int k, const IdFilter* filter,
+                                              const std::vector<size_t>* positions) const {
+  std::vector<SearchHit> out;
+  if (positions == nullptr) {
+    const float* xb = static_cast<const faiss::IndexFlat*>(index_->storage)->get_xb();
+    std::function<bool(size_t)> allowed = [&](size_t p) {
+      return !dead_[p] && (filter == nullptr || filter->Allowed(pos_to_id_[p]));
+    };
+    auto rows = ExactTopK(xb, pos_to_id_.size(), dim_, sq_norms_, metric_, query, 1, k, allowed);
+    for (const RowHit& h : rows[0]) out.push_back({pos_to_id_[h.row], h.score});
+    return out;
+  }
+  // Gather the allowed rows into one matrix so BLAS runs over them only.
+  const float* xb = static_cast<const faiss::IndexFlat*>(index_->storage)->get_xb();
+  std::vector<float> gathered(positions->size() * dim_);
+  for (size_t i = 0; i < positions->size(); ++i) {
+    std::copy_n(xb + (*positions)[i] * dim_, dim_, gathered.data() + i * dim_);
+  }
+  auto rows = ExactTopK(gathered.data(), positions->size(), dim_, {}, metric_, query, 1, k, {});
+  for (const RowHit& h : rows[0]) out.push_back({pos_to_id_[(*positions)[h.row]], h.score});
+  return out;
+}
+
+absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
+    std::span<const float> queries, int k, const IdFilter* filter,
+    const SearchOptions& options) const {
+  RETURN_IF_ERROR(ValidateSearchArgs(queries, k, dim_));
+  const size_t nq = queries.size() / dim_;
+  std::vector<float> q(queries.begin(), queries.end());
+  if (metric_ == Metric::kCosine) NormalizeRows(q.data(), nq, dim_);
+  absl::ReaderMutexLock lock(&mu_);
+  std::vector<std::vector<SearchHit>> out(nq);
+  const size_t live = id_to_pos_.size();
+  if (live == 0) return out;
+
+  absl::Status status = CatchExceptions("hnsw search", [&] {
+    // Small index: exact is faster than the graph walk and exact.
+    if (live < exact_below_) {
+      for (size_t i = 0; i < nq; ++i) out[i] = ExactLocked(&q[i * dim_], k, filter, nullptr);
+      return;
+    }
+    double fraction = 1.0;
+    std::vector<size_t> allowed_positions;
+    bool have_allowed = false;
+    if (filter != nullptr) {
+      fraction = EstimateAllowedFractionLocked(filter);
+      if (fraction < kHnswExactFilterFraction || fraction * live < exact_below_) {
+        allowed_positions = AllowedPositionsLocked(filter);
+        have_allowed = true;
+        for (size_t i = 0; i < nq; ++i) {
+          out[i] = ExactLocked(&q[i * dim_], k, filter, &allowed_positions);
+        }
+        return;
+      }
+    }
+    int ef = options.ef_search > 0 ? options.ef_search : kHnswDefaultEfSearch;
+    ef = std::max(ef, k);
+    if (fraction < 1.0) ef = static_cast<int>(std::min(4096.0, ef / std::max(fraction, 0.01)));
+    PositionSelector sel;
+    sel.pos_to_id = &pos_to_id_;
+    sel.dead = &dead_;
+    sel.filter = filter;
+    faiss::SearchParametersHNSW params;
+    params.efSearch = ef;
+    // Only pass a selector when something must be excluded: it costs a
+    // virtual call per visited node.
+    params.sel = (filter != nullptr || dead_count_ > 0) ? &sel : nullptr;
+    std::vector<float> distances(nq * k);
+    std::vector<FaissIdx> labels(nq * k);
+    {
+      ScopedOmpThreads threads(1);  // see index/threads.h
+      index_->search(static_cast<FaissIdx>(nq), q.data(), k, distances.data(), labels.data(),
+                     &params);
+    }
+    for (size_t i = 0; i < nq; ++i) {
+      for (int j = 0; j < k; ++j) {
+        FaissIdx pos = labels[i * k + j];
+        if (pos < 0) continue;
+        float d = distances[i * k + j];
+        out[i].push_back({pos_to_id_[pos], metric_ == Metric::kL2 ? -d : d});
+      }
+      // Guarantee: fewer than k hits only when fewer than k are allowed.
+      if (out[i].size() < static_cast<size_t>(k) && out[i].size() < live) {
+        if (!have_allowed) {
+          allowed_positions = AllowedPositionsLocked(filter);
+          have_allowed = true;
+        }
+        if (allowed_positions.size() > out[i].size()) {
+          out[i] = ExactLocked(&q[i * dim_], k, filter, &allowed_positions);
+        }
+      }
+    }
+  });
+  RETURN_IF_ERROR(status);
+  return out;
+}
+
+size_t HnswIndex::size() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return id_to_pos_.size();
+}
+
+bool HnswIndex::Contains(int64_t id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return id_to_pos_.count(id) > 0;
+}
+
+std::vector<int64_t> HnswIndex::Ids() const {
+  absl::ReaderMutexLock lock(&mu_);
+  std::vector<int64_t> out;
+  out.reserve(id_to_pos_.size());
+  for (const auto& [id, pos] : id_to_pos_) out.push_back(id);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool HnswIndex::NeedsRebuild() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return dead_count_ > kRebuildTombstoneFraction * pos_to_id_.size();
+}
+
+std::string HnswIndex::DebugString() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return absl::StrCat(spec(), ": ", id_to_pos_.size(), " live, ", dead_count_,
+                      " tombstones, dim ", dim_, ", ", std::string(MetricName(metric_)));
+}
+
+absl::StatusOr<std::string> HnswIndex::Serialize() const {
+  ByteWriter w;
+  WriteIndexHeader(&w, spec(), dim_, metric_);
+  absl::ReaderMutexLock lock(&mu_);
+  faiss::VectorIOWriter faiss_bytes;
+  RETURN_IF_ERROR(CatchExceptions("hnsw serialize", [&] { faiss::write_index(index_.get(), &faiss_bytes); }));
+  w.Str(std::string_view(reinterpret_cast<const char*>(faiss_bytes.data.data()),
+                         faiss_bytes.data.size()));
+  w.Vec(pos_to_id_);
+  w.Vec(dead_);
+  return std::move(w.out());
+}
+
+absl::Status HnswIndex::DeserializeBody(ByteReader* r) {
+  std::string faiss_bytes;
+  std::vector<int64_t> pos_to_id;
+  std::vector<uint8_t> dead;
+  if (!r->Str(&faiss_bytes) || !r->Vec(&pos_to_id) || !r->Vec(&dead) ||
+      dead.size() != pos_to_id.size()) {
+    return absl::DataLossError("hnsw index payload is truncated or inconsistent");
+  }
+  std::unique_ptr<faiss::Index> loaded;
+  RETURN_IF_ERROR(CatchExceptions("hnsw deserialize", [&] {
+    faiss::VectorIOReader reader;
+    reader.data.assign(faiss_bytes.begin(), faiss_bytes.end());
+    loaded.reset(faiss::read_index(&reader));
+  }));
+  auto* hnsw = dynamic_cast<faiss::IndexHNSWFlat*>(loaded.get());
+  if (hnsw == nullptr || hnsw->d != dim_ || hnsw->metric_type != FaissMetric(metric_) ||
+      static_cast<size_t>(hnsw->ntotal) != pos_to_id.size() ||
+      dynamic_cast<faiss::IndexFlat*>(hnsw->storage) == nullptr) {
+    return absl::DataLossError("hnsw index payload does not match its header");
+  }
+  std::unordered_map<int64_t, size_t> id_to_pos;
+  size_t dead_count = 0;
+  for (size_t p = 0; p < pos_to_id.size(); ++p) {
+    if (dead[p] > 1) return absl::DataLossError("hnsw tombstone flag is not 0/1");
+    if (dead[p]) {
+      ++dead_count;
+      continue;
+    }
+    if (pos_to_id[p] < 0 || !id_to_pos.emplace(pos_to_id[p], p).second) {
+      return absl::DataLossError("hnsw payload has a negative or repeated live id");
+    }
+  }
+  loaded.release();
+  absl::WriterMutexLock lock(&mu_);
+  index_.reset(hnsw);
+  pos_to_id_ = std::move(pos_to_id);
+  dead_ = std::move(dead);
+  dead_count_ = dead_count;
+  id_to_pos_ = std::move(id_to_pos);
+  sq_norms_.clear();
+  if (metric_ == Metric::kL2) {
+    const float* xb = static_cast<const faiss::IndexFlat*>(index_->storage)->get_xb();
+    for (size_t p = 0; p < pos_to_id_.size(); ++p) sq_norms_.push_back(SquaredNorm(xb + p * dim_, dim_));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace neodb::index

@@ -1,0 +1,84 @@
+#pragma once
+// HnswIndex ("HNSW<M>"): FAISS IndexHNSWFlat over positions 0..n-1, mapped to
+// stable internal ids by pos_to_id_.
+//
+// - FAISS HNSW cannot delete: Remove tombstones the position; every search
+//   passes an IDSelector that rejects tombstones (and applies the caller's
+//   IdFilter) inside the graph walk, so removed ids are never returned.
+//   NeedsRebuild() turns true once tombstones exceed 20% of stored vectors.
+// - Below kHnswExactBelow live vectors every search is exact (BLAS over the
+//   HNSW storage): faster than Debian's non-AVX2 graph walk at that size and
+//   perfectly accurate (bench/README.md ## Index).
+// - Filtered searches estimate the allowed fraction f from a sample. When the
+//   allowed set is small (f < kHnswExactFilterFraction or fewer than
+//   kHnswExactBelow allowed vectors) the search is an exact scan of the allowed
+//   ids; otherwise HNSW with efSearch scaled by 1/f. Any query that still
+//   returns fewer than k hits while more are allowed is redone exactly, so a
+//   filtered query returns min(k, #allowed) hits.
+// Thread-safe (see VectorIndex).
+
+#include <memory>
+#include <unordered_map>
+
+#include "absl/synchronization/mutex.h"
+#include "index/index_util.h"
+#include "index/vector_index.h"
+
+namespace faiss {
+struct IndexHNSWFlat;
+}
+
+namespace neodb::index {
+
+inline constexpr size_t kHnswExactBelow = 20000;
+inline constexpr double kHnswExactFilterFraction = 0.05;
+inline constexpr int kHnswDefaultEfSearch = 64;
+inline constexpr int kHnswEfConstruction = 40;
+inline constexpr double kRebuildTombstoneFraction = 0.2;
+
+class HnswIndex : public VectorIndex {
+ public:
+  HnswIndex(int dimension, int m, Metric metric);
+  ~HnswIndex() override;
+
+  absl::Status Add(std::span<const int64_t> ids, std::span<const float> vectors) override;
+  absl::StatusOr<size_t> Remove(std::span<const int64_t> ids) override;
+  absl::StatusOr<std::vector<std::vector<SearchHit>>> SearchImpl(
+      std::span<const float> queries, int k, const IdFilter* filter,
+      const SearchOptions& options) const override;
+  size_t size() const override;
+  bool Contains(int64_t id) const override;
+  std::vector<int64_t> Ids() const override;
+  int dimension() const override { return dim_; }
+  std::string spec() const override;
+  Metric metric() const override { return metric_; }
+  bool NeedsRebuild() const override;
+  std::string DebugString() const override;
+  absl::StatusOr<std::string> Serialize() const override;
+
+  absl::Status DeserializeBody(ByteReader* r);
+  // Testing/bench knob: force every search through the graph (threshold 0) or
+  // exact (huge). Default kHnswExactBelow.
+  void set_exact_below(size_t n) { exact_below_ = n; }
+
+ private:
+  // Exact search over the live positions in `positions` (all live when null).
+  std::vector<SearchHit> ExactLocked(const float* query, int k, const IdFilter* filter,
+                                     const std::vector<size_t>* positions) const;
+  std::vector<size_t> AllowedPositionsLocked(const IdFilter* filter) const;
+  double EstimateAllowedFractionLocked(const IdFilter* filter) const;
+
+  const int dim_;
+  const int m_;
+  const Metric metric_;
+  size_t exact_below_ = kHnswExactBelow;
+  mutable absl::Mutex mu_;  // writer-preferring: Adds are not starved by searches
+  std::unique_ptr<faiss::IndexHNSWFlat> index_;  // guarded by mu_
+  std::vector<int64_t> pos_to_id_;
+  std::vector<uint8_t> dead_;  // 1 = tombstone
+  std::vector<float> sq_norms_;  // per position, kL2 only
+  size_t dead_count_ = 0;
+  std::unordered_map<int64_t, size_t> id_to_pos_;  // live ids only
+};
+
+}  // namespace neodb::index

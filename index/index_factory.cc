@@ -1,0 +1,149 @@
+#include "index/index_factory.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "index/flat_index.h"
+#include "index/hnsw_index.h"
+#include "index/index_util.h"
+#include "index/ivfpq_index.h"
+
+namespace neodb::index {
+namespace {
+
+enum class Kind { kFlat, kHnsw, kIvfPq };
+
+struct ParsedSpec {
+  Kind kind;
+  int a = 0;  // HNSW M, or IVF nlist
+  int b = 0;  // PQ m
+};
+
+// Parses a decimal in [lo, hi] that must be the whole of `s`.
+bool ParseInt(std::string_view s, int lo, int hi, int* out) {
+  if (s.empty() || s.size() > 6) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
+absl::StatusOr<ParsedSpec> Parse(std::string_view spec, int dimension) {
+  auto bad = [&](std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "index spec '", std::string(spec.substr(0, 64)), "': ", std::string(why),
+        " (supported: Flat, HNSW<M> with M in 4..128, IVF<nlist>,PQ<m> with m dividing the "
+        "dimension)"));
+  };
+  if (dimension < 1 || dimension > 65536) {
+    return absl::InvalidArgumentError(absl::StrCat("dimension ", dimension, " is outside 1..65536"));
+  }
+  if (spec == "Flat") return ParsedSpec{Kind::kFlat};
+  if (spec.substr(0, 4) == "HNSW") {
+    std::string_view m = spec.substr(4);
+    if (m.size() > 5 && m.substr(m.size() - 5) == ",Flat") m.remove_suffix(5);
+    ParsedSpec p{Kind::kHnsw};
+    if (!ParseInt(m, 4, 128, &p.a)) return bad("HNSW needs M in 4..128, e.g. HNSW32");
+    return p;
+  }
+  if (spec.substr(0, 3) == "IVF") {
+    size_t comma = spec.find(',');
+    if (comma == std::string_view::npos) return bad("IVF needs a ',PQ<m>' part");
+    ParsedSpec p{Kind::kIvfPq};
+    if (!ParseInt(spec.substr(3, comma - 3), 1, 65536, &p.a)) {
+      return bad("IVF needs nlist in 1..65536, e.g. IVF256,PQ16");
+    }
+    std::string_view pq = spec.substr(comma + 1);
+    if (pq.substr(0, 2) != "PQ" || !ParseInt(pq.substr(2), 1, 65536, &p.b)) {
+      return bad("only IVF<nlist>,PQ<m> is supported after IVF");
+    }
+    if (p.b > dimension || dimension % p.b != 0) {
+      return bad(absl::StrCat("PQ m=", p.b, " must divide the dimension ", dimension));
+    }
+    return p;
+  }
+  return bad("unknown index type");
+}
+
+}  // namespace
+
+absl::Status ValidateIndexSpec(std::string_view spec, int dimension) {
+  return Parse(spec, dimension).status();
+}
+
+absl::StatusOr<std::unique_ptr<VectorIndex>> MakeIndex(std::string_view spec, int dimension,
+                                                       Metric metric) {
+  ASSIGN_OR_RETURN(ParsedSpec p, Parse(spec, dimension));
+  std::unique_ptr<VectorIndex> index;
+  RETURN_IF_ERROR(CatchExceptions("creating index", [&] {
+    switch (p.kind) {
+      case Kind::kFlat:
+        index = std::make_unique<FlatIndex>(dimension, metric);
+        break;
+      case Kind::kHnsw:
+        index = std::make_unique<HnswIndex>(dimension, p.a, metric);
+        break;
+      case Kind::kIvfPq:
+        index = std::make_unique<IvfPqIndex>(dimension, p.a, p.b, metric);
+        break;
+    }
+  }));
+  return index;
+}
+
+absl::StatusOr<std::unique_ptr<VectorIndex>> DeserializeIndex(std::string_view bytes) {
+  ByteReader r(bytes);
+  char magic[8];
+  std::string spec;
+  uint32_t dim;
+  uint8_t metric;
+  if (!r.Raw(magic, 8) || std::string_view(magic, 8) != std::string_view(kIndexMagic, 8)) {
+    return absl::DataLossError("not a neodb index (bad magic)");
+  }
+  if (!r.Str(&spec) || !r.U32(&dim) || !r.U8(&metric) || metric > 2) {
+    return absl::DataLossError("index header is truncated or corrupt");
+  }
+  auto made = MakeIndex(spec, static_cast<int>(dim), static_cast<Metric>(metric));
+  if (!made.ok()) {
+    return absl::DataLossError(absl::StrCat("index header: ", std::string(made.status().message())));
+  }
+  std::unique_ptr<VectorIndex> index = std::move(*made);
+  absl::Status s;
+  if (auto* flat = dynamic_cast<FlatIndex*>(index.get())) {
+    s = flat->DeserializeBody(&r);
+  } else if (auto* hnsw = dynamic_cast<HnswIndex*>(index.get())) {
+    s = hnsw->DeserializeBody(&r);
+  } else if (auto* ivf = dynamic_cast<IvfPqIndex*>(index.get())) {
+    s = ivf->DeserializeBody(&r);
+  }
+  RETURN_IF_ERROR(s);
+  if (!r.done()) return absl::DataLossError("index payload has trailing bytes");
+  return index;
+}
+
+absl::StatusOr<std::unique_ptr<VectorIndex>> LoadIndex(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open index file ", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return absl::UnavailableError(absl::StrCat("error reading ", path));
+  return DeserializeIndex(buffer.str());
+}
+
+absl::Status VectorIndex::Save(const std::string& path) const {
+  ASSIGN_OR_RETURN(std::string bytes, Serialize());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) return absl::UnavailableError(absl::StrCat("error writing ", path));
+  return absl::OkStatus();
+}
+
+}  // namespace neodb::index

@@ -1,0 +1,32 @@
+#pragma once
+// Creating, loading and validating vector indexes from FAISS-style specs.
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "index/vector_index.h"
+
+namespace neodb::index {
+
+// Supported specs (whitespace not allowed):
+//   "Flat"           exact search (own BLAS kernels; see bench/README.md ## Index)
+//   "HNSW<M>"        FAISS HNSW, M in 4..128 (also accepted: "HNSW<M>,Flat")
+//   "IVF<n>,PQ<m>"   FAISS IVF-PQ, n in 1..65536 lists, m sub-quantizers (8-bit)
+//                    dividing the dimension. Untrained until 39*n vectors (and
+//                    at least 256) are present; until then searches are exact.
+// INVALID_ARGUMENT names the problem (unknown spec, bad M, m not dividing dim, ...).
+absl::Status ValidateIndexSpec(std::string_view spec, int dimension);
+
+absl::StatusOr<std::unique_ptr<VectorIndex>> MakeIndex(std::string_view spec, int dimension,
+                                                       Metric metric);
+
+// Inverse of VectorIndex::Serialize. DATA_LOSS for corrupt or truncated bytes.
+absl::StatusOr<std::unique_ptr<VectorIndex>> DeserializeIndex(std::string_view bytes);
+
+// Reads a file written by VectorIndex::Save.
+absl::StatusOr<std::unique_ptr<VectorIndex>> LoadIndex(const std::string& path);
+
+}  // namespace neodb::index

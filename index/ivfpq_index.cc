@@ -1,0 +1,247 @@
+#include "index/ivfpq_index.h"
+
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexIVFPQ.h>
+#include <faiss/impl/IDSelector.h>
+#include <faiss/impl/io.h>
+#include <faiss/index_io.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "index/exact_search.h"
+#include "index/threads.h"
+
+namespace neodb::index {
+namespace {
+
+using FaissIdx = faiss::Index::idx_t;  // int64_t in FAISS 1.7.3
+
+struct FilterSelector : faiss::IDSelector {
+  const IdFilter* filter;
+  bool is_member(FaissIdx id) const override { return filter->Allowed(id); }
+};
+
+faiss::MetricType FaissMetric(Metric m) {
+  return m == Metric::kL2 ? faiss::METRIC_L2 : faiss::METRIC_INNER_PRODUCT;
+}
+
+}  // namespace
+
+IvfPqIndex::IvfPqIndex(int dimension, int nlist, int m, Metric metric)
+    : dim_(dimension), nlist_(nlist), m_(m), metric_(metric), buffer_(dimension, metric) {
+  NEODB_CHECK(dimension > 0 && nlist > 0 && m > 0 && dimension % m == 0);
+}
+
+IvfPqIndex::~IvfPqIndex() = default;
+
+std::string IvfPqIndex::spec() const { return absl::StrCat("IVF", nlist_, ",PQ", m_); }
+
+size_t IvfPqIndex::TrainThreshold() const {
+  return std::max<size_t>(39 * static_cast<size_t>(nlist_), 256);
+}
+
+bool IvfPqIndex::trained() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return ivf_ != nullptr;
+}
+
+absl::Status IvfPqIndex::TrainLocked() {
+  std::vector<int64_t> ids;
+  std::vector<float> vectors;  // already normalised for cosine by the buffer
+  buffer_.CopyOut(&ids, &vectors);
+  std::unique_ptr<faiss::IndexIVFPQ> ivf;
+  RETURN_IF_ERROR(CatchExceptions("ivfpq train", [&] {
+    ScopedOmpThreads threads(IndexBuildThreads());
+    auto* quantizer = new faiss::IndexFlat(dim_, FaissMetric(metric_));
+    ivf = std::make_unique<faiss::IndexIVFPQ>(quantizer, dim_, nlist_, m_, 8, FaissMetric(metric_));
+    ivf->own_fields = true;
+    ivf->cp.verbose = false;
+    ivf->verbose = false;
+    ivf->train(static_cast<FaissIdx>(ids.size()), vectors.data());
+    ivf->add_with_ids(static_cast<FaissIdx>(ids.size()), vectors.data(), ids.data());
+  }));
+  ivf_ = std::move(ivf);
+  live_.clear();
+  live_.insert(ids.begin(), ids.end());
+  buffer_.Clear();
+  return absl::OkStatus();
+}
+
+absl::Status IvfPqIndex::Add(std::span<const int64_t> ids, std::span<const float> vectors) {
+  RETURN_IF_ERROR(ValidateAddArgs(ids, vectors, dim_));
+  absl::WriterMutexLock lock(&mu_);
+  if (ivf_ == nullptr) {
+    RETURN_IF_ERROR(buffer_.Add(ids, vectors));
+    if (buffer_.size() >= TrainThreshold()) return TrainLocked();
+    return absl::OkStatus();
+  }
+  for (int64_t id : ids) {
+    if (live_.count(id)) {
+      return absl::AlreadyExistsError(absl::StrCat("id ", id, " is already in the index"));
+    }
+  }
+  std::vector<float> v(vectors.begin(), vectors.end());
+  if (metric_ == Metric::kCosine) NormalizeRows(v.data(), ids.size(), dim_);
+  RETURN_IF_ERROR(CatchExceptions("ivfpq add", [&] {
+    ScopedOmpThreads threads(IndexBuildThreads());
+    ivf_->add_with_ids(static_cast<FaissIdx>(ids.size()), v.data(), ids.data());
+  }));
+  live_.insert(ids.begin(), ids.end());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> IvfPqIndex::Remove(std::span<const int64_t> ids) {
+  absl::WriterMutexLock lock(&mu_);
+  if (ivf_ == nullptr) return buffer_.Remove(ids);
+  std::vector<FaissIdx> present;
+  for (int64_t id : ids) {
+    if (live_.count(id)) present.push_back(id);
+  }
+  std::sort(present.begin(), present.end());
+  present.erase(std::unique(present.begin(), present.end()), present.end());
+  if (present.empty()) return 0;
+  RETURN_IF_ERROR(CatchExceptions("ivfpq remove", [&] {
+    ScopedOmpThreads threads(IndexBuildThreads());
+    faiss::IDSelectorBatch sel(present.size(), present.data());
+    ivf_->remove_ids(sel);
+  }));
+  for (auto id : present) live_.erase(id);
+  return present.size();
+}
+
+absl::StatusOr<std::vector<std::vector<SearchHit>>> IvfPqIndex::SearchImpl(
+    std::span<const float> queries, int k, const IdFilter* filter,
+    const SearchOptions& options) const {
+  RETURN_IF_ERROR(ValidateSearchArgs(queries, k, dim_));
+  absl::ReaderMutexLock lock(&mu_);
+  if (ivf_ == nullptr) return buffer_.Search(queries, k, filter, options);
+  const size_t nq = queries.size() / dim_;
+  std::vector<float> q(queries.begin(), queries.end());
+  if (metric_ == Metric::kCosine) NormalizeRows(q.data(), nq, dim_);
+  std::vector<std::vector<SearchHit>> out(nq);
+  if (live_.empty()) return out;
+  FilterSelector sel;
+  sel.filter = filter;
+  auto run = [&](const float* queries_ptr, size_t n, size_t nprobe,
+                 std::vector<std::vector<SearchHit>>* results, size_t first) {
+    faiss::SearchParametersIVF params;
+    params.nprobe = nprobe;
+    params.sel = filter != nullptr ? &sel : nullptr;
+    std::vector<float> distances(n * k);
+    std::vector<FaissIdx> labels(n * k);
+    ivf_->search(static_cast<FaissIdx>(n), queries_ptr, k, distances.data(), labels.data(),
+                 &params);
+    for (size_t i = 0; i < n; ++i) {
+      auto& hits = (*results)[first + i];
+      hits.clear();
+      for (int j = 0; j < k; ++j) {
+        FaissIdx id = labels[i * k + j];
+        if (id < 0) continue;
+        float d = distances[i * k + j];
+        hits.push_back({id, metric_ == Metric::kL2 ? -d : d});
+      }
+    }
+  };
+  size_t nprobe = options.nprobe > 0 ? static_cast<size_t>(options.nprobe)
+                                     : std::max<size_t>(8, static_cast<size_t>(nlist_) / 16);
+  nprobe = std::min<size_t>(nprobe, nlist_);
+  RETURN_IF_ERROR(CatchExceptions("ivfpq search", [&] {
+    ScopedOmpThreads threads(1);  // see index/threads.h
+    run(q.data(), nq, nprobe, &out, 0);
+    size_t allowed = SIZE_MAX;  // computed lazily
+    for (size_t i = 0; i < nq; ++i) {
+      if (out[i].size() >= static_cast<size_t>(k) || nprobe >= static_cast<size_t>(nlist_)) continue;
+      if (allowed == SIZE_MAX) {
+        allowed = 0;
+        for (int64_t id : live_) allowed += (filter == nullptr || filter->Allowed(id)) ? 1 : 0;
+      }
+      if (allowed > out[i].size()) run(&q[i * dim_], 1, nlist_, &out, i);
+    }
+  }));
+  return out;
+}
+
+size_t IvfPqIndex::size() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return ivf_ == nullptr ? buffer_.size() : live_.size();
+}
+
+bool IvfPqIndex::Contains(int64_t id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return ivf_ == nullptr ? buffer_.Contains(id) : live_.count(id) > 0;
+}
+
+std::vector<int64_t> IvfPqIndex::Ids() const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (ivf_ == nullptr) return buffer_.Ids();
+  std::vector<int64_t> out(live_.begin(), live_.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string IvfPqIndex::DebugString() const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (ivf_ == nullptr) {
+    return absl::StrCat(spec(), ": untrained, ", buffer_.size(), " vectors searched exactly (trains at ",
+                        TrainThreshold(), "), dim ", dim_);
+  }
+  return absl::StrCat(spec(), ": trained, ", live_.size(), " vectors, dim ", dim_, ", ",
+                      std::string(MetricName(metric_)));
+}
+
+absl::StatusOr<std::string> IvfPqIndex::Serialize() const {
+  ByteWriter w;
+  WriteIndexHeader(&w, spec(), dim_, metric_);
+  absl::ReaderMutexLock lock(&mu_);
+  w.U8(ivf_ != nullptr ? 1 : 0);
+  if (ivf_ == nullptr) {
+    buffer_.SerializeBody(&w);
+    return std::move(w.out());
+  }
+  faiss::VectorIOWriter faiss_bytes;
+  RETURN_IF_ERROR(CatchExceptions("ivfpq serialize", [&] { faiss::write_index(ivf_.get(), &faiss_bytes); }));
+  w.Str(std::string_view(reinterpret_cast<const char*>(faiss_bytes.data.data()),
+                         faiss_bytes.data.size()));
+  std::vector<int64_t> ids(live_.begin(), live_.end());
+  w.Vec(ids);
+  return std::move(w.out());
+}
+
+absl::Status IvfPqIndex::DeserializeBody(ByteReader* r) {
+  uint8_t trained;
+  if (!r->U8(&trained) || trained > 1) return absl::DataLossError("ivfpq payload: bad state flag");
+  absl::WriterMutexLock lock(&mu_);
+  if (trained == 0) {
+    ivf_.reset();
+    live_.clear();
+    return buffer_.DeserializeBody(r);
+  }
+  std::string faiss_bytes;
+  std::vector<int64_t> ids;
+  if (!r->Str(&faiss_bytes) || !r->Vec(&ids)) {
+    return absl::DataLossError("ivfpq index payload is truncated");
+  }
+  std::unique_ptr<faiss::Index> loaded;
+  RETURN_IF_ERROR(CatchExceptions("ivfpq deserialize", [&] {
+    faiss::VectorIOReader reader;
+    reader.data.assign(faiss_bytes.begin(), faiss_bytes.end());
+    loaded.reset(faiss::read_index(&reader));
+  }));
+  auto* ivf = dynamic_cast<faiss::IndexIVFPQ*>(loaded.get());
+  std::unordered_set<int64_t> live(ids.begin(), ids.end());
+  if (ivf == nullptr || ivf->d != dim_ || ivf->nlist != static_cast<size_t>(nlist_) ||
+      ivf->pq.M != static_cast<size_t>(m_) || ivf->metric_type != FaissMetric(metric_) ||
+      !ivf->is_trained || static_cast<size_t>(ivf->ntotal) != ids.size() ||
+      live.size() != ids.size()) {
+    return absl::DataLossError("ivfpq index payload does not match its header");
+  }
+  loaded.release();
+  ivf_.reset(ivf);
+  live_ = std::move(live);
+  buffer_.Clear();
+  return absl::OkStatus();
+}
+
+}  // namespace neodb::index

@@ -1,0 +1,99 @@
+#pragma once
+// VectorIndex: a derived, rebuildable nearest-neighbour index over vectors keyed
+// by stable 64-bit internal ids (db::Document::internal_id). Implementations:
+// exact BLAS search ("Flat"), FAISS HNSW ("HNSW<M>") and FAISS IVF-PQ
+// ("IVF<n>,PQ<m>"); create them with MakeIndex (index/index_factory.h).
+//
+// Thread-safety: all methods are safe to call concurrently. Search, size and
+// Serialize take a shared lock; Add and Remove take an exclusive one, so a
+// search sees either all or none of an Add.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "index/metric.h"
+
+namespace neodb::index {
+
+// Restricts a search to allowed ids. Called during the search (inside FAISS via
+// an IDSelector), possibly from several threads at once: implementations must
+// be thread-safe and fast (a hash lookup, not I/O).
+class IdFilter {
+ public:
+  virtual ~IdFilter() = default;
+  virtual bool Allowed(int64_t id) const = 0;
+};
+
+struct SearchHit {
+  int64_t id = 0;
+  // Higher is better (see index/metric.h).
+  float score = 0;
+};
+
+struct SearchOptions {
+  // HNSW: beam width (raised to at least k). 0 = the index default (64).
+  int ef_search = 0;
+  // IVF: lists probed. 0 = the index default (max(1, nlist / 16)).
+  int nprobe = 0;
+};
+
+class VectorIndex {
+ public:
+  virtual ~VectorIndex() = default;
+
+  // Adds `ids.size()` vectors stored row-major in `vectors`.
+  // INVALID_ARGUMENT when vectors.size() != ids.size() * dimension(), an id is
+  // negative, repeated, or a value is not finite; ALREADY_EXISTS when an id is
+  // present. On error nothing is added.
+  virtual absl::Status Add(std::span<const int64_t> ids, std::span<const float> vectors) = 0;
+  // Removes ids; absent ids are ignored. Returns how many were removed.
+  virtual absl::StatusOr<size_t> Remove(std::span<const int64_t> ids) = 0;
+  // k nearest neighbours for each of the `queries.size() / dimension()` queries,
+  // best first. With `filter`, only allowed ids are returned, and a query returns
+  // min(k, number of allowed live ids) hits (the filter is applied during the
+  // search; selective filters fall back to an exact scan of the allowed ids).
+  // Removed ids are never returned. INVALID_ARGUMENT for k < 1 or k > 10000 or a
+  // query size that is not a multiple of dimension().
+  absl::StatusOr<std::vector<std::vector<SearchHit>>> Search(
+      std::span<const float> queries, int k, const IdFilter* filter = nullptr,
+      const SearchOptions& options = {}) const {
+    return SearchImpl(queries, k, filter, options);
+  }
+
+  // Live (searchable) vectors.
+  virtual size_t size() const = 0;
+  virtual bool Contains(int64_t id) const = 0;
+  // Every live id, ascending.
+  virtual std::vector<int64_t> Ids() const = 0;
+  virtual int dimension() const = 0;
+  // The canonical factory string, e.g. "HNSW32".
+  virtual std::string spec() const = 0;
+  virtual Metric metric() const = 0;
+  // True when removed-but-still-stored entries (HNSW tombstones) exceed 20% of
+  // the stored ones: the owner should rebuild the index from the store.
+  virtual bool NeedsRebuild() const { return false; }
+  // Short human description of internal state (e.g. "IVF untrained, 120 buffered").
+  virtual std::string DebugString() const = 0;
+
+  // Self-describing bytes (header with spec, dimension, metric) that
+  // DeserializeIndex (index/index_factory.h) turns back into an equal index.
+  virtual absl::StatusOr<std::string> Serialize() const = 0;
+
+  // Convenience: Serialize to `path` (not atomic; use index/snapshot.h for that).
+  absl::Status Save(const std::string& path) const;
+
+ protected:
+  // Search without default arguments (defaults on virtual functions are
+  // resolved statically, so they live on the non-virtual Search above).
+  virtual absl::StatusOr<std::vector<std::vector<SearchHit>>> SearchImpl(
+      std::span<const float> queries, int k, const IdFilter* filter,
+      const SearchOptions& options) const = 0;
+};
+
+}  // namespace neodb::index

@@ -1,0 +1,168 @@
+// Runs the neodb binary: `neodb model init` and `neodb model info`, their
+// exit codes and messages.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "encoder/checkpoint/weights.h"
+#include "tests/encoder/checkpoint_test_util.h"
+
+namespace neodb::encoder {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+struct Result {
+  int rc = -1;
+  std::string output;  // stdout and stderr
+};
+
+Result RunNeodb(const std::string& args) {
+  const std::string cmd = std::string(NEODB_CLI_PATH) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return r;
+}
+
+std::string Field(const std::string& output, const std::string& key) {
+  const size_t at = output.find(key);
+  if (at == std::string::npos) return "";
+  const size_t begin = output.find_first_not_of(' ', at + key.size());
+  return output.substr(begin, output.find('\n', begin) - begin);
+}
+
+class ModelCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string vocab = "[PAD]\n";
+    for (int i = 1; i < 50; ++i) vocab += "tok" + std::to_string(i) + "\n";
+    testing::WriteBytes(dir_.Sub("vocab.txt"), vocab);
+  }
+  // `extra` may not repeat --seed; use `seed`.
+  std::string Init(const std::string& out, const std::string& extra = "", int seed = 3) {
+    return "model init --preset tiny --seed " + std::to_string(seed) + " --vocab " +
+           dir_.Sub("vocab.txt") + " --out " + out + " " + extra;
+  }
+  TempDir dir_;
+};
+
+TEST_F(ModelCliTest, InitWritesALoadableCheckpoint) {
+  const std::string out = dir_.Sub("m");
+  Result r = RunNeodb(Init(out));
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out + "/config.json"));
+  EXPECT_TRUE(fs::exists(out + "/model.safetensors"));
+  EXPECT_EQ(testing::ReadBytes(out + "/vocab.txt"), testing::ReadBytes(dir_.Sub("vocab.txt")));
+  absl::StatusOr<NeoBertWeights> w = LoadCheckpoint(out, {.load_decoder = true});
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->config.vocab_size, 50);  // lines of vocab.txt
+  EXPECT_EQ(w->config.hidden_size, 64);
+  EXPECT_EQ(w->model_id, RandomWeights(w->config, 3).model_id);
+  EXPECT_THAT(r.output, HasSubstr(w->model_id));
+  // Nothing but the model directory and the vocab beside it.
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(dir_.path())) {
+    ++entries;
+    (void)e;
+  }
+  EXPECT_EQ(entries, 2);
+
+  Result info = RunNeodb("model info --model " + out);
+  ASSERT_EQ(info.rc, 0) << info.output;
+  EXPECT_EQ(Field(info.output, "model_id"), w->model_id);
+  EXPECT_EQ(Field(info.output, "hidden_size"), "64");
+  EXPECT_EQ(Field(info.output, "vocab_size"), "50");
+  EXPECT_EQ(Field(info.output, "dtype"), "F32");
+  EXPECT_THAT(Field(info.output, "parameters"), HasSubstr(std::to_string(ParameterCount(*w))));
+}
+
+TEST_F(ModelCliTest, RefusesANonEmptyDirectoryUnlessForced) {
+  const std::string out = dir_.Sub("m");
+  ASSERT_EQ(RunNeodb(Init(out)).rc, 0);
+  Result again = RunNeodb(Init(out, "", 4));
+  EXPECT_NE(again.rc, 0);
+  EXPECT_THAT(again.output, HasSubstr("not empty"));
+  absl::StatusOr<NeoBertWeights> before = LoadCheckpoint(out);
+  ASSERT_TRUE(before.ok());
+  EXPECT_EQ(before->model_id, RandomWeights(before->config, 3).model_id);  // untouched
+
+  Result forced = RunNeodb(Init(out, "--force --dtype bf16", 4));
+  ASSERT_EQ(forced.rc, 0) << forced.output;
+  Result info = RunNeodb("model info --model " + out);
+  ASSERT_EQ(info.rc, 0) << info.output;
+  EXPECT_EQ(Field(info.output, "dtype"), "BF16");
+  EXPECT_NE(Field(info.output, "model_id"), before->model_id);
+
+  // An existing empty directory is fine.
+  fs::create_directory(dir_.Sub("empty"));
+  EXPECT_EQ(RunNeodb(Init(dir_.Sub("empty"))).rc, 0);
+}
+
+TEST_F(ModelCliTest, SameSeedSameModelId) {
+  ASSERT_EQ(RunNeodb(Init(dir_.Sub("a"))).rc, 0);
+  ASSERT_EQ(RunNeodb(Init(dir_.Sub("b"))).rc, 0);
+  EXPECT_EQ(Field(RunNeodb("model info --model " + dir_.Sub("a")).output, "model_id"),
+            Field(RunNeodb("model info --model " + dir_.Sub("b")).output, "model_id"));
+}
+
+TEST_F(ModelCliTest, BadArgumentsFail) {
+  Result preset = RunNeodb("model init --preset huge --vocab " + dir_.Sub("vocab.txt") + " --out " +
+                           dir_.Sub("x"));
+  EXPECT_NE(preset.rc, 0);
+  EXPECT_THAT(preset.output, HasSubstr("huge"));
+  Result vocab = RunNeodb("model init --preset tiny --vocab " + dir_.Sub("nope.txt") + " --out " +
+                          dir_.Sub("x"));
+  EXPECT_NE(vocab.rc, 0);
+  EXPECT_THAT(vocab.output, HasSubstr("nope.txt"));
+  testing::WriteBytes(dir_.Sub("empty.txt"), "");
+  Result empty =
+      RunNeodb("model init --vocab " + dir_.Sub("empty.txt") + " --out " + dir_.Sub("x"));
+  EXPECT_NE(empty.rc, 0);
+  EXPECT_THAT(empty.output, HasSubstr("empty"));
+  Result dtype = RunNeodb(Init(dir_.Sub("x"), "--dtype f8"));
+  EXPECT_NE(dtype.rc, 0);
+  Result parent = RunNeodb(Init(dir_.Sub("no/such/parent")));
+  EXPECT_NE(parent.rc, 0);
+  EXPECT_THAT(parent.output, HasSubstr("does not exist"));
+  EXPECT_NE(RunNeodb("model").rc, 0);
+  EXPECT_FALSE(fs::exists(dir_.Sub("x")));
+}
+
+TEST_F(ModelCliTest, InfoOnAnInvalidCheckpointFails) {
+  Result missing = RunNeodb("model info --model " + dir_.Sub("absent"));
+  EXPECT_NE(missing.rc, 0);
+  EXPECT_THAT(missing.output, HasSubstr("neodb: "));
+  EXPECT_THAT(missing.output, HasSubstr("model.safetensors"));
+
+  const std::string out = dir_.Sub("m");
+  ASSERT_EQ(RunNeodb(Init(out)).rc, 0);
+  // Truncate the weights: the offsets now run past the data.
+  const std::string bytes = testing::ReadBytes(out + "/model.safetensors");
+  testing::WriteBytes(out + "/model.safetensors", bytes.substr(0, bytes.size() / 2));
+  Result truncated = RunNeodb("model info --model " + out);
+  EXPECT_NE(truncated.rc, 0);
+  EXPECT_THAT(truncated.output, HasSubstr("past the data section"));
+  EXPECT_THAT(truncated.output, Not(HasSubstr("model_id")));
+
+  testing::WriteBytes(out + "/model.safetensors", bytes);
+  testing::WriteBytes(out + "/config.json", R"({"model_type": "bert"})");
+  Result config = RunNeodb("model info --model " + out);
+  EXPECT_NE(config.rc, 0);
+  EXPECT_THAT(config.output, HasSubstr("model_type"));
+}
+
+}  // namespace
+}  // namespace neodb::encoder

@@ -1,0 +1,177 @@
+#include "index/hnsw_index.h"
+
+#include <gtest/gtest.h>
+
+#include "index/index_factory.h"
+#include "index/threads.h"
+#include "tests/index/test_util.h"
+
+namespace neodb::index {
+namespace {
+
+// One OpenMP thread for builds: the shared CI/dev host is oversubscribed and
+// spinning OpenMP teams make these tests 20x slower (index/threads.h).
+const bool kSingleThreadedBuilds = [] {
+  SetIndexBuildThreads(1);
+  return true;
+}();
+
+using testing::BruteForce;
+using testing::FnFilter;
+using testing::Iota;
+using testing::RandomVectors;
+using testing::Recall;
+
+constexpr int kDim = 32;
+constexpr size_t kN = 10000;
+constexpr int kQueries = 100;
+
+class HnswTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    base_ = new std::vector<float>(RandomVectors(kN, kDim, 11));
+    ids_ = new std::vector<int64_t>(Iota(kN, 1));
+    queries_ = new std::vector<float>(RandomVectors(kQueries, kDim, 12));
+  }
+  static void TearDownTestSuite() {
+    delete base_;
+    delete ids_;
+    delete queries_;
+  }
+  std::unique_ptr<HnswIndex> Build(Metric metric) {
+    auto index = std::make_unique<HnswIndex>(kDim, 32, metric);
+    index->set_exact_below(0);  // always walk the graph
+    EXPECT_TRUE(index->Add(*ids_, *base_).ok());
+    return index;
+  }
+  double MeanRecall(const VectorIndex& index, Metric metric, const IdFilter* filter,
+                    const std::function<bool(int64_t)>& allowed, size_t* short_results) {
+    auto res = index.Search(*queries_, 10, filter);
+    EXPECT_TRUE(res.ok()) << res.status();
+    double sum = 0;
+    *short_results = 0;
+    for (int q = 0; q < kQueries; ++q) {
+      auto want = BruteForce(*base_, *ids_, kDim, &(*queries_)[q * kDim], 10, metric, allowed);
+      sum += Recall((*res)[q], want);
+      if ((*res)[q].size() < want.size()) ++*short_results;
+      for (const auto& h : (*res)[q]) {
+        if (allowed) {
+          EXPECT_TRUE(allowed(h.id)) << h.id;
+        }
+      }
+    }
+    return sum / kQueries;
+  }
+  static std::vector<float>* base_;
+  static std::vector<int64_t>* ids_;
+  static std::vector<float>* queries_;
+};
+std::vector<float>* HnswTest::base_;
+std::vector<int64_t>* HnswTest::ids_;
+std::vector<float>* HnswTest::queries_;
+
+TEST_F(HnswTest, RecallAtLeast95WithAndWithoutFilters) {
+  for (Metric metric : {Metric::kCosine, Metric::kL2}) {
+    auto index = Build(metric);
+    size_t short_results;
+    double r = MeanRecall(*index, metric, nullptr, {}, &short_results);
+    EXPECT_GE(r, 0.95) << MetricName(metric);
+    EXPECT_EQ(short_results, 0u);
+
+    // Half the ids allowed: goes through the graph with the IDSelector.
+    auto half = [](int64_t id) { return id % 2 == 0; };
+    FnFilter half_filter(half);
+    r = MeanRecall(*index, metric, &half_filter, half, &short_results);
+    EXPECT_GE(r, 0.95) << "half filter " << MetricName(metric);
+    EXPECT_EQ(short_results, 0u);
+
+    // 1% allowed: exact scan of the allowed ids.
+    auto rare = [](int64_t id) { return id % 100 == 7; };
+    FnFilter rare_filter(rare);
+    r = MeanRecall(*index, metric, &rare_filter, rare, &short_results);
+    EXPECT_DOUBLE_EQ(r, 1.0) << "rare filter " << MetricName(metric);
+    EXPECT_EQ(short_results, 0u);
+  }
+}
+
+TEST_F(HnswTest, SelectiveFilterReturnsKWheneverKMatch) {
+  auto index = Build(Metric::kCosine);
+  FnFilter twelve([](int64_t id) { return id % 800 == 3; });  // 12 or 13 ids allowed
+  auto res = index->Search(*queries_, 10, &twelve);
+  ASSERT_TRUE(res.ok());
+  for (const auto& hits : *res) EXPECT_EQ(hits.size(), 10u);
+  FnFilter three([](int64_t id) { return id == 5 || id == 500 || id == 5000; });
+  res = index->Search(*queries_, 10, &three);
+  for (const auto& hits : *res) EXPECT_EQ(hits.size(), 3u);
+}
+
+TEST_F(HnswTest, RemovedAndOverwrittenIdsAreNeverReturned) {
+  auto index = Build(Metric::kL2);
+  // Remove 30% of ids, including each query's true nearest neighbours.
+  std::vector<int64_t> removed;
+  for (int64_t id = 1; id <= static_cast<int64_t>(kN); ++id) {
+    if (id % 10 < 3) removed.push_back(id);
+  }
+  for (int q = 0; q < kQueries; ++q) {
+    for (const auto& h : BruteForce(*base_, *ids_, kDim, &(*queries_)[q * kDim], 3, Metric::kL2)) {
+      removed.push_back(h.id);
+    }
+  }
+  std::sort(removed.begin(), removed.end());
+  removed.erase(std::unique(removed.begin(), removed.end()), removed.end());
+  ASSERT_EQ(*index->Remove(removed), removed.size());
+  EXPECT_TRUE(index->NeedsRebuild());
+  EXPECT_EQ(index->size(), kN - removed.size());
+  // Overwrite: id 4 re-added under a new id 100004 with the same vector.
+  std::vector<float> v4(base_->begin() + 3 * kDim, base_->begin() + 4 * kDim);
+  ASSERT_TRUE(index->Remove(std::vector<int64_t>{4}).ok());
+  ASSERT_TRUE(index->Add(std::vector<int64_t>{100004}, v4).ok());
+  auto res = index->Search(*queries_, 10);
+  ASSERT_TRUE(res.ok());
+  std::unordered_set<int64_t> gone(removed.begin(), removed.end());
+  gone.insert(4);
+  for (const auto& hits : *res) {
+    EXPECT_EQ(hits.size(), 10u);
+    for (const auto& h : hits) EXPECT_FALSE(gone.count(h.id)) << h.id;
+  }
+  auto self = index->Search(v4, 1);
+  EXPECT_EQ((*self)[0][0].id, 100004);
+  EXPECT_FALSE(index->Contains(4));
+}
+
+TEST_F(HnswTest, SmallIndexAnswersExactly) {
+  HnswIndex index(kDim, 16, Metric::kInnerProduct);  // default exact_below
+  std::vector<float> base(base_->begin(), base_->begin() + 2000 * kDim);
+  std::vector<int64_t> ids(ids_->begin(), ids_->begin() + 2000);
+  ASSERT_TRUE(index.Add(ids, base).ok());
+  auto res = index.Search(*queries_, 10);
+  for (int q = 0; q < kQueries; ++q) {
+    auto want = BruteForce(base, ids, kDim, &(*queries_)[q * kDim], 10, Metric::kInnerProduct);
+    ASSERT_EQ((*res)[q].size(), 10u);
+    for (int i = 0; i < 10; ++i) EXPECT_EQ((*res)[q][i].id, want[i].id);
+  }
+}
+
+TEST_F(HnswTest, SerializeRoundTripKeepsGraphAndTombstones) {
+  auto index = Build(Metric::kCosine);
+  ASSERT_TRUE(index->Remove(std::vector<int64_t>{1, 2, 3}).ok());
+  auto bytes = index->Serialize();
+  ASSERT_TRUE(bytes.ok());
+  auto back = DeserializeIndex(*bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ((*back)->spec(), "HNSW32");
+  EXPECT_EQ((*back)->size(), index->size());
+  EXPECT_FALSE((*back)->Contains(2));
+  auto* hnsw = dynamic_cast<HnswIndex*>(back->get());
+  ASSERT_NE(hnsw, nullptr);
+  hnsw->set_exact_below(0);
+  auto a = index->Search(*queries_, 10);
+  auto b = (*back)->Search(*queries_, 10);
+  for (int q = 0; q < kQueries; ++q) {
+    ASSERT_EQ((*a)[q].size(), (*b)[q].size());
+    for (size_t i = 0; i < (*a)[q].size(); ++i) EXPECT_EQ((*a)[q][i].id, (*b)[q][i].id);
+  }
+}
+
+}  // namespace
+}  // namespace neodb::index

@@ -1,0 +1,80 @@
+#pragma once
+// Brute-force reference search (double precision) and random data for index tests.
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <unordered_set>
+#include <vector>
+
+#include "index/vector_index.h"
+
+namespace neodb::index::testing {
+
+inline std::vector<float> RandomVectors(size_t n, int dim, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0, 1);
+  std::vector<float> v(n * dim);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+inline std::vector<int64_t> Iota(size_t n, int64_t first = 0) {
+  std::vector<int64_t> ids(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = first + static_cast<int64_t>(i);
+  return ids;
+}
+
+// Exact top-k by the documented score convention (higher is better).
+inline std::vector<SearchHit> BruteForce(const std::vector<float>& base,
+                                         const std::vector<int64_t>& ids, int dim,
+                                         const float* query, int k, Metric metric,
+                                         const std::function<bool(int64_t)>& allowed = {}) {
+  std::vector<std::pair<double, int64_t>> scored;
+  double qn = 0;
+  for (int d = 0; d < dim; ++d) qn += double(query[d]) * query[d];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (allowed && !allowed(ids[i])) continue;
+    const float* x = &base[i * dim];
+    double dot = 0, xn = 0, l2 = 0;
+    for (int d = 0; d < dim; ++d) {
+      dot += double(x[d]) * query[d];
+      xn += double(x[d]) * x[d];
+      l2 += (double(x[d]) - query[d]) * (double(x[d]) - query[d]);
+    }
+    double s = metric == Metric::kL2 ? -l2
+               : metric == Metric::kInnerProduct
+                   ? dot
+                   : (xn > 0 && qn > 0 ? dot / std::sqrt(xn * qn) : 0);
+    scored.push_back({s, ids[i]});
+  }
+  std::sort(scored.begin(), scored.end(), [](auto& a, auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
+  std::vector<SearchHit> out;
+  for (size_t i = 0; i < scored.size() && i < static_cast<size_t>(k); ++i) {
+    out.push_back({scored[i].second, static_cast<float>(scored[i].first)});
+  }
+  return out;
+}
+
+inline double Recall(const std::vector<SearchHit>& got, const std::vector<SearchHit>& want) {
+  if (want.empty()) return 1.0;
+  std::unordered_set<int64_t> w;
+  for (const auto& h : want) w.insert(h.id);
+  size_t hit = 0;
+  for (const auto& h : got) hit += w.count(h.id);
+  return double(hit) / want.size();
+}
+
+class FnFilter : public IdFilter {
+ public:
+  explicit FnFilter(std::function<bool(int64_t)> fn) : fn_(std::move(fn)) {}
+  bool Allowed(int64_t id) const override { return fn_(id); }
+
+ private:
+  std::function<bool(int64_t)> fn_;
+};
+
+}  // namespace neodb::index::testing
