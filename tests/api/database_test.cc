@@ -139,7 +139,9 @@ TEST_F(DatabaseTest, OverwriteAndDeleteNeverReturnStaleOrDeleted) {
   auto r = db_->NearText("c", Words(1), std::nullopt, q, kFar);
   ASSERT_TRUE(r.ok()) << r.status();
   for (const auto& h : r->hits) {
-    if (h.id == "d1") EXPECT_EQ(h.text, "completely different words here");
+    if (h.id == "d1") {
+      EXPECT_EQ(h.text, "completely different words here");
+    }
   }
   EXPECT_EQ(Search("c", "completely different words here", 1)[0], "d1");
   // Delete: never returned again.

@@ -78,7 +78,9 @@ TEST(CrashTest, KillDuringStreamingIngestLosesNothingAcknowledged) {
         ASSERT_TRUE(docs->Get(&ctx, req, &resp).ok());
         EXPECT_EQ(resp.missing_ids_size(), 0) << "cycle " << cycle << ": lost acknowledged documents";
         for (const auto& d : resp.documents()) {
-          if (!tainted.count(d.id())) EXPECT_EQ(d.text(), acked[d.id()]) << d.id();
+          if (!tainted.count(d.id())) {
+            EXPECT_EQ(d.text(), acked[d.id()]) << d.id();
+          }
         }
       }
       v1::VerifyResponse v = Verify(server, "c");
@@ -201,7 +203,7 @@ void Populate(ServerProcess& server, int n, std::vector<std::string>* texts) {
 TEST(ReindexTest, SearchesSucceedDuringReindexAndAllVectorsMoveToNewModel) {
   TestDir dir("reindex");
   // A slow encoder makes the reindex take a while (fake model only).
-  ServerProcess server(ServeArgs(dir, 1, {"--fake-delay-ms", "20"}));
+  ServerProcess server(ServeArgs(dir, 1, {"--test-encoder-delay-ms", "20"}));
   ASSERT_TRUE(server.Start());
   std::vector<std::string> texts;
   Populate(server, 1000, &texts);
@@ -253,7 +255,7 @@ TEST(ReindexTest, KillMidReindexLeavesOldIndexServing) {
   std::string old_model;
   std::vector<std::string> texts;
   {
-    ServerProcess server(ServeArgs(dir, 1, {"--fake-delay-ms", "20"}));
+    ServerProcess server(ServeArgs(dir, 1, {"--test-encoder-delay-ms", "20"}));
     ASSERT_TRUE(server.Start());
     Populate(server, 1000, &texts);
     old_model = Verify(server, "r").model_id();

@@ -80,6 +80,16 @@ class ServerTest : public ::testing::Test {
     return search_->NearText(&ctx, req, resp);
   }
 
+  // Closes our channel first: the server's drain waits (up to --grace) for
+  // connected clients to go.
+  int StopServer() {
+    collections_.reset();
+    documents_.reset();
+    search_.reset();
+    admin_.reset();
+    return server_->Stop();
+  }
+
   v1::StatsResponse Stats() {
     grpc::ClientContext ctx;
     ctx.set_deadline(Deadline());
@@ -202,7 +212,7 @@ TEST_F(ServerTest, IngestSearchGetDeleteList) {
     EXPECT_EQ(resp.info().index_size(), 299u);
     EXPECT_EQ(resp.info().model_id(), Stats().model_id());
   }
-  EXPECT_EQ(server_->Stop(), 0);
+  EXPECT_EQ(StopServer(), 0);
 }
 
 TEST_F(ServerTest, BadInputGetsPreciseStatusAndServerStaysUp) {
@@ -283,7 +293,7 @@ TEST_F(ServerTest, BadInputGetsPreciseStatusAndServerStaysUp) {
   // Still serving, nothing was written.
   ASSERT_TRUE(upsert("c", "alpha bravo").ok());
   EXPECT_EQ(Stats().documents(), 1u);
-  EXPECT_EQ(server_->Stop(), 0);
+  EXPECT_EQ(StopServer(), 0);
 }
 
 TEST_F(ServerTest, HealthAndReflectionAnswer) {
@@ -317,7 +327,7 @@ TEST_F(ServerTest, HealthAndReflectionAnswer) {
   std::string bytes;
   for (auto& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
   EXPECT_EQ(bytes, std::string("\x08\x01", 2));
-  EXPECT_EQ(server_->Stop(), 0);
+  EXPECT_EQ(StopServer(), 0);
 }
 
 TEST_F(ServerTest, CleanRestartKeepsDataAndSettingsWithoutRebuild) {
@@ -326,7 +336,7 @@ TEST_F(ServerTest, CleanRestartKeepsDataAndSettingsWithoutRebuild) {
   auto docs = MakeDocs(200, 11);
   v1::BulkIngestResponse ing;
   ASSERT_TRUE(Ingest("h", docs, 50, &ing).ok());
-  EXPECT_EQ(server_->Stop(), 0);  // SIGTERM: drain, snapshot, close
+  EXPECT_EQ(StopServer(), 0);  // SIGTERM: drain, snapshot, close
 
   StartServer();
   v1::StatsResponse st = Stats();
@@ -346,7 +356,7 @@ TEST_F(ServerTest, CleanRestartKeepsDataAndSettingsWithoutRebuild) {
   ASSERT_TRUE(NearText("h", docs[42].text(), 1, &r).ok());
   ASSERT_EQ(r.hits_size(), 1);
   EXPECT_EQ(r.hits(0).text(), docs[42].text());
-  EXPECT_EQ(server_->Stop(), 0);
+  EXPECT_EQ(StopServer(), 0);
 }
 
 }  // namespace

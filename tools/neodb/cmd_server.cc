@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "absl/time/clock.h"
+
 #include "api/database.h"
 #include "api/fake_embedder.h"
 #include "api/server.h"
@@ -25,7 +27,7 @@ struct ServeFlags {
   int threads = 16;
   int encoder_threads = 0;
   int fake_dim = 0;
-  double fake_delay_ms = 0;
+  double test_delay_ms = 0;
   double snapshot_interval_s = 60;
   int max_queue_texts = 4096;
   int max_batch_tokens = 8192;
@@ -33,15 +35,48 @@ struct ServeFlags {
   double grace_s = 10;
 };
 
+// Test hook (--test-encoder-delay-ms): every encoder call takes at least
+// `delay` longer, so tests can catch a reindex or a queue in the act.
+class SlowEmbedder : public api::Embedder {
+ public:
+  SlowEmbedder(std::unique_ptr<api::Embedder> inner, absl::Duration delay)
+      : inner_(std::move(inner)), delay_(delay) {}
+  const std::string& model_id() const override { return inner_->model_id(); }
+  int dim() const override { return inner_->dim(); }
+  int max_tokens() const override { return inner_->max_tokens(); }
+  absl::StatusOr<int> CountTokens(std::string_view p, std::string_view t) const override {
+    return inner_->CountTokens(p, t);
+  }
+  absl::StatusOr<std::vector<encoder::Embedding>> Embed(
+      const std::vector<std::string>& texts, const encoder::EmbedOptions& options) override {
+    absl::SleepFor(delay_);
+    return inner_->Embed(texts, options);
+  }
+
+ private:
+  std::unique_ptr<api::Embedder> inner_;
+  absl::Duration delay_;
+};
+
+absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModelUnslowed(const ServeFlags& f,
+                                                                 const std::string& dir);
+
 absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModel(const ServeFlags& f,
                                                          const std::string& dir) {
+  ASSIGN_OR_RETURN(std::unique_ptr<api::Embedder> e, OpenModelUnslowed(f, dir));
+  if (f.test_delay_ms > 0) {
+    e = std::make_unique<SlowEmbedder>(std::move(e), absl::Milliseconds(f.test_delay_ms));
+  }
+  return e;
+}
+
+absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModelUnslowed(const ServeFlags& f,
+                                                                 const std::string& dir) {
   if (f.fake_dim > 0) {
     // Test/benchmark stand-in: `dir` names the fake's seed ("fake:7").
     uint64_t seed = 1;
     if (dir.rfind("fake:", 0) == 0) seed = std::stoull(dir.substr(5));
-    auto fake = std::make_unique<api::FakeEmbedder>(f.fake_dim, 512, seed);
-    fake->set_delay(absl::Milliseconds(f.fake_delay_ms));
-    return std::unique_ptr<api::Embedder>(std::move(fake));
+    return std::unique_ptr<api::Embedder>(new api::FakeEmbedder(f.fake_dim, 512, seed));
   }
 #ifdef NEODB_HAVE_ENCODER
   encoder::EncoderOptions eo;
@@ -125,8 +160,8 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--fake-model", f->fake_dim,
                   "Serve a deterministic fake embedder of this dimension instead of a model "
                   "(tests and service benchmarks only)");
-  cmd->add_option("--fake-delay-ms", f->fake_delay_ms,
-                  "With --fake-model: sleep this long in every encoder call (tests)");
+  cmd->add_option("--test-encoder-delay-ms", f->test_delay_ms,
+                  "Tests only: every encoder call sleeps this long first");
   cmd->callback([f] { ExitIfError(Serve(*f)); });
 }
 
