@@ -20,8 +20,7 @@ absl::Status FromSpStatus(const spm::Result& r, const std::string& what) {
 
 }  // namespace
 
-SentencePieceTokenizer::SentencePieceTokenizer()
-    : processor_(std::make_unique<spm::Processor>()) {}
+SentencePieceTokenizer::SentencePieceTokenizer() : processor_(std::make_unique<spm::Processor>()) {}
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
@@ -31,14 +30,14 @@ absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::
   return FromSerializedProto(bytes, path);
 }
 
-absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>>
-SentencePieceTokenizer::FromSerializedProto(std::string_view bytes, const std::string& source) {
+absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>> SentencePieceTokenizer::FromSerializedProto(
+    std::string_view bytes, const std::string& source) {
   if (bytes.empty()) return absl::InvalidArgumentError(absl::StrCat(source, " is empty"));
   std::unique_ptr<SentencePieceTokenizer> tok(new SentencePieceTokenizer());
   const auto status = tok->processor_->LoadFromSerializedProto(bytes);
   if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, " is not a valid SentencePiece model: ", status.message));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, " is not a valid SentencePiece model: ", status.message));
   }
   tok->model_bytes_ = std::string(bytes);
   struct Named {
@@ -67,15 +66,14 @@ SentencePieceTokenizer::FromSerializedProto(std::string_view bytes, const std::s
         "as a user-defined symbol; see TrainSentencePiece)"));
   }
   if (tok->special_.unk != tok->processor_->unk_id()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": the piece [UNK] (id ", tok->special_.unk, ") is not the model's unk piece (id ",
-        tok->processor_->unk_id(), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": the piece [UNK] (id ", tok->special_.unk,
+                     ") is not the model's unk piece (id ", tok->processor_->unk_id(), ")"));
   }
   return tok;
 }
 
-absl::StatusOr<std::vector<int32_t>> SentencePieceTokenizer::Tokenize(
-    std::string_view text) const {
+absl::StatusOr<std::vector<int32_t>> SentencePieceTokenizer::Tokenize(std::string_view text) const {
   RETURN_IF_ERROR(unicode::ValidateUtf8(text));
   std::vector<int> ids;
   RETURN_IF_ERROR(FromSpStatus(processor_->Encode(text, &ids), "SentencePiece encode"));

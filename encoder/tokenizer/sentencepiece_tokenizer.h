@@ -25,8 +25,7 @@ namespace neodb::encoder {
 class SentencePieceTokenizer final : public Tokenizer {
  public:
   // Loads a serialized ModelProto file (*.model).
-  static absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>> FromFile(
-      const std::string& path);
+  static absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>> FromFile(const std::string& path);
   // Loads from the bytes of a *.model file; `source` names it in errors.
   static absl::StatusOr<std::unique_ptr<SentencePieceTokenizer>> FromSerializedProto(
       std::string_view bytes, const std::string& source);

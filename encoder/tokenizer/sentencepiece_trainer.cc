@@ -30,12 +30,13 @@ absl::Status TrainSentencePiece(const SentencePieceTrainOptions& options) {
     return absl::InvalidArgumentError("TrainSentencePiece: model_prefix is empty");
   }
   if (options.vocab_size < 6) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "TrainSentencePiece: vocab_size ", options.vocab_size, " leaves no room past the specials"));
+    return absl::InvalidArgumentError(absl::StrCat("TrainSentencePiece: vocab_size ",
+                                                   options.vocab_size,
+                                                   " leaves no room past the specials"));
   }
   if (options.model_type != "unigram" && options.model_type != "bpe") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "TrainSentencePiece: model_type \"", options.model_type, "\" is not unigram or bpe"));
+    return absl::InvalidArgumentError(absl::StrCat("TrainSentencePiece: model_type \"",
+                                                   options.model_type, "\" is not unigram or bpe"));
   }
   if (!(options.character_coverage > 0.0 && options.character_coverage <= 1.0)) {
     return absl::InvalidArgumentError("TrainSentencePiece: character_coverage must be in (0, 1]");

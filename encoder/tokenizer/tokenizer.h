@@ -38,14 +38,18 @@ class Tokenizer {
   virtual std::string IdToToken(int32_t id) const = 0;
   // "wordpiece" or "sentencepiece".
   virtual std::string_view kind() const = 0;
-  // Writes the files that LoadTokenizer reads back into `dir` (vocab.txt, or
-  // tokenizer.model plus special_tokens_map.json).
+  // Writes the files that LoadTokenizer reads back into `dir`, which must
+  // exist (vocab.txt plus tokenizer_config.json, or tokenizer.model plus
+  // special_tokens_map.json). Existing files of those names are replaced.
   virtual absl::Status SaveTo(const std::string& dir) const = 0;
 };
 
 // Loads the tokenizer of a checkpoint directory: vocab.txt, else the
-// WordPiece vocab inside tokenizer.json, else a SentencePiece *.model file.
-// tokenizer_config.json's do_lower_case is honoured when present.
+// WordPiece vocab inside tokenizer.json, else a SentencePiece model
+// (tokenizer.model, else the only *.model file). tokenizer_config.json's
+// do_lower_case (and strip_accents, tokenize_chinese_chars) is honoured when
+// present. NOT_FOUND names every file looked for when there is none;
+// malformed files are INVALID_ARGUMENT naming the file and the problem.
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const std::string& dir);
 
 }  // namespace neodb::encoder

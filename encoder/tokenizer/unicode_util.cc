@@ -182,8 +182,8 @@ void Decompose(std::vector<char32_t>* cps, std::vector<char32_t>* scratch) {
       scratch->push_back(cp);
       continue;
     }
-    const utf8proc_ssize_t n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp), buf,
-                                                       32, UTF8PROC_DECOMPOSE, nullptr);
+    const utf8proc_ssize_t n = utf8proc_decompose_char(static_cast<utf8proc_int32_t>(cp), buf, 32,
+                                                       UTF8PROC_DECOMPOSE, nullptr);
     NEODB_CHECK(n > 0 && n <= 32);  // Canonical decompositions are at most 4 long.
     for (utf8proc_ssize_t k = 0; k < n; ++k) scratch->push_back(static_cast<char32_t>(buf[k]));
   }
@@ -204,18 +204,15 @@ void Decompose(std::vector<char32_t>* cps, std::vector<char32_t>* scratch) {
 }
 }  // namespace
 
-void ToNfd(std::vector<char32_t>* cps, std::vector<char32_t>* scratch) {
-  Decompose(cps, scratch);
-}
+void ToNfd(std::vector<char32_t>* cps, std::vector<char32_t>* scratch) { Decompose(cps, scratch); }
 
 void ToNfc(std::vector<char32_t>* cps, std::vector<char32_t>* scratch) {
   Decompose(cps, scratch);
   if (cps->empty()) return;
   static_assert(sizeof(char32_t) == sizeof(utf8proc_int32_t));
-  const utf8proc_ssize_t n =
-      utf8proc_normalize_utf32(reinterpret_cast<utf8proc_int32_t*>(cps->data()),
-                               static_cast<utf8proc_ssize_t>(cps->size()),
-                               static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_STABLE));
+  const utf8proc_ssize_t n = utf8proc_normalize_utf32(
+      reinterpret_cast<utf8proc_int32_t*>(cps->data()), static_cast<utf8proc_ssize_t>(cps->size()),
+      static_cast<utf8proc_option_t>(UTF8PROC_COMPOSE | UTF8PROC_STABLE));
   NEODB_CHECK(n >= 0);
   cps->resize(static_cast<size_t>(n));
 }

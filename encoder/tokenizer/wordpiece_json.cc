@@ -1,10 +1,9 @@
 #include "encoder/tokenizer/wordpiece_json.h"
 
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 
@@ -16,7 +15,8 @@ using Json = nlohmann::json;
 absl::StatusOr<Json> ParseJson(std::string_view contents, const std::string& source) {
   Json j = Json::parse(contents.begin(), contents.end(), /*cb=*/nullptr,
                        /*allow_exceptions=*/false);
-  if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(source, " is not valid JSON"));
+  if (j.is_discarded())
+    return absl::InvalidArgumentError(absl::StrCat(source, " is not valid JSON"));
   if (!j.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(source, " is not a JSON object"));
   }
@@ -74,7 +74,7 @@ void TokenizerConfigOverrides::ApplyTo(WordPieceOptions* options) const {
 }
 
 absl::StatusOr<TokenizerConfigOverrides> ParseTokenizerConfig(std::string_view contents,
-                                                             const std::string& source) {
+                                                              const std::string& source) {
   ASSIGN_OR_RETURN(Json j, ParseJson(contents, source));
   TokenizerConfigOverrides o;
   RETURN_IF_ERROR(OptionalBool(j, "do_lower_case", source, &o.do_lower_case));
@@ -95,14 +95,14 @@ absl::StatusOr<std::unique_ptr<WordPieceTokenizer>> WordPieceFromTokenizerJson(
   }
   const auto type = model->find("type");
   if (type == model->end() || !type->is_string() || *type != "WordPiece") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": model.type is ", type == model->end() ? "absent" : type->dump(),
-        ", expected \"WordPiece\""));
+    return absl::InvalidArgumentError(absl::StrCat(source, ": model.type is ",
+                                                   type == model->end() ? "absent" : type->dump(),
+                                                   ", expected \"WordPiece\""));
   }
   if (const auto p = model->find("continuing_subword_prefix");
       p != model->end() && !p->is_null() && (!p->is_string() || *p != "##")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": model.continuing_subword_prefix is ", p->dump(), ", only \"##\" is supported"));
+    return absl::InvalidArgumentError(absl::StrCat(source, ": model.continuing_subword_prefix is ",
+                                                   p->dump(), ", only \"##\" is supported"));
   }
   if (const auto u = model->find("unk_token");
       u != model->end() && !u->is_null() && (!u->is_string() || *u != "[UNK]")) {
@@ -130,7 +130,8 @@ absl::StatusOr<std::unique_ptr<WordPieceTokenizer>> WordPieceFromTokenizerJson(
   if (vocab == model->end() || !vocab->is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": model.vocab is not an object"));
   }
-  if (vocab->empty()) return absl::InvalidArgumentError(absl::StrCat(source, ": model.vocab is empty"));
+  if (vocab->empty())
+    return absl::InvalidArgumentError(absl::StrCat(source, ": model.vocab is empty"));
   const size_t n = vocab->size();
   std::vector<std::string> tokens(n);
   std::vector<bool> seen(n, false);
@@ -141,9 +142,9 @@ absl::StatusOr<std::unique_ptr<WordPieceTokenizer>> WordPieceFromTokenizerJson(
     }
     const int64_t id = id_json.get<int64_t>();
     if (id < 0 || static_cast<uint64_t>(id) >= n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          source, ": token \"", token, "\" has id ", id, ", outside 0..", n - 1,
-          " (ids must be dense)"));
+      return absl::InvalidArgumentError(absl::StrCat(source, ": token \"", token, "\" has id ", id,
+                                                     ", outside 0..", n - 1,
+                                                     " (ids must be dense)"));
     }
     if (seen[static_cast<size_t>(id)]) {
       return absl::InvalidArgumentError(

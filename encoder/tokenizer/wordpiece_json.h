@@ -23,7 +23,7 @@ struct TokenizerConfigOverrides {
 
 // Parses tokenizer_config.json contents. Errors name `source` and the field.
 absl::StatusOr<TokenizerConfigOverrides> ParseTokenizerConfig(std::string_view contents,
-                                                             const std::string& source);
+                                                              const std::string& source);
 
 // Builds a WordPiece tokenizer from tokenizer.json contents: model.type must
 // be "WordPiece", model.vocab a {token: id} map with ids exactly 0..V-1,

@@ -41,9 +41,8 @@ absl::StatusOr<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::Create(
     }
     const auto [it, inserted] = t.word_start_.emplace(token, static_cast<int32_t>(i));
     if (!inserted) {
-      return absl::InvalidArgumentError(absl::StrCat("WordPiece token \"", token,
-                                                     "\" appears twice (ids ", it->second,
-                                                     " and ", i, ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "WordPiece token \"", token, "\" appears twice (ids ", it->second, " and ", i, ")"));
     }
     t.max_start_bytes_ = std::max(t.max_start_bytes_, token.size());
     if (token.size() > 2 && token.compare(0, 2, "##") == 0) {
@@ -71,8 +70,8 @@ absl::StatusOr<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::Create(
     }
   }
   if (!missing.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "WordPiece vocabulary lacks the special tokens ", absl::StrJoin(missing, ", ")));
+    return absl::InvalidArgumentError(absl::StrCat("WordPiece vocabulary lacks the special tokens ",
+                                                   absl::StrJoin(missing, ", ")));
   }
   return tok;
 }
@@ -117,8 +116,7 @@ std::string WordPieceTokenizer::IdToToken(int32_t id) const {
   return tokens_[static_cast<size_t>(id)];
 }
 
-void WordPieceTokenizer::AppendWordPieces(std::string_view word,
-                                          std::vector<int32_t>* ids) const {
+void WordPieceTokenizer::AppendWordPieces(std::string_view word, std::vector<int32_t>* ids) const {
   if (unicode::CountCodePoints(word) > static_cast<size_t>(options_.max_input_chars_per_word)) {
     ids->push_back(special_.unk);
     return;
@@ -131,7 +129,8 @@ void WordPieceTokenizer::AppendWordPieces(std::string_view word,
   while (start < word.size()) {
     const bool first = start == 0;
     const auto& map = first ? word_start_ : continuation_;
-    size_t end = std::min(word.size(), start + (first ? max_start_bytes_ : max_continuation_bytes_));
+    size_t end =
+        std::min(word.size(), start + (first ? max_start_bytes_ : max_continuation_bytes_));
     while (end > start && is_continuation_byte(end)) --end;
     int32_t found = -1;
     while (end > start) {

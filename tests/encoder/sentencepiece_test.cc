@@ -1,11 +1,11 @@
 // SentencePiece: train tiny models with TrainSentencePiece, load them through
 // LoadTokenizer, check the special-token convention and round trips.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "encoder/tokenizer/sentencepiece_adapter.h"
 #include "encoder/tokenizer/sentencepiece_tokenizer.h"
@@ -22,10 +22,10 @@ using testing::ScratchDir;
 // A few hundred deterministic sentences over a small vocabulary.
 std::string Corpus() {
   const std::vector<std::string> words = {
-      "the",    "vector", "database", "stores",   "embeddings", "of",      "documents",
-      "query",  "search", "nearest",  "neighbour", "index",     "encoder", "token",
-      "model",  "fast",   "small",    "large",    "cells",      "protein", "gene",
-      "study",  "result", "shows",    "increase", "in",         "and",     "with"};
+      "the",   "vector", "database", "stores",    "embeddings", "of",      "documents",
+      "query", "search", "nearest",  "neighbour", "index",      "encoder", "token",
+      "model", "fast",   "small",    "large",     "cells",      "protein", "gene",
+      "study", "result", "shows",    "increase",  "in",         "and",     "with"};
   std::mt19937 rng(1234);
   std::string text;
   for (int line = 0; line < 400; ++line) {
@@ -152,8 +152,7 @@ TEST(SentencePieceLoadTest, DefaultSpmPiecesAreRejectedNamingAllMissing) {
   ASSERT_TRUE(r.ok()) << r.message;
   auto tok = LoadTokenizer(dir.path());
   ASSERT_FALSE(tok.ok());
-  EXPECT_THAT(std::string(tok.status().message()),
-              HasSubstr("[PAD], [UNK], [CLS], [SEP], [MASK]"));
+  EXPECT_THAT(std::string(tok.status().message()), HasSubstr("[PAD], [UNK], [CLS], [SEP], [MASK]"));
 }
 
 TEST(SentencePieceLoadTest, GarbageModelFileIsRejected) {

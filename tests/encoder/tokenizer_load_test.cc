@@ -1,10 +1,10 @@
 // LoadTokenizer: vocab.txt, tokenizer.json, tokenizer_config.json, errors,
 // SaveTo round trips. No external files.
-#include <string>
-#include <vector>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 #include "encoder/tokenizer/tokenizer.h"
 #include "encoder/tokenizer/wordpiece_tokenizer.h"

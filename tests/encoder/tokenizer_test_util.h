@@ -1,13 +1,13 @@
 #pragma once
 // Helpers for tokenizer tests: scratch directories and files.
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 #include <string_view>
-
-#include <gtest/gtest.h>
 
 namespace neodb::encoder::testing {
 

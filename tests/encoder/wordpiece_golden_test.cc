@@ -1,18 +1,18 @@
 // WordPiece against golden ids from the independent Python reference
 // (tools/reference/make_tokenizer_golden.py) with the real bert-base-uncased
 // vocab. The vocab is not in the repository: see FindVocab.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
+#include "encoder/core/file_util.h"
 #include "encoder/tokenizer/tokenizer.h"
 #include "encoder/tokenizer/wordpiece_tokenizer.h"
-#include "encoder/core/file_util.h"
 
 namespace neodb::encoder {
 namespace {
@@ -80,10 +80,10 @@ TEST(WordPieceGoldenTest, HelloWorld) {
   EXPECT_EQ(s.mask, 103);
 }
 
-TEST(WordPieceGoldenTest, MatchesPythonReference) {
+// Every line of `golden` ({"text", "ids"}) must tokenize to its ids.
+void CheckGoldenFile(const std::string& golden, int min_cases) {
   auto tok = LoadBertVocab();
   ASSERT_NE(tok, nullptr);
-  const std::string golden = "tests/testdata/tokenizer/wordpiece_golden.jsonl";
   std::ifstream in(golden);
   ASSERT_TRUE(in) << "cannot open " << golden << " (tests run from the repository root)";
   std::string line;
@@ -111,7 +111,18 @@ TEST(WordPieceGoldenTest, MatchesPythonReference) {
     ++cases;
   }
   EXPECT_EQ(failures, 0) << "of " << cases << " cases";
-  EXPECT_GE(cases, 250) << golden << " looks truncated";
+  EXPECT_GE(cases, min_cases) << golden << " looks truncated";
+}
+
+// Hand-written hostile texts and SciFact sentences.
+TEST(WordPieceGoldenTest, MatchesPythonReference) {
+  CheckGoldenFile("tests/testdata/tokenizer/wordpiece_golden.jsonl", 250);
+}
+
+// Random strings over troublesome characters (combining marks, case
+// mappings, CJK, controls, special-token strings).
+TEST(WordPieceGoldenTest, MatchesPythonReferenceOnRandomStrings) {
+  CheckGoldenFile("tests/testdata/tokenizer/wordpiece_random_golden.jsonl", 1000);
 }
 
 }  // namespace

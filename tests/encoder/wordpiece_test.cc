@@ -1,11 +1,11 @@
 // WordPiece rules on a small hand-written vocabulary (no external files).
-#include "encoder/tokenizer/wordpiece_tokenizer.h"
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
+#include "encoder/tokenizer/wordpiece_tokenizer.h"
 
 namespace neodb::encoder {
 namespace {
@@ -16,13 +16,13 @@ using Strings = std::vector<std::string>;
 
 const std::vector<std::string>& HandVocab() {
   static const auto* vocab = new std::vector<std::string>{
-      "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",                            // 0-4
-      "un", "una", "##ffable", "##aff", "##able",                              // 5-9
-      "hello", "world", ",", "!", ".",                                         // 10-14
-      "cafe", "中", "文", "a", "##a",                                          // 15-19
-      "play", "##ing", "##s", "[", "]",                                        // 20-24
-      "sep", "x", "i", "Hello", "naive",                                       // 25-29
-      "é", "##é",                                                              // 30-31
+      "[PAD]", "[UNK]", "[CLS]",    "[SEP]", "[MASK]",  // 0-4
+      "un",    "una",   "##ffable", "##aff", "##able",  // 5-9
+      "hello", "world", ",",        "!",     ".",       // 10-14
+      "cafe",  "中",    "文",       "a",     "##a",     // 15-19
+      "play",  "##ing", "##s",      "[",     "]",       // 20-24
+      "sep",   "x",     "i",        "Hello", "naive",   // 25-29
+      "é",     "##é",                                   // 30-31
   };
   return *vocab;
 }
@@ -169,10 +169,10 @@ TEST(WordPieceTest, SpecialTokenStringsInTextMapToTheirIds) {
 
 TEST(WordPieceTest, InvalidUtf8IsInvalidArgument) {
   auto tok = Make();
-  for (const std::string bad : {std::string("\xFF"), std::string("ab\xC0\xAF"),
-                                std::string("\xED\xA0\x80"), std::string("\xF4\x90\x80\x80"),
-                                std::string("\xE4\xB8"), std::string("\x80"),
-                                std::string("ok \xE4\xB8\xAD\xE4")}) {
+  for (const std::string& bad :
+       {std::string("\xFF"), std::string("ab\xC0\xAF"), std::string("\xED\xA0\x80"),
+        std::string("\xF4\x90\x80\x80"), std::string("\xE4\xB8"), std::string("\x80"),
+        std::string("ok \xE4\xB8\xAD\xE4")}) {
     auto r = tok->Tokenize(bad);
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
     EXPECT_THAT(std::string(r.status().message()), HasSubstr("UTF-8"));
@@ -191,8 +191,8 @@ TEST(WordPieceTest, CreateRejectsBadVocabularies) {
   auto missing = WordPieceTokenizer::Create({"[PAD]", "[UNK]", "[SEP]", "a"}, {});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("[CLS], [MASK]"));
-  auto dup = WordPieceTokenizer::Create(
-      {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "a"}, {});
+  auto dup =
+      WordPieceTokenizer::Create({"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "a"}, {});
   ASSERT_FALSE(dup.ok());
   EXPECT_THAT(std::string(dup.status().message()), HasSubstr("\"a\" appears twice"));
   EXPECT_FALSE(WordPieceTokenizer::Create({}, {}).ok());

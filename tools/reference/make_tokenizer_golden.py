@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""Writes tests/testdata/tokenizer/wordpiece_golden.jsonl.
+"""Writes tests/testdata/tokenizer/wordpiece_golden.jsonl (+ _random_golden).
 
 Each line is {"text": ..., "ids": [...]}: the ids of Tokenizer::Tokenize
 (no [CLS]/[SEP]) from the independent reference bert_tokenizer_ref.py with the
 bert-base-uncased vocab. The texts are a hostile hand-written set (accents,
 CJK, emoji, controls, long words, punctuation runs, special-token strings,
-odd Unicode) plus sentences from BEIR SciFact abstracts.
+odd Unicode) plus sentences from BEIR SciFact abstracts; the random file holds
+short strings drawn (fixed seed) from pools of troublesome characters.
 
 Usage:
   /usr/bin/python3 tools/reference/make_tokenizer_golden.py \
@@ -20,6 +21,7 @@ unicodedata (14.0) calls them unassigned while utf8proc 2.8 (15.0) does not.
 import argparse
 import json
 import os
+import random
 import re
 import sys
 
@@ -127,6 +129,42 @@ HOSTILE = [
 ]
 
 
+# Character pools for the random differential cases: mostly the places where
+# an implementation can go wrong (combining-mark order, case mapping, CJK,
+# controls, special-token strings glued to text).
+RANDOM_POOLS = [
+    list("abcdefghijklmnopqrstuvwxyzABCXYZ0123456789"),
+    list(" \t\n\r.,;:!?'\"()[]{}#$%&*+-/<=>@\\^_`|~"),
+    list("éÉàÀüÜñÑçÇøØåÅßẞİıσΣςΩ\u2126\u212b\u212a"),
+    ["\u0301", "\u0308", "\u0323", "\u031b", "\u0345", "\u05b0", "\u0f71", "\u0f72",
+     "\u0f74", "\u093f", "\u0941", "\U0001d165", "\U0001d16d", "\u20e3", "\ufe0f", "\u200d",
+     "\u200b", "\u00ad"],
+    list("中文字日本語한국어のテキスト豈更") + ["\U00020000", "\U0002f800"],
+    ["\x00", "\x01", "\x7f", "\x85", "\ufffd", "\u2028", "\u2029", "\u00a0", "\u3000",
+     "\ue000", "\uffff", "\u0378"],
+    ["[SEP]", "[CLS]", "[MASK]", "[PAD]", "[UNK]", "[sep]", "[", "]"],
+    ["👍", "\U0001f3fd", "🇫", "🇷", "❤", "😀"],
+    list("αβγδεζηθΑΒΓΔΕάέήίόύώϊΐ"),
+    list("абвгдеёжзАБВГДЕЁЖЗ"),
+]
+
+
+def random_texts(count, seed=5):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        n = rng.randint(0, 30)
+        out.append("".join(rng.choice(rng.choice(RANDOM_POOLS)) for _ in range(n)))
+    return out
+
+
+def write_golden(path, tok, texts):
+    with open(path, "w", encoding="utf-8") as f:
+        for text in texts:
+            f.write(json.dumps({"text": text, "ids": tok.tokenize_ids(text)}, ensure_ascii=True))
+            f.write("\n")
+
+
 def scifact_sentences(path, count):
     """Deterministic sentences from SciFact abstracts (titles and sentences)."""
     out = []
@@ -154,21 +192,23 @@ def main():
                                                           "scifact", "corpus.jsonl"))
     parser.add_argument("--out", default=os.path.join(root, "tests", "testdata", "tokenizer",
                                                       "wordpiece_golden.jsonl"))
+    parser.add_argument("--random-out", default=os.path.join(
+        root, "tests", "testdata", "tokenizer", "wordpiece_random_golden.jsonl"))
     parser.add_argument("--sentences", type=int, default=200)
+    parser.add_argument("--random", type=int, default=1500,
+                        help="random differential cases (fixed seed)")
     args = parser.parse_args()
     for what, path in (("vocab", args.vocab), ("scifact corpus", args.scifact)):
         if not os.path.isfile(path):
             sys.exit(f"make_tokenizer_golden.py: {what} not found at {path}")
     tok = ref.BertTokenizer(ref.load_vocab(args.vocab))
     texts = HOSTILE + scifact_sentences(args.scifact, args.sentences)
-    with open(args.out, "w", encoding="utf-8") as f:
-        for text in texts:
-            f.write(json.dumps({"text": text, "ids": tok.tokenize_ids(text)}, ensure_ascii=True))
-            f.write("\n")
+    write_golden(args.out, tok, texts)
+    write_golden(args.random_out, tok, random_texts(args.random))
     hello = tok.tokenize_ids("hello world")
     assert hello == [7592, 2088], hello
     assert tok.encode("hello world") == [101, 7592, 2088, 102]
-    print(f"wrote {len(texts)} cases to {args.out}")
+    print(f"wrote {len(texts)} cases to {args.out}, {args.random} to {args.random_out}")
 
 
 if __name__ == "__main__":
