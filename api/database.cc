@@ -68,7 +68,8 @@ absl::Status Database::Close() {
     reindex_threads_.clear();
   }
   absl::Status s;
-  if (options_.snapshot_on_close) {
+  // A database whose startup failed never snapshots: its indexes are partial.
+  if (options_.snapshot_on_close && started_) {
     std::lock_guard<std::mutex> lock(write_mu_);
     s = SnapshotLocked().status();
   }
@@ -216,8 +217,8 @@ absl::Status Database::Startup() {
           if (!remove.empty()) RETURN_IF_ERROR(c.index->Remove(remove).status());
           if (r.op == db::ChangeOp::kUpsert) {
             auto doc = store_->GetByInternalId(r.collection, r.internal_id);
-            if (doc.ok()) {
-              int64_t id = static_cast<int64_t>(r.internal_id);
+            int64_t id = static_cast<int64_t>(r.internal_id);
+            if (doc.ok() && !c.index->Contains(id)) {
               RETURN_IF_ERROR(c.index->Add({&id, 1}, doc->vector));
             } else if (!absl::IsNotFound(doc.status())) {
               return doc.status();
@@ -248,6 +249,7 @@ absl::Status Database::Startup() {
   snapshot_seq_ = last;
   bool all_from_snapshot = index_rebuilds_ == 0 && replayed_changes_ == 0;
   if (!all_from_snapshot && !collections_.empty()) RETURN_IF_ERROR(SnapshotLocked().status());
+  started_ = true;
   spdlog::info("database open: {} collections, {} from snapshots, {} rebuilt, {} changes replayed",
                collections_.size(), snapshot_loads_.load(), index_rebuilds_.load(),
                replayed_changes_.load());

@@ -240,6 +240,7 @@ class Database {
   std::condition_variable maint_cv_;
   bool stop_ = false;
   bool closed_ = false;
+  bool started_ = false;  // Startup() completed
   std::thread maintenance_;
   mutable std::mutex reindex_mu_;
   mutable std::condition_variable reindex_cv_;

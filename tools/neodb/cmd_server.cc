@@ -122,7 +122,8 @@ absl::Status Serve(const ServeFlags& f) {
   so.threads = f.threads;
   ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(db.get(), so));
   // The listening line is what scripts and tests wait for.
-  std::printf("neodb: listening on %s (port %d)\n", f.listen.c_str(), server->port());
+  std::string where = f.listen.substr(0, f.listen.rfind(':') + 1) + std::to_string(server->port());
+  std::printf("neodb: listening on %s (port %d)\n", where.c_str(), server->port());
   std::fflush(stdout);
 
   int sig = 0;
