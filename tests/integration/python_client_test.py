@@ -106,6 +106,17 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(len(vecs[0]), c.stats().dimension)
         self.assertEqual(model_id, c.stats().model_id)
 
+    def test_reflection_lists_services(self):
+        # Raw bytes: ServerReflectionRequest{list_services: ""} is field 7,
+        # length 0. python3-grpcio has no reflection module; the wire is enough.
+        call = self.client.channel.stream_stream(
+            "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
+        responses = list(call(iter([b"\x3a\x00"]), timeout=30))
+        self.assertEqual(len(responses), 1)
+        for name in (b"neodb.v1.Collections", b"neodb.v1.Documents", b"neodb.v1.Search",
+                     b"neodb.v1.Embedding", b"neodb.v1.Admin", b"grpc.health.v1.Health"):
+            self.assertIn(name, responses[0])
+
     def test_errors(self):
         c = self.client
         with self.assertRaises(grpc.RpcError) as e:

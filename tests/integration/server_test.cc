@@ -296,7 +296,7 @@ TEST_F(ServerTest, BadInputGetsPreciseStatusAndServerStaysUp) {
   EXPECT_EQ(StopServer(), 0);
 }
 
-TEST_F(ServerTest, HealthAndReflectionAnswer) {
+TEST_F(ServerTest, HealthServiceAnswersServing) {
   StartServer();
   grpc::GenericStub generic(server_->Channel());
   // grpc.health.v1.Health/Check with an empty HealthCheckRequest; the
