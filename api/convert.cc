@@ -29,10 +29,14 @@ absl::StatusOr<db::Value> FromProto(const v1::Value& v, const std::string& where
 
 v1::Value ToProto(const db::Value& v) {
   v1::Value out;
-  if (auto* s = std::get_if<std::string>(&v)) out.set_string_value(*s);
-  else if (auto* i = std::get_if<int64_t>(&v)) out.set_int_value(*i);
-  else if (auto* d = std::get_if<double>(&v)) out.set_double_value(*d);
-  else if (auto* b = std::get_if<bool>(&v)) out.set_bool_value(*b);
+  if (auto* s = std::get_if<std::string>(&v))
+    out.set_string_value(*s);
+  else if (auto* i = std::get_if<int64_t>(&v))
+    out.set_int_value(*i);
+  else if (auto* d = std::get_if<double>(&v))
+    out.set_double_value(*d);
+  else if (auto* b = std::get_if<bool>(&v))
+    out.set_bool_value(*b);
   return out;
 }
 
@@ -76,8 +80,8 @@ absl::StatusOr<db::Filter> FilterFromProto(const v1::Filter& f, const std::strin
       std::vector<db::Filter> children;
       for (int i = 0; i < list.filters_size(); ++i) {
         ASSIGN_OR_RETURN(db::Filter child,
-                         FilterFromProto(list.filters(i), absl::StrCat(path, ".", name, "[", i, "]"),
-                                         depth + 1));
+                         FilterFromProto(list.filters(i),
+                                         absl::StrCat(path, ".", name, "[", i, "]"), depth + 1));
         children.push_back(std::move(child));
       }
       return f.kind_case() == v1::Filter::kAll ? db::Filter::And(std::move(children))
@@ -90,7 +94,8 @@ absl::StatusOr<db::Filter> FilterFromProto(const v1::Filter& f, const std::strin
     }
     case v1::Filter::kEq: {
       RETURN_IF_ERROR(field_of(f.eq().field()));
-      ASSIGN_OR_RETURN(db::Value v, FromProto(f.eq().value(), absl::StrCat("filter at ", path, ".eq")));
+      ASSIGN_OR_RETURN(db::Value v,
+                       FromProto(f.eq().value(), absl::StrCat("filter at ", path, ".eq")));
       return db::Filter::Eq(f.eq().field(), std::move(v));
     }
     case v1::Filter::kRange: {
@@ -98,12 +103,14 @@ absl::StatusOr<db::Filter> FilterFromProto(const v1::Filter& f, const std::strin
       RETURN_IF_ERROR(field_of(r.field()));
       std::vector<db::Filter> parts;
       if (r.has_lower()) {
-        ASSIGN_OR_RETURN(db::Value v, FromProto(r.lower(), absl::StrCat("filter at ", path, ".range.lower")));
+        ASSIGN_OR_RETURN(db::Value v,
+                         FromProto(r.lower(), absl::StrCat("filter at ", path, ".range.lower")));
         parts.push_back(r.lower_exclusive() ? db::Filter::Gt(r.field(), std::move(v))
                                             : db::Filter::Ge(r.field(), std::move(v)));
       }
       if (r.has_upper()) {
-        ASSIGN_OR_RETURN(db::Value v, FromProto(r.upper(), absl::StrCat("filter at ", path, ".range.upper")));
+        ASSIGN_OR_RETURN(db::Value v,
+                         FromProto(r.upper(), absl::StrCat("filter at ", path, ".range.upper")));
         parts.push_back(r.upper_exclusive() ? db::Filter::Lt(r.field(), std::move(v))
                                             : db::Filter::Le(r.field(), std::move(v)));
       }
@@ -118,8 +125,9 @@ absl::StatusOr<db::Filter> FilterFromProto(const v1::Filter& f, const std::strin
       RETURN_IF_ERROR(field_of(f.in_list().field()));
       std::vector<db::Value> values;
       for (int i = 0; i < f.in_list().values_size(); ++i) {
-        ASSIGN_OR_RETURN(db::Value v, FromProto(f.in_list().values(i),
-                                                absl::StrCat("filter at ", path, ".in_list[", i, "]")));
+        ASSIGN_OR_RETURN(db::Value v,
+                         FromProto(f.in_list().values(i),
+                                   absl::StrCat("filter at ", path, ".in_list[", i, "]")));
         values.push_back(std::move(v));
       }
       return db::Filter::In(f.in_list().field(), std::move(values));
@@ -171,22 +179,39 @@ absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
   ASSIGN_OR_RETURN(out.index_spec, IndexSpecString(s.index()));
   switch (s.metric()) {
     case v1::METRIC_UNSPECIFIED:
-    case v1::METRIC_COSINE: out.metric = "cosine"; break;
-    case v1::METRIC_INNER_PRODUCT: out.metric = "ip"; break;
-    case v1::METRIC_L2: out.metric = "l2"; break;
-    default: return absl::InvalidArgumentError(absl::StrCat("unknown metric ", s.metric()));
+    case v1::METRIC_COSINE:
+      out.metric = "cosine";
+      break;
+    case v1::METRIC_INNER_PRODUCT:
+      out.metric = "ip";
+      break;
+    case v1::METRIC_L2:
+      out.metric = "l2";
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown metric ", s.metric()));
   }
   switch (s.pooling()) {
     case v1::POOLING_UNSPECIFIED:
-    case v1::POOLING_MEAN: out.pooling = "mean"; break;
-    case v1::POOLING_CLS: out.pooling = "cls"; break;
-    default: return absl::InvalidArgumentError(absl::StrCat("unknown pooling ", s.pooling()));
+    case v1::POOLING_MEAN:
+      out.pooling = "mean";
+      break;
+    case v1::POOLING_CLS:
+      out.pooling = "cls";
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown pooling ", s.pooling()));
   }
   switch (s.overflow()) {
     case v1::OVERFLOW_UNSPECIFIED:
-    case v1::OVERFLOW_ERROR: out.overflow = "error"; break;
-    case v1::OVERFLOW_CHUNK: out.overflow = "chunk"; break;
-    default: return absl::InvalidArgumentError(absl::StrCat("unknown overflow ", s.overflow()));
+    case v1::OVERFLOW_ERROR:
+      out.overflow = "error";
+      break;
+    case v1::OVERFLOW_CHUNK:
+      out.overflow = "chunk";
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown overflow ", s.overflow()));
   }
   out.query_instruction = s.query_prefix();
   out.document_instruction = s.document_prefix();

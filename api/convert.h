@@ -16,8 +16,8 @@ namespace neodb::api {
 
 absl::StatusOr<db::Value> FromProto(const v1::Value& v, const std::string& where);
 v1::Value ToProto(const db::Value& v);
-absl::StatusOr<db::Metadata> FromProto(
-    const google::protobuf::Map<std::string, v1::Value>& m, const std::string& where);
+absl::StatusOr<db::Metadata> FromProto(const google::protobuf::Map<std::string, v1::Value>& m,
+                                       const std::string& where);
 void ToProto(const db::Metadata& m, google::protobuf::Map<std::string, v1::Value>* out);
 
 // A filter message with no kind set means "no filter" (returns nullopt
@@ -28,8 +28,7 @@ absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present);
 // database.
 absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s);
 void ToProto(const CollectionInfo& info, v1::CollectionInfo* out);
-void ToProto(const db::Document& d, bool include_text, bool include_metadata,
-             v1::Document* out);
+void ToProto(const db::Document& d, bool include_text, bool include_metadata, v1::Document* out);
 
 // IndexSpec message → factory string ("Flat", "HNSW32", "IVF1024,PQ16").
 absl::StatusOr<std::string> IndexSpecString(const v1::IndexSpec& spec);

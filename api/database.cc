@@ -194,8 +194,8 @@ absl::Status Database::Startup() {
   if (replay_from < last) {
     bool first = true;
     uint64_t replayed = 0;
-    RETURN_IF_ERROR(store_->ReadChangelog(
-        replay_from + 1, [&](const db::ChangelogRecord& r) -> absl::Status {
+    RETURN_IF_ERROR(
+        store_->ReadChangelog(replay_from + 1, [&](const db::ChangelogRecord& r) -> absl::Status {
           if (first && r.seq != replay_from + 1) {
             // The log was trimmed past an old snapshot: those must rebuild.
             for (auto& [name, c] : collections_) {
@@ -212,8 +212,10 @@ absl::Status Database::Startup() {
             return absl::OkStatus();
           }
           std::vector<int64_t> remove;
-          if (r.previous_internal_id != 0) remove.push_back(static_cast<int64_t>(r.previous_internal_id));
-          if (r.op == db::ChangeOp::kUpsert && r.internal_id != 0) remove.push_back(static_cast<int64_t>(r.internal_id));
+          if (r.previous_internal_id != 0)
+            remove.push_back(static_cast<int64_t>(r.previous_internal_id));
+          if (r.op == db::ChangeOp::kUpsert && r.internal_id != 0)
+            remove.push_back(static_cast<int64_t>(r.internal_id));
           if (!remove.empty()) RETURN_IF_ERROR(c.index->Remove(remove).status());
           if (r.op == db::ChangeOp::kUpsert) {
             auto doc = store_->GetByInternalId(r.collection, r.internal_id);
@@ -239,8 +241,8 @@ absl::Status Database::Startup() {
   for (auto& [name, c] : collections_) {
     ASSIGN_OR_RETURN(uint64_t count, store_->Count(name));
     if (!c->needs_rebuild && c->index->size() != count) {
-      spdlog::warn("collection '{}': index holds {} vectors, store {} documents; rebuilding",
-                   name, c->index->size(), count);
+      spdlog::warn("collection '{}': index holds {} vectors, store {} documents; rebuilding", name,
+                   c->index->size(), count);
       c->needs_rebuild = true;
     }
     if (c->needs_rebuild) RETURN_IF_ERROR(RebuildIndex(*c, /*background=*/false));
@@ -304,7 +306,8 @@ absl::Status Database::RebuildIndex(Collection& c, bool background) {
     RETURN_IF_ERROR(store_->ReadChangelog(covered + 1, [&](const db::ChangelogRecord& r) {
       if (r.seq > applied_seq_ || r.collection != spec.name) return absl::OkStatus();
       std::vector<int64_t> remove;
-      if (r.previous_internal_id != 0) remove.push_back(static_cast<int64_t>(r.previous_internal_id));
+      if (r.previous_internal_id != 0)
+        remove.push_back(static_cast<int64_t>(r.previous_internal_id));
       if (r.op == db::ChangeOp::kUpsert) remove.push_back(static_cast<int64_t>(r.internal_id));
       if (!remove.empty()) RETURN_IF_ERROR(fresh->Remove(remove).status());
       for (int64_t id : remove) metadata.erase(id);

@@ -165,8 +165,8 @@ class Database {
   // NOT_FOUND for an unknown collection; missing documents are nullopt.
   absl::StatusOr<std::vector<std::optional<db::Document>>> Get(
       const std::string& collection, const std::vector<std::string>& ids) const;
-  absl::StatusOr<db::ListResult> List(const std::string& collection,
-                                      const std::string& page_token, size_t limit) const;
+  absl::StatusOr<db::ListResult> List(const std::string& collection, const std::string& page_token,
+                                      size_t limit) const;
 
   // --- Search. `instruction` replaces the collection's query prefix.
   absl::StatusOr<SearchResult> NearText(const std::string& collection, const std::string& query,
@@ -228,8 +228,8 @@ class Database {
   // Serialises store mutations with their index updates; guards the fields below.
   mutable std::mutex write_mu_;
   uint64_t applied_seq_ = 0;
-  uint64_t snapshot_seq_ = 0;        // covered by the last full snapshot
-  std::multiset<uint64_t> pins_;     // change-log positions still needed (no trim past them)
+  uint64_t snapshot_seq_ = 0;     // covered by the last full snapshot
+  std::multiset<uint64_t> pins_;  // change-log positions still needed (no trim past them)
 
   std::atomic<uint64_t> snapshot_loads_{0};
   std::atomic<uint64_t> index_rebuilds_{0};

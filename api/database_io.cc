@@ -12,10 +12,10 @@ namespace neodb::api {
 namespace {
 
 absl::Status ModelMismatch(const db::CollectionSpec& spec, const std::string& serving) {
-  return absl::FailedPreconditionError(absl::StrCat(
-      "collection '", spec.name, "' holds vectors of model ", spec.model_id,
-      " but the server runs model ", serving, "; run `neodb reindex --collection ", spec.name,
-      "` (or serve the collection's model)"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("collection '", spec.name, "' holds vectors of model ", spec.model_id,
+                   " but the server runs model ", serving, "; run `neodb reindex --collection ",
+                   spec.name, "` (or serve the collection's model)"));
 }
 
 }  // namespace
@@ -122,10 +122,11 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
     if (spec.overflow != "chunk") {
       ASSIGN_OR_RETURN(int n, m->embedder->CountTokens(spec.document_instruction, d.text));
       if (n > m->embedder->max_tokens()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, " has ", n, " tokens, over the model's maximum of ", m->embedder->max_tokens(),
-            " (collection '", spec.name, "' rejects long texts; create it with overflow=chunk to "
-            "split them)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " has ", n, " tokens, over the model's maximum of ",
+                         m->embedder->max_tokens(), " (collection '", spec.name,
+                         "' rejects long texts; create it with overflow=chunk to "
+                         "split them)"));
       }
     }
     ids.push_back(d.id);
@@ -218,9 +219,8 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   if (spec.overflow != "chunk") {
     ASSIGN_OR_RETURN(int n, m->embedder->CountTokens(prefix, query));
     if (n > m->embedder->max_tokens()) {
-      return absl::InvalidArgumentError(absl::StrCat("query has ", n,
-                                                     " tokens, over the model's maximum of ",
-                                                     m->embedder->max_tokens()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "query has ", n, " tokens, over the model's maximum of ", m->embedder->max_tokens()));
     }
   }
   ASSIGN_OR_RETURN(std::vector<encoder::Embedding> e,

@@ -74,9 +74,9 @@ absl::StatusOr<std::vector<encoder::Embedding>> EmbedBatcher::Embed(
   // queue, so it cannot starve yet never grows memory past one request.
   if (queued_texts_ + n > options_.max_queue_texts && queued_texts_ > 0) {
     ++stats_.rejected;
-    return absl::ResourceExhaustedError(
-        absl::StrCat("embedding queue is full (", queued_texts_, " texts waiting, limit ",
-                     options_.max_queue_texts, "); retry later"));
+    return absl::ResourceExhaustedError(absl::StrCat("embedding queue is full (", queued_texts_,
+                                                     " texts waiting, limit ",
+                                                     options_.max_queue_texts, "); retry later"));
   }
   queue_.push_back(req);
   queued_texts_ += n;

@@ -45,9 +45,9 @@ struct EmbedBatcherStats {
   int64_t embedded_texts = 0;   // total
   int64_t embedded_tokens = 0;  // total
   int64_t batches = 0;
-  int64_t rejected = 0;         // RESOURCE_EXHAUSTED answers
-  int64_t expired = 0;          // skipped because their deadline had passed
-  double encoder_seconds = 0;   // time spent inside Embedder::Embed
+  int64_t rejected = 0;        // RESOURCE_EXHAUSTED answers
+  int64_t expired = 0;         // skipped because their deadline had passed
+  double encoder_seconds = 0;  // time spent inside Embedder::Embed
 };
 
 class EmbedBatcher {

@@ -38,7 +38,9 @@ std::vector<std::string_view> Words(std::string_view s) {
 }  // namespace
 
 FakeEmbedder::FakeEmbedder(int dim, int max_tokens, uint64_t seed)
-    : dim_(dim), max_tokens_(max_tokens), seed_(seed),
+    : dim_(dim),
+      max_tokens_(max_tokens),
+      seed_(seed),
       model_id_(absl::StrCat("fake-", dim, "-", seed)) {}
 
 absl::StatusOr<int> FakeEmbedder::CountTokens(std::string_view prefix,
@@ -78,7 +80,8 @@ absl::StatusOr<std::vector<encoder::Embedding>> FakeEmbedder::Embed(
       double n = 0;
       for (float v : e.vector) n += double(v) * v;
       n = std::sqrt(n);
-      if (n > 0) for (float& v : e.vector) v = static_cast<float>(v / n);
+      if (n > 0)
+        for (float& v : e.vector) v = static_cast<float>(v / n);
     }
     e.num_tokens = tokens;
     e.num_chunks = chunks;

@@ -134,8 +134,8 @@ class DocumentsService final : public v1::Documents::Service {
 
  private:
   absl::Status TooMany(size_t n, const char* what) const {
-    return absl::InvalidArgumentError(absl::StrCat("request has ", n, " ", what,
-                                                   "; at most ", limits_.max_documents_per_request,
+    return absl::InvalidArgumentError(absl::StrCat("request has ", n, " ", what, "; at most ",
+                                                   limits_.max_documents_per_request,
                                                    " per request"));
   }
 
@@ -151,9 +151,10 @@ class DocumentsService final : public v1::Documents::Service {
       DocumentInput x;
       x.id = d.id();
       x.text = d.text();
-      ASSIGN_OR_RETURN(x.metadata,
-                       FromProto(d.metadata(), d.id().empty() ? absl::StrCat("document #", i)
-                                                              : absl::StrCat("document '", d.id(), "'")));
+      ASSIGN_OR_RETURN(
+          x.metadata,
+          FromProto(d.metadata(), d.id().empty() ? absl::StrCat("document #", i)
+                                                 : absl::StrCat("document '", d.id(), "'")));
       in.push_back(std::move(x));
     }
     return db_->Upsert(collection, std::move(in), DeadlineOf(ctx, limits_), tokens);
@@ -190,8 +191,8 @@ class SearchService final : public v1::Search::Service {
     q.include_metadata = req->include_metadata();
     std::optional<std::string> instruction;
     if (req->has_instruction()) instruction = req->instruction();
-    auto r = db_->NearText(req->collection(), req->query(), instruction, q,
-                           DeadlineOf(ctx, limits_));
+    auto r =
+        db_->NearText(req->collection(), req->query(), instruction, q, DeadlineOf(ctx, limits_));
     if (!r.ok()) return Error(r.status());
     HitsToProto(*r, resp);
     return grpc::Status::OK;
@@ -230,7 +231,8 @@ class EmbeddingService final : public v1::Embedding::Service {
           "request has ", req->texts_size(), " texts; at most ", limits_.max_texts_per_request)));
     }
     encoder::EmbedOptions o;
-    o.pooling = req->pooling() == v1::POOLING_CLS ? encoder::Pooling::kCls : encoder::Pooling::kMean;
+    o.pooling =
+        req->pooling() == v1::POOLING_CLS ? encoder::Pooling::kCls : encoder::Pooling::kMean;
     o.normalize = req->normalize();
     o.overflow = req->overflow() == v1::OVERFLOW_CHUNK ? encoder::Overflow::kChunk
                                                        : encoder::Overflow::kError;
@@ -292,10 +294,18 @@ class AdminService final : public v1::Admin::Service {
     auto p = db_->GetReindexProgress(req->collection());
     if (!p.ok()) return Error(p.status());
     switch (p->state) {
-      case ReindexProgress::State::kIdle: resp->set_state(v1::ReindexStatusResponse::IDLE); break;
-      case ReindexProgress::State::kRunning: resp->set_state(v1::ReindexStatusResponse::RUNNING); break;
-      case ReindexProgress::State::kDone: resp->set_state(v1::ReindexStatusResponse::DONE); break;
-      case ReindexProgress::State::kFailed: resp->set_state(v1::ReindexStatusResponse::FAILED); break;
+      case ReindexProgress::State::kIdle:
+        resp->set_state(v1::ReindexStatusResponse::IDLE);
+        break;
+      case ReindexProgress::State::kRunning:
+        resp->set_state(v1::ReindexStatusResponse::RUNNING);
+        break;
+      case ReindexProgress::State::kDone:
+        resp->set_state(v1::ReindexStatusResponse::DONE);
+        break;
+      case ReindexProgress::State::kFailed:
+        resp->set_state(v1::ReindexStatusResponse::FAILED);
+        break;
     }
     resp->set_done(p->done);
     resp->set_total(p->total);
@@ -326,7 +336,8 @@ class AdminService final : public v1::Admin::Service {
 
 }  // namespace
 
-std::vector<std::unique_ptr<grpc::Service>> MakeServices(Database* db, const ServiceLimits& limits) {
+std::vector<std::unique_ptr<grpc::Service>> MakeServices(Database* db,
+                                                         const ServiceLimits& limits) {
   std::vector<std::unique_ptr<grpc::Service>> out;
   out.push_back(std::make_unique<CollectionsService>(db));
   out.push_back(std::make_unique<DocumentsService>(db, limits));

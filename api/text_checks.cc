@@ -52,8 +52,8 @@ size_t FindInvalidUtf8(std::string_view s) {
 absl::Status CheckText(std::string_view what, std::string_view text) {
   if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(std::string(what), " is empty"));
   if (size_t at = FindInvalidUtf8(text); at != std::string_view::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(std::string(what), " is not valid UTF-8 (bad byte sequence at offset ", at, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(what), " is not valid UTF-8 (bad byte sequence at offset ", at, ")"));
   }
   return absl::OkStatus();
 }
@@ -61,9 +61,8 @@ absl::Status CheckText(std::string_view what, std::string_view text) {
 absl::Status CheckDocumentId(std::string_view id) {
   if (id.empty()) return absl::InvalidArgumentError("document id is empty");
   if (id.size() > kMaxDocumentIdBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("document id is ", id.size(),
-                                                   " bytes, over the limit of ",
-                                                   kMaxDocumentIdBytes));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "document id is ", id.size(), " bytes, over the limit of ", kMaxDocumentIdBytes));
   }
   if (FindInvalidUtf8(id) != std::string_view::npos) {
     return absl::InvalidArgumentError("document id is not valid UTF-8");

@@ -32,10 +32,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char* kWords[] = {"the", "of", "and", "to", "in", "is", "was", "for", "on", "as", "with",
-                        "by", "at", "from", "his", "her", "city", "river", "music", "war",
-                        "school", "film", "team", "season", "album", "church", "station",
-                        "village", "species", "family", "game", "party", "league", "world"};
+const char* kWords[] = {"the",     "of",     "and",    "to",    "in",     "is",      "was",
+                        "for",     "on",     "as",     "with",  "by",     "at",      "from",
+                        "his",     "her",    "city",   "river", "music",  "war",     "school",
+                        "film",    "team",   "season", "album", "church", "station", "village",
+                        "species", "family", "game",   "party", "league", "world"};
 
 std::string Text(std::mt19937_64& rng, int words) {
   std::string s;
@@ -88,7 +89,8 @@ int main(int argc, char** argv) {
     embedder = std::make_unique<neodb::api::FakeEmbedder>(fake_dim, 4096);
   }
   if (data_dir.empty()) {
-    data_dir = (std::filesystem::temp_directory_path() / absl::StrCat("neodb_bench_", getpid())).string();
+    data_dir =
+        (std::filesystem::temp_directory_path() / absl::StrCat("neodb_bench_", getpid())).string();
   }
   std::filesystem::remove_all(data_dir);
   neodb::api::DatabaseOptions o;

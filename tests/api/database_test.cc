@@ -27,8 +27,9 @@ class DatabaseTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           absl::StrCat("neodb_db_test_", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
-                        "_", getpid());
+           absl::StrCat("neodb_db_test_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
+                        getpid());
     fs::remove_all(dir_);
   }
   void TearDown() override {
@@ -49,8 +50,8 @@ class DatabaseTest : public ::testing::Test {
   }
   void Open(uint64_t seed = 1, bool snapshot_on_close = true) {
     db_.reset();
-    auto db = Database::Open(Options(snapshot_on_close),
-                             std::make_unique<FakeEmbedder>(kDim, 32, seed));
+    auto db =
+        Database::Open(Options(snapshot_on_close), std::make_unique<FakeEmbedder>(kDim, 32, seed));
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = std::move(*db);
   }
@@ -67,7 +68,7 @@ class DatabaseTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.status();
   }
   std::vector<std::string> Search(const std::string& c, const std::string& q, int k,
-                                   const db::Filter* f = nullptr) {
+                                  const db::Filter* f = nullptr) {
     SearchQuery sq;
     sq.k = k;
     sq.filter = f;
@@ -167,8 +168,8 @@ TEST_F(DatabaseTest, FilteredSearchMatchesBruteForce) {
     texts.push_back(Words(i * 7 + 3));
     Put("c", absl::StrCat("d", i), texts.back(), m);
   }
-  db::Filter f = db::Filter::And({db::Filter::Ge("year", int64_t{2010}),
-                                  db::Filter::Eq("tag", std::string("b"))});
+  db::Filter f = db::Filter::And(
+      {db::Filter::Ge("year", int64_t{2010}), db::Filter::Eq("tag", std::string("b"))});
   // Brute force over the fake's vectors (cosine).
   FakeEmbedder fake(kDim, 32, 1);
   auto qv = (*fake.Embed({"w3 x5 y2"}, {}))[0].vector;
@@ -180,7 +181,8 @@ TEST_F(DatabaseTest, FilteredSearchMatchesBruteForce) {
   std::vector<std::pair<double, std::string>> scored;
   for (int i = 0; i < 200; ++i) {
     if (2000 + i % 25 >= 2010 && i % 3 == 0) {
-      scored.push_back({-cosine(qv, (*fake.Embed({texts[i]}, {}))[0].vector), absl::StrCat("d", i)});
+      scored.push_back(
+          {-cosine(qv, (*fake.Embed({texts[i]}, {}))[0].vector), absl::StrCat("d", i)});
     }
   }
   std::sort(scored.begin(), scored.end());
@@ -197,7 +199,9 @@ TEST_F(DatabaseTest, FilteredSearchMatchesBruteForce) {
 TEST_F(DatabaseTest, ValidationErrorsArePrecise) {
   Open();
   Create("c");
-  auto bad = [&](std::vector<DocumentInput> docs) { return db_->Upsert("c", std::move(docs), kFar).status(); };
+  auto bad = [&](std::vector<DocumentInput> docs) {
+    return db_->Upsert("c", std::move(docs), kFar).status();
+  };
   EXPECT_EQ(bad({{"a", "", {}}}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(bad({{"a", "", {}}}).message(), "document 'a': text is empty");
   EXPECT_EQ(bad({{"a", "bad \xff utf8", {}}}).code(), StatusCode::kInvalidArgument);

@@ -128,7 +128,8 @@ TEST(EmbedBatcherTest, OneBadRequestDoesNotFailItsBatchNeighbours) {
   while (fake.calls() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   absl::StatusOr<std::vector<encoder::Embedding>> good, bad;
   std::thread t1([&] { good = b.Embed({"short"}, {}, In(absl::Seconds(10))); });
-  std::thread t2([&] { bad = b.Embed({"one two three four five six seven"}, {}, In(absl::Seconds(10))); });
+  std::thread t2(
+      [&] { bad = b.Embed({"one two three four five six seven"}, {}, In(absl::Seconds(10))); });
   t1.join();
   t2.join();
   busy.join();

@@ -8,11 +8,11 @@ namespace {
 TEST(TextChecksTest, Utf8Validation) {
   EXPECT_EQ(FindInvalidUtf8("plain ascii"), std::string_view::npos);
   EXPECT_EQ(FindInvalidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string_view::npos);
-  EXPECT_EQ(FindInvalidUtf8("ab\xff"), 2u);                // invalid lead byte
-  EXPECT_EQ(FindInvalidUtf8("a\xc3"), 1u);                 // truncated
-  EXPECT_EQ(FindInvalidUtf8("\xc0\xaf"), 0u);              // overlong '/'
-  EXPECT_EQ(FindInvalidUtf8("x\xed\xa0\x80"), 1u);         // surrogate
-  EXPECT_EQ(FindInvalidUtf8("\xf4\x90\x80\x80"), 0u);      // > U+10FFFF
+  EXPECT_EQ(FindInvalidUtf8("ab\xff"), 2u);            // invalid lead byte
+  EXPECT_EQ(FindInvalidUtf8("a\xc3"), 1u);             // truncated
+  EXPECT_EQ(FindInvalidUtf8("\xc0\xaf"), 0u);          // overlong '/'
+  EXPECT_EQ(FindInvalidUtf8("x\xed\xa0\x80"), 1u);     // surrogate
+  EXPECT_EQ(FindInvalidUtf8("\xf4\x90\x80\x80"), 0u);  // > U+10FFFF
 }
 
 TEST(TextChecksTest, CheckTextNamesTheProblem) {

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <map>
 #include <mutex>
-#include <set>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -34,7 +34,8 @@ v1::VerifyResponse Verify(ServerProcess& s, const std::string& c) {
   return r;
 }
 
-std::vector<std::string> ServeArgs(const TestDir& dir, int model, std::vector<std::string> extra = {}) {
+std::vector<std::string> ServeArgs(const TestDir& dir, int model,
+                                   std::vector<std::string> extra = {}) {
   std::vector<std::string> a = {"--data-dir", dir.Sub("data"), "--snapshot-interval", "0.3"};
   for (auto& x : ModelArgs(dir, model)) a.push_back(x);
   for (auto& x : extra) a.push_back(x);
@@ -76,7 +77,8 @@ TEST(CrashTest, KillDuringStreamingIngestLosesNothingAcknowledged) {
         for (size_t j = i; j < std::min(ids.size(), i + 500); ++j) req.add_ids(ids[j]);
         v1::GetResponse resp;
         ASSERT_TRUE(docs->Get(&ctx, req, &resp).ok());
-        EXPECT_EQ(resp.missing_ids_size(), 0) << "cycle " << cycle << ": lost acknowledged documents";
+        EXPECT_EQ(resp.missing_ids_size(), 0)
+            << "cycle " << cycle << ": lost acknowledged documents";
         for (const auto& d : resp.documents()) {
           if (!tainted.count(d.id())) {
             EXPECT_EQ(d.text(), acked[d.id()]) << d.id();
@@ -117,9 +119,8 @@ TEST(CrashTest, KillDuringStreamingIngestLosesNothingAcknowledged) {
           for (int i = 0; i < 20; ++i) {
             auto* d = batch.add_documents();
             // Some overwrites of earlier ids too.
-            std::string id = (r() % 5 == 0 && local_next > 0)
-                                 ? absl::StrCat("d", r() % local_next)
-                                 : absl::StrCat("d", local_next++);
+            std::string id = (r() % 5 == 0 && local_next > 0) ? absl::StrCat("d", r() % local_next)
+                                                              : absl::StrCat("d", local_next++);
             d->set_id(id);
             d->set_text(RandomText(r));
             batch_docs[id] = d->text();

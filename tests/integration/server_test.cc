@@ -66,8 +66,8 @@ class ServerTest : public ::testing::Test {
     return w->Finish();
   }
 
-  grpc::Status NearText(const std::string& c, const std::string& q, int k,
-                        v1::SearchResponse* resp, const v1::Filter* f = nullptr) {
+  grpc::Status NearText(const std::string& c, const std::string& q, int k, v1::SearchResponse* resp,
+                        const v1::Filter* f = nullptr) {
     grpc::ClientContext ctx;
     ctx.set_deadline(Deadline());
     v1::NearTextRequest req;

@@ -19,11 +19,11 @@ namespace neodb::testing {
 
 inline const std::vector<std::string>& Vocabulary() {
   static const std::vector<std::string> words = {
-      "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
-      "juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
-      "sierra", "tango", "uniform", "victor", "whiskey", "xray", "yankee", "zulu", "red",
-      "green", "blue", "river", "stone", "cloud", "music", "paper", "glass", "light",
-      "north", "south", "east", "west"};
+      "alpha",  "bravo",  "charlie", "delta", "echo",    "foxtrot",  "golf",    "hotel",
+      "india",  "juliet", "kilo",    "lima",  "mike",    "november", "oscar",   "papa",
+      "quebec", "romeo",  "sierra",  "tango", "uniform", "victor",   "whiskey", "xray",
+      "yankee", "zulu",   "red",     "green", "blue",    "river",    "stone",   "cloud",
+      "music",  "paper",  "glass",   "light", "north",   "south",    "east",    "west"};
   return words;
 }
 

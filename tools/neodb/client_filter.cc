@@ -11,11 +11,16 @@ using json = nlohmann::json;
 
 absl::StatusOr<v1::Value> ToValue(const json& j, const std::string& path) {
   v1::Value v;
-  if (j.is_string()) v.set_string_value(j.get<std::string>());
-  else if (j.is_boolean()) v.set_bool_value(j.get<bool>());
-  else if (j.is_number_integer()) v.set_int_value(j.get<int64_t>());
-  else if (j.is_number()) v.set_double_value(j.get<double>());
-  else return absl::InvalidArgumentError(absl::StrCat(path, ": expected a string, number or bool"));
+  if (j.is_string())
+    v.set_string_value(j.get<std::string>());
+  else if (j.is_boolean())
+    v.set_bool_value(j.get<bool>());
+  else if (j.is_number_integer())
+    v.set_int_value(j.get<int64_t>());
+  else if (j.is_number())
+    v.set_double_value(j.get<double>());
+  else
+    return absl::InvalidArgumentError(absl::StrCat(path, ": expected a string, number or bool"));
   return v;
 }
 
@@ -30,22 +35,25 @@ absl::StatusOr<v1::Filter> Parse(const json& j, const std::string& path, int dep
     }
     const json& list = j.at(op);
     if (!list.is_array() || list.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ".", op, ": expected a non-empty array"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ".", op, ": expected a non-empty array"));
     }
     auto* l = std::string(op) == "and" ? out.mutable_all() : out.mutable_any();
     for (size_t i = 0; i < list.size(); ++i) {
-      ASSIGN_OR_RETURN(*l->add_filters(), Parse(list[i], absl::StrCat(path, ".", op, "[", i, "]"),
-                                                depth + 1));
+      ASSIGN_OR_RETURN(*l->add_filters(),
+                       Parse(list[i], absl::StrCat(path, ".", op, "[", i, "]"), depth + 1));
     }
     return out;
   }
   if (j.contains("not")) {
-    if (j.size() != 1) return absl::InvalidArgumentError(absl::StrCat(path, ": 'not' must stand alone"));
+    if (j.size() != 1)
+      return absl::InvalidArgumentError(absl::StrCat(path, ": 'not' must stand alone"));
     ASSIGN_OR_RETURN(*out.mutable_negate(), Parse(j.at("not"), path + ".not", depth + 1));
     return out;
   }
   if (!j.contains("field") || !j.at("field").is_string()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": expected \"field\" (a string) or and/or/not"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": expected \"field\" (a string) or and/or/not"));
   }
   const std::string field = j.at("field").get<std::string>();
   std::vector<v1::Filter> parts;
@@ -72,23 +80,28 @@ absl::StatusOr<v1::Filter> Parse(const json& j, const std::string& path, int dep
       }
       ASSIGN_OR_RETURN(v1::Value v, ToValue(*it, p));
       if (op[0] == 'l') {
-        if (range->has_upper()) return absl::InvalidArgumentError(absl::StrCat(p, ": two upper bounds"));
+        if (range->has_upper())
+          return absl::InvalidArgumentError(absl::StrCat(p, ": two upper bounds"));
         *range->mutable_upper() = v;
         range->set_upper_exclusive(op == "lt");
       } else {
-        if (range->has_lower()) return absl::InvalidArgumentError(absl::StrCat(p, ": two lower bounds"));
+        if (range->has_lower())
+          return absl::InvalidArgumentError(absl::StrCat(p, ": two lower bounds"));
         *range->mutable_lower() = v;
         range->set_lower_exclusive(op == "gt");
       }
     } else if (op == "in") {
-      if (!it->is_array()) return absl::InvalidArgumentError(absl::StrCat(p, ": expected an array"));
+      if (!it->is_array())
+        return absl::InvalidArgumentError(absl::StrCat(p, ": expected an array"));
       f.mutable_in_list()->set_field(field);
       for (size_t i = 0; i < it->size(); ++i) {
-        ASSIGN_OR_RETURN(*f.mutable_in_list()->add_values(), ToValue((*it)[i], absl::StrCat(p, "[", i, "]")));
+        ASSIGN_OR_RETURN(*f.mutable_in_list()->add_values(),
+                         ToValue((*it)[i], absl::StrCat(p, "[", i, "]")));
       }
       parts.push_back(std::move(f));
     } else if (op == "exists") {
-      if (!it->is_boolean()) return absl::InvalidArgumentError(absl::StrCat(p, ": expected true or false"));
+      if (!it->is_boolean())
+        return absl::InvalidArgumentError(absl::StrCat(p, ": expected true or false"));
       f.mutable_exists()->set_field(field);
       if (!it->get<bool>()) {
         v1::Filter n;
@@ -101,7 +114,8 @@ absl::StatusOr<v1::Filter> Parse(const json& j, const std::string& path, int dep
     }
   }
   if (range) parts.push_back(std::move(range_filter));
-  if (parts.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": no operator on '", field, "'"));
+  if (parts.empty())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no operator on '", field, "'"));
   if (parts.size() == 1) return std::move(parts[0]);
   for (auto& p : parts) *out.mutable_all()->add_filters() = std::move(p);
   return out;

@@ -27,7 +27,8 @@ struct ClientFlags {
 
 void AddClientFlags(CLI::App* cmd, ClientFlags* f) {
   cmd->add_option("--server", f->server, "Server address host:port")->capture_default_str();
-  cmd->add_option("--timeout", f->timeout_s, "Deadline of each call, seconds")->capture_default_str();
+  cmd->add_option("--timeout", f->timeout_s, "Deadline of each call, seconds")
+      ->capture_default_str();
 }
 
 std::shared_ptr<grpc::Channel> Connect(const ClientFlags& f) {
@@ -46,11 +47,16 @@ void Check(const grpc::Status& s) { ExitIfError(api::FromGrpcStatus(s)); }
 
 json ValueToJson(const v1::Value& v) {
   switch (v.kind_case()) {
-    case v1::Value::kStringValue: return v.string_value();
-    case v1::Value::kIntValue: return v.int_value();
-    case v1::Value::kDoubleValue: return v.double_value();
-    case v1::Value::kBoolValue: return v.bool_value();
-    default: return nullptr;
+    case v1::Value::kStringValue:
+      return v.string_value();
+    case v1::Value::kIntValue:
+      return v.int_value();
+    case v1::Value::kDoubleValue:
+      return v.double_value();
+    case v1::Value::kBoolValue:
+      return v.bool_value();
+    default:
+      return nullptr;
   }
 }
 
@@ -64,11 +70,17 @@ absl::Status JsonToMetadata(const json& j, google::protobuf::Map<std::string, v1
   if (!j.is_object()) return absl::InvalidArgumentError("\"metadata\" must be an object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     v1::Value v;
-    if (it->is_string()) v.set_string_value(it->get<std::string>());
-    else if (it->is_boolean()) v.set_bool_value(it->get<bool>());
-    else if (it->is_number_integer()) v.set_int_value(it->get<int64_t>());
-    else if (it->is_number()) v.set_double_value(it->get<double>());
-    else return absl::InvalidArgumentError(absl::StrCat("metadata '", it.key(), "': unsupported type"));
+    if (it->is_string())
+      v.set_string_value(it->get<std::string>());
+    else if (it->is_boolean())
+      v.set_bool_value(it->get<bool>());
+    else if (it->is_number_integer())
+      v.set_int_value(it->get<int64_t>());
+    else if (it->is_number())
+      v.set_double_value(it->get<double>());
+    else
+      return absl::InvalidArgumentError(
+          absl::StrCat("metadata '", it.key(), "': unsupported type"));
     (*out)[it.key()] = v;
   }
   return absl::OkStatus();
@@ -122,16 +134,26 @@ void RegisterCollections(CLI::App& app) {
       auto* s = req.mutable_spec();
       s->set_name(*name);
       s->mutable_index()->set_type(*index);
-      if (*metric == "cosine") s->set_metric(v1::METRIC_COSINE);
-      else if (*metric == "ip") s->set_metric(v1::METRIC_INNER_PRODUCT);
-      else if (*metric == "l2") s->set_metric(v1::METRIC_L2);
-      else ExitIfError(absl::InvalidArgumentError("--metric must be cosine, ip or l2"));
-      if (*pooling == "mean") s->set_pooling(v1::POOLING_MEAN);
-      else if (*pooling == "cls") s->set_pooling(v1::POOLING_CLS);
-      else ExitIfError(absl::InvalidArgumentError("--pooling must be mean or cls"));
-      if (*overflow == "error") s->set_overflow(v1::OVERFLOW_ERROR);
-      else if (*overflow == "chunk") s->set_overflow(v1::OVERFLOW_CHUNK);
-      else ExitIfError(absl::InvalidArgumentError("--overflow must be error or chunk"));
+      if (*metric == "cosine")
+        s->set_metric(v1::METRIC_COSINE);
+      else if (*metric == "ip")
+        s->set_metric(v1::METRIC_INNER_PRODUCT);
+      else if (*metric == "l2")
+        s->set_metric(v1::METRIC_L2);
+      else
+        ExitIfError(absl::InvalidArgumentError("--metric must be cosine, ip or l2"));
+      if (*pooling == "mean")
+        s->set_pooling(v1::POOLING_MEAN);
+      else if (*pooling == "cls")
+        s->set_pooling(v1::POOLING_CLS);
+      else
+        ExitIfError(absl::InvalidArgumentError("--pooling must be mean or cls"));
+      if (*overflow == "error")
+        s->set_overflow(v1::OVERFLOW_ERROR);
+      else if (*overflow == "chunk")
+        s->set_overflow(v1::OVERFLOW_CHUNK);
+      else
+        ExitIfError(absl::InvalidArgumentError("--overflow must be error or chunk"));
       s->set_query_prefix(*qp);
       s->set_document_prefix(*dp);
       auto stub = v1::Collections::NewStub(Connect(*f));
@@ -226,18 +248,24 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
       return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": not JSON: ", e.what()));
     }
     if (!j.is_object() || !j.contains("text") || !j["text"].is_string()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": expected {\"id\",\"text\",\"metadata\"}"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_no, ": expected {\"id\",\"text\",\"metadata\"}"));
     }
     v1::Document* d = batch.add_documents();
     if (j.contains("id")) {
-      if (j["id"].is_string()) d->set_id(j["id"].get<std::string>());
-      else if (j["id"].is_number_integer()) d->set_id(std::to_string(j["id"].get<int64_t>()));
-      else return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": \"id\" must be a string"));
+      if (j["id"].is_string())
+        d->set_id(j["id"].get<std::string>());
+      else if (j["id"].is_number_integer())
+        d->set_id(std::to_string(j["id"].get<int64_t>()));
+      else
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ":", line_no, ": \"id\" must be a string"));
     }
     d->set_text(j["text"].get<std::string>());
     if (j.contains("metadata")) {
       absl::Status s = JsonToMetadata(j["metadata"], d->mutable_metadata());
-      if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": ", s.message()));
+      if (!s.ok())
+        return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": ", s.message()));
     }
     if (batch.documents_size() >= batch_size && !flush()) break;
   }
@@ -246,8 +274,10 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
   std::fprintf(stderr, "\n");
   if (!s.ok()) return api::FromGrpcStatus(s);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  Print(json{{"documents", resp.documents()}, {"batches", resp.batches()},
-             {"tokens", resp.tokens()}, {"seconds", secs}});
+  Print(json{{"documents", resp.documents()},
+             {"batches", resp.batches()},
+             {"tokens", resp.tokens()},
+             {"seconds", secs}});
   return absl::OkStatus();
 }
 
@@ -335,7 +365,8 @@ void RegisterDocuments(CLI::App& app) {
       for (const auto& d : resp.documents()) {
         Print(json{{"id", d.id()}, {"text", d.text()}, {"metadata", MetadataToJson(d.metadata())}});
       }
-      for (const auto& id : resp.missing_ids()) std::fprintf(stderr, "neodb: '%s' not found\n", id.c_str());
+      for (const auto& id : resp.missing_ids())
+        std::fprintf(stderr, "neodb: '%s' not found\n", id.c_str());
       if (resp.missing_ids_size() > 0) throw ExitRequest{1};
     });
   }
@@ -374,13 +405,17 @@ void RegisterAdmin(CLI::App& app) {
       SetDeadline(&ctx, *f);
       v1::StatsResponse r;
       Check(stub->Stats(&ctx, {}, &r));
-      Print(json{{"model_id", r.model_id()}, {"dimension", r.dimension()},
-                 {"collections", r.collections()}, {"documents", r.documents()},
-                 {"snapshot_loads", r.snapshot_loads()}, {"index_rebuilds", r.index_rebuilds()},
+      Print(json{{"model_id", r.model_id()},
+                 {"dimension", r.dimension()},
+                 {"collections", r.collections()},
+                 {"documents", r.documents()},
+                 {"snapshot_loads", r.snapshot_loads()},
+                 {"index_rebuilds", r.index_rebuilds()},
                  {"replayed_changes", r.replayed_changes()},
                  {"snapshots_written", r.snapshots_written()},
                  {"embed_queue_depth", r.embed_queue_depth()},
-                 {"embedded_texts", r.embedded_texts()}, {"embedded_tokens", r.embedded_tokens()},
+                 {"embedded_texts", r.embedded_texts()},
+                 {"embedded_tokens", r.embedded_tokens()},
                  {"encoder_seconds", r.encoder_seconds()}});
     });
   }
@@ -402,7 +437,8 @@ void RegisterAdmin(CLI::App& app) {
     auto collection = std::make_shared<std::string>();
     auto model = std::make_shared<std::string>();
     auto no_wait = std::make_shared<bool>(false);
-    CLI::App* c = app.add_subcommand("reindex", "Re-embed a collection (optionally with a new model)");
+    CLI::App* c =
+        app.add_subcommand("reindex", "Re-embed a collection (optionally with a new model)");
     AddClientFlags(c, f.get());
     c->add_option("--collection", *collection, "Collection")->required();
     c->add_option("--model", *model, "Model directory on the server");
@@ -426,7 +462,8 @@ void RegisterAdmin(CLI::App& app) {
         req.set_collection(*collection);
         v1::ReindexStatusResponse r;
         Check(stub->ReindexStatus(&ctx, req, &r));
-        std::fprintf(stderr, "\rneodb reindex: %llu / %llu", static_cast<unsigned long long>(r.done()),
+        std::fprintf(stderr, "\rneodb reindex: %llu / %llu",
+                     static_cast<unsigned long long>(r.done()),
                      static_cast<unsigned long long>(r.total()));
         if (r.state() == v1::ReindexStatusResponse::DONE) {
           std::fprintf(stderr, "\n");

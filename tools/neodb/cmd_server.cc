@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "absl/time/clock.h"
-
 #include "api/database.h"
 #include "api/fake_embedder.h"
 #include "api/server.h"
@@ -80,9 +79,9 @@ absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModelUnslowed(const ServeFlag
   }
 #ifdef NEODB_HAVE_ENCODER
   encoder::EncoderOptions eo;
-  eo.backend.num_threads = f.encoder_threads > 0
-                               ? f.encoder_threads
-                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  eo.backend.num_threads =
+      f.encoder_threads > 0 ? f.encoder_threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return api::EncoderEmbedder::Open(dir, eo);
 #else
   return absl::UnimplementedError("this build has no encoder; use --fake-model DIM");
@@ -146,7 +145,8 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--model", f->model_dir, "Model checkpoint directory");
   cmd->add_option("--listen", f->listen, "host:port to listen on")->capture_default_str();
   cmd->add_option("--threads", f->threads, "gRPC handler threads")->capture_default_str();
-  cmd->add_option("--encoder-threads", f->encoder_threads, "Encoder compute threads (0 = all cores)");
+  cmd->add_option("--encoder-threads", f->encoder_threads,
+                  "Encoder compute threads (0 = all cores)");
   cmd->add_option("--snapshot-interval", f->snapshot_interval_s,
                   "Seconds between periodic index snapshots (0 = only on demand and shutdown)")
       ->capture_default_str();
