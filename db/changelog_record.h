@@ -9,10 +9,10 @@
 namespace neodb::db {
 
 enum class ChangeOp : uint8_t {
-  kUpsert = 1,  // (collection, doc_id) now has `internal_id`; `previous_internal_id`
-                // (0 if none) is stale.
-  kDelete = 2,  // (collection, doc_id) removed; `previous_internal_id` is stale.
-  kDropCollection = 3,  // the collection and all its documents are gone.
+  kUpsert = 1,            // (collection, doc_id) now has `internal_id`; `previous_internal_id`
+                          // (0 if none) is stale.
+  kDelete = 2,            // (collection, doc_id) removed; `previous_internal_id` is stale.
+  kDropCollection = 3,    // the collection and all its documents are gone.
   kCreateCollection = 4,  // a collection was created (doc_id empty).
 };
 

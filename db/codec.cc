@@ -73,6 +73,7 @@ class Reader {
   }
   bool Bytes(void* dst, size_t n) {
     if (n > in_.size()) return false;
+    if (n == 0) return true;  // dst may be null (empty vector)
     std::memcpy(dst, in_.data(), n);
     in_.remove_prefix(n);
     return true;
@@ -85,7 +86,8 @@ class Reader {
 };
 
 absl::Status Corrupt(std::string_view what, std::string_view detail) {
-  return absl::DataLossError(absl::StrCat("corrupt ", std::string(what), " record: ", std::string(detail)));
+  return absl::DataLossError(
+      absl::StrCat("corrupt ", std::string(what), " record: ", std::string(detail)));
 }
 
 constexpr uint64_t kMaxStringBytes = 1ull << 31;

@@ -27,9 +27,8 @@ bool Printable(std::string_view s) {
 absl::Status ValidateCollectionName(std::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError("collection name is empty");
   if (name.size() > kMaxCollectionNameBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("collection name is ", name.size(),
-                                                   " characters; the limit is ",
-                                                   kMaxCollectionNameBytes));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "collection name is ", name.size(), " characters; the limit is ", kMaxCollectionNameBytes));
   }
   for (char c : name) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||

@@ -51,17 +51,28 @@ std::string ValueString(const Value& v) {
 
 const char* OpName(Filter::Op op) {
   switch (op) {
-    case Filter::Op::kEq: return "eq";
-    case Filter::Op::kNe: return "ne";
-    case Filter::Op::kLt: return "lt";
-    case Filter::Op::kLe: return "lte";
-    case Filter::Op::kGt: return "gt";
-    case Filter::Op::kGe: return "gte";
-    case Filter::Op::kIn: return "in";
-    case Filter::Op::kExists: return "exists";
-    case Filter::Op::kAnd: return "and";
-    case Filter::Op::kOr: return "or";
-    case Filter::Op::kNot: return "not";
+    case Filter::Op::kEq:
+      return "eq";
+    case Filter::Op::kNe:
+      return "ne";
+    case Filter::Op::kLt:
+      return "lt";
+    case Filter::Op::kLe:
+      return "lte";
+    case Filter::Op::kGt:
+      return "gt";
+    case Filter::Op::kGe:
+      return "gte";
+    case Filter::Op::kIn:
+      return "in";
+    case Filter::Op::kExists:
+      return "exists";
+    case Filter::Op::kAnd:
+      return "and";
+    case Filter::Op::kOr:
+      return "or";
+    case Filter::Op::kNot:
+      return "not";
   }
   return "?";
 }
@@ -69,14 +80,29 @@ const char* OpName(Filter::Op op) {
 }  // namespace
 
 Filter::Filter(Op op, std::string field, std::vector<Value> values, std::vector<Filter> children)
-    : op_(op), field_(std::move(field)), values_(std::move(values)), children_(std::move(children)) {}
+    : op_(op),
+      field_(std::move(field)),
+      values_(std::move(values)),
+      children_(std::move(children)) {}
 
-Filter Filter::Eq(std::string f, Value v) { return Filter(Op::kEq, std::move(f), {std::move(v)}, {}); }
-Filter Filter::Ne(std::string f, Value v) { return Filter(Op::kNe, std::move(f), {std::move(v)}, {}); }
-Filter Filter::Lt(std::string f, Value v) { return Filter(Op::kLt, std::move(f), {std::move(v)}, {}); }
-Filter Filter::Le(std::string f, Value v) { return Filter(Op::kLe, std::move(f), {std::move(v)}, {}); }
-Filter Filter::Gt(std::string f, Value v) { return Filter(Op::kGt, std::move(f), {std::move(v)}, {}); }
-Filter Filter::Ge(std::string f, Value v) { return Filter(Op::kGe, std::move(f), {std::move(v)}, {}); }
+Filter Filter::Eq(std::string f, Value v) {
+  return Filter(Op::kEq, std::move(f), {std::move(v)}, {});
+}
+Filter Filter::Ne(std::string f, Value v) {
+  return Filter(Op::kNe, std::move(f), {std::move(v)}, {});
+}
+Filter Filter::Lt(std::string f, Value v) {
+  return Filter(Op::kLt, std::move(f), {std::move(v)}, {});
+}
+Filter Filter::Le(std::string f, Value v) {
+  return Filter(Op::kLe, std::move(f), {std::move(v)}, {});
+}
+Filter Filter::Gt(std::string f, Value v) {
+  return Filter(Op::kGt, std::move(f), {std::move(v)}, {});
+}
+Filter Filter::Ge(std::string f, Value v) {
+  return Filter(Op::kGe, std::move(f), {std::move(v)}, {});
+}
 Filter Filter::In(std::string f, std::vector<Value> vs) {
   return Filter(Op::kIn, std::move(f), std::move(vs), {});
 }
@@ -108,7 +134,8 @@ absl::Status Filter::ValidateAt(int depth, size_t* nodes) const {
     case Op::kOr:
     case Op::kNot:
       if (children_.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("'", OpName(op_), "' needs at least one operand"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", OpName(op_), "' needs at least one operand"));
       }
       if (op_ == Op::kNot && children_.size() != 1) {
         return absl::InvalidArgumentError("'not' takes exactly one operand");
@@ -128,7 +155,8 @@ absl::Status Filter::ValidateAt(int depth, size_t* nodes) const {
   }
   for (const Value& v : values_) {
     if (v.index() == 2 && std::isnan(std::get<double>(v))) {
-      return absl::InvalidArgumentError(absl::StrCat("field '", field_, "': NaN is not comparable"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("field '", field_, "': NaN is not comparable"));
     }
   }
   switch (op_) {
@@ -140,26 +168,27 @@ absl::Status Filter::ValidateAt(int depth, size_t* nodes) const {
         return absl::InvalidArgumentError(absl::StrCat("field '", field_, "': 'in' list is empty"));
       }
       if (values_.size() > kMaxFilterInValues) {
-        return absl::InvalidArgumentError(absl::StrCat("field '", field_, "': 'in' list has more than ",
-                                                       kMaxFilterInValues, " values"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "field '", field_, "': 'in' list has more than ", kMaxFilterInValues, " values"));
       }
       for (const Value& v : values_) {
         bool same = IsNumeric(v) ? IsNumeric(values_[0]) : v.index() == values_[0].index();
         if (!same) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "field '", field_, "': 'in' list mixes ", std::string(ValueTypeName(values_[0])), " and ",
-              std::string(ValueTypeName(v))));
+          return absl::InvalidArgumentError(absl::StrCat("field '", field_, "': 'in' list mixes ",
+                                                         std::string(ValueTypeName(values_[0])),
+                                                         " and ", std::string(ValueTypeName(v))));
         }
       }
       return absl::OkStatus();
     }
     default:
       if (values_.size() != 1) {
-        return absl::InvalidArgumentError(absl::StrCat("'", OpName(op_), "' takes exactly one value"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", OpName(op_), "' takes exactly one value"));
       }
       if (op_ != Op::kEq && op_ != Op::kNe && values_[0].index() == 3) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "field '", field_, "': range operator '", OpName(op_), "' cannot compare a bool"));
+        return absl::InvalidArgumentError(absl::StrCat("field '", field_, "': range operator '",
+                                                       OpName(op_), "' cannot compare a bool"));
       }
       return absl::OkStatus();
   }
@@ -201,12 +230,18 @@ bool Filter::Matches(const Metadata& metadata) const {
   auto c = Compare(have, values_[0]);
   if (!c) return false;
   switch (op_) {
-    case Op::kEq: return *c == 0;
-    case Op::kLt: return *c < 0;
-    case Op::kLe: return *c <= 0;
-    case Op::kGt: return *c > 0;
-    case Op::kGe: return *c >= 0;
-    default: return false;
+    case Op::kEq:
+      return *c == 0;
+    case Op::kLt:
+      return *c < 0;
+    case Op::kLe:
+      return *c <= 0;
+    case Op::kGt:
+      return *c > 0;
+    case Op::kGe:
+      return *c >= 0;
+    default:
+      return false;
   }
 }
 

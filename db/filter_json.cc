@@ -1,4 +1,5 @@
 // ParseFilterJson: the JSON form of db::Filter (see filter.h).
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -88,6 +89,11 @@ absl::StatusOr<Filter> ParseNode(const Json& j, const std::string& path, int dep
       Filter e = Filter::Exists(field);
       ops.push_back(value.get<bool>() ? std::move(e) : Filter::Not(std::move(e)));
     } else {
+      static constexpr std::string_view kOps[] = {"eq", "ne", "lt", "lte", "gt", "gte"};
+      if (std::find(std::begin(kOps), std::end(kOps), key) == std::end(kOps)) {
+        return Bad(here, absl::StrCat("unknown operator '", key,
+                                      "' (expected eq, ne, lt, lte, gt, gte, in, exists)"));
+      }
       ASSIGN_OR_RETURN(Value v, ToValue(value, here));
       if (key == "eq") {
         ops.push_back(Filter::Eq(field, std::move(v)));
@@ -99,11 +105,8 @@ absl::StatusOr<Filter> ParseNode(const Json& j, const std::string& path, int dep
         ops.push_back(Filter::Le(field, std::move(v)));
       } else if (key == "gt") {
         ops.push_back(Filter::Gt(field, std::move(v)));
-      } else if (key == "gte") {
-        ops.push_back(Filter::Ge(field, std::move(v)));
       } else {
-        return Bad(here, absl::StrCat("unknown operator '", key,
-                                      "' (expected eq, ne, lt, lte, gt, gte, in, exists)"));
+        ops.push_back(Filter::Ge(field, std::move(v)));
       }
     }
   }

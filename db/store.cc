@@ -6,8 +6,8 @@
 #include "common/status_macros.h"
 #include "db/codec.h"
 #include "db/store_impl.h"
-#include "rocksdb/table.h"
 #include "rocksdb/cache.h"
+#include "rocksdb/table.h"
 #include "rocksdb/utilities/checkpoint.h"
 
 namespace neodb::db {
@@ -153,8 +153,8 @@ absl::StatusOr<std::vector<CollectionSpec>> Store::ListCollections() const {
   std::unique_ptr<rocksdb::Iterator> it(
       impl_->db->NewIterator(rocksdb::ReadOptions(), impl_->collections));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    ASSIGN_OR_RETURN(CollectionSpec spec,
-                     DecodeCollectionSpec(std::string_view(it->value().data(), it->value().size())));
+    ASSIGN_OR_RETURN(CollectionSpec spec, DecodeCollectionSpec(std::string_view(
+                                              it->value().data(), it->value().size())));
     out.push_back(std::move(spec));
   }
   RETURN_IF_ERROR(FromRocks(it->status(), "listing collections"));
@@ -171,9 +171,9 @@ absl::StatusOr<CollectionSpec> Store::UpdateCollection(std::string_view name,
   if (update.query_instruction) spec.query_instruction = *update.query_instruction;
   if (update.document_instruction) spec.document_instruction = *update.document_instruction;
   RETURN_IF_ERROR(ValidateCollectionSpec(spec));
-  RETURN_IF_ERROR(FromRocks(
-      im.db->Put(im.WriteOpts(), im.collections, spec.name, EncodeCollectionSpec(spec)),
-      "updating collection"));
+  RETURN_IF_ERROR(
+      FromRocks(im.db->Put(im.WriteOpts(), im.collections, spec.name, EncodeCollectionSpec(spec)),
+                "updating collection"));
   return spec;
 }
 
@@ -186,8 +186,8 @@ uint64_t Store::LastSequence() const { return impl_->last_seq.load(); }
 
 absl::Status Store::CreateCheckpoint(const std::string& dir) const {
   rocksdb::Checkpoint* raw = nullptr;
-  RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(impl_->db.get(), &raw),
-                            "creating checkpoint object"));
+  RETURN_IF_ERROR(
+      FromRocks(rocksdb::Checkpoint::Create(impl_->db.get(), &raw), "creating checkpoint object"));
   std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
   return FromRocks(checkpoint->CreateCheckpoint(dir), absl::StrCat("checkpoint to ", dir));
 }

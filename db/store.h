@@ -107,8 +107,7 @@ class Store {
   absl::StatusOr<Document> Get(std::string_view collection, std::string_view id) const;
   // The live document whose current version has `internal_id`; NOT_FOUND when
   // that version was overwritten or deleted (so stale index hits are detectable).
-  absl::StatusOr<Document> GetByInternalId(std::string_view collection,
-                                           uint64_t internal_id) const;
+  absl::StatusOr<Document> GetByInternalId(std::string_view collection, uint64_t internal_id) const;
   // One page of documents in id (byte) order. `limit` in 1..10000 (0 = 100).
   // INVALID_ARGUMENT for a malformed page token.
   absl::StatusOr<ListResult> List(std::string_view collection, std::string_view page_token,

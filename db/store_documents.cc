@@ -63,8 +63,8 @@ absl::Status ValidateDocument(const Document& doc, uint32_t dimension, size_t in
     return bad(absl::StrCat("id is longer than ", kMaxDocumentIdBytes, " bytes"));
   }
   if (doc.vector.size() != dimension) {
-    return bad(absl::StrCat("vector has ", doc.vector.size(), " values; the collection's dimension is ",
-                            dimension));
+    return bad(absl::StrCat("vector has ", doc.vector.size(),
+                            " values; the collection's dimension is ", dimension));
   }
   for (float v : doc.vector) {
     if (!std::isfinite(v)) return bad("vector contains a non-finite value");
@@ -172,9 +172,9 @@ absl::StatusOr<Document> Store::Get(std::string_view collection, std::string_vie
   rocksdb::Status s =
       impl_->db->Get(rocksdb::ReadOptions(), impl_->documents, DocKey(collection, id), &value);
   if (s.IsNotFound()) {
-    return absl::NotFoundError(
-        absl::StrCat("document '", std::string(id), "' not found in collection '",
-                     std::string(collection), "'"));
+    return absl::NotFoundError(absl::StrCat("document '", std::string(id),
+                                            "' not found in collection '", std::string(collection),
+                                            "'"));
   }
   RETURN_IF_ERROR(FromRocks(s, "reading document"));
   return DecodeDocument(std::string_view(value.data(), value.size()));

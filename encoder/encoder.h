@@ -29,7 +29,7 @@ struct EmbedOptions {
   Pooling pooling = Pooling::kMean;
   bool normalize = false;  // L2-normalise the output vectors
   Overflow overflow = Overflow::kError;
-  std::string prefix;      // instruction prepended to every text (NEOBERT.md §5)
+  std::string prefix;  // instruction prepended to every text (NEOBERT.md §5)
 };
 
 struct Embedding {
@@ -47,12 +47,27 @@ struct EncoderOptions {
 
 class Encoder {
  public:
+  // Loads <dir> (config.json, model.safetensors, tokenizer files) and builds
+  // the backend options.backend asks for. Defined in encoder_open.cc.
   static absl::StatusOr<std::unique_ptr<Encoder>> Open(const std::string& dir,
                                                        const EncoderOptions& options = {});
+  // An encoder over weights and a tokenizer already in memory (tests, tools
+  // that build models in code). INVALID_ARGUMENT when the tokenizer's
+  // vocabulary is larger than the model's or options are out of range.
+  static absl::StatusOr<std::unique_ptr<Encoder>> Create(
+      std::shared_ptr<const NeoBertWeights> weights, std::unique_ptr<Tokenizer> tokenizer,
+      const EncoderOptions& options = {});
+
+  // Vectors for `texts`, in order. Each text becomes [CLS] prefix text [SEP]
+  // (the prefix's tokens are repeated in every chunk, so windows hold
+  // max_length − 2 − |prefix| text tokens). An error names the text's index.
+  // An empty `texts` gives an empty result.
 
   absl::StatusOr<std::vector<Embedding>> Embed(const std::vector<std::string>& texts,
                                                const EmbedOptions& options);
-  // Pre-tokenised sequences, each already framed by [CLS]/[SEP].
+  // Pre-tokenised sequences, each already framed by [CLS]/[SEP]: F32 [B, C].
+  // INVALID_ARGUMENT (naming the sequence) for an empty sequence, one over
+  // max_length, or an id outside [0, vocab_size).
   absl::StatusOr<Tensor> EmbedIds(const std::vector<std::vector<int32_t>>& sequences,
                                   Pooling pooling, bool normalize);
 
@@ -64,6 +79,11 @@ class Encoder {
 
  private:
   Encoder() = default;
+  // Pooled, unnormalised vectors of framed sequences, in input order: sorts
+  // by length and packs forward passes of at most max_batch_tokens tokens.
+  // REQUIRES: mu_ held; sequences validated.
+  absl::StatusOr<Tensor> RunSequences(const std::vector<std::vector<int32_t>>& sequences,
+                                      Pooling pooling);
   std::shared_ptr<const NeoBertWeights> weights_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Backend> backend_;

@@ -22,12 +22,14 @@ constexpr int kLanes = 16;
 
 }  // namespace
 
-[[gnu::target_clones("arch=skylake-avx512", "arch=haswell", "default")]]
-void DotRows(const float* x, size_t rows, int dim, const float* q, float* scores) {
+[[gnu::target_clones("arch=skylake-avx512", "arch=haswell", "default")]] void DotRows(
+    const float* x, size_t rows, int dim, const float* q, float* scores) {
   for (size_t r = 0; r < rows; ++r) scores[r] = Dot(x + r * dim, q, dim);
 }
 
-[[gnu::target_clones("arch=skylake-avx512", "arch=haswell", "default")]]
-float SquaredNormKernel(const float* v, int dim) { return Dot(v, v, dim); }
+[[gnu::target_clones("arch=skylake-avx512", "arch=haswell", "default")]] float SquaredNormKernel(
+    const float* v, int dim) {
+  return Dot(v, v, dim);
+}
 
 }  // namespace neodb::index

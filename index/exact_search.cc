@@ -123,4 +123,22 @@ std::vector<std::vector<RowHit>> ExactTopK(const float* base, size_t n, int dim,
   return out;
 }
 
+std::vector<RowHit> ExactTopKRows(const float* base, int dim, std::span<const size_t> rows,
+                                  std::span<const float> base_sq_norms, Metric metric,
+                                  const float* query, int k) {
+  TopK top(k);
+  const float q_norm = metric == Metric::kL2 ? SquaredNorm(query, dim) : 0;
+  for (size_t row : rows) {
+    const float* x = base + row * dim;
+    float score;
+    DotRows(x, 1, dim, query, &score);
+    if (metric == Metric::kL2) {
+      float norm = base_sq_norms.empty() ? SquaredNorm(x, dim) : base_sq_norms[row];
+      score = std::min(0.0f, -(norm - 2 * score + q_norm));
+    }
+    top.Push(score, row);
+  }
+  return top.Take();
+}
+
 }  // namespace neodb::index

@@ -29,6 +29,12 @@ std::vector<std::vector<RowHit>> ExactTopK(const float* base, size_t n, int dim,
                                            const float* queries, size_t nq, int k,
                                            const std::function<bool(size_t)>& allowed);
 
+// Like ExactTopK for one query, scoring only the listed `rows` of `base` (no
+// copy; for small allowed sets). Returned RowHit::row indexes `base`.
+std::vector<RowHit> ExactTopKRows(const float* base, int dim, std::span<const size_t> rows,
+                                  std::span<const float> base_sq_norms, Metric metric,
+                                  const float* query, int k);
+
 // Normalises each of the `n` rows of `data` (dim wide) to unit L2 norm in
 // place; zero rows stay zero.
 void NormalizeRows(float* data, size_t n, int dim);

@@ -27,7 +27,8 @@ absl::Status FlatIndex::Add(std::span<const int64_t> ids, std::span<const float>
     for (size_t i = 0; i < ids.size(); ++i) {
       ids_.push_back(ids[i]);
       row_of_[ids[i]] = first + i;
-      if (metric_ == Metric::kL2) sq_norms_.push_back(SquaredNorm(data_.data() + (first + i) * dim_, dim_));
+      if (metric_ == Metric::kL2)
+        sq_norms_.push_back(SquaredNorm(data_.data() + (first + i) * dim_, dim_));
     }
   });
 }
@@ -70,8 +71,8 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> FlatIndex::SearchImpl(
   if (filter != nullptr) allowed = [&](size_t row) { return filter->Allowed(ids_[row]); };
   std::vector<std::vector<SearchHit>> out(nq);
   RETURN_IF_ERROR(CatchExceptions("flat search", [&] {
-    auto rows = ExactTopK(data_.data(), ids_.size(), dim_, sq_norms_, metric_, q.data(), nq, k,
-                          allowed);
+    auto rows =
+        ExactTopK(data_.data(), ids_.size(), dim_, sq_norms_, metric_, q.data(), nq, k, allowed);
     for (size_t i = 0; i < nq; ++i) {
       out[i].reserve(rows[i].size());
       for (const RowHit& h : rows[i]) out[i].push_back({ids_[h.row], h.score});
@@ -134,7 +135,8 @@ absl::Status FlatIndex::DeserializeBody(ByteReader* r) {
   row_of_ = std::move(row_of);
   sq_norms_.clear();
   if (metric_ == Metric::kL2) {
-    for (size_t i = 0; i < ids_.size(); ++i) sq_norms_.push_back(SquaredNorm(&data_[i * dim_], dim_));
+    for (size_t i = 0; i < ids_.size(); ++i)
+      sq_norms_.push_back(SquaredNorm(&data_[i * dim_], dim_));
   }
   return absl::OkStatus();
 }

@@ -42,7 +42,7 @@ class FlatIndex : public VectorIndex {
 
   const int dim_;
   const Metric metric_;
-  mutable absl::Mutex mu_;  // writer-preferring: Adds are not starved by searches
+  mutable absl::Mutex mu_;       // writer-preferring: Adds are not starved by searches
   std::vector<float> data_;      // rows x dim_, guarded by mu_
   std::vector<float> sq_norms_;  // per row, kL2 only
   std::vector<int64_t> ids_;     // per row

@@ -36,11 +36,14 @@ faiss::MetricType FaissMetric(Metric m) {
 }  // namespace
 
 HnswIndex::HnswIndex(int dimension, int m, Metric metric)
-    : dim_(dimension), m_(m), metric_(metric) {
+    : dim_(dimension), m_(m), metric_(metric), exact_below_(kHnswExactMaxFloats / dimension) {
   NEODB_CHECK(dimension > 0 && m >= 2);
   index_ = std::make_unique<faiss::IndexHNSWFlat>(dimension, m, FaissMetric(metric));
   index_->hnsw.efConstruction = kHnswEfConstruction;
-  index_->hnsw.efSearch = kHnswDefaultEfSearch;
+  // FAISS 1.7.3 sizes the search beam from this member and only reads
+  // SearchParametersHNSW::efSearch for its stopping rule, so the member holds
+  // the largest beam we allow and each search passes its own efSearch.
+  index_->hnsw.efSearch = kHnswMaxEfSearch;
 }
 
 HnswIndex::~HnswIndex() = default;
@@ -121,14 +124,10 @@ std::vector<SearchHit> HnswIndex::ExactLocked(const float* query, int k, const I
     for (const RowHit& h : rows[0]) out.push_back({pos_to_id_[h.row], h.score});
     return out;
   }
-  // Gather the allowed rows into one matrix so BLAS runs over them only.
   const float* xb = static_cast<const faiss::IndexFlat*>(index_->storage)->get_xb();
-  std::vector<float> gathered(positions->size() * dim_);
-  for (size_t i = 0; i < positions->size(); ++i) {
-    std::copy_n(xb + (*positions)[i] * dim_, dim_, gathered.data() + i * dim_);
+  for (const RowHit& h : ExactTopKRows(xb, dim_, *positions, sq_norms_, metric_, query, k)) {
+    out.push_back({pos_to_id_[h.row], h.score});
   }
-  auto rows = ExactTopK(gathered.data(), positions->size(), dim_, {}, metric_, query, 1, k, {});
-  for (const RowHit& h : rows[0]) out.push_back({pos_to_id_[(*positions)[h.row]], h.score});
   return out;
 }
 
@@ -166,7 +165,8 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
     }
     int ef = options.ef_search > 0 ? options.ef_search : kHnswDefaultEfSearch;
     ef = std::max(ef, k);
-    if (fraction < 1.0) ef = static_cast<int>(std::min(4096.0, ef / std::max(fraction, 0.01)));
+    if (fraction < 1.0) ef = static_cast<int>(ef / std::max(fraction, 0.01));
+    ef = std::min(ef, kHnswMaxEfSearch);
     PositionSelector sel;
     sel.pos_to_id = &pos_to_id_;
     sel.dead = &dead_;
@@ -186,7 +186,8 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
     for (size_t i = 0; i < nq; ++i) {
       for (int j = 0; j < k; ++j) {
         FaissIdx pos = labels[i * k + j];
-        if (pos < 0) continue;
+        // < 0: fewer than k results; beyond pos_to_id_: vectors of a failed Add.
+        if (pos < 0 || static_cast<size_t>(pos) >= pos_to_id_.size()) continue;
         float d = distances[i * k + j];
         out[i].push_back({pos_to_id_[pos], metric_ == Metric::kL2 ? -d : d});
       }
@@ -232,8 +233,8 @@ bool HnswIndex::NeedsRebuild() const {
 
 std::string HnswIndex::DebugString() const {
   absl::ReaderMutexLock lock(&mu_);
-  return absl::StrCat(spec(), ": ", id_to_pos_.size(), " live, ", dead_count_,
-                      " tombstones, dim ", dim_, ", ", std::string(MetricName(metric_)));
+  return absl::StrCat(spec(), ": ", id_to_pos_.size(), " live, ", dead_count_, " tombstones, dim ",
+                      dim_, ", ", std::string(MetricName(metric_)));
 }
 
 absl::StatusOr<std::string> HnswIndex::Serialize() const {
@@ -241,7 +242,8 @@ absl::StatusOr<std::string> HnswIndex::Serialize() const {
   WriteIndexHeader(&w, spec(), dim_, metric_);
   absl::ReaderMutexLock lock(&mu_);
   faiss::VectorIOWriter faiss_bytes;
-  RETURN_IF_ERROR(CatchExceptions("hnsw serialize", [&] { faiss::write_index(index_.get(), &faiss_bytes); }));
+  RETURN_IF_ERROR(
+      CatchExceptions("hnsw serialize", [&] { faiss::write_index(index_.get(), &faiss_bytes); }));
   w.Str(std::string_view(reinterpret_cast<const char*>(faiss_bytes.data.data()),
                          faiss_bytes.data.size()));
   w.Vec(pos_to_id_);
@@ -284,6 +286,7 @@ absl::Status HnswIndex::DeserializeBody(ByteReader* r) {
   loaded.release();
   absl::WriterMutexLock lock(&mu_);
   index_.reset(hnsw);
+  index_->hnsw.efSearch = kHnswMaxEfSearch;  // see the constructor
   pos_to_id_ = std::move(pos_to_id);
   dead_ = std::move(dead);
   dead_count_ = dead_count;
@@ -291,7 +294,8 @@ absl::Status HnswIndex::DeserializeBody(ByteReader* r) {
   sq_norms_.clear();
   if (metric_ == Metric::kL2) {
     const float* xb = static_cast<const faiss::IndexFlat*>(index_->storage)->get_xb();
-    for (size_t p = 0; p < pos_to_id_.size(); ++p) sq_norms_.push_back(SquaredNorm(xb + p * dim_, dim_));
+    for (size_t p = 0; p < pos_to_id_.size(); ++p)
+      sq_norms_.push_back(SquaredNorm(xb + p * dim_, dim_));
   }
   return absl::OkStatus();
 }

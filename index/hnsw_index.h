@@ -6,13 +6,13 @@
 //   passes an IDSelector that rejects tombstones (and applies the caller's
 //   IdFilter) inside the graph walk, so removed ids are never returned.
 //   NeedsRebuild() turns true once tombstones exceed 20% of stored vectors.
-// - Below kHnswExactBelow live vectors every search is exact (BLAS over the
-//   HNSW storage): faster than Debian's non-AVX2 graph walk at that size and
-//   perfectly accurate (bench/README.md ## Index).
+// - While live vectors * dimension <= kHnswExactMaxFloats every search is
+//   exact (AVX kernels over the HNSW storage): as fast as Debian's non-AVX2
+//   graph walk at that size and perfectly accurate (bench/README.md ## Index).
 // - Filtered searches estimate the allowed fraction f from a sample. When the
 //   allowed set is small (f < kHnswExactFilterFraction or fewer than
-//   kHnswExactBelow allowed vectors) the search is an exact scan of the allowed
-//   ids; otherwise HNSW with efSearch scaled by 1/f. Any query that still
+//   kHnswExactMaxFloats / dimension allowed vectors) the search is an exact
+//   scan of the allowed ids; otherwise HNSW with efSearch scaled by 1/f. Any query that still
 //   returns fewer than k hits while more are allowed is redone exactly, so a
 //   filtered query returns min(k, #allowed) hits.
 // Thread-safe (see VectorIndex).
@@ -30,9 +30,14 @@ struct IndexHNSWFlat;
 
 namespace neodb::index {
 
-inline constexpr size_t kHnswExactBelow = 20000;
+// Exact search is used while the vectors to scan fit in this many floats
+// (16 MiB: 16k vectors at 256-d, 5.2k at 768-d). Measured in bench/README.md
+// ## Index: at that size one exact query costs about what a graph walk does on
+// Debian's FAISS, and it is exact.
+inline constexpr size_t kHnswExactMaxFloats = 4u << 20;
 inline constexpr double kHnswExactFilterFraction = 0.05;
 inline constexpr int kHnswDefaultEfSearch = 64;
+inline constexpr int kHnswMaxEfSearch = 2048;
 inline constexpr int kHnswEfConstruction = 40;
 inline constexpr double kRebuildTombstoneFraction = 0.2;
 
@@ -57,8 +62,8 @@ class HnswIndex : public VectorIndex {
   absl::StatusOr<std::string> Serialize() const override;
 
   absl::Status DeserializeBody(ByteReader* r);
-  // Testing/bench knob: force every search through the graph (threshold 0) or
-  // exact (huge). Default kHnswExactBelow.
+  // Testing/bench knob, in vectors: force every search through the graph (0)
+  // or exact (huge). Default kHnswExactMaxFloats / dimension.
   void set_exact_below(size_t n) { exact_below_ = n; }
 
  private:
@@ -71,11 +76,11 @@ class HnswIndex : public VectorIndex {
   const int dim_;
   const int m_;
   const Metric metric_;
-  size_t exact_below_ = kHnswExactBelow;
+  size_t exact_below_;
   mutable absl::Mutex mu_;  // writer-preferring: Adds are not starved by searches
   std::unique_ptr<faiss::IndexHNSWFlat> index_;  // guarded by mu_
   std::vector<int64_t> pos_to_id_;
-  std::vector<uint8_t> dead_;  // 1 = tombstone
+  std::vector<uint8_t> dead_;    // 1 = tombstone
   std::vector<float> sq_norms_;  // per position, kL2 only
   size_t dead_count_ = 0;
   std::unordered_map<int64_t, size_t> id_to_pos_;  // live ids only

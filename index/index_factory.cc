@@ -43,7 +43,8 @@ absl::StatusOr<ParsedSpec> Parse(std::string_view spec, int dimension) {
         "dimension)"));
   };
   if (dimension < 1 || dimension > 65536) {
-    return absl::InvalidArgumentError(absl::StrCat("dimension ", dimension, " is outside 1..65536"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("dimension ", dimension, " is outside 1..65536"));
   }
   if (spec == "Flat") return ParsedSpec{Kind::kFlat};
   if (spec.substr(0, 4) == "HNSW") {
@@ -112,7 +113,8 @@ absl::StatusOr<std::unique_ptr<VectorIndex>> DeserializeIndex(std::string_view b
   }
   auto made = MakeIndex(spec, static_cast<int>(dim), static_cast<Metric>(metric));
   if (!made.ok()) {
-    return absl::DataLossError(absl::StrCat("index header: ", std::string(made.status().message())));
+    return absl::DataLossError(
+        absl::StrCat("index header: ", std::string(made.status().message())));
   }
   std::unique_ptr<VectorIndex> index = std::move(*made);
   absl::Status s;

@@ -78,6 +78,7 @@ class ByteReader {
   }
   bool Raw(void* p, size_t n) {
     if (n > in_.size()) return false;
+    if (n == 0) return true;  // dst may be null (empty vector)
     std::memcpy(p, in_.data(), n);
     in_.remove_prefix(n);
     return true;

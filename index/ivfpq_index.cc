@@ -152,7 +152,8 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> IvfPqIndex::SearchImpl(
     run(q.data(), nq, nprobe, &out, 0);
     size_t allowed = SIZE_MAX;  // computed lazily
     for (size_t i = 0; i < nq; ++i) {
-      if (out[i].size() >= static_cast<size_t>(k) || nprobe >= static_cast<size_t>(nlist_)) continue;
+      if (out[i].size() >= static_cast<size_t>(k) || nprobe >= static_cast<size_t>(nlist_))
+        continue;
       if (allowed == SIZE_MAX) {
         allowed = 0;
         for (int64_t id : live_) allowed += (filter == nullptr || filter->Allowed(id)) ? 1 : 0;
@@ -184,8 +185,8 @@ std::vector<int64_t> IvfPqIndex::Ids() const {
 std::string IvfPqIndex::DebugString() const {
   absl::ReaderMutexLock lock(&mu_);
   if (ivf_ == nullptr) {
-    return absl::StrCat(spec(), ": untrained, ", buffer_.size(), " vectors searched exactly (trains at ",
-                        TrainThreshold(), "), dim ", dim_);
+    return absl::StrCat(spec(), ": untrained, ", buffer_.size(),
+                        " vectors searched exactly (trains at ", TrainThreshold(), "), dim ", dim_);
   }
   return absl::StrCat(spec(), ": trained, ", live_.size(), " vectors, dim ", dim_, ", ",
                       std::string(MetricName(metric_)));
@@ -201,7 +202,8 @@ absl::StatusOr<std::string> IvfPqIndex::Serialize() const {
     return std::move(w.out());
   }
   faiss::VectorIOWriter faiss_bytes;
-  RETURN_IF_ERROR(CatchExceptions("ivfpq serialize", [&] { faiss::write_index(ivf_.get(), &faiss_bytes); }));
+  RETURN_IF_ERROR(
+      CatchExceptions("ivfpq serialize", [&] { faiss::write_index(ivf_.get(), &faiss_bytes); }));
   w.Str(std::string_view(reinterpret_cast<const char*>(faiss_bytes.data.data()),
                          faiss_bytes.data.size()));
   std::vector<int64_t> ids(live_.begin(), live_.end());

@@ -17,8 +17,8 @@
 #include <memory>
 #include <unordered_set>
 
-#include "index/flat_index.h"
 #include "absl/synchronization/mutex.h"
+#include "index/flat_index.h"
 #include "index/index_util.h"
 #include "index/vector_index.h"
 
@@ -58,10 +58,10 @@ class IvfPqIndex : public VectorIndex {
   const int nlist_;
   const int m_;
   const Metric metric_;
-  mutable absl::Mutex mu_;  // writer-preferring: Adds are not starved by searches
-  FlatIndex buffer_;                         // before training
-  std::unique_ptr<faiss::IndexIVFPQ> ivf_;   // after training; guarded by mu_
-  std::unordered_set<int64_t> live_;         // ids in ivf_
+  mutable absl::Mutex mu_;                  // writer-preferring: Adds are not starved by searches
+  FlatIndex buffer_;                        // before training
+  std::unique_ptr<faiss::IndexIVFPQ> ivf_;  // after training; guarded by mu_
+  std::unordered_set<int64_t> live_;        // ids in ivf_
 };
 
 }  // namespace neodb::index

@@ -132,8 +132,8 @@ absl::StatusOr<LoadedSnapshot> ReadSnapshotFile(const std::string& path) {
   }
   const size_t manifest_end = bytes.size() - r.rest().size();
   if (!r.U64(&manifest_checksum) ||
-      manifest_checksum !=
-          Checksum64(std::string_view(bytes).substr(manifest_start, manifest_end - manifest_start))) {
+      manifest_checksum != Checksum64(std::string_view(bytes).substr(
+                               manifest_start, manifest_end - manifest_start))) {
     return absl::DataLossError("manifest checksum mismatch");
   }
   if (m.format_version != kSnapshotFormatVersion) {
@@ -151,8 +151,8 @@ absl::StatusOr<LoadedSnapshot> ReadSnapshotFile(const std::string& path) {
     return absl::DataLossError("payload checksum mismatch");
   }
   ASSIGN_OR_RETURN(std::unique_ptr<VectorIndex> index, DeserializeIndex(payload));
-  if (index->spec() != m.spec || index->dimension() != m.dimension ||
-      index->metric() != m.metric || index->size() != m.count) {
+  if (index->spec() != m.spec || index->dimension() != m.dimension || index->metric() != m.metric ||
+      index->size() != m.count) {
     return absl::DataLossError("index does not match its manifest");
   }
   return LoadedSnapshot{std::move(m), std::move(index), path};
@@ -171,14 +171,7 @@ absl::StatusOr<std::string> WriteSnapshot(const std::string& dir, const VectorIn
   m.spec = index.spec();
   m.dimension = index.dimension();
   m.metric = index.metric();
-  // Count as serialised: the payload reflects the index at Serialize time, and
-  // a concurrent Add would be under the index's own lock; the owner must not
-  // mutate the index between Serialize and here for count to be exact, so we
-  // recount from the payload instead of calling size() again.
-  {
-    ASSIGN_OR_RETURN(auto copy, DeserializeIndex(payload));
-    m.count = copy->size();
-  }
+  m.count = index.size();  // REQUIRES (snapshot.h): no concurrent mutation
   m.covered_seq = covered_seq;
   m.model_id = model_id;
   m.payload_bytes = payload.size();
@@ -208,8 +201,7 @@ absl::StatusOr<std::string> WriteSnapshot(const std::string& dir, const VectorIn
   }
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::string n = entry.path().filename().string();
-    if (n.rfind(kPrefix, 0) == 0 && n.size() > 4 &&
-        n.compare(n.size() - 4, 4, kTempSuffix) == 0) {
+    if (n.rfind(kPrefix, 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, kTempSuffix) == 0) {
       fs::remove(entry.path(), ec);
     }
   }

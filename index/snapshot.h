@@ -40,6 +40,9 @@ struct LoadedSnapshot {
 
 // Writes a snapshot of `index` into `dir` (created if missing) and then prunes
 // all but the newest `keep` snapshots (and stale temp files). Returns its path.
+// REQUIRES: nothing mutates `index` during the call (the owner holds its write
+// lock so that `covered_seq` describes exactly the serialised state; a violation
+// is caught on read, where count must equal the deserialised size).
 absl::StatusOr<std::string> WriteSnapshot(const std::string& dir, const VectorIndex& index,
                                           uint64_t covered_seq, const std::string& model_id,
                                           int keep = 2);

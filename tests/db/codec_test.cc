@@ -11,7 +11,10 @@ Document SampleDoc() {
   Document d;
   d.id = std::string("doc\0with nul", 12);
   d.text = "hello wörld";
-  d.metadata = {{"year", int64_t{2021}}, {"score", 0.5}, {"tag", std::string("a")}, {"ok", true},
+  d.metadata = {{"year", int64_t{2021}},
+                {"score", 0.5},
+                {"tag", std::string("a")},
+                {"ok", true},
                 {"neg", int64_t{-7}}};
   d.vector = {1.0f, -2.5f, 3.25f};
   d.model_id = "m1";
@@ -58,8 +61,8 @@ TEST(CodecTest, RandomCorruptionNeverCrashes) {
 }
 
 TEST(CodecTest, HugeLengthPrefixIsRejected) {
-  std::string bytes = "\x01\x05";                     // version, internal id 5
-  bytes += "\xff\xff\xff\xff\x0f";                    // id length 2^32-1
+  std::string bytes = "\x01\x05";   // version, internal id 5
+  bytes += "\xff\xff\xff\xff\x0f";  // id length 2^32-1
   EXPECT_EQ(DecodeDocument(bytes).status().code(), absl::StatusCode::kDataLoss);
 }
 

@@ -5,10 +5,8 @@
 namespace neodb::db {
 namespace {
 
-const Metadata kDoc = {{"year", int64_t{2021}},
-                       {"score", 0.75},
-                       {"tag", std::string("b")},
-                       {"draft", false}};
+const Metadata kDoc = {
+    {"year", int64_t{2021}}, {"score", 0.75}, {"tag", std::string("b")}, {"draft", false}};
 
 struct MatchCase {
   const char* json;
@@ -27,7 +25,7 @@ INSTANTIATE_TEST_SUITE_P(
     Table, FilterMatchTest,
     ::testing::Values(
         MatchCase{R"({"field":"year","eq":2021})", true},
-        MatchCase{R"({"field":"year","eq":2021.0})", true},  // int vs double numerically
+        MatchCase{R"({"field":"year","eq":2021.0})", true},   // int vs double numerically
         MatchCase{R"({"field":"year","eq":"2021"})", false},  // string never equals int
         MatchCase{R"({"field":"year","ne":2020})", true},
         MatchCase{R"({"field":"missing","ne":1})", true},  // ne == not eq
@@ -76,6 +74,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadCase{"[]", "expected an object"}, BadCase{"{}", "empty object"},
                       BadCase{R"({"field":"a"})", "no operator"},
                       BadCase{R"({"field":"a","like":"x"})", "unknown operator 'like'"},
+                      BadCase{R"({"field":"a","like":null})", "unknown operator 'like'"},
                       BadCase{R"({"field":"","eq":1})", "non-empty string"},
                       BadCase{R"({"field":"a","eq":null})", "expected a string, number or bool"},
                       BadCase{R"({"field":"a","eq":[1]})", "expected a string, number or bool"},

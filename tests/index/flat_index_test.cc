@@ -27,18 +27,18 @@ TEST_P(FlatExactTest, EqualsBruteForceWithAndWithoutFilter) {
   ASSERT_TRUE(index->Add(ids, base).ok());
   auto queries = RandomVectors(20, dim, 2);
   FnFilter odd([](int64_t id) { return id % 3 == 1; });
-  for (const IdFilter* filter : {static_cast<const IdFilter*>(nullptr),
-                                 static_cast<const IdFilter*>(&odd)}) {
+  for (const IdFilter* filter :
+       {static_cast<const IdFilter*>(nullptr), static_cast<const IdFilter*>(&odd)}) {
     // Batched (sgemm) and single-query (sgemv) paths.
     auto batched = index->Search(queries, 10, filter);
     ASSERT_TRUE(batched.ok()) << batched.status();
     for (size_t q = 0; q < 20; ++q) {
       auto single = index->Search(std::span<const float>(&queries[q * dim], dim), 10, filter);
       ASSERT_TRUE(single.ok());
-      auto want = BruteForce(base, ids, dim, &queries[q * dim], 10, metric,
-                             filter ? std::function<bool(int64_t)>(
-                                          [&](int64_t id) { return odd.Allowed(id); })
-                                    : std::function<bool(int64_t)>());
+      auto want = BruteForce(
+          base, ids, dim, &queries[q * dim], 10, metric,
+          filter ? std::function<bool(int64_t)>([&](int64_t id) { return odd.Allowed(id); })
+                 : std::function<bool(int64_t)>());
       for (const auto* got : {&(*batched)[q], &(*single)[0]}) {
         ASSERT_EQ(got->size(), want.size());
         for (size_t i = 0; i < want.size(); ++i) {
@@ -109,9 +109,8 @@ TEST(FlatIndexTest, BadInputIsAStatus) {
 }
 
 TEST(FactoryTest, BadSpecsAreInvalidArgument) {
-  for (const char* spec : {"", "flat", "HNSW", "HNSW3", "HNSW1000", "HNSW32,PQ8", "IVF",
-                           "IVF0,PQ8", "IVF16,PQ7", "IVF16,PQ64", "IVF16,Flat", "Foo",
-                           " Flat", "IVF16,PQ8x"}) {
+  for (const char* spec : {"", "flat", "HNSW", "HNSW3", "HNSW1000", "HNSW32,PQ8", "IVF", "IVF0,PQ8",
+                           "IVF16,PQ7", "IVF16,PQ64", "IVF16,Flat", "Foo", " Flat", "IVF16,PQ8x"}) {
     auto made = MakeIndex(spec, 32, Metric::kCosine);
     ASSERT_FALSE(made.ok()) << spec;
     EXPECT_EQ(made.status().code(), absl::StatusCode::kInvalidArgument) << spec;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "index/index_factory.h"
 #include "index/threads.h"
 #include "tests/index/test_util.h"
@@ -32,17 +35,31 @@ class HnswTest : public ::testing::Test {
     base_ = new std::vector<float>(RandomVectors(kN, kDim, 11));
     ids_ = new std::vector<int64_t>(Iota(kN, 1));
     queries_ = new std::vector<float>(RandomVectors(kQueries, kDim, 12));
+    // Built once and shared (read-only) by the tests below: building dominates.
+    cosine_ = Build(Metric::kCosine).release();
+    l2_ = Build(Metric::kL2).release();
   }
   static void TearDownTestSuite() {
     delete base_;
     delete ids_;
     delete queries_;
+    delete cosine_;
+    delete l2_;
   }
-  std::unique_ptr<HnswIndex> Build(Metric metric) {
+  static std::unique_ptr<HnswIndex> Build(Metric metric) {
     auto index = std::make_unique<HnswIndex>(kDim, 32, metric);
     index->set_exact_below(0);  // always walk the graph
     EXPECT_TRUE(index->Add(*ids_, *base_).ok());
     return index;
+  }
+  // A private mutable copy of a shared index (via Serialize, which also
+  // exercises the round trip).
+  static std::unique_ptr<HnswIndex> Copy(const HnswIndex& index) {
+    auto back = DeserializeIndex(*index.Serialize());
+    EXPECT_TRUE(back.ok()) << back.status();
+    auto* hnsw = dynamic_cast<HnswIndex*>(back->release());
+    hnsw->set_exact_below(0);
+    return std::unique_ptr<HnswIndex>(hnsw);
   }
   double MeanRecall(const VectorIndex& index, Metric metric, const IdFilter* filter,
                     const std::function<bool(int64_t)>& allowed, size_t* short_results) {
@@ -65,14 +82,18 @@ class HnswTest : public ::testing::Test {
   static std::vector<float>* base_;
   static std::vector<int64_t>* ids_;
   static std::vector<float>* queries_;
+  static HnswIndex* cosine_;
+  static HnswIndex* l2_;
 };
+HnswIndex* HnswTest::cosine_;
+HnswIndex* HnswTest::l2_;
 std::vector<float>* HnswTest::base_;
 std::vector<int64_t>* HnswTest::ids_;
 std::vector<float>* HnswTest::queries_;
 
 TEST_F(HnswTest, RecallAtLeast95WithAndWithoutFilters) {
   for (Metric metric : {Metric::kCosine, Metric::kL2}) {
-    auto index = Build(metric);
+    const HnswIndex* index = metric == Metric::kCosine ? cosine_ : l2_;
     size_t short_results;
     double r = MeanRecall(*index, metric, nullptr, {}, &short_results);
     EXPECT_GE(r, 0.95) << MetricName(metric);
@@ -95,7 +116,7 @@ TEST_F(HnswTest, RecallAtLeast95WithAndWithoutFilters) {
 }
 
 TEST_F(HnswTest, SelectiveFilterReturnsKWheneverKMatch) {
-  auto index = Build(Metric::kCosine);
+  const HnswIndex* index = cosine_;
   FnFilter twelve([](int64_t id) { return id % 800 == 3; });  // 12 or 13 ids allowed
   auto res = index->Search(*queries_, 10, &twelve);
   ASSERT_TRUE(res.ok());
@@ -106,7 +127,7 @@ TEST_F(HnswTest, SelectiveFilterReturnsKWheneverKMatch) {
 }
 
 TEST_F(HnswTest, RemovedAndOverwrittenIdsAreNeverReturned) {
-  auto index = Build(Metric::kL2);
+  auto index = Copy(*l2_);
   // Remove 30% of ids, including each query's true nearest neighbours.
   std::vector<int64_t> removed;
   for (int64_t id = 1; id <= static_cast<int64_t>(kN); ++id) {
@@ -153,7 +174,7 @@ TEST_F(HnswTest, SmallIndexAnswersExactly) {
 }
 
 TEST_F(HnswTest, SerializeRoundTripKeepsGraphAndTombstones) {
-  auto index = Build(Metric::kCosine);
+  auto index = Copy(*cosine_);
   ASSERT_TRUE(index->Remove(std::vector<int64_t>{1, 2, 3}).ok());
   auto bytes = index->Serialize();
   ASSERT_TRUE(bytes.ok());
@@ -171,6 +192,40 @@ TEST_F(HnswTest, SerializeRoundTripKeepsGraphAndTombstones) {
     ASSERT_EQ((*a)[q].size(), (*b)[q].size());
     for (size_t i = 0; i < (*a)[q].size(); ++i) EXPECT_EQ((*a)[q][i].id, (*b)[q][i].id);
   }
+}
+
+TEST_F(HnswTest, ConcurrentSearchesDuringAddsAndRemoves) {
+  HnswIndex index(kDim, 16, Metric::kCosine);
+  index.set_exact_below(0);
+  ASSERT_TRUE(
+      index.Add(Iota(1000, 1), std::span<const float>(*base_).subspan(0, 1000 * kDim)).ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&, t] {
+      FnFilter even([](int64_t id) { return id % 2 == 0; });
+      while (!stop) {
+        auto r = index.Search(std::span<const float>(&(*queries_)[t * kDim], kDim), 10,
+                              t == 0 ? &even : nullptr);
+        if (!r.ok() || (*r)[0].size() != 10) ++failures;
+        for (const auto& h : r.ok() ? (*r)[0] : std::vector<SearchHit>{}) {
+          if (t == 0 && h.id % 2 != 0) ++failures;
+        }
+      }
+    });
+  }
+  for (size_t start = 1000; start < 3000; start += 100) {
+    ASSERT_TRUE(index
+                    .Add(std::span<const int64_t>(*ids_).subspan(start, 100),
+                         std::span<const float>(*base_).subspan(start * kDim, 100 * kDim))
+                    .ok());
+    ASSERT_TRUE(index.Remove(std::vector<int64_t>{static_cast<int64_t>(start / 10)}).ok());
+  }
+  stop = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(index.size(), 3000u - 20u);
 }
 
 }  // namespace

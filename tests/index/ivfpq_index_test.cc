@@ -41,8 +41,9 @@ TEST(IvfPqTest, ExactUntilTrainedThenApproximate) {
     for (int i = 0; i < 5; ++i) EXPECT_EQ((*res)[q][i].id, want[i].id);
   }
   // Reaching the threshold trains; the rest is added to the IVF lists.
-  ASSERT_TRUE(index.Add(std::span<const int64_t>(ids).subspan(500),
-                        std::span<const float>(base).subspan(500 * kDim))
+  ASSERT_TRUE(index
+                  .Add(std::span<const int64_t>(ids).subspan(500),
+                       std::span<const float>(base).subspan(500 * kDim))
                   .ok());
   EXPECT_TRUE(index.trained());
   EXPECT_EQ(index.size(), 3000u);
@@ -53,8 +54,8 @@ TEST(IvfPqTest, ExactUntilTrainedThenApproximate) {
   all_lists.nprobe = 16;
   int self_hits = 0;
   for (int i = 0; i < 200; ++i) {
-    auto r = index.Search(std::span<const float>(&base[i * 15 * kDim], kDim), 1, nullptr,
-                          all_lists);
+    auto r =
+        index.Search(std::span<const float>(&base[i * 15 * kDim], kDim), 1, nullptr, all_lists);
     ASSERT_TRUE(r.ok());
     self_hits += (*r)[0][0].id == ids[i * 15];
   }

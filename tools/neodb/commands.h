@@ -23,6 +23,7 @@ void ExitIfError(const absl::Status& status);
 
 void RegisterModelCommands(CLI::App& app);     // model init, model info
 void RegisterEncoderCommands(CLI::App& app);   // embed, tokenize
+void RegisterTrainCommands(CLI::App& app);     // finetune, eval
 void RegisterServerCommands(CLI::App& app);    // serve (NEODB_BUILD_SERVER only)
 void RegisterClientCommands(CLI::App& app);    // collections, ingest, search, … (NEODB_BUILD_SERVER only)
 

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "neodb 0.1.0");
   neodb::cli::RegisterModelCommands(app);
   neodb::cli::RegisterEncoderCommands(app);
+  neodb::cli::RegisterTrainCommands(app);
 #ifdef NEODB_BUILD_SERVER
   neodb::cli::RegisterServerCommands(app);
   neodb::cli::RegisterClientCommands(app);

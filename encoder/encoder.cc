@@ -1,0 +1,214 @@
+#include "encoder/encoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+#include "encoder/cuda/cuda_backend.h"
+
+namespace neodb::encoder {
+namespace {
+
+void NormalizeRow(float* v, int64_t n) {
+  double ss = 0;
+  for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(v[i]) * v[i];
+  if (ss == 0) return;  // a zero vector stays zero rather than becoming NaN
+  const float inv = static_cast<float>(1.0 / std::sqrt(ss));
+  for (int64_t i = 0; i < n; ++i) v[i] *= inv;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(
+    std::shared_ptr<const NeoBertWeights> weights, std::unique_ptr<Tokenizer> tokenizer,
+    const EncoderOptions& options) {
+  if (weights == nullptr || tokenizer == nullptr) {
+    return absl::InvalidArgumentError("encoder needs weights and a tokenizer");
+  }
+  if (options.max_batch_tokens < 1) {
+    return absl::InvalidArgumentError("max_batch_tokens must be at least 1");
+  }
+  const NeoBertConfig& cfg = weights->config;
+  if (tokenizer->vocab_size() > cfg.vocab_size) {
+    return absl::InvalidArgumentError("tokenizer has " + std::to_string(tokenizer->vocab_size()) +
+                                      " tokens but the model's vocab_size is " +
+                                      std::to_string(cfg.vocab_size));
+  }
+  if (cfg.max_length < 3) {
+    return absl::InvalidArgumentError("max_length must be at least 3 to hold [CLS] x [SEP]");
+  }
+  auto encoder = std::unique_ptr<Encoder>(new Encoder());
+  switch (options.backend.device) {
+    case Device::kCpu:
+      encoder->backend_ = MakeCpuBackend(weights, options.backend.num_threads);
+      break;
+    case Device::kCuda: {
+      // An explicit CUDA request that cannot be met is the caller's error to
+      // see (UNAVAILABLE without a device or in a CPU-only build); falling
+      // back to the CPU is the caller's decision.
+      ASSIGN_OR_RETURN(encoder->backend_, MakeCudaBackend(weights, options.backend));
+      break;
+    }
+  }
+  encoder->weights_ = std::move(weights);
+  encoder->tokenizer_ = std::move(tokenizer);
+  encoder->options_ = options;
+  return encoder;
+}
+
+absl::StatusOr<Tensor> Encoder::RunSequences(const std::vector<std::vector<int32_t>>& sequences,
+                                             Pooling pooling) {
+  const int64_t dim = weights_->config.hidden_size;
+  const int64_t count = static_cast<int64_t>(sequences.size());
+  Tensor out = Tensor::Empty({count, dim}, DType::kF32);
+  // Longest first: similar lengths share a pass, and the first pass sizes
+  // the backend's scratch once.
+  std::vector<int64_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return sequences[a].size() > sequences[b].size(); });
+  size_t next = 0;
+  while (next < order.size()) {
+    PackedBatch batch;
+    std::vector<int64_t> members;
+    while (next < order.size()) {
+      const auto& seq = sequences[order[next]];
+      if (!members.empty() &&
+          batch.total_tokens() + static_cast<int64_t>(seq.size()) > options_.max_batch_tokens) {
+        break;
+      }
+      batch.Add(seq);
+      members.push_back(order[next]);
+      ++next;
+    }
+    ASSIGN_OR_RETURN(Tensor pooled, backend_->Pool(batch, pooling));
+    for (size_t i = 0; i < members.size(); ++i) {
+      std::memcpy(out.data<float>() + members[i] * dim, pooled.data<float>() + i * dim,
+                  static_cast<size_t>(dim) * sizeof(float));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Embedding>> Encoder::Embed(const std::vector<std::string>& texts,
+                                                      const EmbedOptions& options) {
+  const NeoBertConfig& cfg = weights_->config;
+  const SpecialTokens& special = tokenizer_->special();
+  std::vector<int32_t> prefix;
+  if (!options.prefix.empty()) {
+    auto ids = tokenizer_->Tokenize(options.prefix);
+    if (!ids.ok()) {
+      return absl::InvalidArgumentError("prefix: " + std::string(ids.status().message()));
+    }
+    prefix = *std::move(ids);
+  }
+  const int64_t window = cfg.max_length - 2 - static_cast<int64_t>(prefix.size());
+  if (window < 1) {
+    return absl::InvalidArgumentError("prefix has " + std::to_string(prefix.size()) +
+                                      " tokens, leaving no room for text under max_length " +
+                                      std::to_string(cfg.max_length));
+  }
+
+  // Frame every text (or chunk) as one sequence; remember which text owns it.
+  std::vector<std::vector<int32_t>> sequences;
+  std::vector<int64_t> first_seq(texts.size() + 1, 0);
+  std::vector<Embedding> result(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto ids = tokenizer_->Tokenize(texts[i]);
+    if (!ids.ok()) {
+      return absl::InvalidArgumentError("text " + std::to_string(i) + ": " +
+                                        std::string(ids.status().message()));
+    }
+    const int64_t n = static_cast<int64_t>(ids->size());
+    if (n > window && options.overflow == Overflow::kError) {
+      return absl::InvalidArgumentError(
+          "text " + std::to_string(i) + " has " + std::to_string(n + 2 + prefix.size()) +
+          " tokens with [CLS]/[SEP]" + (prefix.empty() ? "" : " and the prefix") +
+          ", over max_length " + std::to_string(cfg.max_length) +
+          " (shorten it or enable chunking)");
+    }
+    first_seq[i] = static_cast<int64_t>(sequences.size());
+    int64_t begin = 0;
+    do {
+      const int64_t end = std::min(n, begin + window);
+      std::vector<int32_t> seq;
+      seq.reserve(end - begin + prefix.size() + 2);
+      seq.push_back(special.cls);
+      seq.insert(seq.end(), prefix.begin(), prefix.end());
+      seq.insert(seq.end(), ids->begin() + begin, ids->begin() + end);
+      seq.push_back(special.sep);
+      sequences.push_back(std::move(seq));
+      begin = end;
+    } while (begin < n);
+    first_seq[i + 1] = static_cast<int64_t>(sequences.size());
+  }
+  for (const auto& seq : sequences) {
+    for (int32_t id : seq) {
+      if (id < 0 || id >= cfg.vocab_size) {
+        return absl::InternalError("tokenizer produced id " + std::to_string(id) +
+                                   " outside the model's vocabulary");
+      }
+    }
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(Tensor pooled, RunSequences(sequences, options.pooling));
+  const int64_t dim = cfg.hidden_size;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    Embedding& e = result[i];
+    e.vector.assign(dim, 0.0f);
+    e.tokens = sequences[first_seq[i]];
+    e.num_chunks = static_cast<int>(first_seq[i + 1] - first_seq[i]);
+    e.num_tokens = 0;
+    for (int64_t s = first_seq[i]; s < first_seq[i + 1]; ++s) {
+      e.num_tokens += static_cast<int>(sequences[s].size());
+    }
+    if (e.num_chunks == 1) {
+      const float* src = pooled.data<float>() + first_seq[i] * dim;
+      std::copy(src, src + dim, e.vector.begin());
+    } else {
+      // Token-weighted mean of the chunk vectors, accumulated in double.
+      std::vector<double> acc(dim, 0.0);
+      for (int64_t s = first_seq[i]; s < first_seq[i + 1]; ++s) {
+        const double w = static_cast<double>(sequences[s].size()) / e.num_tokens;
+        const float* src = pooled.data<float>() + s * dim;
+        for (int64_t c = 0; c < dim; ++c) acc[c] += w * src[c];
+      }
+      for (int64_t c = 0; c < dim; ++c) e.vector[c] = static_cast<float>(acc[c]);
+    }
+    if (options.normalize) NormalizeRow(e.vector.data(), dim);
+  }
+  return result;
+}
+
+absl::StatusOr<Tensor> Encoder::EmbedIds(const std::vector<std::vector<int32_t>>& sequences,
+                                         Pooling pooling, bool normalize) {
+  const NeoBertConfig& cfg = weights_->config;
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const auto& seq = sequences[i];
+    if (seq.empty() || static_cast<int64_t>(seq.size()) > cfg.max_length) {
+      return absl::InvalidArgumentError("sequence " + std::to_string(i) + " has " +
+                                        std::to_string(seq.size()) + " tokens; must be in [1, " +
+                                        std::to_string(cfg.max_length) + "] (max_length)");
+    }
+    for (size_t j = 0; j < seq.size(); ++j) {
+      if (seq[j] < 0 || seq[j] >= cfg.vocab_size) {
+        return absl::InvalidArgumentError(
+            "sequence " + std::to_string(i) + " position " + std::to_string(j) + ": id " +
+            std::to_string(seq[j]) + " is outside [0, " + std::to_string(cfg.vocab_size) + ")");
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSIGN_OR_RETURN(Tensor out, RunSequences(sequences, pooling));
+  if (normalize) {
+    for (int64_t b = 0; b < out.dim(0); ++b) {
+      NormalizeRow(out.data<float>() + b * out.dim(1), out.dim(1));
+    }
+  }
+  return out;
+}
+
+}  // namespace neodb::encoder

@@ -1,0 +1,15 @@
+// Encoder::Open: the file-reading half of the facade, kept apart so that
+// Encoder::Create links without the checkpoint and tokenizer loaders.
+#include "encoder/encoder.h"
+
+namespace neodb::encoder {
+
+absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Open(const std::string& dir,
+                                                       const EncoderOptions& options) {
+  ASSIGN_OR_RETURN(NeoBertWeights weights, LoadCheckpoint(dir));
+  ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(dir));
+  return Create(std::make_shared<const NeoBertWeights>(std::move(weights)), std::move(tokenizer),
+                options);
+}
+
+}  // namespace neodb::encoder

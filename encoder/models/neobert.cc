@@ -1,0 +1,155 @@
+#include "encoder/models/neobert.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "encoder/ops/attention.h"
+#include "encoder/ops/embedding.h"
+#include "encoder/ops/linear.h"
+#include "encoder/ops/pooling.h"
+#include "encoder/ops/rms_norm.h"
+#include "encoder/ops/swiglu.h"
+
+namespace neodb::encoder {
+namespace {
+
+void CheckWeight(const Tensor& t, const Shape& shape) {
+  NEODB_CHECK(t.device() == Device::kCpu && t.dtype() == DType::kF32 && t.shape() == shape);
+}
+
+// A view of the first numel(shape) floats of `buffer` with `shape`.
+Tensor View(Tensor& buffer, Shape shape) {
+  Tensor t =
+      Tensor::Borrow(buffer.raw_data(), std::move(shape), DType::kF32, Device::kCpu, nullptr);
+  NEODB_CHECK(t.numel() <= buffer.numel());
+  return t;
+}
+
+Tensor ViewAt(Tensor& buffer, int64_t offset, Shape shape) {
+  Tensor t = Tensor::Borrow(buffer.data<float>() + offset, std::move(shape), DType::kF32,
+                            Device::kCpu, nullptr);
+  NEODB_CHECK(offset + t.numel() <= buffer.numel());
+  return t;
+}
+
+}  // namespace
+
+NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights, int num_threads)
+    : weights_(std::move(weights)), num_threads_(std::max(1, num_threads)) {
+  const NeoBertConfig& cfg = weights_->config;
+  hidden_ = cfg.hidden_size;
+  heads_ = cfg.num_attention_heads;
+  NEODB_CHECK(hidden_ > 0 && heads_ > 0 && hidden_ % heads_ == 0);
+  head_dim_ = hidden_ / heads_;
+  NEODB_CHECK(head_dim_ % 2 == 0);
+  NEODB_CHECK(static_cast<int64_t>(weights_->layers.size()) == cfg.num_hidden_layers);
+  ffn_ = cfg.ffn_dim();
+  eps_ = static_cast<float>(cfg.norm_eps);
+  CheckWeight(weights_->embeddings, {cfg.vocab_size, hidden_});
+  CheckWeight(weights_->final_norm, {hidden_});
+  for (const LayerWeights& l : weights_->layers) {
+    CheckWeight(l.attention_norm, {hidden_});
+    CheckWeight(l.qkv, {3 * hidden_, hidden_});
+    CheckWeight(l.wo, {hidden_, hidden_});
+    CheckWeight(l.ffn_norm, {hidden_});
+    CheckWeight(l.w12, {2 * ffn_, hidden_});
+    CheckWeight(l.w3, {hidden_, ffn_});
+  }
+  rope_ = ops::MakeRopeTable(std::max<int64_t>(cfg.max_length, 1), head_dim_, cfg.rope_theta);
+}
+
+absl::Status NeoBertCpuBackend::Validate(const PackedBatch& batch) const {
+  const NeoBertConfig& cfg = weights_->config;
+  if (batch.offsets.empty() || batch.offsets.front() != 0 ||
+      batch.total_tokens() != static_cast<int64_t>(batch.ids.size())) {
+    return absl::InvalidArgumentError("packed batch: offsets do not match the ids");
+  }
+  for (int64_t b = 0; b < batch.batch_size(); ++b) {
+    const int64_t len = batch.length(b);
+    if (len < 1 || len > cfg.max_length) {
+      return absl::InvalidArgumentError("sequence " + std::to_string(b) + " has " +
+                                        std::to_string(len) + " tokens; must be in [1, " +
+                                        std::to_string(cfg.max_length) + "] (max_length)");
+    }
+  }
+  for (size_t i = 0; i < batch.ids.size(); ++i) {
+    if (batch.ids[i] < 0 || batch.ids[i] >= cfg.vocab_size) {
+      return absl::InvalidArgumentError(
+          "token id " + std::to_string(batch.ids[i]) + " at packed position " + std::to_string(i) +
+          " is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
+    }
+  }
+  return absl::OkStatus();
+}
+
+void NeoBertCpuBackend::EnsureScratch(int64_t tokens, int64_t longest) {
+  const int64_t wide_cols = std::max(3 * hidden_, 2 * ffn_);
+  if (tokens > capacity_tokens_) {
+    capacity_tokens_ = tokens;
+    x_ = Tensor::Empty({tokens, hidden_}, DType::kF32);
+    normed_ = Tensor::Empty({tokens, hidden_}, DType::kF32);
+    wide_ = Tensor::Empty({tokens, wide_cols}, DType::kF32);
+    heads_buf_ = Tensor::Empty({tokens * std::max(3 * hidden_, ffn_)}, DType::kF32);
+  }
+  const int64_t need = ops::AttentionScratchSize(longest);
+  if (!scores_.defined() || scores_.numel() < need) {
+    scores_ = Tensor::Empty({need}, DType::kF32);
+  }
+}
+
+void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
+  openblas_set_num_threads(num_threads_);
+  const int64_t n = batch.total_tokens();
+  int64_t longest = 0;
+  for (int64_t b = 0; b < batch.batch_size(); ++b) longest = std::max(longest, batch.length(b));
+  EnsureScratch(n, longest);
+  const int64_t c = hidden_;
+  const int64_t per_head = heads_ * n * head_dim_;
+  Tensor x = View(x_, {n, c});
+  Tensor normed = View(normed_, {n, c});
+  Tensor qkv = View(wide_, {n, 3 * c});
+  Tensor u = View(wide_, {n, 2 * ffn_});
+  Tensor q = ViewAt(heads_buf_, 0, {heads_, n, head_dim_});
+  Tensor k = ViewAt(heads_buf_, per_head, {heads_, n, head_dim_});
+  Tensor v = ViewAt(heads_buf_, 2 * per_head, {heads_, n, head_dim_});
+  Tensor g = View(heads_buf_, {n, ffn_});
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
+
+  ops::Embedding(weights_->embeddings, batch.ids, &x);
+  for (const LayerWeights& layer : weights_->layers) {
+    ops::RmsNorm(x, layer.attention_norm, eps_, &normed);
+    ops::Linear(normed, layer.qkv, /*accumulate=*/false, &qkv);
+    ops::SplitQkvRope(qkv, batch.offsets, heads_, rope_, &q, &k, &v);
+    ops::Attention(q, k, v, batch.offsets, scale, &scores_, &normed);
+    ops::Linear(normed, layer.wo, /*accumulate=*/true, &x);
+    ops::RmsNorm(x, layer.ffn_norm, eps_, &normed);
+    ops::Linear(normed, layer.w12, /*accumulate=*/false, &u);
+    ops::SwiGlu(u, &g);
+    ops::Linear(g, layer.w3, /*accumulate=*/true, &x);
+  }
+  ops::RmsNorm(x, weights_->final_norm, eps_, out);
+}
+
+absl::StatusOr<Tensor> NeoBertCpuBackend::HiddenStates(const PackedBatch& batch) {
+  RETURN_IF_ERROR(Validate(batch));
+  Tensor out = Tensor::Empty({batch.total_tokens(), hidden_}, DType::kF32);
+  if (batch.total_tokens() > 0) Forward(batch, &out);
+  return out;
+}
+
+absl::StatusOr<Tensor> NeoBertCpuBackend::Pool(const PackedBatch& batch, Pooling pooling) {
+  ASSIGN_OR_RETURN(Tensor hidden, HiddenStates(batch));
+  Tensor out = Tensor::Empty({batch.batch_size(), hidden_}, DType::kF32);
+  if (batch.batch_size() > 0) ops::Pool(hidden, batch.offsets, pooling, &out);
+  return out;
+}
+
+std::unique_ptr<Backend> MakeCpuBackend(std::shared_ptr<const NeoBertWeights> weights,
+                                        int num_threads) {
+  return std::make_unique<NeoBertCpuBackend>(std::move(weights), num_threads);
+}
+
+}  // namespace neodb::encoder

@@ -1,0 +1,70 @@
+#pragma once
+// The NeoBERT forward pass on the CPU (NEOBERT.md §3), F32, OpenBLAS SGEMM.
+//
+// Over a packed batch of N tokens (sequences end to end, no padding):
+//   x  = Embedding(ids)                                  [N, C]
+//   per layer:
+//     a   = RmsNorm(x, attention_norm)                   [N, C]
+//     y   = a · qkvᵀ                                     [N, 3C] head-interleaved
+//     q,k,v = SplitQkvRope(y)                            [H, N, D] each, RoPE on q, k
+//     o   = Attention(q, k, v) per sequence per head     [N, C] (o[64h + d])
+//     x  += o · woᵀ                                      (GEMM with beta = 1)
+//     f   = RmsNorm(x, ffn_norm)                         [N, C]
+//     u   = f · w12ᵀ                                     [N, 2F]
+//     g   = SiLU(u[:, :F]) ⊙ u[:, F:]                    [N, F]
+//     x  += g · w3ᵀ                                      (GEMM with beta = 1)
+//   last_hidden_state = RmsNorm(x, final_norm)
+// Projections and the FFN run over all N tokens at once; only attention
+// works per sequence. Scratch buffers grow to the largest batch seen and are
+// reused across layers and calls; buffers whose lifetimes do not overlap
+// share memory (y and u; q/k/v and g; a, o and f).
+//
+// Thread-safety: a backend instance is not thread-safe (its scratch is
+// shared); Encoder serialises calls. num_threads is applied with
+// openblas_set_num_threads, which is process-global in OpenBLAS: it is set
+// again before each forward pass. Only the GEMMs use more than one thread;
+// the elementwise ops and the softmax run on the calling thread (they are a
+// few percent of the time at one thread; on the 2-vCPU build machine a second
+// thread adds nothing).
+
+#include <memory>
+
+#include "encoder/backend.h"
+#include "encoder/ops/qkv_rope.h"
+
+namespace neodb::encoder {
+
+class NeoBertCpuBackend final : public Backend {
+ public:
+  // REQUIRES: every weight CPU F32 with the shapes of NEOBERT.md §2 for
+  // weights->config (CHECKed).
+  NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights, int num_threads);
+
+  absl::StatusOr<Tensor> HiddenStates(const PackedBatch& batch) override;
+  absl::StatusOr<Tensor> Pool(const PackedBatch& batch, Pooling pooling) override;
+  Device device() const override { return Device::kCpu; }
+
+ private:
+  absl::Status Validate(const PackedBatch& batch) const;
+  void EnsureScratch(int64_t tokens, int64_t longest);
+  // Runs the layers and the final norm into `out` [N, C].
+  void Forward(const PackedBatch& batch, Tensor* out);
+
+  std::shared_ptr<const NeoBertWeights> weights_;
+  int num_threads_;
+  int64_t hidden_;    // C
+  int64_t heads_;     // H
+  int64_t head_dim_;  // D
+  int64_t ffn_;       // F
+  float eps_;
+  ops::RopeTable rope_;
+
+  int64_t capacity_tokens_ = 0;  // N the buffers below are sized for
+  Tensor x_;                     // [cap, C]  residual stream
+  Tensor normed_;                // [cap, C]  a, then attention output o, then f
+  Tensor wide_;                  // [cap, max(3C, 2F)]  y, then u
+  Tensor heads_buf_;             // [cap · max(3C, F)]  q | k | v, then g
+  Tensor scores_;                // attention score block
+};
+
+}  // namespace neodb::encoder

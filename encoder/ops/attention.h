@@ -1,0 +1,35 @@
+#pragma once
+// Bidirectional multi-head attention over a packed batch:
+// out[t, D·h + d] = Σ_j softmax_j(q_h[t] · k_h[j] · scale) · v_h[j, d], with t
+// and j ranging over the tokens of one sequence (sequences never see each
+// other; there is no padding to mask).
+//
+// The CPU body runs per sequence per head as two SGEMMs, blocked over query
+// rows: scores for at most `ScoreRows(T)` rows × T keys live in the scratch
+// buffer at a time, so memory stays O(rows·T) even at T = 4096 and the block
+// stays cache-resident between the softmax and the second GEMM.
+
+#include <cstdint>
+#include <vector>
+
+#include "encoder/core/tensor.h"
+
+namespace neodb::encoder::ops {
+
+// Query rows per score block for a sequence of length `len` (≥ 1).
+int64_t AttentionScoreRows(int64_t len);
+// Scratch floats the attention needs for sequences up to `max_len`.
+int64_t AttentionScratchSize(int64_t max_len);
+
+// REQUIRES: q, k, v F32 [H, N, D]; out F32 [N, H·D]; scratch F32 with at least
+// AttentionScratchSize(longest sequence) elements; offsets as in PackedBatch.
+void Attention(const Tensor& q, const Tensor& k, const Tensor& v,
+               const std::vector<int64_t>& offsets, float scale, Tensor* scratch, Tensor* out);
+
+namespace cpu {
+void Attention(const float* q, const float* k, const float* v, const int64_t* offsets,
+               int64_t batch, int64_t num_heads, int64_t head_dim, float scale, float* scratch,
+               float* out);
+}  // namespace cpu
+
+}  // namespace neodb::encoder::ops

@@ -1,0 +1,253 @@
+#include "encoder/train/finetune.h"
+
+#include <cblas.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "encoder/checkpoint/weights.h"
+#include "encoder/tokenizer/tokenizer.h"
+#include "encoder/train/loss_plot.h"
+#include "nlohmann/json.hpp"
+
+namespace neodb::encoder::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Set by SIGINT/SIGTERM while training runs: the trainer stops after the
+// current step and checkpoints, so --resume continues from exactly there.
+std::atomic<bool> g_interrupted{false};
+extern "C" void OnInterrupt(int) { g_interrupted.store(true); }
+
+// Installs OnInterrupt for SIGINT and SIGTERM for its lifetime.
+class InterruptScope {
+ public:
+  InterruptScope() {
+    g_interrupted.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = OnInterrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptScope() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+absl::StatusOr<int64_t> ResolveMaxLength(int64_t requested, const NeoBertConfig& config) {
+  if (requested < 0) return absl::InvalidArgumentError("--max-length must be >= 0");
+  if (requested > config.max_length) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max-length ", requested, " exceeds the model's max_length ", config.max_length));
+  }
+  return requested == 0 ? config.max_length : requested;
+}
+
+// The checkpoint with its MLM head when it has one (so the output keeps it).
+absl::StatusOr<NeoBertWeights> LoadWithHeadIfPresent(const std::string& dir) {
+  auto with_head = LoadCheckpoint(dir, {.load_decoder = true});
+  if (with_head.ok() || with_head.status().code() != absl::StatusCode::kNotFound) {
+    return with_head;
+  }
+  return LoadCheckpoint(dir);
+}
+
+absl::StatusOr<std::vector<TokenizedPair>> LoadPairs(const std::string& path,
+                                                     const Tokenizer& tokenizer,
+                                                     int64_t max_length) {
+  ASSIGN_OR_RETURN(std::vector<TextPair> text, ReadPairs(path));
+  return TokenizePairs(text, tokenizer, max_length, path);
+}
+
+std::string Duration(double seconds) {
+  const int64_t s = static_cast<int64_t>(seconds + 0.5);
+  if (s >= 3600) return absl::StrFormat("%dh%02dm", s / 3600, (s % 3600) / 60);
+  if (s >= 60) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
+  return absl::StrFormat("%ds", s);
+}
+
+nlohmann::json MetricsJson(const RetrievalMetrics& m) {
+  return {{"recall@1", m.recall_at_1}, {"recall@10", m.recall_at_10}, {"mrr@10", m.mrr_at_10},
+          {"ndcg@10", m.ndcg_at_10},   {"queries", m.num_queries},    {"pool", m.pool_size}};
+}
+
+absl::Status WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.flush();
+  if (!out) return absl::InternalError(absl::StrCat("error writing ", path.string()));
+  return absl::OkStatus();
+}
+
+// Everything that goes into the output directory, written into `dir`.
+absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
+                         const NeoBertWeights& original, const Tokenizer& tokenizer,
+                         const nlohmann::json& report) {
+  RETURN_IF_ERROR(SaveCheckpoint(WeightsFromParams(trainer.params(), original), dir.string()));
+  RETURN_IF_ERROR(tokenizer.SaveTo(dir.string()));
+  std::string csv = "step,loss,accuracy,lr,grad_norm,tokens,seconds\n";
+  std::vector<double> xs, ys;
+  for (const StepRecord& r : trainer.history()) {
+    absl::StrAppend(&csv, absl::StrFormat("%d,%.6f,%.4f,%.6g,%.4f,%d,%.3f\n", r.step, r.loss,
+                                          r.accuracy, r.lr, r.grad_norm, r.tokens, r.seconds));
+    xs.push_back(static_cast<double>(r.step));
+    ys.push_back(r.loss);
+  }
+  RETURN_IF_ERROR(WriteText(dir / "loss.csv", csv));
+  RETURN_IF_ERROR(WriteLossPlotPng((dir / "loss.png").string(), xs, ys));
+  return WriteText(dir / "finetune.json", report.dump(2) + "\n");
+}
+
+}  // namespace
+
+std::string FormatMetrics(const RetrievalMetrics& m) {
+  return absl::StrFormat("R@1 %.4f  R@10 %.4f  MRR@10 %.4f  nDCG@10 %.4f  (%d queries, pool %d)",
+                         m.recall_at_1, m.recall_at_10, m.mrr_at_10, m.ndcg_at_10, m.num_queries,
+                         m.pool_size);
+}
+
+absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
+  if (options.out_dir.empty()) return absl::InvalidArgumentError("--out is required");
+  const fs::path out = fs::path(options.out_dir).lexically_normal();
+  std::error_code ec;
+  if (fs::exists(out, ec)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("--out ", out.string(), " already exists; choose a new directory"));
+  }
+  const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec)) {
+    return absl::NotFoundError(
+        absl::StrCat("the parent of --out (", parent.string(), ") is not a directory"));
+  }
+  if (options.threads > 0) openblas_set_num_threads(options.threads);
+
+  ASSIGN_OR_RETURN(NeoBertWeights weights, LoadWithHeadIfPresent(options.model_dir));
+  ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(options.model_dir));
+  ASSIGN_OR_RETURN(const int64_t max_length, ResolveMaxLength(options.max_length, weights.config));
+  ASSIGN_OR_RETURN(std::vector<TokenizedPair> train,
+                   LoadPairs(options.train_file, *tokenizer, max_length));
+  std::vector<TokenizedPair> eval_pairs;
+  if (!options.eval_file.empty()) {
+    ASSIGN_OR_RETURN(eval_pairs, LoadPairs(options.eval_file, *tokenizer, max_length));
+  }
+  const fs::path work = fs::path(out.string() + ".work");
+  TrainerOptions topt = options.trainer;
+  topt.checkpoint_dir = work.string();
+  topt.cancel = &g_interrupted;
+  if (!topt.resume && fs::exists(work / "checkpoint", ec)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a previous run left a checkpoint in ", work.string(),
+                     "; pass --resume to continue it, or delete that directory"));
+  }
+  std::fprintf(log, "model %s: %d layers × %d, vocab %d; %zu training pairs, %zu eval pairs\n",
+               options.model_dir.c_str(), static_cast<int>(weights.config.num_hidden_layers),
+               static_cast<int>(weights.config.hidden_size),
+               static_cast<int>(weights.config.vocab_size), train.size(), eval_pairs.size());
+
+  TrainParams<float> params = ParamsFromWeights(weights);
+  nlohmann::json report;
+  report["model"] = options.model_dir;
+  report["train_file"] = options.train_file;
+  report["eval_file"] = options.eval_file;
+  report["settings"] = {{"steps", topt.steps},
+                        {"batch_size", topt.batch_size},
+                        {"lr", topt.lr},
+                        {"warmup", topt.warmup},
+                        {"temperature", topt.temperature},
+                        {"train_layers", topt.train_layers},
+                        {"chunk_size", topt.chunk_size},
+                        {"seed", topt.seed},
+                        {"max_length", max_length},
+                        {"pooling", "mean"}};
+  const EvalSet eval_set = BuildEvalSet(eval_pairs);
+  if (!eval_pairs.empty()) {
+    const TrainModel<float> model(params.layout);
+    const RetrievalMetrics before = Evaluate(model, params.values.data(), eval_set, Pooling::kMean);
+    std::fprintf(log, "eval before: %s\n", FormatMetrics(before).c_str());
+    std::fflush(log);
+    report["eval_before"] = MetricsJson(before);
+  }
+
+  ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
+                   Trainer::Create(std::move(params), std::move(train), topt));
+  if (topt.resume)
+    std::fprintf(log, "resumed at step %lld\n", static_cast<long long>(trainer->step()));
+  const int64_t every = std::max<int64_t>(1, topt.steps / 200);
+  double elapsed = 0;
+  int64_t tokens = 0, done_here = 0;
+  {
+    InterruptScope interrupt_scope;  // Ctrl-C: finish the step, checkpoint, stop
+    RETURN_IF_ERROR(trainer->Run([&](const StepRecord& r) {
+      elapsed += r.seconds;
+      tokens += r.tokens;
+      ++done_here;
+      if (r.step % every != 0 && r.step != topt.steps && done_here != 1) return;
+      const double per_step = elapsed / static_cast<double>(done_here);
+      std::fprintf(log,
+                   "step %lld/%lld  loss %.4f  acc %.3f  lr %.3g  |g| %.3f  %.0f tok/s  ETA %s\n",
+                   static_cast<long long>(r.step), static_cast<long long>(topt.steps), r.loss,
+                   r.accuracy, r.lr, r.grad_norm, static_cast<double>(tokens) / elapsed,
+                   Duration(per_step * static_cast<double>(topt.steps - r.step)).c_str());
+      std::fflush(log);
+    }));
+  }
+  if (!trainer->finished()) {
+    std::fprintf(log, "stopped at step %lld; continue with --resume (checkpoint in %s)\n",
+                 static_cast<long long>(trainer->step()), work.string().c_str());
+    return absl::OkStatus();
+  }
+  if (!eval_pairs.empty()) {
+    const RetrievalMetrics after =
+        Evaluate(trainer->model(), trainer->params().values.data(), eval_set, Pooling::kMean);
+    std::fprintf(log, "eval after:  %s\n", FormatMetrics(after).c_str());
+    report["eval_after"] = MetricsJson(after);
+  }
+
+  // Write everything into a temporary sibling, then rename it into place.
+  const fs::path tmp = fs::path(absl::StrCat(out.string(), ".tmp.", ::getpid()));
+  fs::remove_all(tmp, ec);
+  if (!fs::create_directory(tmp, ec)) {
+    return absl::InternalError(absl::StrCat("cannot create ", tmp.string(), ": ", ec.message()));
+  }
+  absl::Status written = WriteOutput(tmp, *trainer, weights, *tokenizer, report);
+  if (written.ok()) {
+    fs::rename(tmp, out, ec);
+    if (ec) {
+      written = absl::InternalError(
+          absl::StrCat("cannot rename ", tmp.string(), " to ", out.string(), ": ", ec.message()));
+    }
+  }
+  if (!written.ok()) {
+    fs::remove_all(tmp, ec);
+    return written;
+  }
+  fs::remove_all(work, ec);
+  std::fprintf(log, "wrote %s\n", out.string().c_str());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options) {
+  if (options.threads > 0) openblas_set_num_threads(options.threads);
+  ASSIGN_OR_RETURN(NeoBertWeights weights, LoadCheckpoint(options.model_dir));
+  ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(options.model_dir));
+  ASSIGN_OR_RETURN(const int64_t max_length, ResolveMaxLength(options.max_length, weights.config));
+  ASSIGN_OR_RETURN(std::vector<TokenizedPair> pairs,
+                   LoadPairs(options.pairs_file, *tokenizer, max_length));
+  const TrainParams<float> params = ParamsFromWeights(weights);
+  const TrainModel<float> model(params.layout);
+  return Evaluate(model, params.values.data(), BuildEvalSet(pairs), options.pooling);
+}
+
+}  // namespace neodb::encoder::train

@@ -1,0 +1,47 @@
+#pragma once
+// The `neodb finetune` and `neodb eval` jobs: load a checkpoint directory,
+// read pair files, evaluate, train, and write a Hugging Face-layout output
+// directory — atomically (a temporary directory renamed at the end, so a
+// failed or interrupted run never leaves a half-written --out).
+
+#include <cstdio>
+#include <string>
+
+#include "common/status_macros.h"
+#include "encoder/backend.h"
+#include "encoder/train/retrieval_eval.h"
+#include "encoder/train/trainer.h"
+
+namespace neodb::encoder::train {
+
+struct FinetuneOptions {
+  std::string model_dir;   // input checkpoint (config.json, model.safetensors, tokenizer)
+  std::string train_file;  // JSONL pairs
+  std::string eval_file;   // optional JSONL pairs, evaluated before and after
+  // Output directory; must not exist. While training, checkpoints live in
+  // "<out_dir>.work/" (removed after success; kept for --resume otherwise).
+  std::string out_dir;
+  TrainerOptions trainer;  // checkpoint_dir is set from out_dir
+  int64_t max_length = 0;  // longest accepted text in tokens; 0 = the model's max_length
+  int threads = 0;         // OpenBLAS threads; 0 = library default
+};
+
+// Output files: config.json, model.safetensors (original tensor names, MLM
+// head kept if the input had it), tokenizer files, loss.csv, loss.png,
+// finetune.json (settings and metrics). Progress goes to `log`.
+absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log);
+
+struct EvalOptions {
+  std::string model_dir;
+  std::string pairs_file;
+  Pooling pooling = Pooling::kMean;
+  int64_t max_length = 0;  // 0 = the model's max_length
+  int threads = 0;
+};
+
+absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options);
+
+// "R@1 0.4123  R@10 0.8000  MRR@10 0.5321  nDCG@10 0.6012  (300 queries, pool 339)"
+std::string FormatMetrics(const RetrievalMetrics& m);
+
+}  // namespace neodb::encoder::train

@@ -1,0 +1,18 @@
+#pragma once
+// A tiny checksummed file of F32 values for training checkpoints:
+//   "NEODBF32" | uint64 count (LE) | count × float32 (LE) | uint64 FNV-1a of the data
+// A truncated, padded or corrupted file is DATA_LOSS, never garbage state.
+
+#include <string>
+#include <vector>
+
+#include "common/status_macros.h"
+
+namespace neodb::encoder::train {
+
+absl::Status WriteFloatFile(const std::string& path, const std::vector<float>& values);
+// REQUIRES nothing of the file; expected_count (when >= 0) must match.
+absl::StatusOr<std::vector<float>> ReadFloatFile(const std::string& path,
+                                                 int64_t expected_count = -1);
+
+}  // namespace neodb::encoder::train

@@ -1,0 +1,132 @@
+#include "encoder/train/train_params.h"
+
+#include <algorithm>
+
+#include "common/status_macros.h"
+
+namespace neodb::encoder::train {
+
+ParamLayout::ParamLayout(const NeoBertConfig& config) : config_(config) {
+  const int64_t c = config.hidden_size;
+  const int64_t f = FfnDim(config);
+  auto add = [&](std::string name, std::vector<int64_t> shape) {
+    ParamEntry e;
+    e.name = std::move(name);
+    e.numel = 1;
+    for (int64_t d : shape) e.numel *= d;
+    e.is_matrix = shape.size() == 2;
+    e.shape = std::move(shape);
+    e.offset = total_;
+    total_ += e.numel;
+    entries_.push_back(std::move(e));
+  };
+  add("encoder.weight", {config.vocab_size, c});
+  for (int64_t l = 0; l < config.num_hidden_layers; ++l) {
+    const std::string p = "transformer_encoder." + std::to_string(l) + ".";
+    add(p + "attention_norm.weight", {c});
+    add(p + "qkv.weight", {3 * c, c});
+    add(p + "wo.weight", {c, c});
+    add(p + "ffn_norm.weight", {c});
+    add(p + "ffn.w12.weight", {2 * f, c});
+    add(p + "ffn.w3.weight", {c, f});
+  }
+  add("layer_norm.weight", {c});
+}
+
+int64_t FfnDim(const NeoBertConfig& config) {
+  const int64_t f = static_cast<int64_t>(2 * config.intermediate_size / 3);
+  return (f + 7) / 8 * 8;
+}
+
+int64_t ParamLayout::FirstTrainedLayer(int64_t train_layers) const {
+  const int64_t n = config_.num_hidden_layers;
+  if (train_layers <= 0 || train_layers >= n) return 0;
+  return n - train_layers;
+}
+
+int64_t ParamLayout::TrainableBegin(int64_t train_layers) const {
+  const int64_t n = config_.num_hidden_layers;
+  if (train_layers <= 0 || train_layers >= n) return 0;
+  return layer(n - train_layers, kAttentionNorm).offset;
+}
+
+TrainParams<float> ParamsFromWeights(const NeoBertWeights& weights) {
+  TrainParams<float> params(weights.config);
+  const ParamLayout& layout = params.layout;
+  auto copy = [&](const Tensor& src, const ParamEntry& e) {
+    NEODB_CHECK(src.numel() == e.numel);
+    Tensor f32 = src.ToF32();
+    const float* s = f32.data<float>();
+    std::copy(s, s + e.numel, params.at(e));
+  };
+  NEODB_CHECK(static_cast<int64_t>(weights.layers.size()) == weights.config.num_hidden_layers);
+  copy(weights.embeddings, layout.embeddings());
+  for (int64_t l = 0; l < weights.config.num_hidden_layers; ++l) {
+    const LayerWeights& w = weights.layers[l];
+    copy(w.attention_norm, layout.layer(l, kAttentionNorm));
+    copy(w.qkv, layout.layer(l, kQkv));
+    copy(w.wo, layout.layer(l, kWo));
+    copy(w.ffn_norm, layout.layer(l, kFfnNorm));
+    copy(w.w12, layout.layer(l, kW12));
+    copy(w.w3, layout.layer(l, kW3));
+  }
+  copy(weights.final_norm, layout.final_norm());
+  return params;
+}
+
+NeoBertWeights WeightsFromParams(const TrainParams<float>& params, const NeoBertWeights& original) {
+  const ParamLayout& layout = params.layout;
+  auto make = [&](const ParamEntry& e) {
+    Tensor t = Tensor::Empty(e.shape, DType::kF32);
+    std::copy(params.at(e), params.at(e) + e.numel, t.data<float>());
+    return t;
+  };
+  NeoBertWeights w;
+  w.config = layout.config();
+  w.embeddings = make(layout.embeddings());
+  for (int64_t l = 0; l < w.config.num_hidden_layers; ++l) {
+    LayerWeights lw;
+    lw.attention_norm = make(layout.layer(l, kAttentionNorm));
+    lw.qkv = make(layout.layer(l, kQkv));
+    lw.wo = make(layout.layer(l, kWo));
+    lw.ffn_norm = make(layout.layer(l, kFfnNorm));
+    lw.w12 = make(layout.layer(l, kW12));
+    lw.w3 = make(layout.layer(l, kW3));
+    w.layers.push_back(std::move(lw));
+  }
+  w.final_norm = make(layout.final_norm());
+  w.decoder_weight = original.decoder_weight;
+  w.decoder_bias = original.decoder_bias;
+  // The trained weights compute a different function: a fresh fingerprint.
+  w.model_id = ComputeModelId(w);
+  return w;
+}
+
+uint64_t SplitMix64::Next() {
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double SplitMix64::Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+
+template <typename T>
+TrainParams<T> RandomParams(const NeoBertConfig& config, uint64_t seed, double scale,
+                            double norm_jitter) {
+  TrainParams<T> params(config);
+  SplitMix64 rng(seed);
+  for (const ParamEntry& e : params.layout.entries()) {
+    T* p = params.at(e);
+    for (int64_t i = 0; i < e.numel; ++i) {
+      const double u = 2 * rng.Uniform() - 1;
+      p[i] = static_cast<T>(e.is_matrix ? scale * u : 1 + norm_jitter * u);
+    }
+  }
+  return params;
+}
+
+template TrainParams<float> RandomParams<float>(const NeoBertConfig&, uint64_t, double, double);
+template TrainParams<double> RandomParams<double>(const NeoBertConfig&, uint64_t, double, double);
+
+}  // namespace neodb::encoder::train

@@ -1,0 +1,264 @@
+#include "encoder/train/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "encoder/train/float_file.h"
+#include "nlohmann/json.hpp"
+
+namespace neodb::encoder::train {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr char kStateFormat[] = "neodb-train-state-1";
+
+// The permutation of pair indices used in `epoch`.
+std::vector<int64_t> EpochOrder(int64_t n, uint64_t seed, int64_t epoch) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  SplitMix64 rng(seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(epoch) + 1);
+  for (int64_t i = n - 1; i > 0; --i) {
+    const int64_t j = static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(i + 1));
+    std::swap(order[i], order[j]);
+  }
+  return order;
+}
+
+// The options that must match between a checkpoint and a --resume run.
+nlohmann::json RunIdentity(const TrainerOptions& o, int64_t num_pairs, int64_t param_count) {
+  return {{"steps", o.steps},
+          {"batch_size", o.batch_size},
+          {"lr", o.lr},
+          {"warmup", o.warmup},
+          {"temperature", o.temperature},
+          {"train_layers", o.train_layers},
+          {"seed", o.seed},
+          {"max_grad_norm", o.max_grad_norm},
+          {"weight_decay", o.adamw.weight_decay},
+          {"num_pairs", num_pairs},
+          {"param_count", param_count}};
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainParams<float> params, std::vector<TokenizedPair> data,
+                 const TrainerOptions& options)
+    : params_(std::move(params)), data_(std::move(data)), options_(options) {}
+
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(TrainParams<float> params,
+                                                         std::vector<TokenizedPair> data,
+                                                         const TrainerOptions& options) {
+  const int64_t n = static_cast<int64_t>(data.size());
+  const int64_t layers = params.layout.config().num_hidden_layers;
+  if (options.steps < 1) return absl::InvalidArgumentError("--steps must be at least 1");
+  if (options.batch_size < 1) return absl::InvalidArgumentError("--batch-size must be at least 1");
+  if (options.batch_size > n) {
+    return absl::InvalidArgumentError(absl::StrCat("--batch-size ", options.batch_size,
+                                                   " is larger than the ", n, " training pairs"));
+  }
+  if (!(options.lr > 0)) return absl::InvalidArgumentError("--lr must be positive");
+  if (options.warmup < 0) return absl::InvalidArgumentError("--warmup must be >= 0");
+  if (!(options.temperature > 0)) return absl::InvalidArgumentError("--temperature must be > 0");
+  if (options.train_layers < 0 || options.train_layers > layers) {
+    return absl::InvalidArgumentError(absl::StrCat("--train-layers must be in [0, ", layers,
+                                                   "] (0 = all), got ", options.train_layers));
+  }
+  if (options.chunk_size < 1) return absl::InvalidArgumentError("--chunk-size must be >= 1");
+  if (options.checkpoint_every < 0) {
+    return absl::InvalidArgumentError("--checkpoint-every must be >= 0");
+  }
+  if ((options.checkpoint_every > 0 || options.resume) && options.checkpoint_dir.empty()) {
+    return absl::InvalidArgumentError("checkpoints need a checkpoint directory");
+  }
+  std::unique_ptr<Trainer> t(new Trainer(std::move(params), std::move(data), options));
+  t->model_ = std::make_unique<TrainModel<float>>(t->params_.layout);
+  const int64_t begin = t->params_.layout.TrainableBegin(options.train_layers);
+  t->optimizer_ = std::make_unique<AdamW>(t->params_.layout, begin, options.adamw);
+  t->grads_.assign(static_cast<size_t>(t->params_.layout.total() - begin), 0.0f);
+  if (options.resume) RETURN_IF_ERROR(t->LoadCheckpointState());
+  return t;
+}
+
+ContrastiveBatch Trainer::BatchForStep(int64_t step) const {
+  const int64_t n = static_cast<int64_t>(data_.size());
+  const int64_t per_epoch = n / options_.batch_size;
+  const int64_t epoch = step / per_epoch;
+  const int64_t first = (step % per_epoch) * options_.batch_size;
+  const std::vector<int64_t> order = EpochOrder(n, options_.seed, epoch);
+  ContrastiveBatch batch;
+  for (int64_t i = first; i < first + options_.batch_size; ++i) {
+    const TokenizedPair& p = data_[order[i]];
+    batch.queries.push_back(p.query);
+    batch.positives.push_back(p.positive);
+    for (const auto& neg : p.negatives) batch.negatives.push_back(neg);
+  }
+  return batch;
+}
+
+absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step) {
+  GradCacheOptions gc;
+  gc.temperature = options_.temperature;
+  gc.chunk_size = options_.chunk_size;
+  gc.train_layers = options_.train_layers;
+  const int64_t last =
+      options_.stop_after > 0 ? std::min(options_.steps, options_.stop_after) : options_.steps;
+  while (step_ < last) {
+    const auto start = std::chrono::steady_clock::now();
+    const ContrastiveBatch batch = BatchForStep(step_);
+    std::fill(grads_.begin(), grads_.end(), 0.0f);
+    const InfoNceResult res =
+        GradCacheStep(*model_, params_.values.data(), batch, gc, grads_.data());
+    StepRecord rec;
+    rec.step = step_ + 1;
+    rec.loss = res.loss;
+    rec.accuracy = res.accuracy;
+    rec.grad_norm =
+        ClipGradNorm(grads_.data(), static_cast<int64_t>(grads_.size()), options_.max_grad_norm);
+    rec.lr = LearningRate(rec.step, options_.steps, options_.warmup, options_.lr);
+    rec.tokens = batch.num_tokens();
+    if (!std::isfinite(rec.loss) || !std::isfinite(rec.grad_norm)) {
+      return absl::InternalError(absl::StrCat("step ", rec.step,
+                                              ": loss or gradient is not finite ", "(loss ",
+                                              rec.loss, "); lower --lr"));
+    }
+    optimizer_->Step(params_.values.data(), grads_.data(), rec.lr);
+    ++step_;
+    rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    history_.push_back(rec);
+    if (on_step) on_step(rec);
+    const bool periodic = options_.checkpoint_every > 0 && step_ % options_.checkpoint_every == 0;
+    const bool cancelled = options_.cancel != nullptr && options_.cancel->load();
+    const bool interrupted = (step_ == last && last < options_.steps) || cancelled;
+    if (!options_.checkpoint_dir.empty() && (periodic || interrupted)) {
+      RETURN_IF_ERROR(SaveCheckpointState());
+    }
+    if (cancelled && step_ < options_.steps) {
+      return absl::CancelledError(
+          absl::StrCat("interrupted after step ", step_,
+                       options_.checkpoint_dir.empty() ? "" : "; continue with --resume"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::SaveCheckpointState() const {
+  const fs::path root(options_.checkpoint_dir);
+  const fs::path tmp = root / "checkpoint.tmp";
+  const fs::path final_dir = root / "checkpoint";
+  const fs::path old = root / "checkpoint.old";
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  fs::remove_all(tmp, ec);
+  if (!fs::create_directories(tmp, ec)) {
+    return absl::InternalError(absl::StrCat("cannot create ", tmp.string(), ": ", ec.message()));
+  }
+  const int64_t per_epoch = static_cast<int64_t>(data_.size()) / options_.batch_size;
+  nlohmann::json state;
+  state["format"] = kStateFormat;
+  state["step"] = step_;
+  state["adam_step"] = optimizer_->step();
+  state["trainable_begin"] = optimizer_->begin();
+  // The data order is a pure function of (seed, step): this is all the RNG
+  // state there is.
+  state["rng"] = {
+      {"seed", options_.seed}, {"epoch", step_ / per_epoch}, {"batch_in_epoch", step_ % per_epoch}};
+  state["run"] = RunIdentity(options_, static_cast<int64_t>(data_.size()), params_.layout.total());
+  nlohmann::json hist = nlohmann::json::array();
+  for (const StepRecord& r : history_) {
+    hist.push_back({r.step, r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens, r.seconds});
+  }
+  state["history"] = std::move(hist);
+  {
+    std::ofstream out(tmp / "state.json");
+    out << state.dump(1) << "\n";
+    if (!out) return absl::InternalError(absl::StrCat("error writing ", tmp.string()));
+  }
+  RETURN_IF_ERROR(WriteFloatFile((tmp / "params.bin").string(), params_.values));
+  RETURN_IF_ERROR(WriteFloatFile((tmp / "adam_m.bin").string(), optimizer_->m()));
+  RETURN_IF_ERROR(WriteFloatFile((tmp / "adam_v.bin").string(), optimizer_->v()));
+  // Swap in: the previous checkpoint stays valid until the new one is in place.
+  fs::remove_all(old, ec);
+  if (fs::exists(final_dir)) fs::rename(final_dir, old, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot move old checkpoint: ", ec.message()));
+  fs::rename(tmp, final_dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot install checkpoint: ", ec.message()));
+  fs::remove_all(old, ec);
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::LoadCheckpointState() {
+  const fs::path root(options_.checkpoint_dir);
+  fs::path dir = root / "checkpoint";
+  // A crash between the two renames of SaveCheckpointState leaves only .old.
+  if (!fs::exists(dir / "state.json") && fs::exists(root / "checkpoint.old" / "state.json")) {
+    dir = root / "checkpoint.old";
+  }
+  std::ifstream in(dir / "state.json");
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("--resume: no checkpoint in ", root.string()));
+  }
+  nlohmann::json state;
+  try {
+    state = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat((dir / "state.json").string(), ": ", e.what()));
+  }
+  try {
+    if (state.value("format", "") != kStateFormat) {
+      return absl::DataLossError(
+          absl::StrCat((dir / "state.json").string(), ": not a neodb training checkpoint"));
+    }
+    const nlohmann::json want =
+        RunIdentity(options_, static_cast<int64_t>(data_.size()), params_.layout.total());
+    for (auto it = want.begin(); it != want.end(); ++it) {
+      if (!state["run"].contains(it.key()) || state["run"][it.key()] != it.value()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "--resume: ", it.key(), " is ", it.value().dump(), " but the checkpoint was made with ",
+            state["run"].value(it.key(), nlohmann::json()).dump(),
+            "; resume with the same settings (or start a fresh run)"));
+      }
+    }
+    if (state.at("trainable_begin").get<int64_t>() != optimizer_->begin()) {
+      return absl::DataLossError("checkpoint: trainable range does not match");
+    }
+    ASSIGN_OR_RETURN(std::vector<float> values,
+                     ReadFloatFile((dir / "params.bin").string(), params_.layout.total()));
+    ASSIGN_OR_RETURN(std::vector<float> m,
+                     ReadFloatFile((dir / "adam_m.bin").string(), optimizer_->size()));
+    ASSIGN_OR_RETURN(std::vector<float> v,
+                     ReadFloatFile((dir / "adam_v.bin").string(), optimizer_->size()));
+    std::vector<StepRecord> history;
+    for (const auto& r : state.at("history")) {
+      StepRecord rec;
+      rec.step = r.at(0).get<int64_t>();
+      rec.loss = r.at(1).get<double>();
+      rec.accuracy = r.at(2).get<double>();
+      rec.lr = r.at(3).get<double>();
+      rec.grad_norm = r.at(4).get<double>();
+      rec.tokens = r.at(5).get<int64_t>();
+      rec.seconds = r.at(6).get<double>();
+      history.push_back(rec);
+    }
+    const int64_t step = state.at("step").get<int64_t>();
+    if (step < 0 || step > options_.steps || static_cast<int64_t>(history.size()) != step) {
+      return absl::DataLossError("checkpoint: inconsistent step count");
+    }
+    params_.values = std::move(values);
+    optimizer_->m() = std::move(m);
+    optimizer_->v() = std::move(v);
+    optimizer_->set_step(state.at("adam_step").get<int64_t>());
+    history_ = std::move(history);
+    step_ = step;
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat((dir / "state.json").string(), ": ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace neodb::encoder::train

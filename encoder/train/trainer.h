@@ -1,0 +1,101 @@
+#pragma once
+// Trainer: the contrastive fine-tuning loop (NEOBERT.md §6) over tokenised
+// pairs — deterministic data order from a seed, GradCache steps, global
+// gradient clipping, AdamW with warm-up + cosine decay, and checkpoints that
+// let --resume continue exactly where a run stopped.
+//
+// Not thread-safe; one Trainer runs one training job.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "encoder/train/adamw.h"
+#include "encoder/train/grad_cache.h"
+#include "encoder/train/pairs.h"
+#include "encoder/train/train_model.h"
+
+namespace neodb::encoder::train {
+
+struct TrainerOptions {
+  int64_t steps = 1000;        // optimiser steps in the whole run. Default: 1000
+  int64_t batch_size = 32;     // pairs per step (≤ number of pairs). Default: 32
+  double lr = 2e-5;            // peak learning rate. Default: 2e-5
+  int64_t warmup = 100;        // linear warm-up steps. Default: 100
+  double temperature = 0.07;   // InfoNCE τ. Default: 0.07
+  int64_t train_layers = 0;    // train only the top N layers + final norm; 0 = all
+  int64_t chunk_size = 16;     // sequences per forward with activations. Default: 16
+  uint64_t seed = 0;           // fixes the data order. Default: 0
+  double max_grad_norm = 1.0;  // global clipping threshold. Default: 1.0
+  AdamWOptions adamw;
+  // Save a checkpoint (weights, optimiser state, step, data-order state) into
+  // checkpoint_dir/checkpoint every N steps; 0 = never. Default: 0.
+  int64_t checkpoint_every = 0;
+  std::string checkpoint_dir;
+  // Continue from checkpoint_dir/checkpoint; the run's options must match
+  // the ones it was saved with (or the continuation could not be exact).
+  bool resume = false;
+  // Stop after this step as an interruption would (checkpointing first when
+  // checkpoint_dir is set); 0 = run to `steps`. For tests and time-boxed runs.
+  int64_t stop_after = 0;
+  // When set and it becomes true (e.g. from a SIGINT handler), Run finishes
+  // the current step, checkpoints (when checkpoint_dir is set) and returns
+  // CANCELLED. Not owned.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct StepRecord {
+  int64_t step = 0;  // 1-based
+  double loss = 0;
+  double accuracy = 0;  // in-batch top-1 accuracy of the queries
+  double lr = 0;
+  double grad_norm = 0;  // before clipping
+  int64_t tokens = 0;    // tokens embedded in the step (queries, positives, negatives)
+  double seconds = 0;    // wall time of the step
+};
+
+class Trainer {
+ public:
+  static absl::StatusOr<std::unique_ptr<Trainer>> Create(TrainParams<float> params,
+                                                         std::vector<TokenizedPair> data,
+                                                         const TrainerOptions& options);
+
+  // Trains from the current step to options.steps (or stop_after), calling
+  // on_step after each step.
+  absl::Status Run(const std::function<void(const StepRecord&)>& on_step = {});
+
+  const TrainParams<float>& params() const { return params_; }
+  const TrainModel<float>& model() const { return *model_; }
+  const std::vector<StepRecord>& history() const { return history_; }
+  int64_t step() const { return step_; }
+  bool finished() const { return step_ >= options_.steps; }
+
+  // The contrastive batch of 0-based step `step`: epochs are seeded
+  // permutations of the pairs; each epoch yields floor(pairs / batch_size)
+  // batches (the remainder is dropped so no pair repeats within a batch).
+  ContrastiveBatch BatchForStep(int64_t step) const;
+
+  // Checkpoint I/O (public for tests): checkpoint_dir/checkpoint/{state.json,
+  // params.bin, adam_m.bin, adam_v.bin}, replaced atomically.
+  absl::Status SaveCheckpointState() const;
+  absl::Status LoadCheckpointState();
+
+ private:
+  Trainer(TrainParams<float> params, std::vector<TokenizedPair> data,
+          const TrainerOptions& options);
+
+  TrainParams<float> params_;
+  std::vector<TokenizedPair> data_;
+  TrainerOptions options_;
+  std::unique_ptr<TrainModel<float>> model_;
+  std::unique_ptr<AdamW> optimizer_;
+  std::vector<float> grads_;
+  std::vector<StepRecord> history_;
+  int64_t step_ = 0;  // steps done
+};
+
+}  // namespace neodb::encoder::train

@@ -1,0 +1,95 @@
+// Pair files: every malformed input is an INVALID_ARGUMENT naming the file and
+// the line.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "encoder/train/pairs.h"
+
+namespace neodb::encoder::train {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Whitespace-separated words; id = 1000 + word length (enough to count tokens).
+class WordTokenizer : public Tokenizer {
+ public:
+  absl::StatusOr<std::vector<int32_t>> Tokenize(std::string_view text) const override {
+    std::vector<int32_t> ids;
+    std::istringstream in{std::string(text)};
+    std::string w;
+    while (in >> w) ids.push_back(1000 + static_cast<int32_t>(w.size()));
+    return ids;
+  }
+  const SpecialTokens& special() const override { return special_; }
+  int32_t vocab_size() const override { return 2000; }
+  std::string IdToToken(int32_t id) const override { return std::to_string(id); }
+  std::string_view kind() const override { return "test"; }
+  absl::Status SaveTo(const std::string&) const override { return absl::OkStatus(); }
+
+ private:
+  SpecialTokens special_;
+};
+
+void ExpectError(const std::string& text, const std::string& where, const std::string& what) {
+  auto r = ParsePairs(text, "p.jsonl");
+  ASSERT_FALSE(r.ok()) << text;
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr(where)) << r.status();
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr(what)) << r.status();
+}
+
+const char kGood[] = R"({"query": "q one", "positive": "p one", "negatives": ["n1", "n2"]})";
+
+TEST(TrainPairs, ParsesGoodLinesAndSkipsBlankOnes) {
+  auto r = ParsePairs(std::string(kGood) + "\n\n" + R"({"query":"q2","positive":"p2"})" + "\n",
+                      "p.jsonl");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].negatives, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ((*r)[1].line, 3);
+  EXPECT_TRUE((*r)[1].negatives.empty());
+}
+
+TEST(TrainPairs, MalformedInputNamesTheLine) {
+  const std::string g = std::string(kGood) + "\n";
+  ExpectError(g + g + "{\"query\": \"x\", \n", "p.jsonl:3:", "malformed JSON");
+  ExpectError(g + "[1, 2]\n", "p.jsonl:2:", "expected a JSON object");
+  ExpectError(g + R"({"positive": "p"})", "p.jsonl:2:", "missing field \"query\"");
+  ExpectError(R"({"query": "q"})", "p.jsonl:1:", "missing field \"positive\"");
+  ExpectError(R"({"query": 5, "positive": "p"})", "p.jsonl:1:", "\"query\" must be a string");
+  ExpectError(R"({"query": "  ", "positive": "p"})", "p.jsonl:1:", "\"query\" is empty");
+  ExpectError(R"({"query": "q", "positive": ""})", "p.jsonl:1:", "\"positive\" is empty");
+  ExpectError(R"({"query": "q", "positive": "p", "negatives": "n"})",
+              "p.jsonl:1:", "must be an array");
+  ExpectError(R"({"query": "q", "positive": "p", "negatives": ["a", 3]})",
+              "p.jsonl:1:", "negatives[1] must be a string");
+  ExpectError(R"({"query": "q", "positive": "p", "negatives": [""]})",
+              "p.jsonl:1:", "negatives[0] is empty");
+  ExpectError("\n\n", "p.jsonl", "no pairs");
+}
+
+TEST(TrainPairs, TooLongAfterTokenisingNamesLineFieldAndLengths) {
+  auto pairs = ParsePairs(
+      std::string(kGood) + "\n" + R"({"query": "q", "positive": "a b c d e f g"})", "p.jsonl");
+  ASSERT_TRUE(pairs.ok());
+  WordTokenizer tok;
+  auto ok = TokenizePairs(*pairs, tok, 9, "p.jsonl");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ((*ok)[1].positive.front(), 101);
+  EXPECT_EQ((*ok)[1].positive.back(), 102);
+  EXPECT_EQ((*ok)[1].positive.size(), 9u);
+  auto bad = TokenizePairs(*pairs, tok, 8, "p.jsonl");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("p.jsonl:2: positive is 9 tokens"));
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("maximum length 8"));
+}
+
+TEST(TrainPairs, MissingFileIsNotFound) {
+  EXPECT_EQ(ReadPairs("/nonexistent/pairs.jsonl").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace neodb::encoder::train

@@ -1,0 +1,81 @@
+// neodb finetune / neodb eval: contrastive fine-tuning on a pair file and
+// retrieval evaluation (encoder/train/finetune.h).
+#include <cstdio>
+#include <memory>
+
+#include "encoder/train/finetune.h"
+#include "tools/neodb/commands.h"
+
+namespace neodb::cli {
+
+void RegisterTrainCommands(CLI::App& app) {
+  using encoder::train::EvalOptions;
+  using encoder::train::FinetuneOptions;
+
+  auto ft = std::make_shared<FinetuneOptions>();
+  CLI::App* finetune = app.add_subcommand(
+      "finetune", "Contrastive fine-tuning (InfoNCE, in-batch + hard negatives) on JSONL pairs");
+  finetune->add_option("--model", ft->model_dir, "Input checkpoint directory")->required();
+  finetune
+      ->add_option("--train", ft->train_file,
+                   "JSONL {\"query\", \"positive\", \"negatives\": [...]} pairs")
+      ->required();
+  finetune->add_option("--eval", ft->eval_file, "JSONL pairs evaluated before and after");
+  finetune->add_option("--out", ft->out_dir, "Output checkpoint directory (must not exist)")
+      ->required();
+  finetune->add_option("--steps", ft->trainer.steps, "Optimiser steps")->capture_default_str();
+  finetune->add_option("--batch-size", ft->trainer.batch_size, "Pairs per step")
+      ->capture_default_str();
+  finetune->add_option("--lr", ft->trainer.lr, "Peak learning rate")->capture_default_str();
+  finetune->add_option("--warmup", ft->trainer.warmup, "Linear warm-up steps")
+      ->capture_default_str();
+  finetune->add_option("--temperature", ft->trainer.temperature, "InfoNCE temperature")
+      ->capture_default_str();
+  finetune
+      ->add_option("--train-layers", ft->trainer.train_layers,
+                   "Train only the top N layers and the final norm (0 = all)")
+      ->capture_default_str();
+  finetune
+      ->add_option("--chunk-size", ft->trainer.chunk_size,
+                   "Sequences per forward pass with activations (GradCache chunk)")
+      ->capture_default_str();
+  finetune
+      ->add_option("--max-length", ft->max_length,
+                   "Longest accepted text in tokens (0 = the model's max_length)")
+      ->capture_default_str();
+  finetune->add_option("--seed", ft->trainer.seed, "Seed of the data order")->capture_default_str();
+  finetune
+      ->add_option("--weight-decay", ft->trainer.adamw.weight_decay,
+                   "AdamW weight decay on matrices (not on norm weights)")
+      ->capture_default_str();
+  finetune
+      ->add_option("--checkpoint-every", ft->trainer.checkpoint_every,
+                   "Checkpoint into <out>.work every N steps (0 = never)")
+      ->capture_default_str();
+  finetune->add_flag("--resume", ft->trainer.resume,
+                     "Continue from the checkpoint in <out>.work (same settings)");
+  finetune->add_option("--stop-after", ft->trainer.stop_after,
+                       "Stop after step N as if interrupted (checkpoints; resume later)");
+  finetune->add_option("--threads", ft->threads, "OpenBLAS threads (0 = default)");
+  finetune->callback([ft] { ExitIfError(encoder::train::RunFinetune(*ft, stdout)); });
+
+  auto ev = std::make_shared<EvalOptions>();
+  auto pooling = std::make_shared<std::string>("mean");
+  CLI::App* eval = app.add_subcommand(
+      "eval", "Recall@1/@10, MRR@10, nDCG@10 of each query against all texts of a pair file");
+  eval->add_option("--model", ev->model_dir, "Checkpoint directory")->required();
+  eval->add_option("--pairs", ev->pairs_file, "JSONL pairs")->required();
+  eval->add_option("--pooling", *pooling, "mean or cls")
+      ->check(CLI::IsMember({"mean", "cls"}))
+      ->capture_default_str();
+  eval->add_option("--max-length", ev->max_length, "0 = the model's max_length");
+  eval->add_option("--threads", ev->threads, "OpenBLAS threads (0 = default)");
+  eval->callback([ev, pooling] {
+    ev->pooling = *pooling == "cls" ? encoder::Pooling::kCls : encoder::Pooling::kMean;
+    auto metrics = encoder::train::RunEval(*ev);
+    ExitIfError(metrics.status());
+    std::printf("%s\n", encoder::train::FormatMetrics(*metrics).c_str());
+  });
+}
+
+}  // namespace neodb::cli
