@@ -26,5 +26,7 @@ void RegisterEncoderCommands(CLI::App& app);   // embed, tokenize
 void RegisterTrainCommands(CLI::App& app);     // finetune, eval
 void RegisterTokenizerCommands(CLI::App& app); // tokenizer train
 void RegisterPretrainCommands(CLI::App& app);  // pretrain, fill-mask
+void RegisterServerCommands(CLI::App& app);    // serve (NEODB_BUILD_SERVER only)
+void RegisterClientCommands(CLI::App& app);    // collections, ingest, search, … (NEODB_BUILD_SERVER only)
 
 }  // namespace neodb::cli

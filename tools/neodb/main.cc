@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
   neodb::cli::RegisterTrainCommands(app);
   neodb::cli::RegisterTokenizerCommands(app);
   neodb::cli::RegisterPretrainCommands(app);
+#ifdef NEODB_BUILD_SERVER
+  neodb::cli::RegisterServerCommands(app);
+  neodb::cli::RegisterClientCommands(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,245 @@
+#include "api/convert.h"
+
+#include <cmath>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace neodb::api {
+
+absl::StatusOr<db::Value> FromProto(const v1::Value& v, const std::string& where) {
+  switch (v.kind_case()) {
+    case v1::Value::kStringValue:
+      return db::Value(v.string_value());
+    case v1::Value::kIntValue:
+      return db::Value(static_cast<int64_t>(v.int_value()));
+    case v1::Value::kDoubleValue:
+      if (!std::isfinite(v.double_value())) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": double is not finite"));
+      }
+      return db::Value(v.double_value());
+    case v1::Value::kBoolValue:
+      return db::Value(v.bool_value());
+    case v1::Value::KIND_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(where, ": value has no type set"));
+}
+
+v1::Value ToProto(const db::Value& v) {
+  v1::Value out;
+  if (auto* s = std::get_if<std::string>(&v))
+    out.set_string_value(*s);
+  else if (auto* i = std::get_if<int64_t>(&v))
+    out.set_int_value(*i);
+  else if (auto* d = std::get_if<double>(&v))
+    out.set_double_value(*d);
+  else if (auto* b = std::get_if<bool>(&v))
+    out.set_bool_value(*b);
+  return out;
+}
+
+absl::StatusOr<db::Metadata> FromProto(const google::protobuf::Map<std::string, v1::Value>& m,
+                                       const std::string& where) {
+  db::Metadata out;
+  for (const auto& [k, v] : m) {
+    ASSIGN_OR_RETURN(db::Value value, FromProto(v, absl::StrCat(where, " metadata '", k, "'")));
+    out.emplace(k, std::move(value));
+  }
+  return out;
+}
+
+void ToProto(const db::Metadata& m, google::protobuf::Map<std::string, v1::Value>* out) {
+  for (const auto& [k, v] : m) (*out)[k] = ToProto(v);
+}
+
+namespace {
+
+absl::StatusOr<db::Filter> FilterFromProto(const v1::Filter& f, const std::string& path,
+                                           int depth) {
+  if (depth > db::kMaxFilterDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("filter at ", path, ": nested deeper than ", db::kMaxFilterDepth));
+  }
+  auto field_of = [&](const std::string& field) -> absl::Status {
+    if (field.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("filter at ", path, ": field is empty"));
+    }
+    return absl::OkStatus();
+  };
+  switch (f.kind_case()) {
+    case v1::Filter::kAll:
+    case v1::Filter::kAny: {
+      const auto& list = f.kind_case() == v1::Filter::kAll ? f.all() : f.any();
+      const char* name = f.kind_case() == v1::Filter::kAll ? "all" : "any";
+      if (list.filters().empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("filter at ", path, ": '", name, "' has no children"));
+      }
+      std::vector<db::Filter> children;
+      for (int i = 0; i < list.filters_size(); ++i) {
+        ASSIGN_OR_RETURN(db::Filter child,
+                         FilterFromProto(list.filters(i),
+                                         absl::StrCat(path, ".", name, "[", i, "]"), depth + 1));
+        children.push_back(std::move(child));
+      }
+      return f.kind_case() == v1::Filter::kAll ? db::Filter::And(std::move(children))
+                                               : db::Filter::Or(std::move(children));
+    }
+    case v1::Filter::kNegate: {
+      ASSIGN_OR_RETURN(db::Filter child,
+                       FilterFromProto(f.negate(), absl::StrCat(path, ".negate"), depth + 1));
+      return db::Filter::Not(std::move(child));
+    }
+    case v1::Filter::kEq: {
+      RETURN_IF_ERROR(field_of(f.eq().field()));
+      ASSIGN_OR_RETURN(db::Value v,
+                       FromProto(f.eq().value(), absl::StrCat("filter at ", path, ".eq")));
+      return db::Filter::Eq(f.eq().field(), std::move(v));
+    }
+    case v1::Filter::kRange: {
+      const auto& r = f.range();
+      RETURN_IF_ERROR(field_of(r.field()));
+      std::vector<db::Filter> parts;
+      if (r.has_lower()) {
+        ASSIGN_OR_RETURN(db::Value v,
+                         FromProto(r.lower(), absl::StrCat("filter at ", path, ".range.lower")));
+        parts.push_back(r.lower_exclusive() ? db::Filter::Gt(r.field(), std::move(v))
+                                            : db::Filter::Ge(r.field(), std::move(v)));
+      }
+      if (r.has_upper()) {
+        ASSIGN_OR_RETURN(db::Value v,
+                         FromProto(r.upper(), absl::StrCat("filter at ", path, ".range.upper")));
+        parts.push_back(r.upper_exclusive() ? db::Filter::Lt(r.field(), std::move(v))
+                                            : db::Filter::Le(r.field(), std::move(v)));
+      }
+      if (parts.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("filter at ", path, ": range on '", r.field(), "' has no bound"));
+      }
+      if (parts.size() == 1) return std::move(parts[0]);
+      return db::Filter::And(std::move(parts));
+    }
+    case v1::Filter::kInList: {
+      RETURN_IF_ERROR(field_of(f.in_list().field()));
+      std::vector<db::Value> values;
+      for (int i = 0; i < f.in_list().values_size(); ++i) {
+        ASSIGN_OR_RETURN(db::Value v,
+                         FromProto(f.in_list().values(i),
+                                   absl::StrCat("filter at ", path, ".in_list[", i, "]")));
+        values.push_back(std::move(v));
+      }
+      return db::Filter::In(f.in_list().field(), std::move(values));
+    }
+    case v1::Filter::kExists: {
+      RETURN_IF_ERROR(field_of(f.exists().field()));
+      return db::Filter::Exists(f.exists().field());
+    }
+    case v1::Filter::KIND_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("filter at ", path, ": no condition set"));
+}
+
+}  // namespace
+
+absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present) {
+  *present = f.kind_case() != v1::Filter::KIND_NOT_SET;
+  if (!*present) return db::Filter::And({});
+  ASSIGN_OR_RETURN(db::Filter out, FilterFromProto(f, "filter", 0));
+  if (absl::Status s = out.Validate(); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed filter: ", s.message()));
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> IndexSpecString(const v1::IndexSpec& spec) {
+  std::string type = absl::AsciiStrToLower(spec.type());
+  if (type.empty() || type == "flat") return std::string("Flat");
+  if (type == "hnsw") return absl::StrCat("HNSW", spec.hnsw_m() > 0 ? spec.hnsw_m() : 32);
+  if (type == "ivfpq" || type == "ivf-pq" || type == "ivf_pq") {
+    return absl::StrCat("IVF", spec.ivf_nlist() > 0 ? spec.ivf_nlist() : 1024, ",PQ",
+                        spec.pq_m() > 0 ? spec.pq_m() : 16);
+  }
+  // A factory string ("HNSW16", "IVF256,PQ8") is accepted as is; the index
+  // factory validates it.
+  if (absl::StartsWith(spec.type(), "HNSW") || absl::StartsWith(spec.type(), "IVF") ||
+      spec.type() == "Flat") {
+    return spec.type();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "index type '", spec.type(), "' is unknown (use flat, hnsw, ivfpq or a factory string)"));
+}
+
+absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
+  db::CollectionSpec out;
+  out.name = s.name();
+  RETURN_IF_ERROR(db::ValidateCollectionName(out.name));
+  ASSIGN_OR_RETURN(out.index_spec, IndexSpecString(s.index()));
+  switch (s.metric()) {
+    case v1::METRIC_UNSPECIFIED:
+    case v1::METRIC_COSINE:
+      out.metric = "cosine";
+      break;
+    case v1::METRIC_INNER_PRODUCT:
+      out.metric = "ip";
+      break;
+    case v1::METRIC_L2:
+      out.metric = "l2";
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown metric ", s.metric()));
+  }
+  switch (s.pooling()) {
+    case v1::POOLING_UNSPECIFIED:
+    case v1::POOLING_MEAN:
+      out.pooling = "mean";
+      break;
+    case v1::POOLING_CLS:
+      out.pooling = "cls";
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown pooling ", s.pooling()));
+  }
+  switch (s.overflow()) {
+    case v1::OVERFLOW_UNSPECIFIED:
+    case v1::OVERFLOW_ERROR:
+      out.overflow = "error";
+      break;
+    case v1::OVERFLOW_CHUNK:
+      out.overflow = "chunk";
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown overflow ", s.overflow()));
+  }
+  out.query_instruction = s.query_prefix();
+  out.document_instruction = s.document_prefix();
+  return out;
+}
+
+void ToProto(const CollectionInfo& info, v1::CollectionInfo* out) {
+  auto* s = out->mutable_spec();
+  s->set_name(info.spec.name);
+  s->mutable_index()->set_type(info.index_spec);
+  s->set_metric(info.spec.metric == "ip"   ? v1::METRIC_INNER_PRODUCT
+                : info.spec.metric == "l2" ? v1::METRIC_L2
+                                           : v1::METRIC_COSINE);
+  s->set_pooling(info.spec.pooling == "cls" ? v1::POOLING_CLS : v1::POOLING_MEAN);
+  s->set_overflow(info.spec.overflow == "chunk" ? v1::OVERFLOW_CHUNK : v1::OVERFLOW_ERROR);
+  s->set_query_prefix(info.spec.query_instruction);
+  s->set_document_prefix(info.spec.document_instruction);
+  out->set_count(info.count);
+  out->set_dimension(static_cast<int32_t>(info.spec.dimension));
+  out->set_model_id(info.spec.model_id);
+  out->set_index_type(info.index_spec);
+  out->set_index_size(info.index_size);
+}
+
+void ToProto(const db::Document& d, bool include_text, bool include_metadata, v1::Document* out) {
+  out->set_id(d.id);
+  if (include_text) out->set_text(d.text);
+  if (include_metadata) ToProto(d.metadata, out->mutable_metadata());
+}
+
+}  // namespace neodb::api

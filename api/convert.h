@@ -1,0 +1,36 @@
+#pragma once
+// Conversions between neodb.v1 messages and the engine's types. Every
+// conversion from a message validates it (hostile input): errors are
+// INVALID_ARGUMENT naming the field.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "api/database.h"
+#include "db/collection_spec.h"
+#include "db/filter.h"
+#include "db/metadata.h"
+#include "neodb/v1/neodb.pb.h"
+
+namespace neodb::api {
+
+absl::StatusOr<db::Value> FromProto(const v1::Value& v, const std::string& where);
+v1::Value ToProto(const db::Value& v);
+absl::StatusOr<db::Metadata> FromProto(const google::protobuf::Map<std::string, v1::Value>& m,
+                                       const std::string& where);
+void ToProto(const db::Metadata& m, google::protobuf::Map<std::string, v1::Value>* out);
+
+// A filter message with no kind set means "no filter" (returns nullopt
+// through *present = false).
+absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present);
+
+// Maps the collection settings; dimension and model id are filled in by the
+// database.
+absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s);
+void ToProto(const CollectionInfo& info, v1::CollectionInfo* out);
+void ToProto(const db::Document& d, bool include_text, bool include_metadata, v1::Document* out);
+
+// IndexSpec message → factory string ("Flat", "HNSW32", "IVF1024,PQ16").
+absl::StatusOr<std::string> IndexSpecString(const v1::IndexSpec& spec);
+
+}  // namespace neodb::api

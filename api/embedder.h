@@ -1,0 +1,40 @@
+#pragma once
+// Embedder: the seam between the service and the encoder. The server uses
+// EncoderEmbedder (encoder_embedder.h) over encoder::Encoder; tests use a
+// deterministic fake. Everything above this seam (batcher, database,
+// services) is tested without a model.
+//
+// Thread-safety: implementations must allow concurrent calls of the const
+// accessors; Embed is called from one thread at a time (the batcher's
+// worker).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "encoder/encoder.h"
+
+namespace neodb::api {
+
+class Embedder {
+ public:
+  virtual ~Embedder() = default;
+
+  // Fingerprint of the weights that produce the vectors (NEOBERT.md).
+  virtual const std::string& model_id() const = 0;
+  virtual int dim() const = 0;
+  // Longest input, in tokens with [CLS]/[SEP], that one forward pass takes.
+  virtual int max_tokens() const = 0;
+  // Tokens `text` becomes with `prefix` prepended, specials included. Used to
+  // size batches and to reject over-long texts before queueing them.
+  virtual absl::StatusOr<int> CountTokens(std::string_view prefix, std::string_view text) const = 0;
+
+  // One vector per text, in order. Errors (text too long with
+  // Overflow::kError, invalid input) are INVALID_ARGUMENT.
+  virtual absl::StatusOr<std::vector<encoder::Embedding>> Embed(
+      const std::vector<std::string>& texts, const encoder::EmbedOptions& options) = 0;
+};
+
+}  // namespace neodb::api

@@ -1,0 +1,33 @@
+#pragma once
+// EncoderEmbedder: the Embedder over the real encoder::Encoder.
+// Thread-safety: as Embedder; the Encoder serialises forward passes itself.
+
+#include <memory>
+
+#include "api/embedder.h"
+#include "encoder/encoder.h"
+
+namespace neodb::api {
+
+class EncoderEmbedder : public Embedder {
+ public:
+  explicit EncoderEmbedder(std::unique_ptr<encoder::Encoder> encoder)
+      : encoder_(std::move(encoder)) {}
+  // Opens the checkpoint directory `dir` (weights, config, tokenizer).
+  static absl::StatusOr<std::unique_ptr<Embedder>> Open(const std::string& dir,
+                                                        const encoder::EncoderOptions& options);
+
+  const std::string& model_id() const override { return encoder_->model_id(); }
+  int dim() const override { return static_cast<int>(encoder_->dim()); }
+  int max_tokens() const override { return static_cast<int>(encoder_->config().max_length); }
+  absl::StatusOr<int> CountTokens(std::string_view prefix, std::string_view text) const override;
+  absl::StatusOr<std::vector<encoder::Embedding>> Embed(
+      const std::vector<std::string>& texts, const encoder::EmbedOptions& options) override {
+    return encoder_->Embed(texts, options);
+  }
+
+ private:
+  std::unique_ptr<encoder::Encoder> encoder_;
+};
+
+}  // namespace neodb::api

@@ -1,0 +1,47 @@
+#include "api/server.h"
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+
+namespace neodb::api {
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(Database* db, const ServerOptions& options) {
+  if (options.threads < 1) return absl::InvalidArgumentError("threads must be at least 1");
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  std::unique_ptr<Server> s(new Server());
+  s->services_ = MakeServices(db, options.limits);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &s->port_);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  grpc::ResourceQuota quota("neodb");
+  // Sync server: at least two threads per completion queue are needed.
+  quota.SetMaxThreads(std::max(2, options.threads) + 2);
+  builder.SetResourceQuota(quota);
+  for (auto& svc : s->services_) builder.RegisterService(svc.get());
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_ || s->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  }
+  return s;
+}
+
+Server::~Server() {
+  if (server_) Shutdown(absl::ZeroDuration());
+}
+
+void Server::Shutdown(absl::Duration grace) {
+  if (!server_) return;
+  if (auto* health = server_->GetHealthCheckService()) health->Shutdown();
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  server_->Wait();
+  server_.reset();
+}
+
+void Server::Wait() {
+  if (server_) server_->Wait();
+}
+
+}  // namespace neodb::api

@@ -1,0 +1,49 @@
+#pragma once
+// Server: the gRPC server around a Database — neodb.v1 services, the standard
+// health service (grpc.health.v1) and server reflection, so stock tools
+// (grpcurl, grpc_health_probe) work.
+//
+// Thread-safety: Shutdown may be called from any thread, once.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "api/database.h"
+#include "api/services.h"
+#include "grpcpp/grpcpp.h"
+
+namespace neodb::api {
+
+struct ServerOptions {
+  // host:port; port 0 picks a free one (see Server::port()).
+  std::string listen = "127.0.0.1:0";
+  // Handler threads (gRPC sync server, ResourceQuota::SetMaxThreads). Default: 16.
+  int threads = 16;
+  // Largest request message; larger ones are refused by gRPC with
+  // RESOURCE_EXHAUSTED before they reach a handler. Default: 32 MiB.
+  int max_message_bytes = 32 << 20;
+  ServiceLimits limits;
+};
+
+class Server {
+ public:
+  // Starts serving `db` (not owned; must outlive the server).
+  static absl::StatusOr<std::unique_ptr<Server>> Start(Database* db, const ServerOptions& options);
+  ~Server();
+
+  int port() const { return port_; }
+  // Stops accepting calls, lets running ones finish until `grace` has
+  // passed, then cancels the rest. Returns once every handler returned.
+  void Shutdown(absl::Duration grace);
+  void Wait();
+
+ private:
+  Server() = default;
+  std::vector<std::unique_ptr<grpc::Service>> services_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace neodb::api

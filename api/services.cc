@@ -1,0 +1,350 @@
+#include "api/services.h"
+
+#include "absl/strings/str_cat.h"
+#include "api/convert.h"
+#include "api/grpc_status.h"
+#include "neodb/v1/neodb.grpc.pb.h"
+
+namespace neodb::api {
+namespace {
+
+absl::Time DeadlineOf(grpc::ServerContext* ctx, const ServiceLimits& limits) {
+  const absl::Time cap = absl::Now() + limits.default_deadline;
+  auto d = ctx->deadline();
+  if (d == std::chrono::system_clock::time_point::max()) return cap;
+  return std::min(cap, absl::FromChrono(d));
+}
+
+grpc::Status Error(const absl::Status& s) { return ToGrpcStatus(s); }
+
+class CollectionsService final : public v1::Collections::Service {
+ public:
+  explicit CollectionsService(Database* db) : db_(db) {}
+
+  grpc::Status Create(grpc::ServerContext*, const v1::CreateCollectionRequest* req,
+                      v1::CreateCollectionResponse* resp) override {
+    auto spec = FromProto(req->spec());
+    if (!spec.ok()) return Error(spec.status());
+    auto info = db_->CreateCollection(std::move(*spec));
+    if (!info.ok()) return Error(info.status());
+    ToProto(*info, resp->mutable_info());
+    return grpc::Status::OK;
+  }
+  grpc::Status List(grpc::ServerContext*, const v1::ListCollectionsRequest*,
+                    v1::ListCollectionsResponse* resp) override {
+    auto all = db_->ListCollections();
+    if (!all.ok()) return Error(all.status());
+    for (const auto& info : *all) ToProto(info, resp->add_collections());
+    return grpc::Status::OK;
+  }
+  grpc::Status Describe(grpc::ServerContext*, const v1::DescribeCollectionRequest* req,
+                        v1::DescribeCollectionResponse* resp) override {
+    auto info = db_->DescribeCollection(req->name());
+    if (!info.ok()) return Error(info.status());
+    ToProto(*info, resp->mutable_info());
+    return grpc::Status::OK;
+  }
+  grpc::Status Drop(grpc::ServerContext*, const v1::DropCollectionRequest* req,
+                    v1::DropCollectionResponse*) override {
+    return Error(db_->DropCollection(req->name()));
+  }
+
+ private:
+  Database* db_;
+};
+
+class DocumentsService final : public v1::Documents::Service {
+ public:
+  DocumentsService(Database* db, const ServiceLimits& limits) : db_(db), limits_(limits) {}
+
+  grpc::Status Upsert(grpc::ServerContext* ctx, const v1::UpsertRequest* req,
+                      v1::UpsertResponse* resp) override {
+    auto ids = UpsertBatch(ctx, req->collection(), req->documents(), nullptr);
+    if (!ids.ok()) return Error(ids.status());
+    for (auto& id : *ids) resp->add_ids(std::move(id));
+    return grpc::Status::OK;
+  }
+
+  grpc::Status BulkIngest(grpc::ServerContext* ctx, grpc::ServerReader<v1::IngestBatch>* reader,
+                          v1::BulkIngestResponse* resp) override {
+    v1::IngestBatch batch;
+    while (reader->Read(&batch)) {
+      int64_t tokens = 0;
+      auto ids = UpsertBatch(ctx, batch.collection(), batch.documents(), &tokens);
+      if (!ids.ok()) {
+        // Earlier batches are committed and stay; say how far we got.
+        return Error(absl::Status(
+            ids.status().code(),
+            absl::StrCat(ids.status().message(), " (batch ", resp->batches() + 1, "; ",
+                         resp->documents(), " documents of earlier batches were committed)")));
+      }
+      resp->set_documents(resp->documents() + ids->size());
+      resp->set_batches(resp->batches() + 1);
+      resp->set_tokens(resp->tokens() + static_cast<uint64_t>(tokens));
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Get(grpc::ServerContext*, const v1::GetRequest* req,
+                   v1::GetResponse* resp) override {
+    std::vector<std::string> ids(req->ids().begin(), req->ids().end());
+    if (ids.size() > static_cast<size_t>(limits_.max_documents_per_request)) {
+      return Error(TooMany(ids.size(), "ids"));
+    }
+    auto docs = db_->Get(req->collection(), ids);
+    if (!docs.ok()) return Error(docs.status());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if ((*docs)[i]) {
+        ToProto(*(*docs)[i], true, true, resp->add_documents());
+      } else {
+        resp->add_missing_ids(ids[i]);
+      }
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Delete(grpc::ServerContext*, const v1::DeleteRequest* req,
+                      v1::DeleteResponse* resp) override {
+    std::vector<std::string> ids(req->ids().begin(), req->ids().end());
+    if (ids.empty()) return Error(absl::InvalidArgumentError("no ids to delete"));
+    if (ids.size() > static_cast<size_t>(limits_.max_documents_per_request)) {
+      return Error(TooMany(ids.size(), "ids"));
+    }
+    auto n = db_->Delete(req->collection(), ids);
+    if (!n.ok()) return Error(n.status());
+    resp->set_deleted(*n);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status List(grpc::ServerContext*, const v1::ListDocumentsRequest* req,
+                    v1::ListDocumentsResponse* resp) override {
+    if (req->page_size() < 0 || req->page_size() > 1000) {
+      return Error(absl::InvalidArgumentError(
+          absl::StrCat("page_size is ", req->page_size(), "; it must be in 0..1000")));
+    }
+    auto page = db_->List(req->collection(), req->page_token(),
+                          req->page_size() == 0 ? 100 : static_cast<size_t>(req->page_size()));
+    if (!page.ok()) return Error(page.status());
+    for (const auto& d : page->documents) {
+      ToProto(d, req->include_text(), req->include_metadata(), resp->add_documents());
+    }
+    resp->set_next_page_token(page->next_page_token);
+    return grpc::Status::OK;
+  }
+
+ private:
+  absl::Status TooMany(size_t n, const char* what) const {
+    return absl::InvalidArgumentError(absl::StrCat("request has ", n, " ", what, "; at most ",
+                                                   limits_.max_documents_per_request,
+                                                   " per request"));
+  }
+
+  absl::StatusOr<std::vector<std::string>> UpsertBatch(
+      grpc::ServerContext* ctx, const std::string& collection,
+      const google::protobuf::RepeatedPtrField<v1::Document>& docs, int64_t* tokens) {
+    if (docs.empty()) return absl::InvalidArgumentError("request has no documents");
+    if (docs.size() > limits_.max_documents_per_request) return TooMany(docs.size(), "documents");
+    std::vector<DocumentInput> in;
+    in.reserve(docs.size());
+    for (int i = 0; i < docs.size(); ++i) {
+      const v1::Document& d = docs[i];
+      DocumentInput x;
+      x.id = d.id();
+      x.text = d.text();
+      ASSIGN_OR_RETURN(
+          x.metadata,
+          FromProto(d.metadata(), d.id().empty() ? absl::StrCat("document #", i)
+                                                 : absl::StrCat("document '", d.id(), "'")));
+      in.push_back(std::move(x));
+    }
+    return db_->Upsert(collection, std::move(in), DeadlineOf(ctx, limits_), tokens);
+  }
+
+  Database* db_;
+  ServiceLimits limits_;
+};
+
+void HitsToProto(SearchResult& r, v1::SearchResponse* resp) {
+  resp->set_model_id(r.model_id);
+  for (auto& h : r.hits) {
+    auto* p = resp->add_hits();
+    p->set_id(std::move(h.id));
+    p->set_score(h.score);
+    p->set_text(std::move(h.text));
+    ToProto(h.metadata, p->mutable_metadata());
+  }
+}
+
+class SearchService final : public v1::Search::Service {
+ public:
+  SearchService(Database* db, const ServiceLimits& limits) : db_(db), limits_(limits) {}
+
+  grpc::Status NearText(grpc::ServerContext* ctx, const v1::NearTextRequest* req,
+                        v1::SearchResponse* resp) override {
+    bool has_filter = false;
+    auto filter = FromProto(req->filter(), &has_filter);
+    if (!filter.ok()) return Error(filter.status());
+    SearchQuery q;
+    q.k = req->k() == 0 ? 10 : req->k();
+    q.filter = has_filter ? &*filter : nullptr;
+    q.include_text = req->include_text();
+    q.include_metadata = req->include_metadata();
+    std::optional<std::string> instruction;
+    if (req->has_instruction()) instruction = req->instruction();
+    auto r =
+        db_->NearText(req->collection(), req->query(), instruction, q, DeadlineOf(ctx, limits_));
+    if (!r.ok()) return Error(r.status());
+    HitsToProto(*r, resp);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status NearVector(grpc::ServerContext*, const v1::NearVectorRequest* req,
+                          v1::SearchResponse* resp) override {
+    bool has_filter = false;
+    auto filter = FromProto(req->filter(), &has_filter);
+    if (!filter.ok()) return Error(filter.status());
+    SearchQuery q;
+    q.k = req->k() == 0 ? 10 : req->k();
+    q.filter = has_filter ? &*filter : nullptr;
+    q.include_text = req->include_text();
+    q.include_metadata = req->include_metadata();
+    std::vector<float> v(req->vector().begin(), req->vector().end());
+    auto r = db_->NearVector(req->collection(), v, q);
+    if (!r.ok()) return Error(r.status());
+    HitsToProto(*r, resp);
+    return grpc::Status::OK;
+  }
+
+ private:
+  Database* db_;
+  ServiceLimits limits_;
+};
+
+class EmbeddingService final : public v1::Embedding::Service {
+ public:
+  EmbeddingService(Database* db, const ServiceLimits& limits) : db_(db), limits_(limits) {}
+
+  grpc::Status Embed(grpc::ServerContext* ctx, const v1::EmbedRequest* req,
+                     v1::EmbedResponse* resp) override {
+    if (req->texts_size() > limits_.max_texts_per_request) {
+      return Error(absl::InvalidArgumentError(absl::StrCat(
+          "request has ", req->texts_size(), " texts; at most ", limits_.max_texts_per_request)));
+    }
+    encoder::EmbedOptions o;
+    o.pooling =
+        req->pooling() == v1::POOLING_CLS ? encoder::Pooling::kCls : encoder::Pooling::kMean;
+    o.normalize = req->normalize();
+    o.overflow = req->overflow() == v1::OVERFLOW_CHUNK ? encoder::Overflow::kChunk
+                                                       : encoder::Overflow::kError;
+    o.prefix = req->prefix();
+    auto e = db_->Embed({req->texts().begin(), req->texts().end()}, o, DeadlineOf(ctx, limits_));
+    if (!e.ok()) return Error(e.status());
+    for (auto& x : *e) {
+      auto* v = resp->add_vectors();
+      v->mutable_values()->Add(x.vector.begin(), x.vector.end());
+      resp->set_dimension(static_cast<int32_t>(x.vector.size()));
+    }
+    resp->set_model_id(db_->Stats().model_id);
+    return grpc::Status::OK;
+  }
+
+ private:
+  Database* db_;
+  ServiceLimits limits_;
+};
+
+class AdminService final : public v1::Admin::Service {
+ public:
+  explicit AdminService(Database* db) : db_(db) {}
+
+  grpc::Status Stats(grpc::ServerContext*, const v1::StatsRequest*,
+                     v1::StatsResponse* resp) override {
+    DatabaseStats s = db_->Stats();
+    resp->set_model_id(s.model_id);
+    resp->set_dimension(s.dimension);
+    resp->set_collections(s.collections);
+    resp->set_documents(s.documents);
+    resp->set_snapshot_loads(s.snapshot_loads);
+    resp->set_index_rebuilds(s.index_rebuilds);
+    resp->set_replayed_changes(s.replayed_changes);
+    resp->set_embed_queue_depth(static_cast<uint64_t>(s.embed.queued_texts));
+    resp->set_embedded_texts(static_cast<uint64_t>(s.embed.embedded_texts));
+    resp->set_embedded_tokens(static_cast<uint64_t>(s.embed.embedded_tokens));
+    resp->set_encoder_seconds(s.embed.encoder_seconds);
+    resp->set_snapshots_written(s.snapshots_written);
+    return grpc::Status::OK;
+  }
+  grpc::Status Snapshot(grpc::ServerContext*, const v1::SnapshotRequest*,
+                        v1::SnapshotResponse* resp) override {
+    auto seq = db_->Snapshot();
+    if (!seq.ok()) return Error(seq.status());
+    resp->set_covered_seq(*seq);
+    resp->set_collections(db_->Stats().collections);
+    return grpc::Status::OK;
+  }
+  grpc::Status Reindex(grpc::ServerContext*, const v1::ReindexRequest* req,
+                       v1::ReindexResponse* resp) override {
+    absl::Status s = db_->Reindex(req->collection(), req->model_dir());
+    if (!s.ok()) return Error(s);
+    resp->set_job_id(req->collection());
+    return grpc::Status::OK;
+  }
+  grpc::Status ReindexStatus(grpc::ServerContext*, const v1::ReindexStatusRequest* req,
+                             v1::ReindexStatusResponse* resp) override {
+    auto p = db_->GetReindexProgress(req->collection());
+    if (!p.ok()) return Error(p.status());
+    switch (p->state) {
+      case ReindexProgress::State::kIdle:
+        resp->set_state(v1::ReindexStatusResponse::IDLE);
+        break;
+      case ReindexProgress::State::kRunning:
+        resp->set_state(v1::ReindexStatusResponse::RUNNING);
+        break;
+      case ReindexProgress::State::kDone:
+        resp->set_state(v1::ReindexStatusResponse::DONE);
+        break;
+      case ReindexProgress::State::kFailed:
+        resp->set_state(v1::ReindexStatusResponse::FAILED);
+        break;
+    }
+    resp->set_done(p->done);
+    resp->set_total(p->total);
+    resp->set_model_id(p->model_id);
+    resp->set_error(p->error);
+    return grpc::Status::OK;
+  }
+  grpc::Status Compact(grpc::ServerContext*, const v1::CompactRequest*,
+                       v1::CompactResponse*) override {
+    return Error(db_->Compact());
+  }
+  grpc::Status Verify(grpc::ServerContext*, const v1::VerifyRequest* req,
+                      v1::VerifyResponse* resp) override {
+    auto r = db_->Verify(req->collection());
+    if (!r.ok()) return Error(r.status());
+    resp->set_stored(r->stored);
+    resp->set_indexed(r->indexed);
+    resp->set_missing_from_index(r->missing_from_index);
+    resp->set_stale_in_index(r->stale_in_index);
+    resp->set_model_id(r->model_id);
+    resp->set_foreign_model(r->foreign_model);
+    return grpc::Status::OK;
+  }
+
+ private:
+  Database* db_;
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<grpc::Service>> MakeServices(Database* db,
+                                                         const ServiceLimits& limits) {
+  std::vector<std::unique_ptr<grpc::Service>> out;
+  out.push_back(std::make_unique<CollectionsService>(db));
+  out.push_back(std::make_unique<DocumentsService>(db, limits));
+  out.push_back(std::make_unique<SearchService>(db, limits));
+  out.push_back(std::make_unique<EmbeddingService>(db, limits));
+  out.push_back(std::make_unique<AdminService>(db));
+  return out;
+}
+
+}  // namespace neodb::api

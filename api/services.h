@@ -1,0 +1,33 @@
+#pragma once
+// The gRPC services of neodb.v1 over a Database.
+//
+// Sync API, on purpose: every handler's work is blocking by nature (RocksDB
+// writes with fsync, the embed batcher's wait, index searches), so a callback
+// handler would only move the same blocking onto a pool of our own. gRPC's
+// sync server runs handlers on its own thread pool, bounded through
+// ResourceQuota::SetMaxThreads (ServerOptions::threads); overload is answered
+// by the batcher's bounded queue (RESOURCE_EXHAUSTED), not by growing memory.
+// Every handler converts its absl::Status with ToGrpcStatus (same codes).
+
+#include <memory>
+#include <vector>
+
+#include "api/database.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/impl/codegen/service_type.h"
+
+namespace neodb::api {
+
+struct ServiceLimits {
+  // Documents in one Upsert or one BulkIngest message. Default: 1000.
+  int max_documents_per_request = 1000;
+  // Texts in one Embed request. Default: 256.
+  int max_texts_per_request = 256;
+  // Used when a client sets no deadline. Default: 5 min.
+  absl::Duration default_deadline = absl::Minutes(5);
+};
+
+// One object per service of neodb.v1; all share the Database (not owned).
+std::vector<std::unique_ptr<grpc::Service>> MakeServices(Database* db, const ServiceLimits& limits);
+
+}  // namespace neodb::api

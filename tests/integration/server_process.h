@@ -1,0 +1,146 @@
+#pragma once
+// Runs `neodb serve` as a child process on 127.0.0.1 with a free port (port 0;
+// the server prints the one it got) for integration tests. Every wait is
+// bounded.
+
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "grpcpp/grpcpp.h"
+
+namespace neodb::testing {
+
+inline std::string NeodbBinary() {
+  const char* b = std::getenv("NEODB_BINARY_DIR");
+  return std::string(b ? b : "build") + "/tools/neodb/neodb";
+}
+
+// Runs a neodb command line to completion; returns its exit status.
+inline int RunNeodb(const std::string& args) {
+  std::string cmd = NeodbBinary() + " " + args + " >/dev/null 2>&1";
+  int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+class ServerProcess {
+ public:
+  // `args`: everything after `neodb serve` except --listen.
+  explicit ServerProcess(std::vector<std::string> args) : args_(std::move(args)) {}
+  ~ServerProcess() { Kill(); }
+
+  // Starts the server and waits (at most `timeout`) for its listening line.
+  bool Start(std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    int out[2];
+    if (pipe(out) != 0) return false;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      close(out[0]);
+      close(out[1]);
+      std::vector<std::string> argv_s = {NeodbBinary(), "serve", "--listen", "127.0.0.1:0"};
+      argv_s.insert(argv_s.end(), args_.begin(), args_.end());
+      std::vector<char*> argv;
+      for (auto& a : argv_s) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    FILE* f = fdopen(out[0], "r");
+    // Read the listening line on a helper thread so the wait is bounded.
+    int port = 0;
+    std::thread reader([&] {
+      char line[512];
+      while (fgets(line, sizeof line, f)) {
+        int p = 0;
+        const char* at = strstr(line, "(port ");
+        if (at && sscanf(at, "(port %d)", &p) == 1) {
+          port = p;
+          break;
+        }
+      }
+    });
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (port == 0 && std::chrono::steady_clock::now() < until && Alive()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (port == 0) {
+      Kill();
+      reader.join();
+      fclose(f);
+      return false;
+    }
+    reader.join();
+    // Keep draining stdout so the server never blocks on a full pipe.
+    drain_ = std::thread([f] {
+      char buf[256];
+      while (fgets(buf, sizeof buf, f)) {
+      }
+      fclose(f);
+    });
+    port_ = port;
+    return true;
+  }
+
+  bool Alive() {
+    if (pid_ <= 0) return false;
+    int status;
+    return waitpid(pid_, &status, WNOHANG) == 0;
+  }
+
+  // SIGKILL: the crash.
+  void Kill() { Signal(SIGKILL); }
+  // SIGTERM and wait for a clean exit; returns the exit status (-1 if killed).
+  int Stop(std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, SIGTERM);
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    int status = 0;
+    while (std::chrono::steady_clock::now() < until) {
+      pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        pid_ = -1;
+        if (drain_.joinable()) drain_.join();
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    Kill();
+    return -1;
+  }
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::shared_ptr<grpc::Channel> Channel() const {
+    grpc::ChannelArguments args;
+    args.SetMaxSendMessageSize(128 << 20);
+    return grpc::CreateCustomChannel(address(), grpc::InsecureChannelCredentials(), args);
+  }
+
+ private:
+  void Signal(int sig) {
+    if (pid_ <= 0) return;
+    ::kill(pid_, sig);
+    int status;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    if (drain_.joinable()) drain_.join();
+  }
+
+  std::vector<std::string> args_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::thread drain_;
+};
+
+}  // namespace neodb::testing

@@ -1,0 +1,491 @@
+// Client subcommands: talk to `neodb serve` over gRPC (neodb.v1). Every call
+// carries a deadline (--timeout). Results go to stdout as JSON lines;
+// progress and errors to stderr.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "api/grpc_status.h"
+#include "grpcpp/grpcpp.h"
+#include "neodb/v1/neodb.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "tools/neodb/client_filter.h"
+#include "tools/neodb/commands.h"
+
+namespace neodb::cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct ClientFlags {
+  std::string server = "127.0.0.1:50051";
+  double timeout_s = 30;
+};
+
+void AddClientFlags(CLI::App* cmd, ClientFlags* f) {
+  cmd->add_option("--server", f->server, "Server address host:port")->capture_default_str();
+  cmd->add_option("--timeout", f->timeout_s, "Deadline of each call, seconds")
+      ->capture_default_str();
+}
+
+std::shared_ptr<grpc::Channel> Connect(const ClientFlags& f) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetMaxSendMessageSize(64 << 20);
+  return grpc::CreateCustomChannel(f.server, grpc::InsecureChannelCredentials(), args);
+}
+
+void SetDeadline(grpc::ClientContext* ctx, const ClientFlags& f) {
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+}
+
+void Check(const grpc::Status& s) { ExitIfError(api::FromGrpcStatus(s)); }
+
+json ValueToJson(const v1::Value& v) {
+  switch (v.kind_case()) {
+    case v1::Value::kStringValue:
+      return v.string_value();
+    case v1::Value::kIntValue:
+      return v.int_value();
+    case v1::Value::kDoubleValue:
+      return v.double_value();
+    case v1::Value::kBoolValue:
+      return v.bool_value();
+    default:
+      return nullptr;
+  }
+}
+
+json MetadataToJson(const google::protobuf::Map<std::string, v1::Value>& m) {
+  json j = json::object();
+  for (const auto& [k, v] : m) j[k] = ValueToJson(v);
+  return j;
+}
+
+absl::Status JsonToMetadata(const json& j, google::protobuf::Map<std::string, v1::Value>* out) {
+  if (!j.is_object()) return absl::InvalidArgumentError("\"metadata\" must be an object");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    v1::Value v;
+    if (it->is_string())
+      v.set_string_value(it->get<std::string>());
+    else if (it->is_boolean())
+      v.set_bool_value(it->get<bool>());
+    else if (it->is_number_integer())
+      v.set_int_value(it->get<int64_t>());
+    else if (it->is_number())
+      v.set_double_value(it->get<double>());
+    else
+      return absl::InvalidArgumentError(
+          absl::StrCat("metadata '", it.key(), "': unsupported type"));
+    (*out)[it.key()] = v;
+  }
+  return absl::OkStatus();
+}
+
+json InfoToJson(const v1::CollectionInfo& i) {
+  return json{{"name", i.spec().name()},
+              {"count", i.count()},
+              {"dimension", i.dimension()},
+              {"model_id", i.model_id()},
+              {"index_type", i.index_type()},
+              {"index_size", i.index_size()},
+              {"metric", v1::Metric_Name(i.spec().metric())},
+              {"pooling", v1::Pooling_Name(i.spec().pooling())},
+              {"overflow", v1::Overflow_Name(i.spec().overflow())},
+              {"query_prefix", i.spec().query_prefix()},
+              {"document_prefix", i.spec().document_prefix()}};
+}
+
+void Print(const json& j) { std::printf("%s\n", j.dump().c_str()); }
+
+// --- collections ------------------------------------------------------------
+
+void RegisterCollections(CLI::App& app) {
+  CLI::App* group = app.add_subcommand("collections", "Create, list, describe, drop collections");
+  group->require_subcommand(1);
+
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto spec = std::make_shared<v1::CollectionSpec>();
+    auto index = std::make_shared<std::string>("flat");
+    auto metric = std::make_shared<std::string>("cosine");
+    auto pooling = std::make_shared<std::string>("mean");
+    auto overflow = std::make_shared<std::string>("error");
+    auto name = std::make_shared<std::string>();
+    auto qp = std::make_shared<std::string>();
+    auto dp = std::make_shared<std::string>();
+    CLI::App* c = group->add_subcommand("create", "Create a collection");
+    AddClientFlags(c, f.get());
+    c->add_option("name", *name, "Collection name")->required();
+    c->add_option("--index", *index, "flat | hnsw | ivfpq | a factory string (HNSW32, IVF256,PQ16)")
+        ->capture_default_str();
+    c->add_option("--metric", *metric, "cosine | ip | l2")->capture_default_str();
+    c->add_option("--pooling", *pooling, "mean | cls")->capture_default_str();
+    c->add_option("--overflow", *overflow, "error | chunk (texts over the model length)")
+        ->capture_default_str();
+    c->add_option("--query-prefix", *qp, "Instruction prepended to queries");
+    c->add_option("--document-prefix", *dp, "Instruction prepended to documents");
+    c->callback([=] {
+      v1::CreateCollectionRequest req;
+      auto* s = req.mutable_spec();
+      s->set_name(*name);
+      s->mutable_index()->set_type(*index);
+      if (*metric == "cosine")
+        s->set_metric(v1::METRIC_COSINE);
+      else if (*metric == "ip")
+        s->set_metric(v1::METRIC_INNER_PRODUCT);
+      else if (*metric == "l2")
+        s->set_metric(v1::METRIC_L2);
+      else
+        ExitIfError(absl::InvalidArgumentError("--metric must be cosine, ip or l2"));
+      if (*pooling == "mean")
+        s->set_pooling(v1::POOLING_MEAN);
+      else if (*pooling == "cls")
+        s->set_pooling(v1::POOLING_CLS);
+      else
+        ExitIfError(absl::InvalidArgumentError("--pooling must be mean or cls"));
+      if (*overflow == "error")
+        s->set_overflow(v1::OVERFLOW_ERROR);
+      else if (*overflow == "chunk")
+        s->set_overflow(v1::OVERFLOW_CHUNK);
+      else
+        ExitIfError(absl::InvalidArgumentError("--overflow must be error or chunk"));
+      s->set_query_prefix(*qp);
+      s->set_document_prefix(*dp);
+      auto stub = v1::Collections::NewStub(Connect(*f));
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, *f);
+      v1::CreateCollectionResponse resp;
+      Check(stub->Create(&ctx, req, &resp));
+      Print(InfoToJson(resp.info()));
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    CLI::App* c = group->add_subcommand("list", "List collections");
+    AddClientFlags(c, f.get());
+    c->callback([=] {
+      auto stub = v1::Collections::NewStub(Connect(*f));
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, *f);
+      v1::ListCollectionsResponse resp;
+      Check(stub->List(&ctx, {}, &resp));
+      for (const auto& i : resp.collections()) Print(InfoToJson(i));
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto name = std::make_shared<std::string>();
+    CLI::App* c = group->add_subcommand("describe", "Describe a collection");
+    AddClientFlags(c, f.get());
+    c->add_option("name", *name, "Collection name")->required();
+    c->callback([=] {
+      auto stub = v1::Collections::NewStub(Connect(*f));
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, *f);
+      v1::DescribeCollectionRequest req;
+      req.set_name(*name);
+      v1::DescribeCollectionResponse resp;
+      Check(stub->Describe(&ctx, req, &resp));
+      Print(InfoToJson(resp.info()));
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto name = std::make_shared<std::string>();
+    CLI::App* c = group->add_subcommand("drop", "Drop a collection and all its documents");
+    AddClientFlags(c, f.get());
+    c->add_option("name", *name, "Collection name")->required();
+    c->callback([=] {
+      auto stub = v1::Collections::NewStub(Connect(*f));
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, *f);
+      v1::DropCollectionRequest req;
+      req.set_name(*name);
+      v1::DropCollectionResponse resp;
+      Check(stub->Drop(&ctx, req, &resp));
+    });
+  }
+}
+
+// --- ingest -----------------------------------------------------------------
+
+absl::Status Ingest(const ClientFlags& f, const std::string& collection, const std::string& path,
+                    int batch_size) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  auto stub = v1::Documents::NewStub(Connect(f));
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, f);
+  v1::BulkIngestResponse resp;
+  auto writer = stub->BulkIngest(&ctx, &resp);
+  v1::IngestBatch batch;
+  batch.set_collection(collection);
+  std::string line;
+  uint64_t line_no = 0, sent = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto flush = [&]() -> bool {
+    if (batch.documents().empty()) return true;
+    sent += batch.documents_size();
+    if (!writer->Write(batch)) return false;
+    batch.clear_documents();
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "\rneodb ingest: %llu documents sent (%.0f/s)",
+                 static_cast<unsigned long long>(sent), sent / std::max(secs, 1e-9));
+    return true;
+  };
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json j;
+    try {
+      j = json::parse(line);
+    } catch (const json::exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": not JSON: ", e.what()));
+    }
+    if (!j.is_object() || !j.contains("text") || !j["text"].is_string()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_no, ": expected {\"id\",\"text\",\"metadata\"}"));
+    }
+    v1::Document* d = batch.add_documents();
+    if (j.contains("id")) {
+      if (j["id"].is_string())
+        d->set_id(j["id"].get<std::string>());
+      else if (j["id"].is_number_integer())
+        d->set_id(std::to_string(j["id"].get<int64_t>()));
+      else
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ":", line_no, ": \"id\" must be a string"));
+    }
+    d->set_text(j["text"].get<std::string>());
+    if (j.contains("metadata")) {
+      absl::Status s = JsonToMetadata(j["metadata"], d->mutable_metadata());
+      if (!s.ok())
+        return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": ", s.message()));
+    }
+    if (batch.documents_size() >= batch_size && !flush()) break;
+  }
+  if (flush()) writer->WritesDone();
+  grpc::Status s = writer->Finish();
+  std::fprintf(stderr, "\n");
+  if (!s.ok()) return api::FromGrpcStatus(s);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Print(json{{"documents", resp.documents()},
+             {"batches", resp.batches()},
+             {"tokens", resp.tokens()},
+             {"seconds", secs}});
+  return absl::OkStatus();
+}
+
+// --- search, get, delete ------------------------------------------------------
+
+json HitsToJson(const v1::SearchResponse& resp) {
+  json hits = json::array();
+  for (const auto& h : resp.hits()) {
+    json j{{"id", h.id()}, {"score", h.score()}};
+    if (!h.text().empty()) j["text"] = h.text();
+    if (!h.metadata().empty()) j["metadata"] = MetadataToJson(h.metadata());
+    hits.push_back(std::move(j));
+  }
+  return hits;
+}
+
+void RegisterDocuments(CLI::App& app) {
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto collection = std::make_shared<std::string>();
+    auto path = std::make_shared<std::string>();
+    auto batch = std::make_shared<int>(64);
+    CLI::App* c = app.add_subcommand("ingest", "Stream a JSON-lines file of documents in");
+    AddClientFlags(c, f.get());
+    f->timeout_s = 3600;
+    c->add_option("--collection", *collection, "Collection")->required();
+    c->add_option("file", *path, "JSON lines: {\"id\",\"text\",\"metadata\"}")->required();
+    c->add_option("--batch", *batch, "Documents per stream message")->capture_default_str();
+    c->callback([=] { ExitIfError(Ingest(*f, *collection, *path, std::max(1, *batch))); });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto collection = std::make_shared<std::string>();
+    auto query = std::make_shared<std::string>();
+    auto filter = std::make_shared<std::string>();
+    auto instruction = std::make_shared<std::string>();
+    auto k = std::make_shared<int>(10);
+    auto no_text = std::make_shared<bool>(false);
+    CLI::App* c = app.add_subcommand("search", "Near-text search");
+    AddClientFlags(c, f.get());
+    c->add_option("--collection", *collection, "Collection")->required();
+    c->add_option("query", *query, "Query text")->required();
+    c->add_option("--filter", *filter, "Metadata filter (JSON)");
+    c->add_option("-k", *k, "Results")->capture_default_str();
+    auto* instr = c->add_option("--instruction", *instruction, "Override the query instruction");
+    c->add_flag("--no-text", *no_text, "Do not return texts and metadata");
+    c->callback([=] {
+      v1::NearTextRequest req;
+      req.set_collection(*collection);
+      req.set_query(*query);
+      req.set_k(*k);
+      req.set_include_text(!*no_text);
+      req.set_include_metadata(!*no_text);
+      if (instr->count() > 0) req.set_instruction(*instruction);
+      if (!filter->empty()) {
+        auto p = ParseFilterJsonToProto(*filter);
+        ExitIfError(p.status());
+        *req.mutable_filter() = std::move(*p);
+      }
+      auto stub = v1::Search::NewStub(Connect(*f));
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, *f);
+      v1::SearchResponse resp;
+      Check(stub->NearText(&ctx, req, &resp));
+      for (const auto& h : HitsToJson(resp)) Print(h);
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto collection = std::make_shared<std::string>();
+    auto ids = std::make_shared<std::vector<std::string>>();
+    CLI::App* c = app.add_subcommand("get", "Get documents by id");
+    AddClientFlags(c, f.get());
+    c->add_option("--collection", *collection, "Collection")->required();
+    c->add_option("ids", *ids, "Document ids")->required();
+    c->callback([=] {
+      v1::GetRequest req;
+      req.set_collection(*collection);
+      for (auto& id : *ids) req.add_ids(id);
+      auto stub = v1::Documents::NewStub(Connect(*f));
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, *f);
+      v1::GetResponse resp;
+      Check(stub->Get(&ctx, req, &resp));
+      for (const auto& d : resp.documents()) {
+        Print(json{{"id", d.id()}, {"text", d.text()}, {"metadata", MetadataToJson(d.metadata())}});
+      }
+      for (const auto& id : resp.missing_ids())
+        std::fprintf(stderr, "neodb: '%s' not found\n", id.c_str());
+      if (resp.missing_ids_size() > 0) throw ExitRequest{1};
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto collection = std::make_shared<std::string>();
+    auto ids = std::make_shared<std::vector<std::string>>();
+    CLI::App* c = app.add_subcommand("delete", "Delete documents by id");
+    AddClientFlags(c, f.get());
+    c->add_option("--collection", *collection, "Collection")->required();
+    c->add_option("ids", *ids, "Document ids")->required();
+    c->callback([=] {
+      v1::DeleteRequest req;
+      req.set_collection(*collection);
+      for (auto& id : *ids) req.add_ids(id);
+      auto stub = v1::Documents::NewStub(Connect(*f));
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, *f);
+      v1::DeleteResponse resp;
+      Check(stub->Delete(&ctx, req, &resp));
+      Print(json{{"deleted", resp.deleted()}});
+    });
+  }
+}
+
+// --- admin ------------------------------------------------------------------
+
+void RegisterAdmin(CLI::App& app) {
+  {
+    auto f = std::make_shared<ClientFlags>();
+    CLI::App* c = app.add_subcommand("stats", "Server statistics");
+    AddClientFlags(c, f.get());
+    c->callback([=] {
+      auto stub = v1::Admin::NewStub(Connect(*f));
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, *f);
+      v1::StatsResponse r;
+      Check(stub->Stats(&ctx, {}, &r));
+      Print(json{{"model_id", r.model_id()},
+                 {"dimension", r.dimension()},
+                 {"collections", r.collections()},
+                 {"documents", r.documents()},
+                 {"snapshot_loads", r.snapshot_loads()},
+                 {"index_rebuilds", r.index_rebuilds()},
+                 {"replayed_changes", r.replayed_changes()},
+                 {"snapshots_written", r.snapshots_written()},
+                 {"embed_queue_depth", r.embed_queue_depth()},
+                 {"embedded_texts", r.embedded_texts()},
+                 {"embedded_tokens", r.embedded_tokens()},
+                 {"encoder_seconds", r.encoder_seconds()}});
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    CLI::App* c = app.add_subcommand("snapshot", "Snapshot every index now");
+    AddClientFlags(c, f.get());
+    c->callback([=] {
+      auto stub = v1::Admin::NewStub(Connect(*f));
+      grpc::ClientContext ctx;
+      SetDeadline(&ctx, *f);
+      v1::SnapshotResponse r;
+      Check(stub->Snapshot(&ctx, {}, &r));
+      Print(json{{"collections", r.collections()}, {"covered_seq", r.covered_seq()}});
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto collection = std::make_shared<std::string>();
+    auto model = std::make_shared<std::string>();
+    auto no_wait = std::make_shared<bool>(false);
+    CLI::App* c =
+        app.add_subcommand("reindex", "Re-embed a collection (optionally with a new model)");
+    AddClientFlags(c, f.get());
+    c->add_option("--collection", *collection, "Collection")->required();
+    c->add_option("--model", *model, "Model directory on the server");
+    c->add_flag("--no-wait", *no_wait, "Return once started");
+    c->callback([=] {
+      auto stub = v1::Admin::NewStub(Connect(*f));
+      {
+        grpc::ClientContext ctx;
+        SetDeadline(&ctx, *f);
+        v1::ReindexRequest req;
+        req.set_collection(*collection);
+        req.set_model_dir(*model);
+        v1::ReindexResponse r;
+        Check(stub->Reindex(&ctx, req, &r));
+      }
+      if (*no_wait) return;
+      while (true) {
+        grpc::ClientContext ctx;
+        SetDeadline(&ctx, *f);
+        v1::ReindexStatusRequest req;
+        req.set_collection(*collection);
+        v1::ReindexStatusResponse r;
+        Check(stub->ReindexStatus(&ctx, req, &r));
+        std::fprintf(stderr, "\rneodb reindex: %llu / %llu",
+                     static_cast<unsigned long long>(r.done()),
+                     static_cast<unsigned long long>(r.total()));
+        if (r.state() == v1::ReindexStatusResponse::DONE) {
+          std::fprintf(stderr, "\n");
+          Print(json{{"state", "done"}, {"documents", r.total()}, {"model_id", r.model_id()}});
+          return;
+        }
+        if (r.state() == v1::ReindexStatusResponse::FAILED) {
+          std::fprintf(stderr, "\n");
+          ExitIfError(absl::InternalError(absl::StrCat("reindex failed: ", r.error())));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    });
+  }
+}
+
+}  // namespace
+
+void RegisterClientCommands(CLI::App& app) {
+  RegisterCollections(app);
+  RegisterDocuments(app);
+  RegisterAdmin(app);
+}
+
+}  // namespace neodb::cli

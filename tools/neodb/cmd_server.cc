@@ -1,0 +1,169 @@
+// neodb serve: the gRPC server. Loads the model once, opens the database,
+// serves until SIGTERM/SIGINT, then shuts down gracefully: stop accepting,
+// drain running calls (bounded grace), snapshot every index, close the store.
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "api/database.h"
+#include "api/fake_embedder.h"
+#include "api/server.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+#include "tools/neodb/commands.h"
+#ifdef NEODB_HAVE_ENCODER
+#include "api/encoder_embedder.h"
+#endif
+
+namespace neodb::cli {
+namespace {
+
+struct ServeFlags {
+  std::string data_dir;
+  std::string model_dir;
+  std::string listen = "127.0.0.1:50051";
+  int threads = 16;
+  int encoder_threads = 0;
+  int fake_dim = 0;
+  double test_delay_ms = 0;
+  double snapshot_interval_s = 60;
+  int max_queue_texts = 4096;
+  int max_batch_tokens = 8192;
+  double max_wait_ms = 2;
+  double grace_s = 10;
+};
+
+// Test hook (--test-encoder-delay-ms): every encoder call takes at least
+// `delay` longer, so tests can catch a reindex or a queue in the act.
+class SlowEmbedder : public api::Embedder {
+ public:
+  SlowEmbedder(std::unique_ptr<api::Embedder> inner, absl::Duration delay)
+      : inner_(std::move(inner)), delay_(delay) {}
+  const std::string& model_id() const override { return inner_->model_id(); }
+  int dim() const override { return inner_->dim(); }
+  int max_tokens() const override { return inner_->max_tokens(); }
+  absl::StatusOr<int> CountTokens(std::string_view p, std::string_view t) const override {
+    return inner_->CountTokens(p, t);
+  }
+  absl::StatusOr<std::vector<encoder::Embedding>> Embed(
+      const std::vector<std::string>& texts, const encoder::EmbedOptions& options) override {
+    absl::SleepFor(delay_);
+    return inner_->Embed(texts, options);
+  }
+
+ private:
+  std::unique_ptr<api::Embedder> inner_;
+  absl::Duration delay_;
+};
+
+absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModelUnslowed(const ServeFlags& f,
+                                                                 const std::string& dir);
+
+absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModel(const ServeFlags& f,
+                                                         const std::string& dir) {
+  ASSIGN_OR_RETURN(std::unique_ptr<api::Embedder> e, OpenModelUnslowed(f, dir));
+  if (f.test_delay_ms > 0) {
+    e = std::make_unique<SlowEmbedder>(std::move(e), absl::Milliseconds(f.test_delay_ms));
+  }
+  return e;
+}
+
+absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModelUnslowed(const ServeFlags& f,
+                                                                 const std::string& dir) {
+  if (f.fake_dim > 0) {
+    // Test/benchmark stand-in: `dir` names the fake's seed ("fake:7").
+    uint64_t seed = 1;
+    if (dir.rfind("fake:", 0) == 0) seed = std::stoull(dir.substr(5));
+    return std::unique_ptr<api::Embedder>(new api::FakeEmbedder(f.fake_dim, 512, seed));
+  }
+#ifdef NEODB_HAVE_ENCODER
+  encoder::EncoderOptions eo;
+  eo.backend.num_threads =
+      f.encoder_threads > 0 ? f.encoder_threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return api::EncoderEmbedder::Open(dir, eo);
+#else
+  return absl::UnimplementedError("this build has no encoder; use --fake-model DIM");
+#endif
+}
+
+absl::Status Serve(const ServeFlags& f) {
+  if (f.data_dir.empty()) return absl::InvalidArgumentError("--data-dir is required");
+  if (f.model_dir.empty() && f.fake_dim <= 0) {
+    return absl::InvalidArgumentError("--model is required");
+  }
+  // Block the signals in every thread (gRPC's included); one thread waits.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  // Logs go to stderr; stdout carries only the listening line.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("neodb"));
+  spdlog::info("loading model {}", f.fake_dim > 0 ? "(fake)" : f.model_dir);
+  ASSIGN_OR_RETURN(std::unique_ptr<api::Embedder> embedder, OpenModel(f, f.model_dir));
+  spdlog::info("model {} (dimension {}, max {} tokens)", embedder->model_id(), embedder->dim(),
+               embedder->max_tokens());
+
+  api::DatabaseOptions o;
+  o.data_dir = f.data_dir;
+  o.snapshot_interval = absl::Seconds(f.snapshot_interval_s);
+  o.batcher.max_queue_texts = f.max_queue_texts;
+  o.batcher.max_batch_tokens = f.max_batch_tokens;
+  o.batcher.max_wait = absl::Milliseconds(f.max_wait_ms);
+  o.embedder_factory = [f](const std::string& dir) { return OpenModel(f, dir); };
+  ASSIGN_OR_RETURN(std::unique_ptr<api::Database> db, api::Database::Open(o, std::move(embedder)));
+
+  api::ServerOptions so;
+  so.listen = f.listen;
+  so.threads = f.threads;
+  ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(db.get(), so));
+  // The listening line is what scripts and tests wait for.
+  std::string where = f.listen.substr(0, f.listen.rfind(':') + 1) + std::to_string(server->port());
+  std::printf("neodb: listening on %s (port %d)\n", where.c_str(), server->port());
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&set, &sig);
+  spdlog::info("signal {}: shutting down", sig);
+  server->Shutdown(absl::Seconds(f.grace_s));
+  server.reset();
+  absl::Status s = db->Close();
+  db.reset();
+  spdlog::info("shut down cleanly");
+  return s;
+}
+
+}  // namespace
+
+void RegisterServerCommands(CLI::App& app) {
+  auto f = std::make_shared<ServeFlags>();
+  CLI::App* cmd = app.add_subcommand("serve", "Run the gRPC server");
+  cmd->add_option("--data-dir", f->data_dir, "Database directory (created if missing)")->required();
+  cmd->add_option("--model", f->model_dir, "Model checkpoint directory");
+  cmd->add_option("--listen", f->listen, "host:port to listen on")->capture_default_str();
+  cmd->add_option("--threads", f->threads, "gRPC handler threads")->capture_default_str();
+  cmd->add_option("--encoder-threads", f->encoder_threads,
+                  "Encoder compute threads (0 = all cores)");
+  cmd->add_option("--snapshot-interval", f->snapshot_interval_s,
+                  "Seconds between periodic index snapshots (0 = only on demand and shutdown)")
+      ->capture_default_str();
+  cmd->add_option("--max-queue-texts", f->max_queue_texts, "Embedding queue bound (texts)")
+      ->capture_default_str();
+  cmd->add_option("--max-batch-tokens", f->max_batch_tokens, "Tokens per encoder batch")
+      ->capture_default_str();
+  cmd->add_option("--max-wait-ms", f->max_wait_ms, "Longest wait for a batch to fill (ms)")
+      ->capture_default_str();
+  cmd->add_option("--grace", f->grace_s, "Seconds running calls get at shutdown")
+      ->capture_default_str();
+  cmd->add_option("--fake-model", f->fake_dim,
+                  "Serve a deterministic fake embedder of this dimension instead of a model "
+                  "(tests and service benchmarks only)");
+  cmd->add_option("--test-encoder-delay-ms", f->test_delay_ms,
+                  "Tests only: every encoder call sleeps this long first");
+  cmd->callback([f] { ExitIfError(Serve(*f)); });
+}
+
+}  // namespace neodb::cli

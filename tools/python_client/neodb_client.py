@@ -1,0 +1,172 @@
+"""A tiny Python client for neodb, generated from proto/neodb/v1/neodb.proto.
+
+It knows only the .proto: the stubs (neodb/v1/neodb_pb2*.py) are generated at
+build time by protoc --python_out and grpc_python_plugin into
+<build>/proto/python. Point NEODB_PYTHON_PROTO_DIR there (or pass proto_dir).
+Texts travel as UTF-8 bytes (see Document.text in the .proto); this client
+encodes and decodes them. Needs Debian's python3-grpcio and python3-protobuf (/usr/bin/python3).
+
+    c = NeodbClient("127.0.0.1:50051")
+    c.create_collection("docs")
+    c.upsert("docs", [{"id": "a", "text": "hello", "metadata": {"year": 2024}}])
+    for hit in c.search("docs", "hello", k=5, filter={"year": {"gte": 2020}}): ...
+"""
+
+import os
+import sys
+
+
+def _import_stubs(proto_dir=None):
+    proto_dir = proto_dir or os.environ.get("NEODB_PYTHON_PROTO_DIR")
+    if proto_dir and proto_dir not in sys.path:
+        sys.path.insert(0, proto_dir)
+    from neodb.v1 import neodb_pb2, neodb_pb2_grpc  # noqa: E402
+    return neodb_pb2, neodb_pb2_grpc
+
+
+class NeodbClient:
+    """Every call carries a deadline (timeout seconds, default 30)."""
+
+    def __init__(self, address, timeout=30.0, proto_dir=None):
+        import grpc
+        self.pb, grpc_mod = _import_stubs(proto_dir)
+        self.grpc = grpc
+        self.channel = grpc.insecure_channel(
+            address, options=[("grpc.max_send_message_length", 64 << 20),
+                              ("grpc.max_receive_message_length", 64 << 20)])
+        self.timeout = timeout
+        self.collections = grpc_mod.CollectionsStub(self.channel)
+        self.documents = grpc_mod.DocumentsStub(self.channel)
+        self.search_stub = grpc_mod.SearchStub(self.channel)
+        self.embedding = grpc_mod.EmbeddingStub(self.channel)
+        self.admin = grpc_mod.AdminStub(self.channel)
+
+    def close(self):
+        self.channel.close()
+
+    # --- values and filters ---------------------------------------------------
+    def value(self, v):
+        if isinstance(v, bool):
+            return self.pb.Value(bool_value=v)
+        if isinstance(v, int):
+            return self.pb.Value(int_value=v)
+        if isinstance(v, float):
+            return self.pb.Value(double_value=v)
+        if isinstance(v, str):
+            return self.pb.Value(string_value=v)
+        raise TypeError("metadata values are str, int, float or bool, not %r" % type(v))
+
+    @staticmethod
+    def unvalue(v):
+        return getattr(v, v.WhichOneof("kind")) if v.WhichOneof("kind") else None
+
+    def filter(self, spec):
+        """{"field": {"eq"|"gte"|"gt"|"lte"|"lt"|"in": v}} (several fields = all),
+        or {"and": [...]}, {"or": [...]}, {"not": {...}}."""
+        F = self.pb.Filter
+        if "and" in spec:
+            return F(all=F.FilterList(filters=[self.filter(s) for s in spec["and"]]))
+        if "or" in spec:
+            return F(any=F.FilterList(filters=[self.filter(s) for s in spec["or"]]))
+        if "not" in spec:
+            return F(negate=self.filter(spec["not"]))
+        parts = []
+        for field, ops in spec.items():
+            rng = None
+            for op, v in ops.items():
+                if op == "eq":
+                    parts.append(F(eq=F.Eq(field=field, value=self.value(v))))
+                elif op == "in":
+                    parts.append(F(in_list=F.In(field=field, values=[self.value(x) for x in v])))
+                elif op in ("gte", "gt", "lte", "lt"):
+                    rng = rng or F.Range(field=field)
+                    if op.startswith("g"):
+                        rng.lower.CopyFrom(self.value(v))
+                        rng.lower_exclusive = op == "gt"
+                    else:
+                        rng.upper.CopyFrom(self.value(v))
+                        rng.upper_exclusive = op == "lt"
+                else:
+                    raise ValueError("unknown filter operator %r" % op)
+            if rng is not None:
+                parts.append(F(range=rng))
+        return parts[0] if len(parts) == 1 else F(all=F.FilterList(filters=parts))
+
+    def _doc(self, d):
+        doc = self.pb.Document(id=d.get("id", ""), text=d["text"].encode())
+        for k, v in d.get("metadata", {}).items():
+            doc.metadata[k].CopyFrom(self.value(v))
+        return doc
+
+    # --- calls ------------------------------------------------------------------
+    def create_collection(self, name, index="flat", query_prefix="", document_prefix="",
+                          overflow="error"):
+        spec = self.pb.CollectionSpec(
+            name=name, index=self.pb.IndexSpec(type=index), query_prefix=query_prefix,
+            document_prefix=document_prefix,
+            overflow=self.pb.OVERFLOW_CHUNK if overflow == "chunk" else self.pb.OVERFLOW_ERROR)
+        return self.collections.Create(self.pb.CreateCollectionRequest(spec=spec),
+                                       timeout=self.timeout).info
+
+    def describe(self, name):
+        return self.collections.Describe(self.pb.DescribeCollectionRequest(name=name),
+                                         timeout=self.timeout).info
+
+    def list_collections(self):
+        return list(self.collections.List(self.pb.ListCollectionsRequest(),
+                                          timeout=self.timeout).collections)
+
+    def drop(self, name):
+        self.collections.Drop(self.pb.DropCollectionRequest(name=name), timeout=self.timeout)
+
+    def upsert(self, collection, docs):
+        req = self.pb.UpsertRequest(collection=collection, documents=[self._doc(d) for d in docs])
+        return list(self.documents.Upsert(req, timeout=self.timeout).ids)
+
+    def ingest(self, collection, docs, batch=64):
+        """Client-streaming bulk ingest; returns (documents, batches, tokens)."""
+        def batches():
+            for i in range(0, len(docs), batch):
+                yield self.pb.IngestBatch(collection=collection,
+                                          documents=[self._doc(d) for d in docs[i:i + batch]])
+        r = self.documents.BulkIngest(batches(), timeout=max(self.timeout, 600))
+        return r.documents, r.batches, r.tokens
+
+    def get(self, collection, ids):
+        r = self.documents.Get(self.pb.GetRequest(collection=collection, ids=ids),
+                               timeout=self.timeout)
+        return ({d.id: {"text": d.text.decode(),
+                        "metadata": {k: self.unvalue(v) for k, v in d.metadata.items()}}
+                 for d in r.documents}, list(r.missing_ids))
+
+    def delete(self, collection, ids):
+        return self.documents.Delete(self.pb.DeleteRequest(collection=collection, ids=ids),
+                                     timeout=self.timeout).deleted
+
+    def search(self, collection, query, k=10, filter=None, instruction=None):
+        req = self.pb.NearTextRequest(collection=collection, query=query.encode(), k=k,
+                                      include_text=True, include_metadata=True)
+        if filter:
+            req.filter.CopyFrom(self.filter(filter))
+        if instruction is not None:
+            req.instruction = instruction
+        r = self.search_stub.NearText(req, timeout=self.timeout)
+        return [{"id": h.id, "score": h.score, "text": h.text.decode(),
+                 "metadata": {k: self.unvalue(v) for k, v in h.metadata.items()}} for h in r.hits]
+
+    def search_vector(self, collection, vector, k=10):
+        r = self.search_stub.NearVector(
+            self.pb.NearVectorRequest(collection=collection, vector=vector, k=k),
+            timeout=self.timeout)
+        return [(h.id, h.score) for h in r.hits]
+
+    def embed(self, texts):
+        r = self.embedding.Embed(self.pb.EmbedRequest(texts=[t.encode() for t in texts]), timeout=self.timeout)
+        return [list(v.values) for v in r.vectors], r.model_id
+
+    def stats(self):
+        return self.admin.Stats(self.pb.StatsRequest(), timeout=self.timeout)
+
+    def verify(self, collection):
+        return self.admin.Verify(self.pb.VerifyRequest(collection=collection),
+                                 timeout=self.timeout)
