@@ -1,19 +1,28 @@
 #pragma once
-// The one place that includes libsentencepiece's headers. Debian's
-// sentencepiece 0.1.97 declares `namespace absl { using std::string_view; }`
-// in its public header, which collides with the real abseil's
-// absl::string_view; so this adapter exposes a std-only interface and its .cc
-// includes no abseil header. Errors are (code, message) with absl's codes.
+// The encoder's door to SentencePiece. libsentencepiece itself lives in the
+// plugin libneodb_spm.so (spm_plugin/spm_plugin.h says why), which this
+// adapter loads on first use with dlmopen into a separate link-map namespace
+// and drives through its C API. In ASan builds (NEODB_SPM_STATIC) the plugin
+// sources are linked into the encoder instead: ASan does not support a second
+// libc in a dlmopen namespace, and those builds have no gRPC server, so there
+// is no libprotobuf to clash with.
+//
+// Plugin lookup: $NEODB_SPM_PLUGIN when set; else the path baked in at build
+// time (the build tree's libneodb_spm.so) when it exists; else
+// libneodb_spm.so next to the running executable (a relocated install).
+//
+// Errors are (code, message) with absl's codes; a plugin that cannot be
+// loaded is kFailedPrecondition "cannot load the SentencePiece plugin
+// <path>: <dlerror>".
 
-#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}  // namespace sentencepiece
+extern "C" {
+typedef struct NeodbSpmProcessor NeodbSpmProcessor;
+}
 
 namespace neodb::encoder::spm {
 
@@ -23,7 +32,8 @@ struct Result {
   bool ok() const { return code == 0; }
 };
 
-// Thread-safety: const methods may be called concurrently after Load.
+// Thread-safety: const methods may be called concurrently after Load. Loading
+// the plugin happens once per process, thread-safely.
 class Processor {
  public:
   Processor();
@@ -41,10 +51,10 @@ class Processor {
   int unk_id() const;
 
  private:
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> impl_;
+  NeodbSpmProcessor* handle_ = nullptr;  // Owned; null until Load succeeds.
 };
 
-// SentencePieceTrainer::Train with keyword arguments.
+// SentencePieceTrainer::Train with keyword arguments. Not reentrant.
 Result Train(const std::unordered_map<std::string, std::string>& args);
 
 }  // namespace neodb::encoder::spm
