@@ -3,9 +3,9 @@
 // plugin libneodb_spm.so (spm_plugin/spm_plugin.h says why), which this
 // adapter loads on first use with dlmopen into a separate link-map namespace
 // and drives through its C API. In ASan builds (NEODB_SPM_STATIC) the plugin
-// sources are linked into the encoder instead: ASan does not support a second
-// libc in a dlmopen namespace, and those builds have no gRPC server, so there
-// is no libprotobuf to clash with.
+// sources are linked into the encoder instead: an ASan-instrumented plugin
+// cannot be dlmopen'ed (the namespace would load a second libasan, which
+// aborts), and those builds have no gRPC server, so no libprotobuf to clash.
 //
 // Plugin lookup: $NEODB_SPM_PLUGIN when set; else the path baked in at build
 // time (the build tree's libneodb_spm.so) when it exists; else
