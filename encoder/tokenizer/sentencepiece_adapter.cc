@@ -43,10 +43,10 @@ struct Loaded {
 
 Loaded Load() {
   Loaded l;
-  l.api = Api{&neodb_spm_abi_version,  &neodb_spm_processor_load, &neodb_spm_processor_free,
-              &neodb_spm_encode_ids,   &neodb_spm_encode_pieces,  &neodb_spm_decode,
-              &neodb_spm_piece_to_id,  &neodb_spm_id_to_piece,    &neodb_spm_piece_size,
-              &neodb_spm_unk_id,       &neodb_spm_train,          &neodb_spm_free};
+  l.api = Api{&neodb_spm_abi_version, &neodb_spm_processor_load, &neodb_spm_processor_free,
+              &neodb_spm_encode_ids,  &neodb_spm_encode_pieces,  &neodb_spm_decode,
+              &neodb_spm_piece_to_id, &neodb_spm_id_to_piece,    &neodb_spm_piece_size,
+              &neodb_spm_unk_id,      &neodb_spm_train,          &neodb_spm_free};
   return l;
 }
 

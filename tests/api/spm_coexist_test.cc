@@ -20,8 +20,8 @@ namespace {
 using encoder::testing::ScratchDir;
 
 std::string Corpus() {
-  const std::vector<std::string> words = {"vector", "search", "protein", "gene", "index",
-                                          "query",  "nearest", "cells",  "model", "token"};
+  const std::vector<std::string> words = {"vector", "search",  "protein", "gene",  "index",
+                                          "query",  "nearest", "cells",   "model", "token"};
   std::string text;
   unsigned state = 7;
   for (int line = 0; line < 300; ++line) {

@@ -80,8 +80,8 @@ int neodb_spm_processor_load(const char* bytes, size_t len, NeodbSpmProcessor** 
   *out = nullptr;
   return Guard(err, err_len, [&] {
     auto* p = new NeodbSpmProcessor();
-    const int code = Convert(p->impl.LoadFromSerializedProto(std::string_view(bytes, len)), err,
-                             err_len);
+    const int code =
+        Convert(p->impl.LoadFromSerializedProto(std::string_view(bytes, len)), err, err_len);
     if (code != 0) {
       delete p;
       return code;
