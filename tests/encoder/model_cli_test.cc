@@ -2,12 +2,12 @@
 // exit codes and messages.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "tests/encoder/cli_runner.h"
 #include "encoder/checkpoint/weights.h"
 #include "tests/encoder/checkpoint_test_util.h"
 
@@ -19,23 +19,8 @@ using ::testing::Not;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-struct Result {
-  int rc = -1;
-  std::string output;  // stdout and stderr
-};
-
-Result RunNeodb(const std::string& args) {
-  const std::string cmd = std::string(NEODB_CLI_PATH) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return r;
-}
+using testing_util::CliResult;
+using testing_util::RunNeodb;
 
 std::string Field(const std::string& output, const std::string& key) {
   const size_t at = output.find(key);
@@ -61,7 +46,7 @@ class ModelCliTest : public ::testing::Test {
 
 TEST_F(ModelCliTest, InitWritesALoadableCheckpoint) {
   const std::string out = dir_.Sub("m");
-  Result r = RunNeodb(Init(out));
+  CliResult r = RunNeodb(Init(out));
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_TRUE(fs::exists(out + "/config.json"));
   EXPECT_TRUE(fs::exists(out + "/model.safetensors"));
@@ -80,7 +65,7 @@ TEST_F(ModelCliTest, InitWritesALoadableCheckpoint) {
   }
   EXPECT_EQ(entries, 2);
 
-  Result info = RunNeodb("model info --model " + out);
+  CliResult info = RunNeodb("model info --model " + out);
   ASSERT_EQ(info.rc, 0) << info.output;
   EXPECT_EQ(Field(info.output, "model_id"), w->model_id);
   EXPECT_EQ(Field(info.output, "hidden_size"), "64");
@@ -92,16 +77,16 @@ TEST_F(ModelCliTest, InitWritesALoadableCheckpoint) {
 TEST_F(ModelCliTest, RefusesANonEmptyDirectoryUnlessForced) {
   const std::string out = dir_.Sub("m");
   ASSERT_EQ(RunNeodb(Init(out)).rc, 0);
-  Result again = RunNeodb(Init(out, "", 4));
+  CliResult again = RunNeodb(Init(out, "", 4));
   EXPECT_NE(again.rc, 0);
   EXPECT_THAT(again.output, HasSubstr("not empty"));
   absl::StatusOr<NeoBertWeights> before = LoadCheckpoint(out);
   ASSERT_TRUE(before.ok());
   EXPECT_EQ(before->model_id, RandomWeights(before->config, 3).model_id);  // untouched
 
-  Result forced = RunNeodb(Init(out, "--force --dtype bf16", 4));
+  CliResult forced = RunNeodb(Init(out, "--force --dtype bf16", 4));
   ASSERT_EQ(forced.rc, 0) << forced.output;
-  Result info = RunNeodb("model info --model " + out);
+  CliResult info = RunNeodb("model info --model " + out);
   ASSERT_EQ(info.rc, 0) << info.output;
   EXPECT_EQ(Field(info.output, "dtype"), "BF16");
   EXPECT_NE(Field(info.output, "model_id"), before->model_id);
@@ -119,22 +104,22 @@ TEST_F(ModelCliTest, SameSeedSameModelId) {
 }
 
 TEST_F(ModelCliTest, BadArgumentsFail) {
-  Result preset = RunNeodb("model init --preset huge --vocab " + dir_.Sub("vocab.txt") + " --out " +
+  CliResult preset = RunNeodb("model init --preset huge --vocab " + dir_.Sub("vocab.txt") + " --out " +
                            dir_.Sub("x"));
   EXPECT_NE(preset.rc, 0);
   EXPECT_THAT(preset.output, HasSubstr("huge"));
-  Result vocab = RunNeodb("model init --preset tiny --vocab " + dir_.Sub("nope.txt") + " --out " +
+  CliResult vocab = RunNeodb("model init --preset tiny --vocab " + dir_.Sub("nope.txt") + " --out " +
                           dir_.Sub("x"));
   EXPECT_NE(vocab.rc, 0);
   EXPECT_THAT(vocab.output, HasSubstr("nope.txt"));
   testing::WriteBytes(dir_.Sub("empty.txt"), "");
-  Result empty =
+  CliResult empty =
       RunNeodb("model init --vocab " + dir_.Sub("empty.txt") + " --out " + dir_.Sub("x"));
   EXPECT_NE(empty.rc, 0);
   EXPECT_THAT(empty.output, HasSubstr("empty"));
-  Result dtype = RunNeodb(Init(dir_.Sub("x"), "--dtype f8"));
+  CliResult dtype = RunNeodb(Init(dir_.Sub("x"), "--dtype f8"));
   EXPECT_NE(dtype.rc, 0);
-  Result parent = RunNeodb(Init(dir_.Sub("no/such/parent")));
+  CliResult parent = RunNeodb(Init(dir_.Sub("no/such/parent")));
   EXPECT_NE(parent.rc, 0);
   EXPECT_THAT(parent.output, HasSubstr("does not exist"));
   EXPECT_NE(RunNeodb("model").rc, 0);
@@ -142,7 +127,7 @@ TEST_F(ModelCliTest, BadArgumentsFail) {
 }
 
 TEST_F(ModelCliTest, InfoOnAnInvalidCheckpointFails) {
-  Result missing = RunNeodb("model info --model " + dir_.Sub("absent"));
+  CliResult missing = RunNeodb("model info --model " + dir_.Sub("absent"));
   EXPECT_NE(missing.rc, 0);
   EXPECT_THAT(missing.output, HasSubstr("neodb: "));
   EXPECT_THAT(missing.output, HasSubstr("model.safetensors"));
@@ -152,14 +137,14 @@ TEST_F(ModelCliTest, InfoOnAnInvalidCheckpointFails) {
   // Truncate the weights: the offsets now run past the data.
   const std::string bytes = testing::ReadBytes(out + "/model.safetensors");
   testing::WriteBytes(out + "/model.safetensors", bytes.substr(0, bytes.size() / 2));
-  Result truncated = RunNeodb("model info --model " + out);
+  CliResult truncated = RunNeodb("model info --model " + out);
   EXPECT_NE(truncated.rc, 0);
   EXPECT_THAT(truncated.output, HasSubstr("past the data section"));
   EXPECT_THAT(truncated.output, Not(HasSubstr("model_id")));
 
   testing::WriteBytes(out + "/model.safetensors", bytes);
   testing::WriteBytes(out + "/config.json", R"({"model_type": "bert"})");
-  Result config = RunNeodb("model info --model " + out);
+  CliResult config = RunNeodb("model info --model " + out);
   EXPECT_NE(config.rc, 0);
   EXPECT_THAT(config.output, HasSubstr("model_type"));
 }

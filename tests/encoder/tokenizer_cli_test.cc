@@ -3,7 +3,6 @@
 // --cased keeps case, and bad arguments fail with a clear exit code.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/encoder/cli_runner.h"
 #include "encoder/tokenizer/tokenizer.h"
 #include "tests/encoder/checkpoint_test_util.h"
 
@@ -21,23 +21,8 @@ using ::testing::HasSubstr;
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-struct Result {
-  int rc = -1;
-  std::string output;  // stdout and stderr
-};
-
-Result RunNeodb(const std::string& args) {
-  const std::string cmd = std::string(NEODB_CLI_PATH) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return r;
-}
+using testing_util::CliResult;
+using testing_util::RunNeodb;
 
 // Sentences of pseudo-words built from syllables, some capitalised, so a
 // 300-piece vocabulary is reachable and case matters.
@@ -72,7 +57,7 @@ class TokenizerCliTest : public ::testing::Test {
 
 TEST_F(TokenizerCliTest, TrainsALoadableUncasedUnigramModel) {
   const std::string out = dir_.Sub("tok");
-  const Result r = RunNeodb(Train(out));
+  const CliResult r = RunNeodb(Train(out));
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("nmt_nfkc_cf"));
   EXPECT_TRUE(fs::is_regular_file(out + "/tokenizer.model"));
@@ -98,7 +83,7 @@ TEST_F(TokenizerCliTest, TrainsALoadableUncasedUnigramModel) {
 
 TEST_F(TokenizerCliTest, CasedKeepsCaseAndBpeWorks) {
   const std::string out = dir_.Sub("cased");
-  const Result r = RunNeodb(Train(out, "--cased --model-type bpe"));
+  const CliResult r = RunNeodb(Train(out, "--cased --model-type bpe"));
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("trained bpe tokenizer (nmt_nfkc,"));
   auto tok = LoadTokenizer(out);
@@ -112,22 +97,22 @@ TEST_F(TokenizerCliTest, CasedKeepsCaseAndBpeWorks) {
 TEST_F(TokenizerCliTest, RefusesToOverwriteWithoutForce) {
   const std::string out = dir_.Sub("again");
   ASSERT_EQ(RunNeodb(Train(out)).rc, 0);
-  const Result again = RunNeodb(Train(out));
+  const CliResult again = RunNeodb(Train(out));
   EXPECT_EQ(again.rc, 2);
   EXPECT_THAT(again.output, HasSubstr("use --force"));
   EXPECT_EQ(RunNeodb(Train(out, "--force")).rc, 0);
 }
 
 TEST_F(TokenizerCliTest, BadArgumentsFail) {
-  const Result type = RunNeodb(Train(dir_.Sub("x"), "--model-type wordpiece"));
+  const CliResult type = RunNeodb(Train(dir_.Sub("x"), "--model-type wordpiece"));
   EXPECT_NE(type.rc, 0);
   EXPECT_THAT(type.output, HasSubstr("--model-type"));
-  const Result missing =
+  const CliResult missing =
       RunNeodb("tokenizer train --input " + dir_.Sub("nope.txt") + " --out " + dir_.Sub("y"));
   EXPECT_NE(missing.rc, 0);
   EXPECT_THAT(missing.output, HasSubstr("nope.txt"));
   // A vocabulary the corpus cannot fill is SentencePiece's error, reported.
-  const Result big = RunNeodb("tokenizer train --input " + dir_.Sub("corpus.txt") +
+  const CliResult big = RunNeodb("tokenizer train --input " + dir_.Sub("corpus.txt") +
                               " --vocab-size 50000 --out " + dir_.Sub("z"));
   EXPECT_EQ(big.rc, 1);
   EXPECT_THAT(big.output, HasSubstr("SentencePiece training failed"));

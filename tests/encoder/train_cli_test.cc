@@ -3,7 +3,6 @@
 // on bad input.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,23 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct Result {
-  int rc = -1;
-  std::string output;  // stdout and stderr
-};
-
-Result RunNeodb(const std::string& args) {
-  const std::string cmd = std::string(NEODB_CLI_PATH) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  return r;
-}
+using testing_util::CliResult;
+using testing_util::RunNeodb;
 
 class TrainCliTest : public ::testing::Test {
  protected:
@@ -48,7 +32,7 @@ class TrainCliTest : public ::testing::Test {
     for (const char* w : {"red", "green", "blue", "apple", "grass", "sky", "the"})
       vocab << w << "\n";
     vocab.close();
-    const Result init = RunNeodb("model init --preset tiny --seed 1 --vocab " +
+    const CliResult init = RunNeodb("model init --preset tiny --seed 1 --vocab " +
                                  (root_ / "vocab.txt").string() + " --out " + Model());
     ASSERT_EQ(init.rc, 0) << init.output;
     std::ofstream pairs(root_ / "pairs.jsonl");
@@ -66,13 +50,13 @@ class TrainCliTest : public ::testing::Test {
 };
 
 TEST_F(TrainCliTest, EvalPrintsTheFourMetrics) {
-  const Result r = RunNeodb("eval --model " + Model() + " --pairs " + Path("pairs.jsonl"));
+  const CliResult r = RunNeodb("eval --model " + Model() + " --pairs " + Path("pairs.jsonl"));
   ASSERT_EQ(r.rc, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("R@1 "));
   EXPECT_THAT(r.output, HasSubstr("MRR@10 "));
   EXPECT_THAT(r.output, HasSubstr("nDCG@10 "));
   EXPECT_THAT(r.output, HasSubstr("(3 queries, pool 4)"));
-  const Result cls =
+  const CliResult cls =
       RunNeodb("eval --model " + Model() + " --pairs " + Path("pairs.jsonl") + " --pooling cls");
   EXPECT_EQ(cls.rc, 0) << cls.output;
   EXPECT_NE(
@@ -81,7 +65,7 @@ TEST_F(TrainCliTest, EvalPrintsTheFourMetrics) {
 }
 
 TEST_F(TrainCliTest, FinetuneRunsAndReportsProgress) {
-  const Result r = RunNeodb("finetune --model " + Model() + " --train " + Path("pairs.jsonl") +
+  const CliResult r = RunNeodb("finetune --model " + Model() + " --train " + Path("pairs.jsonl") +
                             " --eval " + Path("pairs.jsonl") + " --out " + Path("out") +
                             " --steps 3 --batch-size 2 --warmup 1 --lr 1e-3");
   ASSERT_EQ(r.rc, 0) << r.output;
@@ -91,17 +75,17 @@ TEST_F(TrainCliTest, FinetuneRunsAndReportsProgress) {
   EXPECT_THAT(r.output, HasSubstr("eval after:"));
   EXPECT_TRUE(fs::exists(root_ / "out" / "model.safetensors"));
   // The output is a checkpoint the rest of the CLI reads.
-  const Result info = RunNeodb("model info --model " + Path("out"));
+  const CliResult info = RunNeodb("model info --model " + Path("out"));
   EXPECT_EQ(info.rc, 0) << info.output;
 }
 
 TEST_F(TrainCliTest, MalformedPairFileExitsWithTheLineNumber) {
   std::ofstream(root_ / "bad.jsonl") << R"({"query": "red", "positive": "apple"})"
                                      << "\n{\"query\": \"red\"\n";
-  const Result r = RunNeodb("eval --model " + Model() + " --pairs " + Path("bad.jsonl"));
+  const CliResult r = RunNeodb("eval --model " + Model() + " --pairs " + Path("bad.jsonl"));
   EXPECT_EQ(r.rc, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("bad.jsonl:2: malformed JSON"));
-  const Result f = RunNeodb("finetune --model " + Model() + " --train " + Path("bad.jsonl") +
+  const CliResult f = RunNeodb("finetune --model " + Model() + " --train " + Path("bad.jsonl") +
                             " --out " + Path("out2") + " --steps 1 --batch-size 1");
   EXPECT_EQ(f.rc, 2) << f.output;
   EXPECT_THAT(f.output, HasSubstr("bad.jsonl:2:"));
