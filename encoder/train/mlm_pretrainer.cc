@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "encoder/train/checkpoint_dir.h"
 #include "encoder/train/float_file.h"
 #include "nlohmann/json.hpp"
 
@@ -310,15 +311,7 @@ PretrainStepRecord MlmPretrainer::Evaluate(uint64_t seed) {
 
 absl::Status MlmPretrainer::SaveCheckpointState() const {
   const fs::path root(options_.checkpoint_dir);
-  const fs::path tmp = root / "checkpoint.tmp";
-  const fs::path final_dir = root / "checkpoint";
-  const fs::path old = root / "checkpoint.old";
-  std::error_code ec;
-  fs::create_directories(root, ec);
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directories(tmp, ec)) {
-    return absl::InternalError(absl::StrCat("cannot create ", tmp.string(), ": ", ec.message()));
-  }
+  ASSIGN_OR_RETURN(const fs::path tmp, StageCheckpointDir(root));
   nlohmann::json state;
   state["format"] = kStateFormat;
   state["step"] = step_;
@@ -339,11 +332,7 @@ absl::Status MlmPretrainer::SaveCheckpointState() const {
     hist.push_back({r.step, r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens, r.masked, r.seconds});
   }
   state["history"] = std::move(hist);
-  {
-    std::ofstream out(tmp / "state.json");
-    out << state.dump(1) << "\n";
-    if (!out) return absl::InternalError(absl::StrCat("error writing ", tmp.string()));
-  }
+  RETURN_IF_ERROR(WriteCheckpointState(tmp, state.dump(1)));
   const std::pair<const char*, const std::vector<float>*> files[] = {
       {"params.bin", &params_.values},  {"adam_m.bin", &optimizer_->m()},
       {"adam_v.bin", &optimizer_->v()}, {"head_w.bin", &head_w_},
@@ -353,21 +342,12 @@ absl::Status MlmPretrainer::SaveCheckpointState() const {
   for (const auto& [name, values] : files) {
     RETURN_IF_ERROR(WriteFloatFile((tmp / name).string(), *values));
   }
-  fs::remove_all(old, ec);
-  if (fs::exists(final_dir)) fs::rename(final_dir, old, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot move old checkpoint: ", ec.message()));
-  fs::rename(tmp, final_dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot install checkpoint: ", ec.message()));
-  fs::remove_all(old, ec);
-  return absl::OkStatus();
+  return InstallCheckpointDir(root);
 }
 
 absl::Status MlmPretrainer::LoadCheckpointState() {
   const fs::path root(options_.checkpoint_dir);
-  fs::path dir = root / "checkpoint";
-  if (!fs::exists(dir / "state.json") && fs::exists(root / "checkpoint.old" / "state.json")) {
-    dir = root / "checkpoint.old";
-  }
+  const fs::path dir = FindCheckpointDir(root);
   std::ifstream in(dir / "state.json");
   if (!in) return absl::NotFoundError(absl::StrCat("--resume: no checkpoint in ", root.string()));
   nlohmann::json state;

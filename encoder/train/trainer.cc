@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "encoder/train/checkpoint_dir.h"
 #include "encoder/train/float_file.h"
 #include "nlohmann/json.hpp"
 
@@ -149,15 +150,7 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
 
 absl::Status Trainer::SaveCheckpointState() const {
   const fs::path root(options_.checkpoint_dir);
-  const fs::path tmp = root / "checkpoint.tmp";
-  const fs::path final_dir = root / "checkpoint";
-  const fs::path old = root / "checkpoint.old";
-  std::error_code ec;
-  fs::create_directories(root, ec);
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directories(tmp, ec)) {
-    return absl::InternalError(absl::StrCat("cannot create ", tmp.string(), ": ", ec.message()));
-  }
+  ASSIGN_OR_RETURN(const fs::path tmp, StageCheckpointDir(root));
   const int64_t per_epoch = static_cast<int64_t>(data_.size()) / options_.batch_size;
   nlohmann::json state;
   state["format"] = kStateFormat;
@@ -174,31 +167,17 @@ absl::Status Trainer::SaveCheckpointState() const {
     hist.push_back({r.step, r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens, r.seconds});
   }
   state["history"] = std::move(hist);
-  {
-    std::ofstream out(tmp / "state.json");
-    out << state.dump(1) << "\n";
-    if (!out) return absl::InternalError(absl::StrCat("error writing ", tmp.string()));
-  }
+  RETURN_IF_ERROR(WriteCheckpointState(tmp, state.dump(1)));
   RETURN_IF_ERROR(WriteFloatFile((tmp / "params.bin").string(), params_.values));
   RETURN_IF_ERROR(WriteFloatFile((tmp / "adam_m.bin").string(), optimizer_->m()));
   RETURN_IF_ERROR(WriteFloatFile((tmp / "adam_v.bin").string(), optimizer_->v()));
   // Swap in: the previous checkpoint stays valid until the new one is in place.
-  fs::remove_all(old, ec);
-  if (fs::exists(final_dir)) fs::rename(final_dir, old, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot move old checkpoint: ", ec.message()));
-  fs::rename(tmp, final_dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot install checkpoint: ", ec.message()));
-  fs::remove_all(old, ec);
-  return absl::OkStatus();
+  return InstallCheckpointDir(root);
 }
 
 absl::Status Trainer::LoadCheckpointState() {
   const fs::path root(options_.checkpoint_dir);
-  fs::path dir = root / "checkpoint";
-  // A crash between the two renames of SaveCheckpointState leaves only .old.
-  if (!fs::exists(dir / "state.json") && fs::exists(root / "checkpoint.old" / "state.json")) {
-    dir = root / "checkpoint.old";
-  }
+  const fs::path dir = FindCheckpointDir(root);
   std::ifstream in(dir / "state.json");
   if (!in) {
     return absl::NotFoundError(absl::StrCat("--resume: no checkpoint in ", root.string()));
