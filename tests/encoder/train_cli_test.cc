@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/encoder/cli_runner.h"
+
 namespace neodb::encoder::train {
 namespace {
 
