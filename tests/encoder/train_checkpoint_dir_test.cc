@@ -1,7 +1,5 @@
 // The checkpoint directory protocol shared by Trainer and MlmPretrainer:
 // staging, atomic swap, and the checkpoint.old fallback on resume.
-#include "encoder/train/checkpoint_dir.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,6 +7,8 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include "encoder/train/checkpoint_dir.h"
 
 namespace neodb::encoder::train {
 namespace {
