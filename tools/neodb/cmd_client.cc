@@ -45,6 +45,37 @@ void SetDeadline(grpc::ClientContext* ctx, const ClientFlags& f) {
 
 void Check(const grpc::Status& s) { ExitIfError(api::FromGrpcStatus(s)); }
 
+// A client subcommand under `parent` whose --server/--timeout land in *f; the callback captures f.
+CLI::App* AddClientCommand(CLI::App* parent, const std::string& name,
+                           const std::string& description, ClientFlags* f) {
+  CLI::App* c = parent->add_subcommand(name, description);
+  AddClientFlags(c, f);
+  return c;
+}
+
+// One unary call on `stub` under the --timeout deadline. A failed call prints the error and exits
+// (Check), so the caller only ever sees a successful response.
+template <typename Stub, typename Request, typename Response>
+Response CallOrExit(Stub& stub, const ClientFlags& f,
+                    grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                    const Request& req) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, f);
+  Response resp;
+  Check((stub.*method)(&ctx, req, &resp));
+  return resp;
+}
+
+// As above, on a fresh connection to --server; `Service` is the generated service class.
+template <typename Service, typename Request, typename Response>
+Response CallOrExit(const ClientFlags& f,
+                    grpc::Status (Service::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                          Response*),
+                    const Request& req) {
+  auto stub = Service::NewStub(Connect(f));
+  return CallOrExit(*stub, f, method, req);
+}
+
 json ValueToJson(const v1::Value& v) {
   switch (v.kind_case()) {
     case v1::Value::kStringValue:
@@ -118,8 +149,7 @@ void RegisterCollections(CLI::App& app) {
     auto name = std::make_shared<std::string>();
     auto qp = std::make_shared<std::string>();
     auto dp = std::make_shared<std::string>();
-    CLI::App* c = group->add_subcommand("create", "Create a collection");
-    AddClientFlags(c, f.get());
+    CLI::App* c = AddClientCommand(group, "create", "Create a collection", f.get());
     c->add_option("name", *name, "Collection name")->required();
     c->add_option("--index", *index, "flat | hnsw | ivfpq | a factory string (HNSW32, IVF256,PQ16)")
         ->capture_default_str();
@@ -156,58 +186,41 @@ void RegisterCollections(CLI::App& app) {
         ExitIfError(absl::InvalidArgumentError("--overflow must be error or chunk"));
       s->set_query_prefix(*qp);
       s->set_document_prefix(*dp);
-      auto stub = v1::Collections::NewStub(Connect(*f));
-      grpc::ClientContext ctx;
-      SetDeadline(&ctx, *f);
-      v1::CreateCollectionResponse resp;
-      Check(stub->Create(&ctx, req, &resp));
-      Print(InfoToJson(resp.info()));
+      Print(
+          InfoToJson(CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::Create, req).info()));
     });
   }
   {
     auto f = std::make_shared<ClientFlags>();
-    CLI::App* c = group->add_subcommand("list", "List collections");
-    AddClientFlags(c, f.get());
+    CLI::App* c = AddClientCommand(group, "list", "List collections", f.get());
     c->callback([=] {
-      auto stub = v1::Collections::NewStub(Connect(*f));
-      grpc::ClientContext ctx;
-      SetDeadline(&ctx, *f);
-      v1::ListCollectionsResponse resp;
-      Check(stub->List(&ctx, {}, &resp));
+      const auto resp = CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::List,
+                                                    v1::ListCollectionsRequest());
       for (const auto& i : resp.collections()) Print(InfoToJson(i));
     });
   }
   {
     auto f = std::make_shared<ClientFlags>();
     auto name = std::make_shared<std::string>();
-    CLI::App* c = group->add_subcommand("describe", "Describe a collection");
-    AddClientFlags(c, f.get());
+    CLI::App* c = AddClientCommand(group, "describe", "Describe a collection", f.get());
     c->add_option("name", *name, "Collection name")->required();
     c->callback([=] {
-      auto stub = v1::Collections::NewStub(Connect(*f));
-      grpc::ClientContext ctx;
-      SetDeadline(&ctx, *f);
       v1::DescribeCollectionRequest req;
       req.set_name(*name);
-      v1::DescribeCollectionResponse resp;
-      Check(stub->Describe(&ctx, req, &resp));
-      Print(InfoToJson(resp.info()));
+      Print(InfoToJson(
+          CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::Describe, req).info()));
     });
   }
   {
     auto f = std::make_shared<ClientFlags>();
     auto name = std::make_shared<std::string>();
-    CLI::App* c = group->add_subcommand("drop", "Drop a collection and all its documents");
-    AddClientFlags(c, f.get());
+    CLI::App* c =
+        AddClientCommand(group, "drop", "Drop a collection and all its documents", f.get());
     c->add_option("name", *name, "Collection name")->required();
     c->callback([=] {
-      auto stub = v1::Collections::NewStub(Connect(*f));
-      grpc::ClientContext ctx;
-      SetDeadline(&ctx, *f);
       v1::DropCollectionRequest req;
       req.set_name(*name);
-      v1::DropCollectionResponse resp;
-      Check(stub->Drop(&ctx, req, &resp));
+      CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::Drop, req);
     });
   }
 }
@@ -294,14 +307,33 @@ json HitsToJson(const v1::SearchResponse& resp) {
   return hits;
 }
 
+// The --collection and positional ids arguments shared by get and delete.
+struct IdsArgs {
+  std::string collection;
+  std::vector<std::string> ids;
+};
+
+void AddIdsOptions(CLI::App* c, IdsArgs* a) {
+  c->add_option("--collection", a->collection, "Collection")->required();
+  c->add_option("ids", a->ids, "Document ids")->required();
+}
+
+template <typename Request>
+Request IdsRequest(const IdsArgs& a) {
+  Request req;
+  req.set_collection(a.collection);
+  for (const auto& id : a.ids) req.add_ids(id);
+  return req;
+}
+
 void RegisterDocuments(CLI::App& app) {
   {
     auto f = std::make_shared<ClientFlags>();
     auto collection = std::make_shared<std::string>();
     auto path = std::make_shared<std::string>();
     auto batch = std::make_shared<int>(64);
-    CLI::App* c = app.add_subcommand("ingest", "Stream a JSON-lines file of documents in");
-    AddClientFlags(c, f.get());
+    CLI::App* c =
+        AddClientCommand(&app, "ingest", "Stream a JSON-lines file of documents in", f.get());
     f->timeout_s = 3600;
     c->add_option("--collection", *collection, "Collection")->required();
     c->add_option("file", *path, "JSON lines: {\"id\",\"text\",\"metadata\"}")->required();
@@ -316,8 +348,7 @@ void RegisterDocuments(CLI::App& app) {
     auto instruction = std::make_shared<std::string>();
     auto k = std::make_shared<int>(10);
     auto no_text = std::make_shared<bool>(false);
-    CLI::App* c = app.add_subcommand("search", "Near-text search");
-    AddClientFlags(c, f.get());
+    CLI::App* c = AddClientCommand(&app, "search", "Near-text search", f.get());
     c->add_option("--collection", *collection, "Collection")->required();
     c->add_option("query", *query, "Query text")->required();
     c->add_option("--filter", *filter, "Metadata filter (JSON)");
@@ -337,31 +368,18 @@ void RegisterDocuments(CLI::App& app) {
         ExitIfError(p.status());
         *req.mutable_filter() = std::move(*p);
       }
-      auto stub = v1::Search::NewStub(Connect(*f));
-      grpc::ClientContext ctx;
-      SetDeadline(&ctx, *f);
-      v1::SearchResponse resp;
-      Check(stub->NearText(&ctx, req, &resp));
+      const auto resp = CallOrExit<v1::Search>(*f, &v1::Search::Stub::NearText, req);
       for (const auto& h : HitsToJson(resp)) Print(h);
     });
   }
   {
     auto f = std::make_shared<ClientFlags>();
-    auto collection = std::make_shared<std::string>();
-    auto ids = std::make_shared<std::vector<std::string>>();
-    CLI::App* c = app.add_subcommand("get", "Get documents by id");
-    AddClientFlags(c, f.get());
-    c->add_option("--collection", *collection, "Collection")->required();
-    c->add_option("ids", *ids, "Document ids")->required();
+    auto args = std::make_shared<IdsArgs>();
+    CLI::App* c = AddClientCommand(&app, "get", "Get documents by id", f.get());
+    AddIdsOptions(c, args.get());
     c->callback([=] {
-      v1::GetRequest req;
-      req.set_collection(*collection);
-      for (auto& id : *ids) req.add_ids(id);
-      auto stub = v1::Documents::NewStub(Connect(*f));
-      grpc::ClientContext ctx;
-      SetDeadline(&ctx, *f);
-      v1::GetResponse resp;
-      Check(stub->Get(&ctx, req, &resp));
+      const auto req = IdsRequest<v1::GetRequest>(*args);
+      const auto resp = CallOrExit<v1::Documents>(*f, &v1::Documents::Stub::Get, req);
       for (const auto& d : resp.documents()) {
         Print(json{{"id", d.id()}, {"text", d.text()}, {"metadata", MetadataToJson(d.metadata())}});
       }
@@ -372,21 +390,12 @@ void RegisterDocuments(CLI::App& app) {
   }
   {
     auto f = std::make_shared<ClientFlags>();
-    auto collection = std::make_shared<std::string>();
-    auto ids = std::make_shared<std::vector<std::string>>();
-    CLI::App* c = app.add_subcommand("delete", "Delete documents by id");
-    AddClientFlags(c, f.get());
-    c->add_option("--collection", *collection, "Collection")->required();
-    c->add_option("ids", *ids, "Document ids")->required();
+    auto args = std::make_shared<IdsArgs>();
+    CLI::App* c = AddClientCommand(&app, "delete", "Delete documents by id", f.get());
+    AddIdsOptions(c, args.get());
     c->callback([=] {
-      v1::DeleteRequest req;
-      req.set_collection(*collection);
-      for (auto& id : *ids) req.add_ids(id);
-      auto stub = v1::Documents::NewStub(Connect(*f));
-      grpc::ClientContext ctx;
-      SetDeadline(&ctx, *f);
-      v1::DeleteResponse resp;
-      Check(stub->Delete(&ctx, req, &resp));
+      const auto req = IdsRequest<v1::DeleteRequest>(*args);
+      const auto resp = CallOrExit<v1::Documents>(*f, &v1::Documents::Stub::Delete, req);
       Print(json{{"deleted", resp.deleted()}});
     });
   }
@@ -397,14 +406,9 @@ void RegisterDocuments(CLI::App& app) {
 void RegisterAdmin(CLI::App& app) {
   {
     auto f = std::make_shared<ClientFlags>();
-    CLI::App* c = app.add_subcommand("stats", "Server statistics");
-    AddClientFlags(c, f.get());
+    CLI::App* c = AddClientCommand(&app, "stats", "Server statistics", f.get());
     c->callback([=] {
-      auto stub = v1::Admin::NewStub(Connect(*f));
-      grpc::ClientContext ctx;
-      SetDeadline(&ctx, *f);
-      v1::StatsResponse r;
-      Check(stub->Stats(&ctx, {}, &r));
+      const auto r = CallOrExit<v1::Admin>(*f, &v1::Admin::Stub::Stats, v1::StatsRequest());
       Print(json{{"model_id", r.model_id()},
                  {"dimension", r.dimension()},
                  {"collections", r.collections()},
@@ -421,14 +425,9 @@ void RegisterAdmin(CLI::App& app) {
   }
   {
     auto f = std::make_shared<ClientFlags>();
-    CLI::App* c = app.add_subcommand("snapshot", "Snapshot every index now");
-    AddClientFlags(c, f.get());
+    CLI::App* c = AddClientCommand(&app, "snapshot", "Snapshot every index now", f.get());
     c->callback([=] {
-      auto stub = v1::Admin::NewStub(Connect(*f));
-      grpc::ClientContext ctx;
-      SetDeadline(&ctx, *f);
-      v1::SnapshotResponse r;
-      Check(stub->Snapshot(&ctx, {}, &r));
+      const auto r = CallOrExit<v1::Admin>(*f, &v1::Admin::Stub::Snapshot, v1::SnapshotRequest());
       Print(json{{"collections", r.collections()}, {"covered_seq", r.covered_seq()}});
     });
   }
@@ -437,31 +436,24 @@ void RegisterAdmin(CLI::App& app) {
     auto collection = std::make_shared<std::string>();
     auto model = std::make_shared<std::string>();
     auto no_wait = std::make_shared<bool>(false);
-    CLI::App* c =
-        app.add_subcommand("reindex", "Re-embed a collection (optionally with a new model)");
-    AddClientFlags(c, f.get());
+    CLI::App* c = AddClientCommand(&app, "reindex",
+                                   "Re-embed a collection (optionally with a new model)", f.get());
     c->add_option("--collection", *collection, "Collection")->required();
     c->add_option("--model", *model, "Model directory on the server");
     c->add_flag("--no-wait", *no_wait, "Return once started");
     c->callback([=] {
       auto stub = v1::Admin::NewStub(Connect(*f));
       {
-        grpc::ClientContext ctx;
-        SetDeadline(&ctx, *f);
         v1::ReindexRequest req;
         req.set_collection(*collection);
         req.set_model_dir(*model);
-        v1::ReindexResponse r;
-        Check(stub->Reindex(&ctx, req, &r));
+        CallOrExit(*stub, *f, &v1::Admin::Stub::Reindex, req);
       }
       if (*no_wait) return;
       while (true) {
-        grpc::ClientContext ctx;
-        SetDeadline(&ctx, *f);
         v1::ReindexStatusRequest req;
         req.set_collection(*collection);
-        v1::ReindexStatusResponse r;
-        Check(stub->ReindexStatus(&ctx, req, &r));
+        const auto r = CallOrExit(*stub, *f, &v1::Admin::Stub::ReindexStatus, req);
         std::fprintf(stderr, "\rneodb reindex: %llu / %llu",
                      static_cast<unsigned long long>(r.done()),
                      static_cast<unsigned long long>(r.total()));
