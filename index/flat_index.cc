@@ -93,9 +93,7 @@ bool FlatIndex::Contains(int64_t id) const {
 
 std::vector<int64_t> FlatIndex::Ids() const {
   absl::ReaderMutexLock lock(&mu_);
-  std::vector<int64_t> out = ids_;
-  std::sort(out.begin(), out.end());
-  return out;
+  return SortedIds(ids_);
 }
 
 std::string FlatIndex::DebugString() const {

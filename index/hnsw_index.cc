@@ -3,14 +3,13 @@
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexHNSW.h>
 #include <faiss/impl/IDSelector.h>
-#include <faiss/impl/io.h>
-#include <faiss/index_io.h>
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "index/exact_search.h"
+#include "index/faiss_io.h"
 #include "index/threads.h"
 
 namespace neodb::index {
@@ -219,11 +218,7 @@ bool HnswIndex::Contains(int64_t id) const {
 
 std::vector<int64_t> HnswIndex::Ids() const {
   absl::ReaderMutexLock lock(&mu_);
-  std::vector<int64_t> out;
-  out.reserve(id_to_pos_.size());
-  for (const auto& [id, pos] : id_to_pos_) out.push_back(id);
-  std::sort(out.begin(), out.end());
-  return out;
+  return SortedIds(id_to_pos_);
 }
 
 bool HnswIndex::NeedsRebuild() const {
@@ -241,11 +236,7 @@ absl::StatusOr<std::string> HnswIndex::Serialize() const {
   ByteWriter w;
   WriteIndexHeader(&w, spec(), dim_, metric_);
   absl::ReaderMutexLock lock(&mu_);
-  faiss::VectorIOWriter faiss_bytes;
-  RETURN_IF_ERROR(
-      CatchExceptions("hnsw serialize", [&] { faiss::write_index(index_.get(), &faiss_bytes); }));
-  w.Str(std::string_view(reinterpret_cast<const char*>(faiss_bytes.data.data()),
-                         faiss_bytes.data.size()));
+  RETURN_IF_ERROR(WriteFaissIndex(*index_, "hnsw serialize", &w));
   w.Vec(pos_to_id_);
   w.Vec(dead_);
   return std::move(w.out());
@@ -259,12 +250,8 @@ absl::Status HnswIndex::DeserializeBody(ByteReader* r) {
       dead.size() != pos_to_id.size()) {
     return absl::DataLossError("hnsw index payload is truncated or inconsistent");
   }
-  std::unique_ptr<faiss::Index> loaded;
-  RETURN_IF_ERROR(CatchExceptions("hnsw deserialize", [&] {
-    faiss::VectorIOReader reader;
-    reader.data.assign(faiss_bytes.begin(), faiss_bytes.end());
-    loaded.reset(faiss::read_index(&reader));
-  }));
+  ASSIGN_OR_RETURN(std::unique_ptr<faiss::Index> loaded,
+                   ReadFaissIndex(faiss_bytes, "hnsw deserialize"));
   auto* hnsw = dynamic_cast<faiss::IndexHNSWFlat*>(loaded.get());
   if (hnsw == nullptr || hnsw->d != dim_ || hnsw->metric_type != FaissMetric(metric_) ||
       static_cast<size_t>(hnsw->ntotal) != pos_to_id.size() ||

@@ -2,12 +2,14 @@
 // Internal to index/: argument checks shared by every VectorIndex, the FAISS
 // exception adapter and a bounds-checked byte reader/writer for Serialize.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <exception>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -24,6 +26,23 @@ inline constexpr char kIndexMagic[] = "NDBVIDX1";  // 8 bytes, no NUL written
 absl::Status ValidateAddArgs(std::span<const int64_t> ids, std::span<const float> vectors, int dim);
 // INVALID_ARGUMENT unless 1 <= k <= kMaxK and queries.size() is a multiple of dim.
 absl::Status ValidateSearchArgs(std::span<const float> queries, int k, int dim);
+
+// The ids held by `ids`, ascending (VectorIndex::Ids). `ids` is a container of
+// int64_t ids, or a map keyed by id.
+template <typename Container>
+std::vector<int64_t> SortedIds(const Container& ids) {
+  std::vector<int64_t> out;
+  out.reserve(ids.size());
+  for (const auto& e : ids) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(e)>, int64_t>) {
+      out.push_back(e);
+    } else {
+      out.push_back(e.first);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 // Runs `fn`, turning any exception (FAISS throws faiss::FaissException, the
 // standard library std::bad_alloc) into INTERNAL / RESOURCE_EXHAUSTED.

@@ -3,14 +3,13 @@
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIVFPQ.h>
 #include <faiss/impl/IDSelector.h>
-#include <faiss/impl/io.h>
-#include <faiss/index_io.h>
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "index/exact_search.h"
+#include "index/faiss_io.h"
 #include "index/threads.h"
 
 namespace neodb::index {
@@ -177,9 +176,7 @@ bool IvfPqIndex::Contains(int64_t id) const {
 std::vector<int64_t> IvfPqIndex::Ids() const {
   absl::ReaderMutexLock lock(&mu_);
   if (ivf_ == nullptr) return buffer_.Ids();
-  std::vector<int64_t> out(live_.begin(), live_.end());
-  std::sort(out.begin(), out.end());
-  return out;
+  return SortedIds(live_);
 }
 
 std::string IvfPqIndex::DebugString() const {
@@ -201,11 +198,7 @@ absl::StatusOr<std::string> IvfPqIndex::Serialize() const {
     buffer_.SerializeBody(&w);
     return std::move(w.out());
   }
-  faiss::VectorIOWriter faiss_bytes;
-  RETURN_IF_ERROR(
-      CatchExceptions("ivfpq serialize", [&] { faiss::write_index(ivf_.get(), &faiss_bytes); }));
-  w.Str(std::string_view(reinterpret_cast<const char*>(faiss_bytes.data.data()),
-                         faiss_bytes.data.size()));
+  RETURN_IF_ERROR(WriteFaissIndex(*ivf_, "ivfpq serialize", &w));
   std::vector<int64_t> ids(live_.begin(), live_.end());
   w.Vec(ids);
   return std::move(w.out());
@@ -225,12 +218,8 @@ absl::Status IvfPqIndex::DeserializeBody(ByteReader* r) {
   if (!r->Str(&faiss_bytes) || !r->Vec(&ids)) {
     return absl::DataLossError("ivfpq index payload is truncated");
   }
-  std::unique_ptr<faiss::Index> loaded;
-  RETURN_IF_ERROR(CatchExceptions("ivfpq deserialize", [&] {
-    faiss::VectorIOReader reader;
-    reader.data.assign(faiss_bytes.begin(), faiss_bytes.end());
-    loaded.reset(faiss::read_index(&reader));
-  }));
+  ASSIGN_OR_RETURN(std::unique_ptr<faiss::Index> loaded,
+                   ReadFaissIndex(faiss_bytes, "ivfpq deserialize"));
   auto* ivf = dynamic_cast<faiss::IndexIVFPQ*>(loaded.get());
   std::unordered_set<int64_t> live(ids.begin(), ids.end());
   if (ivf == nullptr || ivf->d != dim_ || ivf->nlist != static_cast<size_t>(nlist_) ||

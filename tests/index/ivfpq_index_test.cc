@@ -3,18 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "index/index_factory.h"
-#include "index/threads.h"
 #include "tests/index/test_util.h"
 
 namespace neodb::index {
 namespace {
 
-// One OpenMP thread for builds: the shared CI/dev host is oversubscribed and
-// spinning OpenMP teams make these tests 20x slower (index/threads.h).
-const bool kSingleThreadedBuilds = [] {
-  SetIndexBuildThreads(1);
-  return true;
-}();
+const bool kSingleThreadedBuilds = testing::UseSingleThreadedBuilds();
 
 using testing::BruteForce;
 using testing::FnFilter;

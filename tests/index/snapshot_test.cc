@@ -6,18 +6,12 @@
 #include <fstream>
 
 #include "index/index_factory.h"
-#include "index/threads.h"
 #include "tests/index/test_util.h"
 
 namespace neodb::index {
 namespace {
 
-// One OpenMP thread for builds: the shared CI/dev host is oversubscribed and
-// spinning OpenMP teams make these tests 20x slower (index/threads.h).
-const bool kSingleThreadedBuilds = [] {
-  SetIndexBuildThreads(1);
-  return true;
-}();
+const bool kSingleThreadedBuilds = testing::UseSingleThreadedBuilds();
 
 namespace fs = std::filesystem;
 using testing::Iota;

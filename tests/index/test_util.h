@@ -8,9 +8,18 @@
 #include <unordered_set>
 #include <vector>
 
+#include "index/threads.h"
 #include "index/vector_index.h"
 
 namespace neodb::index::testing {
+
+// One OpenMP thread for builds: the shared CI/dev host is oversubscribed and
+// spinning OpenMP teams make index tests 20x slower (index/threads.h). Call once
+// per test binary from a namespace-scope initialiser; returns true.
+inline bool UseSingleThreadedBuilds() {
+  SetIndexBuildThreads(1);
+  return true;
+}
 
 inline std::vector<float> RandomVectors(size_t n, int dim, uint32_t seed) {
   std::mt19937 rng(seed);
