@@ -1,5 +1,7 @@
 #include "api/services.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "api/convert.h"
 #include "api/grpc_status.h"
@@ -175,24 +177,38 @@ void HitsToProto(SearchResult& r, v1::SearchResponse* resp) {
   }
 }
 
+// The fields NearText and NearVector requests share. The parsed filter is
+// stored in `*filter`, which the returned query points into, so it must
+// outlive the query.
+template <typename Request>
+absl::StatusOr<SearchQuery> QueryFromRequest(const Request& req, std::optional<db::Filter>* filter) {
+  bool has_filter = false;
+  auto parsed = FromProto(req.filter(), &has_filter);
+  if (!parsed.ok()) return parsed.status();
+  SearchQuery q;
+  q.k = req.k() == 0 ? 10 : req.k();
+  if (has_filter) {
+    *filter = std::move(*parsed);
+    q.filter = &**filter;
+  }
+  q.include_text = req.include_text();
+  q.include_metadata = req.include_metadata();
+  return q;
+}
+
 class SearchService final : public v1::Search::Service {
  public:
   SearchService(Database* db, const ServiceLimits& limits) : db_(db), limits_(limits) {}
 
   grpc::Status NearText(grpc::ServerContext* ctx, const v1::NearTextRequest* req,
                         v1::SearchResponse* resp) override {
-    bool has_filter = false;
-    auto filter = FromProto(req->filter(), &has_filter);
-    if (!filter.ok()) return Error(filter.status());
-    SearchQuery q;
-    q.k = req->k() == 0 ? 10 : req->k();
-    q.filter = has_filter ? &*filter : nullptr;
-    q.include_text = req->include_text();
-    q.include_metadata = req->include_metadata();
+    std::optional<db::Filter> filter;
+    auto q = QueryFromRequest(*req, &filter);
+    if (!q.ok()) return Error(q.status());
     std::optional<std::string> instruction;
     if (req->has_instruction()) instruction = req->instruction();
     auto r =
-        db_->NearText(req->collection(), req->query(), instruction, q, DeadlineOf(ctx, limits_));
+        db_->NearText(req->collection(), req->query(), instruction, *q, DeadlineOf(ctx, limits_));
     if (!r.ok()) return Error(r.status());
     HitsToProto(*r, resp);
     return grpc::Status::OK;
@@ -200,16 +216,11 @@ class SearchService final : public v1::Search::Service {
 
   grpc::Status NearVector(grpc::ServerContext*, const v1::NearVectorRequest* req,
                           v1::SearchResponse* resp) override {
-    bool has_filter = false;
-    auto filter = FromProto(req->filter(), &has_filter);
-    if (!filter.ok()) return Error(filter.status());
-    SearchQuery q;
-    q.k = req->k() == 0 ? 10 : req->k();
-    q.filter = has_filter ? &*filter : nullptr;
-    q.include_text = req->include_text();
-    q.include_metadata = req->include_metadata();
+    std::optional<db::Filter> filter;
+    auto q = QueryFromRequest(*req, &filter);
+    if (!q.ok()) return Error(q.status());
     std::vector<float> v(req->vector().begin(), req->vector().end());
-    auto r = db_->NearVector(req->collection(), v, q);
+    auto r = db_->NearVector(req->collection(), v, *q);
     if (!r.ok()) return Error(r.status());
     HitsToProto(*r, resp);
     return grpc::Status::OK;
