@@ -13,12 +13,13 @@
 #   tokenizer  neodb tokenizer train         → WORK/tokenizer/tokenizer.model
 #   init       config.json + tokenizer       → WORK/init/ (weights drawn by pretrain)
 #   pretrain   neodb pretrain (MLM)          → WORK/pretrained/   (resumable: --resume)
-#   finetune   neodb finetune (general pairs)→ WORK/finetuned/
-#   eval       SciFact test split            → WORK/eval/
-#   card       model card                    → WORK/model/ (what would ship as
+#   finetune   neodb finetune (general pairs)→ WORK/finetuned/    (resumable)
+#   model      neodb model convert (F16)     → WORK/model/ (what ships as
 #                                               encoder/default_model/)
-# Stages that need a command this build does not have yet stop the script
-# with a message naming the missing piece (pretrain needs `neodb pretrain`).
+#   eval       tools/eval_default_model.sh   → WORK/eval/results.md (SciFact)
+#   card       tools/corpus/model_card.py    → WORK/model/README.md
+# UNTIL=STAGE stops after that stage. A stage killed half-way is resumed
+# (pretrain, finetune) or redone (the others) by the next run.
 #
 # Settings (environment): NEODB (binary, default build/tools/neodb/neodb),
 # SCIFACT (default ../shared/data/scifact), and the model/training knobs
@@ -37,24 +38,25 @@ PY=/usr/bin/python3
 VOCAB_SIZE=${VOCAB_SIZE:-12000}
 TOKENIZER_TYPE=${TOKENIZER_TYPE:-unigram}
 # Architecture (NeoBERT's, scaled down).
-LAYERS=${LAYERS:-6}
+LAYERS=${LAYERS:-4}
 HIDDEN=${HIDDEN:-256}
 HEADS=${HEADS:-4}
 INTERMEDIATE=${INTERMEDIATE:-1024}  # FFN width = round8(2·1024/3) = 688
 MAX_LENGTH=${MAX_LENGTH:-512}
 # Pre-training.
-PRETRAIN_STEPS=${PRETRAIN_STEPS:-5000}  # × 8192 tokens ≈ 2 epochs of the 20M-token corpus
+PRETRAIN_STEPS=${PRETRAIN_STEPS:-1000}  # × 8192 tokens = 8.2M tokens, 0.4 epoch (50 min on one core)
 PRETRAIN_BATCH_TOKENS=${PRETRAIN_BATCH_TOKENS:-8192}
 PRETRAIN_SEQ_LEN=${PRETRAIN_SEQ_LEN:-128}
 PRETRAIN_LR=${PRETRAIN_LR:-1e-3}
 PRETRAIN_CHECKPOINT_EVERY=${PRETRAIN_CHECKPOINT_EVERY:-50}
-THREADS=${THREADS:-0}  # OpenBLAS threads for pretrain/finetune (0 = OpenBLAS default)
+THREADS=${THREADS:-1}  # OpenBLAS threads for pretrain/finetune (0 = OpenBLAS default)
 SEED=${SEED:-1}
-# Contrastive fine-tuning on general pairs.
-FINETUNE_STEPS=${FINETUNE_STEPS:-2000}
-FINETUNE_BATCH=${FINETUNE_BATCH:-64}
-FINETUNE_LR=${FINETUNE_LR:-1e-4}
-FINETUNE_MAX_LENGTH=${FINETUNE_MAX_LENGTH:-128}
+# Contrastive fine-tuning on general pairs (dictionary and inverse-cloze).
+FINETUNE_STEPS=${FINETUNE_STEPS:-500}
+FINETUNE_BATCH=${FINETUNE_BATCH:-128}
+FINETUNE_LR=${FINETUNE_LR:-5e-4}
+FINETUNE_WARMUP=${FINETUNE_WARMUP:-25}
+FINETUNE_MAX_LENGTH=${FINETUNE_MAX_LENGTH:-512}
 
 TIMES=$WORK/TIMES.tsv
 [[ -f $TIMES ]] || printf 'stage\tseconds\tfinished_utc\n' > "$TIMES"
@@ -75,6 +77,8 @@ run_stage() {
   printf '%s\t%d\t%s\n' "$name" $((SECONDS - t0)) "$(date -u +%FT%TZ)" >> "$TIMES"
   log "$name: done in $((SECONDS - t0)) s"
 }
+# UNTIL=STAGE stops the script after that stage (e.g. to inspect pre-training).
+until_stage() { [[ ${UNTIL:-} == "$1" ]] && { log "stopping after $1 (UNTIL)"; exit 0; }; return 0; }
 need_cmd() {
   [[ -x $NEODB ]] || die "$NEODB not found; build it: cmake --build build --target neodb"
   # A known subcommand's help starts its usage line with the subcommand path.
@@ -132,65 +136,54 @@ stage_pretrain() {
 stage_finetune() {
   need_cmd finetune
   local resume=()
-  [[ -d $WORK/finetune_state ]] && resume=(--resume)
+  [[ -d $WORK/finetuned.work ]] && resume=(--resume)
   "$NEODB" finetune --model "$WORK/pretrained" \
     --train "$WORK/corpus/pairs/general_pairs.jsonl" \
     --eval "$WORK/corpus/pairs/general_eval.jsonl" --out "$WORK/finetuned" \
     --steps "$FINETUNE_STEPS" --batch-size "$FINETUNE_BATCH" --lr "$FINETUNE_LR" \
-    --warmup 100 --max-length "$FINETUNE_MAX_LENGTH" --seed "$SEED" \
-    --checkpoint-every 200 --threads "$THREADS" "${resume[@]}" 2>&1 | tee -a "$WORK/finetune.log"
+    --warmup "$FINETUNE_WARMUP" --max-length "$FINETUNE_MAX_LENGTH" --seed "$SEED" \
+    --checkpoint-every 50 --threads "$THREADS" "${resume[@]}" 2>&1 | tee -a "$WORK/finetune.log"
+}
+
+# The shipped form: F16 safetensors (half the size), the pre-training MLM head
+# kept for `neodb fill-mask` and the MLM sanity test.
+stage_model() {
+  "$NEODB" model convert --model "$WORK/finetuned" --out "$WORK/model" --dtype f16 --force
 }
 
 stage_eval() {
   [[ -d $SCIFACT ]] || die "SciFact not found at $SCIFACT (set SCIFACT=...)"
-  need_cmd eval
-  rm -rf "$WORK/eval.tmp" && mkdir -p "$WORK/eval.tmp"
-  "$PY" "$ROOT/tools/corpus/scifact_pairs.py" "$SCIFACT" "$WORK/eval.tmp/scifact"
-  # The reference row: BM25 over the whole corpus (0.6611 nDCG@10 when measured).
-  "$PY" "$ROOT/tools/corpus/beir_eval.py" bm25 "$SCIFACT" | tee "$WORK/eval.tmp/bm25.txt"
-  # TODO(next session): full-corpus BEIR nDCG@10 / Recall@10 over all 5,183
-  # abstracts (neodb eval on the pair file ranks the pair pool only), plus the
-  # random-init, SciFact-fine-tuned and BM25 rows of the model card.
-  "$NEODB" eval --model "$WORK/finetuned" --pairs "$WORK/eval.tmp/scifact/test_pairs.jsonl" \
-    --max-length "$MAX_LENGTH" 2>&1 | tee "$WORK/eval.tmp/finetuned_pairs.txt"
-  mv "$WORK/eval.tmp" "$WORK/eval"
+  rm -rf "$WORK/eval"
+  NEODB=$NEODB THREADS=$THREADS "$ROOT/tools/eval_default_model.sh" "$WORK/model" "$WORK/eval" "$SCIFACT"
 }
 
 stage_card() {
-  rm -rf "$WORK/model.tmp" && cp -r "$WORK/finetuned" "$WORK/model.tmp"
-  {
-    echo "# neodb default model"
-    echo
-    echo "NeoBERT architecture: $LAYERS layers, hidden $HIDDEN, $HEADS heads, intermediate"
-    echo "$INTERMEDIATE, vocabulary $VOCAB_SIZE ($TOKENIZER_TYPE SentencePiece, case-folded),"
-    echo "max length $MAX_LENGTH. Trained by tools/train_default_model.sh."
-    echo
-    echo "## Data"
-    sed '1,2d' "$WORK/corpus/PROVENANCE.md"
-    echo
-    cat "$WORK/corpus/pairs/COUNTS.md" | sed '1s/^# /### /'
-    echo
-    echo "## Training time per stage (seconds)"
-    echo
-    echo '```'
-    cat "$TIMES"
-    echo '```'
-    echo
-    echo "## Evaluation (SciFact test split)"
-    echo
-    echo '```'
-    cat "$WORK/eval/"*.txt
-    echo '```'
-  } > "$WORK/model.tmp/README.md"
-  rm -rf "$WORK/model" && mv "$WORK/model.tmp" "$WORK/model"
+  WORK=$WORK LAYERS=$LAYERS HIDDEN=$HIDDEN HEADS=$HEADS INTERMEDIATE=$INTERMEDIATE \
+    VOCAB_SIZE=$VOCAB_SIZE TOKENIZER_TYPE=$TOKENIZER_TYPE MAX_LENGTH=$MAX_LENGTH \
+    PRETRAIN_STEPS=$PRETRAIN_STEPS PRETRAIN_BATCH_TOKENS=$PRETRAIN_BATCH_TOKENS \
+    PRETRAIN_SEQ_LEN=$PRETRAIN_SEQ_LEN PRETRAIN_LR=$PRETRAIN_LR FINETUNE_STEPS=$FINETUNE_STEPS \
+    FINETUNE_BATCH=$FINETUNE_BATCH FINETUNE_LR=$FINETUNE_LR SEED=$SEED \
+    "$PY" "$ROOT/tools/corpus/model_card.py" > "$WORK/model/README.md.tmp"
+  mv "$WORK/model/README.md.tmp" "$WORK/model/README.md"
+  log "model card: $WORK/model/README.md; to ship: rm -rf encoder/default_model && cp -r $WORK/model encoder/default_model"
 }
 
 run_stage gather "$WORK/corpus/mlm.txt" stage_gather
+until_stage gather
 run_stage pairs "$WORK/corpus/pairs/general_pairs.jsonl" stage_pairs
+until_stage pairs
 run_stage tokenizer "$WORK/tokenizer/tokenizer.model" stage_tokenizer
+until_stage tokenizer
 run_stage init "$WORK/init/config.json" stage_init
+until_stage init
 run_stage pretrain "$WORK/pretrained/model.safetensors" stage_pretrain
+until_stage pretrain
 run_stage finetune "$WORK/finetuned/model.safetensors" stage_finetune
-run_stage eval "$WORK/eval" stage_eval
+until_stage finetune
+run_stage model "$WORK/model/model.safetensors" stage_model
+until_stage model
+run_stage eval "$WORK/eval/results.md" stage_eval
+until_stage eval
 run_stage card "$WORK/model/README.md" stage_card
+until_stage card
 log "done; times in $TIMES"

@@ -1,5 +1,7 @@
 #include "encoder/core/file_util.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +39,15 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_by
     return absl::InternalError(absl::StrCat("short read from ", path));
   }
   return data;
+}
+
+std::string ExecutableDir() {
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return "";
+  const std::string self(exe, static_cast<size_t>(n));
+  const size_t slash = self.rfind('/');
+  return slash == std::string::npos ? "" : self.substr(0, slash);
 }
 
 }  // namespace neodb::encoder

@@ -16,4 +16,8 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path, size_t max_by
 
 bool IsRegularFile(const std::string& path);
 
+// The directory of the running executable (from /proc/self/exe, no trailing
+// '/'); empty when it cannot be read.
+std::string ExecutableDir();
+
 }  // namespace neodb::encoder

@@ -8,6 +8,7 @@
 #include <system_error>
 #include <utility>
 
+#include "encoder/core/file_util.h"
 #include "encoder/tokenizer/spm_plugin/spm_plugin.h"
 
 namespace neodb::encoder::spm {
@@ -60,15 +61,10 @@ std::string PluginPath() {
   if (env != nullptr && env[0] != '\0') return env;
   const std::string baked = NEODB_SPM_PLUGIN_PATH;
   if (FileExists(baked)) return baked;
-  char exe[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n > 0) {
-    const std::string self(exe, static_cast<size_t>(n));
-    const size_t slash = self.rfind('/');
-    if (slash != std::string::npos) {
-      const std::string beside = self.substr(0, slash + 1) + NEODB_SPM_PLUGIN_NAME;
-      if (FileExists(beside)) return beside;
-    }
+  const std::string dir = ExecutableDir();
+  if (!dir.empty()) {
+    const std::string beside = dir + "/" + NEODB_SPM_PLUGIN_NAME;
+    if (FileExists(beside)) return beside;
   }
   return baked;  // Missing: dlerror names it.
 }

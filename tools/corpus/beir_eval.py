@@ -4,9 +4,11 @@
 usage:
   beir_eval.py bm25 DATASET_DIR [--split test] [--run-out RUN.tsv] [--stem]
   beir_eval.py score DATASET_DIR RUN.tsv [--split test]
+  beir_eval.py dense DATASET_DIR --model MODEL_DIR [--neodb BIN] [--name NAME]
+                     [--run-out RUN.tsv]
 
 DATASET_DIR is BEIR layout (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv), e.g.
-../shared/data/scifact, or scifact_pairs.py's OUT_DIR (test_qrels.tsv there).
+../shared/data/scifact (test_queries.jsonl / test_qrels.tsv are accepted too).
 A run file is TSV `query-id  doc-id  score` (any order; the top 100 per query
 by score are used). Prints nDCG@10 and Recall@10 (BEIR's definitions: graded
 gains from qrels, log2 discount, ideal DCG from the qrels; recall = relevant
@@ -17,7 +19,11 @@ bm25 uses Okapi BM25 (k1 = 0.9, b = 0.4, Lucene's idf) over lower-cased
 alphanumeric tokens minus English stop words; --stem adds a crude suffix
 stripper. It lands near, not exactly on, the published Elasticsearch
 figure (≈ 0.665 nDCG@10 on SciFact), whose analyzer differs.
-Standard library only.
+dense embeds every document ("title text") and query with `neodb embed
+--normalize --chunk` (mean pooling; a text over the model's max_length is
+split into windows whose vectors are averaged, never cut) and ranks the whole
+corpus by cosine similarity (numpy). bm25 and score use the standard library
+only.
 """
 
 import argparse
@@ -134,14 +140,45 @@ def metrics(run, qrels, k=10):
     return ndcg / len(qrels), recall / len(qrels)
 
 
+def embed(neodb, model, texts):
+    """Unit vectors [len(texts), dim] from `neodb embed` (one text per line)."""
+    import subprocess
+    import numpy as np
+    data = "".join(t.replace("\n", " ").replace("\r", " ") + "\n" for t in texts).encode("utf-8")
+    cmd = [neodb, "embed", "--model", model, "--normalize", "--chunk", "--threads", "1"]
+    proc = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        fail("%s failed: %s" % (" ".join(cmd), proc.stderr.decode("utf-8", "replace").strip()))
+    rows = [json.loads(line)["embedding"] for line in proc.stdout.decode("utf-8").splitlines()]
+    if len(rows) != len(texts):
+        fail("neodb embed returned %d vectors for %d texts" % (len(rows), len(texts)))
+    return np.asarray(rows, dtype=np.float32)
+
+
+def dense_run(corpus, queries, neodb, model):
+    import numpy as np
+    doc_ids, q_ids = list(corpus), list(queries)
+    docs = embed(neodb, model, [corpus[d] for d in doc_ids])
+    qs = embed(neodb, model, [queries[q] for q in q_ids])
+    scores = qs @ docs.T
+    run = {}
+    for i, q in enumerate(q_ids):
+        top = np.argsort(-scores[i], kind="stable")[:100]
+        run[q] = {doc_ids[j]: float(scores[i, j]) for j in top}
+    return run
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["bm25", "score"])
+    ap.add_argument("mode", choices=["bm25", "score", "dense"])
     ap.add_argument("dataset")
     ap.add_argument("run", nargs="?")
     ap.add_argument("--split", default="test")
     ap.add_argument("--run-out")
     ap.add_argument("--stem", action="store_true")
+    ap.add_argument("--model", help="dense: the checkpoint directory")
+    ap.add_argument("--neodb", default="build/tools/neodb/neodb", help="dense: the neodb binary")
+    ap.add_argument("--name", help="the row's name in the output (default: the mode or run file)")
     args = ap.parse_args()
     if not os.path.isdir(args.dataset):
         fail("dataset directory %s not found" % args.dataset)
@@ -154,11 +191,23 @@ def main():
                     for d, s in docs.items():
                         f.write("%s\t%s\t%.6f\n" % (q, d, s))
         name = "bm25" + ("+stem" if args.stem else "")
+    elif args.mode == "dense":
+        if not args.model:
+            fail("dense needs --model DIR")
+        run = dense_run(corpus, queries, args.neodb, args.model)
+        name = "dense " + args.model
     else:
         if not args.run:
             fail("score needs a RUN.tsv")
         run = load_run(args.run)
         name = os.path.basename(args.run)
+    if args.run_out and args.mode == "dense":
+        with open(args.run_out, "w") as f:
+            for q, docs in run.items():
+                for d, sc in docs.items():
+                    f.write("%s\t%s\t%.6f\n" % (q, d, sc))
+    if args.name:
+        name = args.name
     ndcg, recall = metrics(run, qrels)
     print("%s\t%s\t%d queries\t%d docs\tnDCG@10 %.4f\tRecall@10 %.4f"
           % (name, args.split, len(qrels), len(corpus), ndcg, recall))

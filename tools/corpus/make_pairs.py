@@ -17,6 +17,12 @@ Kinds (query → positive):
   wn_example   WordNet lemma → a usage example of that sense
   wn_synonym   WordNet lemma → "other lemma of the synset: definition"
   gcide_def    GCIDE headword → one of its first two sense definitions
+  passage      a sentence of a corpus paragraph (CORPUS_DIR/mlm.txt) → the
+               rest of that paragraph (inverse cloze task; the sentence stays
+               in the passage for 10% of pairs, so that exact overlap is not
+               the only signal). Teaches sentence-to-passage retrieval, which
+               headword pairs alone do not. --passage-pairs caps the count.
+Each kind is capped at --max-per-kind pairs (random sample) to balance the mix.
 Deterministic for a seed. Standard library only.
 """
 
@@ -24,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -76,6 +83,32 @@ def gcide_pairs(gcide_dir, max_words):
     return {"gcide_def": pairs}
 
 
+# A sentence ends at . ! or ? followed by space and an upper-case letter,
+# a digit or an opening quote/bracket.
+SENTENCE_END = re.compile(r'(?<=[.!?])\s+(?=[A-Z0-9"(\u201c])')
+
+
+def passage_pairs(mlm_path, rng, max_words, limit):
+    """Inverse-cloze pairs from paragraphs of at least two sentences."""
+    pairs = []
+    with open(mlm_path, encoding="utf-8") as f:
+        for line in f:
+            sentences = [x.strip() for x in SENTENCE_END.split(line.strip()) if x.strip()]
+            if len(sentences) < 2:
+                continue
+            i = rng.randrange(len(sentences))
+            query = sentences[i]
+            if not 6 <= len(query.split()) <= 40:
+                continue
+            rest = sentences if rng.random() < 0.1 else sentences[:i] + sentences[i + 1:]
+            positive = clip(" ".join(rest), max_words)
+            if len(positive.split()) < 20:
+                continue
+            pairs.append((query, positive))
+    rng.shuffle(pairs)
+    return {"passage": pairs[:limit]}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("corpus_dir")
@@ -83,6 +116,13 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--eval-size", type=int, default=2000)
     ap.add_argument("--max-words", type=int, default=64, help="positives are cut to this many words")
+    ap.add_argument("--passage-max-words", type=int, default=96,
+                    help="passage positives are cut to this many words")
+    ap.add_argument("--passage-pairs", type=int, default=200000,
+                    help="at most this many inverse-cloze pairs from mlm.txt (0 = none)")
+    ap.add_argument("--max-per-kind", type=int, default=40000,
+                    help="at most this many pairs of each kind (a random sample), so that no "
+                         "kind dominates the mixture (0 = no cap)")
     args = ap.parse_args()
     wordnet_dir = os.path.join(args.corpus_dir, "dict", "wordnet")
     gcide_dir = os.path.join(args.corpus_dir, "dict", "gcide")
@@ -97,6 +137,15 @@ def main():
     kinds = {}
     kinds.update(wordnet_pairs(wordnet_dir, rng, args.max_words))
     kinds.update(gcide_pairs(gcide_dir, args.max_words))
+    if args.passage_pairs > 0:
+        mlm_path = os.path.join(args.corpus_dir, "mlm.txt")
+        if not os.path.exists(mlm_path):
+            sys.exit("make_pairs: %s missing; run tools/corpus/gather.sh %s first" % (mlm_path, args.corpus_dir))
+        kinds.update(passage_pairs(mlm_path, rng, args.passage_max_words, args.passage_pairs))
+
+    for kind in sorted(kinds):
+        if args.max_per_kind > 0 and len(kinds[kind]) > args.max_per_kind:
+            kinds[kind] = rng.sample(kinds[kind], args.max_per_kind)
 
     seen = set()
     records = []

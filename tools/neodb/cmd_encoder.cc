@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "encoder/default_model_dir.h"
 #include "encoder/encoder.h"
 #include "nlohmann/json.hpp"
 #include "tools/neodb/commands.h"
@@ -133,7 +134,8 @@ absl::Status RunEmbed(const EmbedArgs& a) {
   encoder::EncoderOptions eopts;
   eopts.backend.num_threads = a.threads;
   eopts.max_batch_tokens = a.batch_tokens;
-  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, encoder::Encoder::Open(a.model, eopts));
+  ASSIGN_OR_RETURN(const std::string model_dir, encoder::ResolveModelDir(a.model));
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, encoder::Encoder::Open(model_dir, eopts));
   LineReader reader;
   std::vector<std::string> texts;
   int64_t first_line = 1;
@@ -152,7 +154,8 @@ absl::Status RunEmbed(const EmbedArgs& a) {
 }
 
 absl::Status RunTokenize(const std::string& model) {
-  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Tokenizer> tok, encoder::LoadTokenizer(model));
+  ASSIGN_OR_RETURN(const std::string model_dir, encoder::ResolveModelDir(model));
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Tokenizer> tok, encoder::LoadTokenizer(model_dir));
   LineReader reader;
   std::string line;
   int64_t number = 0;
@@ -179,7 +182,8 @@ void RegisterEncoderCommands(CLI::App& app) {
   auto embed_args = std::make_shared<EmbedArgs>();
   CLI::App* embed =
       app.add_subcommand("embed", "Embed one text per stdin line; print one JSON object per line");
-  embed->add_option("--model", embed_args->model, "checkpoint directory")->required();
+  embed->add_option("--model", embed_args->model,
+                    "checkpoint directory (default: the shipped default model)");
   embed->add_option("--pooling", embed_args->pooling, "cls or mean (default mean)");
   embed->add_flag("--normalize", embed_args->normalize, "L2-normalise the vectors");
   embed->add_flag("--chunk", embed_args->chunk,
@@ -195,7 +199,8 @@ void RegisterEncoderCommands(CLI::App& app) {
   auto model = std::make_shared<std::string>();
   CLI::App* tokenize = app.add_subcommand(
       "tokenize", "Print the token ids ([CLS] … [SEP]) of each stdin line as a JSON array");
-  tokenize->add_option("--model", *model, "checkpoint directory")->required();
+  tokenize->add_option("--model", *model,
+                       "checkpoint directory (default: the shipped default model)");
   tokenize->callback([model] { ExitIfError(RunTokenize(*model)); });
 }
 

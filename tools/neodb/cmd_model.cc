@@ -1,7 +1,9 @@
-// neodb model init | info: create a randomly initialised NeoBERT checkpoint
-// directory, and describe one.
+// neodb model init | convert | info: create a randomly initialised NeoBERT
+// checkpoint directory, re-store one in another dtype, and describe one.
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <fstream>
 #include <set>
 #include <string>
@@ -12,6 +14,7 @@
 #include "encoder/checkpoint/presets.h"
 #include "encoder/checkpoint/safetensors.h"
 #include "encoder/checkpoint/weights.h"
+#include "encoder/tokenizer/tokenizer.h"
 #include "tools/neodb/commands.h"
 
 namespace neodb::cli {
@@ -24,6 +27,7 @@ struct InitArgs {
   std::string preset = "tiny";
   uint64_t seed = 0;
   std::string vocab;
+  std::string like;  // a checkpoint directory whose config and tokenizer to copy
   std::string out;
   std::string dtype = "f32";
   bool force = false;
@@ -54,14 +58,15 @@ absl::StatusOr<DType> ParseDType(const std::string& s) {
   return absl::InvalidArgumentError(absl::StrCat("--dtype must be f32, f16 or bf16, not ", s));
 }
 
-absl::Status Init(const InitArgs& a) {
-  ASSIGN_OR_RETURN(const DType dtype, ParseDType(a.dtype));
-  ASSIGN_OR_RETURN(const int64_t vocab_size, CountLines(a.vocab));
-  ASSIGN_OR_RETURN(const encoder::NeoBertConfig config,
-                   encoder::PresetConfig(a.preset, vocab_size));
-
+// Writes a checkpoint directory at `out_arg`: `fill` writes its files into a
+// temporary directory beside the target, the result is read back (which
+// validates it and gives the model id of the stored, possibly F16/BF16-rounded
+// weights), then renamed into place. A crash or an error never leaves a
+// half-written model directory; --force replaces a non-empty one.
+absl::StatusOr<std::string> WriteModelDir(const std::string& out_arg, bool force,
+                                          const std::function<absl::Status(const fs::path&)>& fill) {
   std::error_code ec;
-  fs::path out = fs::path(a.out);
+  fs::path out = fs::path(out_arg);
   if (out.has_filename() == false) out = out.parent_path();  // "dir/" → "dir"
   const bool exists = fs::exists(out, ec);
   if (exists) {
@@ -69,7 +74,7 @@ absl::Status Init(const InitArgs& a) {
       return absl::InvalidArgumentError(
           absl::StrCat(out.string(), " exists and is not a directory"));
     }
-    if (!fs::is_empty(out, ec) && !a.force) {
+    if (!fs::is_empty(out, ec) && !force) {
       return absl::InvalidArgumentError(
           absl::StrCat(out.string(), " exists and is not empty (use --force to replace it)"));
     }
@@ -79,9 +84,6 @@ absl::Status Init(const InitArgs& a) {
     return absl::NotFoundError(
         absl::StrCat("parent directory ", parent.string(), " does not exist"));
   }
-
-  // Build everything in a temporary directory beside the target, then rename:
-  // a crash or an error never leaves a half-written model directory.
   std::string tmpl = (parent / ("." + out.filename().string() + ".tmp-XXXXXX")).string();
   if (mkdtemp(tmpl.data()) == nullptr) {
     return absl::PermissionDeniedError(
@@ -91,15 +93,7 @@ absl::Status Init(const InitArgs& a) {
   auto cleanup = [&] { fs::remove_all(tmp, ec); };
   fs::permissions(tmp, fs::perms(0755), ec);  // mkdtemp makes it 0700
 
-  const encoder::NeoBertWeights weights = encoder::RandomWeights(config, a.seed, true);
-  absl::Status st = encoder::SaveCheckpoint(weights, tmp.string(), {.dtype = dtype});
-  if (st.ok()) {
-    fs::copy_file(a.vocab, tmp / "vocab.txt", ec);
-    if (ec) st = absl::InternalError(absl::StrCat("copy ", a.vocab, ": ", ec.message()));
-    fs::permissions(tmp / "vocab.txt", fs::perms(0644), ec);
-  }
-  // Read back what was written: validates it, and the id printed is that of
-  // the stored (possibly F16/BF16-rounded) weights.
+  absl::Status st = fill(tmp);
   std::string model_id;
   if (st.ok()) {
     absl::StatusOr<encoder::NeoBertWeights> back = encoder::LoadCheckpoint(tmp.string());
@@ -109,6 +103,7 @@ absl::Status Init(const InitArgs& a) {
       st = back.status();
     }
   }
+  if (st.ok()) st = encoder::LoadTokenizer(tmp.string()).status();
   if (!st.ok()) {
     cleanup();
     return st;
@@ -136,10 +131,67 @@ absl::Status Init(const InitArgs& a) {
           absl::StrCat("rename ", tmp.string(), " to ", out.string(), ": ", msg));
     }
   }
-  std::printf("wrote %s: preset %s, vocab_size %lld, %lld parameters, dtype %s, model_id %s\n",
-              out.string().c_str(), a.preset.c_str(), static_cast<long long>(vocab_size),
+  return model_id;
+}
+
+absl::Status Init(const InitArgs& a) {
+  ASSIGN_OR_RETURN(const DType dtype, ParseDType(a.dtype));
+  encoder::NeoBertConfig config;
+  std::unique_ptr<encoder::Tokenizer> tokenizer;  // --like: the template's tokenizer
+  if (!a.like.empty()) {
+    if (!a.vocab.empty()) return absl::InvalidArgumentError("give --like or --vocab, not both");
+    ASSIGN_OR_RETURN(config, encoder::NeoBertConfig::FromFile(a.like + "/config.json"));
+    ASSIGN_OR_RETURN(tokenizer, encoder::LoadTokenizer(a.like));
+  } else {
+    if (a.vocab.empty()) return absl::InvalidArgumentError("--vocab (or --like DIR) is required");
+    ASSIGN_OR_RETURN(const int64_t vocab_size, CountLines(a.vocab));
+    ASSIGN_OR_RETURN(config, encoder::PresetConfig(a.preset, vocab_size));
+  }
+  const encoder::NeoBertWeights weights = encoder::RandomWeights(config, a.seed, true);
+  ASSIGN_OR_RETURN(const std::string model_id,
+                   WriteModelDir(a.out, a.force, [&](const fs::path& tmp) -> absl::Status {
+                     RETURN_IF_ERROR(encoder::SaveCheckpoint(weights, tmp.string(), {.dtype = dtype}));
+                     if (tokenizer) return tokenizer->SaveTo(tmp.string());
+                     std::error_code ec;
+                     fs::copy_file(a.vocab, tmp / "vocab.txt", ec);
+                     if (ec) return absl::InternalError(absl::StrCat("copy ", a.vocab, ": ", ec.message()));
+                     fs::permissions(tmp / "vocab.txt", fs::perms(0644), ec);
+                     return absl::OkStatus();
+                   }));
+  std::printf("wrote %s: %s, vocab_size %lld, %lld parameters, dtype %s, model_id %s\n",
+              a.out.c_str(), a.like.empty() ? ("preset " + a.preset).c_str() : ("shape of " + a.like).c_str(),
+              static_cast<long long>(config.vocab_size),
               static_cast<long long>(encoder::ParameterCount(weights)), a.dtype.c_str(),
               model_id.c_str());
+  return absl::OkStatus();
+}
+
+struct ConvertArgs {
+  std::string model;
+  std::string out;
+  std::string dtype = "f16";
+  bool drop_head = false;
+  bool force = false;
+};
+
+// Re-stores a checkpoint in another dtype (e.g. F16 to ship it at half the
+// size), keeping its tokenizer and, unless --drop-head, its MLM head.
+absl::Status Convert(const ConvertArgs& a) {
+  ASSIGN_OR_RETURN(const DType dtype, ParseDType(a.dtype));
+  ASSIGN_OR_RETURN(encoder::NeoBertWeights weights,
+                   encoder::LoadCheckpoint(a.model, {.load_decoder = !a.drop_head}));
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Tokenizer> tokenizer, encoder::LoadTokenizer(a.model));
+  ASSIGN_OR_RETURN(const std::string model_id,
+                   WriteModelDir(a.out, a.force, [&](const fs::path& tmp) -> absl::Status {
+                     RETURN_IF_ERROR(encoder::SaveCheckpoint(weights, tmp.string(), {.dtype = dtype}));
+                     return tokenizer->SaveTo(tmp.string());
+                   }));
+  std::error_code ec;
+  std::printf("wrote %s: dtype %s, %lld parameters%s, %lld bytes of weights, model_id %s (was %s)\n",
+              a.out.c_str(), a.dtype.c_str(), static_cast<long long>(encoder::ParameterCount(weights)),
+              weights.decoder_weight ? " with the MLM head" : "",
+              static_cast<long long>(fs::file_size(fs::path(a.out) / "model.safetensors", ec)),
+              model_id.c_str(), weights.model_id.c_str());
   return absl::OkStatus();
 }
 
@@ -189,13 +241,28 @@ void RegisterModelCommands(CLI::App& app) {
       ->check(CLI::IsMember({"tiny", "small", "full"}))
       ->capture_default_str();
   init->add_option("--seed", init_args->seed, "random seed")->capture_default_str();
-  init->add_option("--vocab", init_args->vocab, "vocab.txt (one token a line)")->required();
+  init->add_option("--vocab", init_args->vocab, "vocab.txt (one token a line)");
+  init->add_option("--like", init_args->like,
+                   "take config.json and the tokenizer from this checkpoint directory instead of "
+                   "--preset/--vocab (a random model of the same shape)");
   init->add_option("--out", init_args->out, "output directory")->required();
   init->add_option("--dtype", init_args->dtype, "storage type: f32, f16 or bf16")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}))
       ->capture_default_str();
   init->add_flag("--force", init_args->force, "replace a non-empty output directory");
   init->callback([init_args] { ExitIfError(Init(*init_args)); });
+
+  auto conv = std::make_shared<ConvertArgs>();
+  CLI::App* convert = model->add_subcommand(
+      "convert", "Re-store a checkpoint in another dtype (tokenizer and MLM head kept)");
+  convert->add_option("--model", conv->model, "input checkpoint directory")->required();
+  convert->add_option("--out", conv->out, "output directory")->required();
+  convert->add_option("--dtype", conv->dtype, "storage type: f32, f16 or bf16")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}))
+      ->capture_default_str();
+  convert->add_flag("--drop-head", conv->drop_head, "leave the MLM head out");
+  convert->add_flag("--force", conv->force, "replace a non-empty output directory");
+  convert->callback([conv] { ExitIfError(Convert(*conv)); });
 
   auto info_dir = std::make_shared<std::string>();
   CLI::App* info = model->add_subcommand("info", "Describe a checkpoint directory");

@@ -17,7 +17,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "encoder/checkpoint/weights.h"
+#include "encoder/default_model_dir.h"
 #include "encoder/tokenizer/tokenizer.h"
+#include "encoder/train/mask_predictor.h"
 #include "encoder/train/mlm_pretrainer.h"
 #include "encoder/train/train_model.h"
 #include "encoder/train/train_params.h"
@@ -192,53 +194,30 @@ struct FillMaskArgs {
 // the quick sanity check of a pre-trained model ("paris is the capital of
 // [MASK]." should rank "france" high).
 absl::Status FillMask(const FillMaskArgs& a) {
-  encoder::LoadOptions load;
-  load.load_decoder = true;
-  ASSIGN_OR_RETURN(NeoBertWeights weights, encoder::LoadCheckpoint(a.model_dir, load));
-  if (!weights.decoder_weight || !weights.decoder_bias) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(a.model_dir, " has no MLM head (decoder.weight/decoder.bias)"));
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Tokenizer> tokenizer,
-                   encoder::LoadTokenizer(a.model_dir));
-  const NeoBertConfig& config = weights.config;
-  const encoder::train::TrainParams<float> params = encoder::train::ParamsFromWeights(weights);
-  const encoder::train::TrainModel<float> model(params.layout);
-  const float* w = weights.decoder_weight->data<float>();
-  const float* b = weights.decoder_bias->data<float>();
-  const int64_t c = config.hidden_size, v = config.vocab_size;
+  ASSIGN_OR_RETURN(const std::string model_dir, encoder::ResolveModelDir(a.model_dir));
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::train::MaskPredictor> predictor,
+                   encoder::train::MaskPredictor::Open(model_dir));
   for (const std::string& text : a.texts) {
-    ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer->Encode(text));
-    if (static_cast<int64_t>(ids.size()) > config.max_length) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "\"", text, "\" is ", ids.size(), " tokens; the model takes ", config.max_length));
+    absl::StatusOr<std::vector<encoder::train::MaskScores>> masks = predictor->Predict(text);
+    if (!masks.ok()) {
+      return absl::Status(masks.status().code(),
+                          absl::StrCat("\"", text, "\": ", masks.status().message()));
     }
-    encoder::PackedBatch batch;
-    encoder::train::AppendSequence(&batch, ids);
-    std::vector<float> hidden(ids.size() * static_cast<size_t>(c));
-    model.Forward(params.values.data(), batch, 0, nullptr, encoder::Pooling::kMean, nullptr,
-                  nullptr, -1, nullptr, hidden.data());
     std::printf("%s\n", text.c_str());
-    bool any = false;
-    for (size_t pos = 0; pos < ids.size(); ++pos) {
-      if (ids[pos] != tokenizer->special().mask) continue;
-      any = true;
-      std::vector<std::pair<float, int32_t>> scored(static_cast<size_t>(v));
-      for (int64_t t = 0; t < v; ++t) {
-        float z = b[t];
-        for (int64_t k = 0; k < c; ++k) z += hidden[pos * c + k] * w[t * c + k];
-        scored[t] = {z, static_cast<int32_t>(t)};
-      }
-      const int top = std::min<int>(a.top_k, static_cast<int>(v));
-      std::partial_sort(scored.begin(), scored.begin() + top, scored.end(),
-                        [](const auto& x, const auto& y) { return x.first > y.first; });
-      std::printf("  [MASK] at %zu:", pos);
+    if (masks->empty()) std::printf("  (no [MASK] token in this text)\n");
+    for (const encoder::train::MaskScores& m : *masks) {
+      std::vector<int32_t> order(m.logits.size());
+      for (size_t t = 0; t < order.size(); ++t) order[t] = static_cast<int32_t>(t);
+      const int top = std::min<int>(a.top_k, static_cast<int>(order.size()));
+      std::partial_sort(order.begin(), order.begin() + top, order.end(),
+                        [&](int32_t x, int32_t y) { return m.logits[x] > m.logits[y]; });
+      std::printf("  [MASK] at %lld:", static_cast<long long>(m.position));
       for (int i = 0; i < top; ++i) {
-        std::printf(" %s(%.2f)", tokenizer->IdToToken(scored[i].second).c_str(), scored[i].first);
+        std::printf(" %s(%.2f)", predictor->tokenizer().IdToToken(order[i]).c_str(),
+                    m.logits[order[i]]);
       }
       std::printf("\n");
     }
-    if (!any) std::printf("  (no [MASK] token in this text)\n");
   }
   return absl::OkStatus();
 }
@@ -249,8 +228,8 @@ void RegisterPretrainCommands(CLI::App& app) {
   auto fill = std::make_shared<FillMaskArgs>();
   CLI::App* fill_cmd = app.add_subcommand(
       "fill-mask", "Top predictions of a checkpoint's MLM head at each [MASK] of some texts");
-  fill_cmd->add_option("--model", fill->model_dir, "Checkpoint directory with an MLM head")
-      ->required();
+  fill_cmd->add_option("--model", fill->model_dir,
+                       "Checkpoint directory with an MLM head (default: the shipped default model)");
   fill_cmd->add_option("--top-k", fill->top_k, "Predictions per [MASK]")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));

@@ -14,6 +14,7 @@
 #include "tools/neodb/commands.h"
 #ifdef NEODB_HAVE_ENCODER
 #include "api/encoder_embedder.h"
+#include "encoder/default_model_dir.h"
 #endif
 
 namespace neodb::cli {
@@ -90,9 +91,13 @@ absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModelUnslowed(const ServeFlag
 
 absl::Status Serve(const ServeFlags& f) {
   if (f.data_dir.empty()) return absl::InvalidArgumentError("--data-dir is required");
-  if (f.model_dir.empty() && f.fake_dim <= 0) {
-    return absl::InvalidArgumentError("--model is required");
+  // No --model: the shipped default model (encoder/default_model_dir.h).
+  std::string model_dir = f.model_dir;
+#ifdef NEODB_HAVE_ENCODER
+  if (f.fake_dim <= 0) {
+    ASSIGN_OR_RETURN(model_dir, encoder::ResolveModelDir(f.model_dir));
   }
+#endif
   // Block the signals in every thread (gRPC's included); one thread waits.
   sigset_t set;
   sigemptyset(&set);
@@ -102,8 +107,9 @@ absl::Status Serve(const ServeFlags& f) {
 
   // Logs go to stderr; stdout carries only the listening line.
   spdlog::set_default_logger(spdlog::stderr_color_mt("neodb"));
-  spdlog::info("loading model {}", f.fake_dim > 0 ? "(fake)" : f.model_dir);
-  ASSIGN_OR_RETURN(std::unique_ptr<api::Embedder> embedder, OpenModel(f, f.model_dir));
+  spdlog::info("loading model {}{}", f.fake_dim > 0 ? "(fake)" : model_dir,
+               f.model_dir.empty() && f.fake_dim <= 0 ? " (the default model; --model picks another)" : "");
+  ASSIGN_OR_RETURN(std::unique_ptr<api::Embedder> embedder, OpenModel(f, model_dir));
   spdlog::info("model {} (dimension {}, max {} tokens)", embedder->model_id(), embedder->dim(),
                embedder->max_tokens());
 
@@ -142,7 +148,8 @@ void RegisterServerCommands(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand("serve", "Run the gRPC server");
   cmd->add_option("--data-dir", f->data_dir, "Database directory (created if missing)")->required();
-  cmd->add_option("--model", f->model_dir, "Model checkpoint directory");
+  cmd->add_option("--model", f->model_dir,
+                  "Model checkpoint directory (default: the shipped default model)");
   cmd->add_option("--listen", f->listen, "host:port to listen on")->capture_default_str();
   cmd->add_option("--threads", f->threads, "gRPC handler threads")->capture_default_str();
   cmd->add_option("--encoder-threads", f->encoder_threads,
