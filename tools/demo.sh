@@ -4,10 +4,10 @@
 # the streaming API, run near-text searches (with and without a metadata
 # filter), print the server's stats, and shut the server down cleanly.
 #
-# Model: until neodb ships a trained default model, this uses a randomly
-# initialised NeoBERT checkpoint (`neodb model init --preset small`), so the
-# rankings show the machinery, not semantic quality. Pass MODEL=DIR to use a
-# real checkpoint (e.g. chandar-lab/NeoBERT downloaded by you).
+# Model: the default model neodb ships (encoder/default_model/, a small
+# NeoBERT-architecture encoder trained by tools/train_default_model.sh; see
+# its README.md for what it scores). Pass MODEL=DIR to serve another
+# checkpoint (e.g. chandar-lab/NeoBERT downloaded by you).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install_deps.sh
@@ -19,16 +19,6 @@ DOCS=${DEMO_DOCS:-2000}
 PY=/usr/bin/python3
 rm -rf "$WORK"
 mkdir -p "$WORK"
-
-if [ -z "${MODEL:-}" ]; then
-  VOCAB=../shared/data/bert-base-uncased/vocab.txt
-  if [ ! -f "$VOCAB" ]; then
-    VOCAB=build/testdata/bert-base-uncased/vocab.txt
-    [ -f "$VOCAB" ] || bash tools/fetch_bert_vocab.sh "$VOCAB"
-  fi
-  MODEL="$WORK/model"
-  "$NEODB" model init --preset small --seed 1 --vocab "$VOCAB" --out "$MODEL"
-fi
 
 # Real text: SciFact abstracts when ../shared/data is present, else the
 # licence texts every Debian machine carries, one paragraph per document.
@@ -61,9 +51,19 @@ with open(out, "w", encoding="utf-8") as f:
 print(f"demo: {len(docs)} documents written to {out}", file=sys.stderr)
 PYEOF
 
+if [ -f ../shared/data/scifact/corpus.jsonl ]; then
+  QUERY1="vitamin D deficiency and bone density"
+  QUERY2="gene expression in cancer cells"
+else
+  QUERY1="you may copy and distribute modified versions of the program"
+  QUERY2="there is no warranty for the software"
+fi
+
 PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 ADDR=127.0.0.1:$PORT
-"$NEODB" serve --data-dir "$WORK/data" --model "$MODEL" --listen "$ADDR" > "$WORK/server.log" 2>&1 &
+MODEL_FLAG=()
+[ -n "${MODEL:-}" ] && MODEL_FLAG=(--model "$MODEL")
+"$NEODB" serve --data-dir "$WORK/data" "${MODEL_FLAG[@]}" --listen "$ADDR" > "$WORK/server.log" 2>&1 &
 SERVER=$!
 trap 'kill -TERM $SERVER 2>/dev/null || true' EXIT
 for _ in $(seq 1 120); do
@@ -76,8 +76,8 @@ set -x
 "$NEODB" collections create demo --server "$ADDR" --index flat --metric cosine --pooling mean --overflow chunk
 "$NEODB" ingest --collection demo --server "$ADDR" "$WORK/docs.jsonl"
 "$NEODB" collections describe demo --server "$ADDR"
-"$NEODB" search --collection demo --server "$ADDR" -k 5 "vitamin D deficiency and bone density"
-"$NEODB" search --collection demo --server "$ADDR" -k 3 --filter '{"field":"length","lt":600}' "gene expression in cancer cells"
+"$NEODB" search --collection demo --server "$ADDR" -k 5 "$QUERY1"
+"$NEODB" search --collection demo --server "$ADDR" -k 3 --filter '{"field":"length","lt":600}' "$QUERY2"
 "$NEODB" stats --server "$ADDR"
 set +x
 

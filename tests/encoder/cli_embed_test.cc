@@ -150,6 +150,22 @@ TEST_F(CliTest, TooLongLineFailsNamingTheLineUnlessChunked) {
   EXPECT_EQ(Lines(out).size(), 4u);
 }
 
+// No --model: the default model, here pointed at the tiny test model with
+// NEODB_DEFAULT_MODEL (the shipped one is tested by default_model_test).
+TEST_F(CliTest, WithoutModelTheDefaultModelIsUsed) {
+  std::string explicit_out, out, err;
+  ASSERT_EQ(Run("embed --normalize --model " + model(), "hello world\n", &explicit_out, &err), 0)
+      << err;
+  ASSERT_EQ(setenv("NEODB_DEFAULT_MODEL", model().c_str(), 1), 0);
+  EXPECT_EQ(Run("embed --normalize", "hello world\n", &out, &err), 0) << err;
+  EXPECT_EQ(out, explicit_out);
+  EXPECT_EQ(Run("tokenize", "hello world\n", &out, &err), 0) << err;
+  ASSERT_EQ(setenv("NEODB_DEFAULT_MODEL", (model() + "/missing").c_str(), 1), 0);
+  EXPECT_NE(Run("embed", "hello world\n", &out, &err), 0);
+  EXPECT_NE(err.find("NEODB_DEFAULT_MODEL"), std::string::npos) << err;
+  unsetenv("NEODB_DEFAULT_MODEL");
+}
+
 TEST_F(CliTest, BadFlagsAreErrors) {
   std::string out, err;
   EXPECT_NE(Run("embed --model " + model() + " --pooling max", "x\n", &out, &err), 0);

@@ -1,8 +1,9 @@
-// Runs the neodb binary: `neodb model init` and `neodb model info`, their
+// Runs the neodb binary: `neodb model init`, `convert` and `info`, their
 // exit codes and messages.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -35,6 +36,14 @@ class ModelCliTest : public ::testing::Test {
     std::string vocab = "[PAD]\n";
     for (int i = 1; i < 50; ++i) vocab += "tok" + std::to_string(i) + "\n";
     testing::WriteBytes(dir_.Sub("vocab.txt"), vocab);
+  }
+  // A model whose vocab.txt has the special tokens, so that its tokenizer
+  // loads (convert and init --like copy the tokenizer through loading it).
+  std::string InitLoadable(const std::string& out) {
+    std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
+    for (int i = 5; i < 50; ++i) vocab += "tok" + std::to_string(i) + "\n";
+    testing::WriteBytes(dir_.Sub("vocab_sp.txt"), vocab);
+    return "model init --preset tiny --seed 3 --vocab " + dir_.Sub("vocab_sp.txt") + " --out " + out;
   }
   // `extra` may not repeat --seed; use `seed`.
   std::string Init(const std::string& out, const std::string& extra = "", int seed = 3) {
@@ -72,6 +81,55 @@ TEST_F(ModelCliTest, InitWritesALoadableCheckpoint) {
   EXPECT_EQ(Field(info.output, "vocab_size"), "50");
   EXPECT_EQ(Field(info.output, "dtype"), "F32");
   EXPECT_THAT(Field(info.output, "parameters"), HasSubstr(std::to_string(ParameterCount(*w))));
+}
+
+TEST_F(ModelCliTest, ConvertStoresF16AndKeepsTokenizerAndHead) {
+  const std::string in = dir_.Sub("m"), out = dir_.Sub("m16");
+  ASSERT_EQ(RunNeodb(InitLoadable(in)).rc, 0);
+  CliResult r = RunNeodb("model convert --model " + in + " --out " + out + " --dtype f16");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_EQ(testing::ReadBytes(out + "/vocab.txt"), testing::ReadBytes(dir_.Sub("vocab_sp.txt")));
+  absl::StatusOr<NeoBertWeights> a = LoadCheckpoint(in, {.load_decoder = true});
+  absl::StatusOr<NeoBertWeights> b = LoadCheckpoint(out, {.load_decoder = true});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(b->decoder_weight.has_value());
+  EXPECT_EQ(Field(RunNeodb("model info --model " + out).output, "dtype"), "F16");
+  // Every value is the F16 rounding of the original: relative error ≤ 2^-11.
+  const float* x = a->decoder_weight->data<float>();
+  const float* y = b->decoder_weight->data<float>();
+  for (int64_t i = 0; i < a->decoder_weight->numel(); ++i) {
+    ASSERT_NEAR(y[i], x[i], std::abs(x[i]) * 4.9e-4 + 1e-7) << i;
+  }
+  EXPECT_THAT(r.output, HasSubstr(b->model_id));
+  // --drop-head leaves the MLM head out; a second convert into `out` needs --force.
+  r = RunNeodb("model convert --model " + in + " --out " + out + " --drop-head");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_THAT(r.output, HasSubstr("--force"));
+  r = RunNeodb("model convert --model " + in + " --out " + out + " --drop-head --force");
+  ASSERT_EQ(r.rc, 0) << r.output;
+  EXPECT_EQ(Field(RunNeodb("model info --model " + out).output, "mlm_head"), "no");
+  // A missing input is an error naming it, and leaves nothing behind.
+  r = RunNeodb("model convert --model " + dir_.Sub("nope") + " --out " + dir_.Sub("x"));
+  EXPECT_NE(r.rc, 0);
+  EXPECT_THAT(r.output, HasSubstr("nope"));
+  EXPECT_FALSE(fs::exists(dir_.Sub("x")));
+}
+
+TEST_F(ModelCliTest, InitLikeCopiesShapeAndTokenizer) {
+  const std::string in = dir_.Sub("m"), out = dir_.Sub("like");
+  ASSERT_EQ(RunNeodb(InitLoadable(in)).rc, 0);
+  CliResult r = RunNeodb("model init --like " + in + " --seed 9 --out " + out);
+  ASSERT_EQ(r.rc, 0) << r.output;
+  absl::StatusOr<NeoBertWeights> a = LoadCheckpoint(in);
+  absl::StatusOr<NeoBertWeights> b = LoadCheckpoint(out);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(b->config.ToJson("float32"), a->config.ToJson("float32"));
+  EXPECT_EQ(b->model_id, RandomWeights(a->config, 9).model_id);
+  EXPECT_EQ(testing::ReadBytes(out + "/vocab.txt"), testing::ReadBytes(dir_.Sub("vocab_sp.txt")));
+  r = RunNeodb("model init --like " + in + " --vocab " + dir_.Sub("vocab.txt") + " --out " +
+               dir_.Sub("both"));
+  EXPECT_NE(r.rc, 0);
+  EXPECT_THAT(r.output, HasSubstr("not both"));
 }
 
 TEST_F(ModelCliTest, RefusesANonEmptyDirectoryUnlessForced) {

@@ -103,7 +103,6 @@ absl::StatusOr<std::string> WriteModelDir(const std::string& out_arg, bool force
       st = back.status();
     }
   }
-  if (st.ok()) st = encoder::LoadTokenizer(tmp.string()).status();
   if (!st.ok()) {
     cleanup();
     return st;
