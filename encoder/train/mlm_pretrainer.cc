@@ -192,8 +192,9 @@ MlmLossResult MlmPretrainer::MicroStep(const PackedBatch& batch, uint64_t mask_s
   const int64_t rows = input.total_tokens();
   std::vector<float> hidden(static_cast<size_t>(rows * c));
   TrainModel<float>::Activations acts;
+  const bool encoder_grads = with_grads && !options_.freeze_encoder;
   model_->Forward(params_.values.data(), input, 0, nullptr, Pooling::kMean, nullptr,
-                  with_grads ? &acts : nullptr, -1, nullptr, hidden.data());
+                  encoder_grads ? &acts : nullptr, -1, nullptr, hidden.data());
   const MlmHeadView<float> head{head_w_.data(), head_b_.data(), config.vocab_size, c};
   if (!with_grads) {
     return MlmHeadLoss<float>(head, hidden.data(), rows, masked.rows, masked.labels, nullptr,
@@ -203,8 +204,10 @@ MlmLossResult MlmPretrainer::MicroStep(const PackedBatch& batch, uint64_t mask_s
   const MlmLossResult r =
       MlmHeadLoss<float>(head, hidden.data(), rows, masked.rows, masked.labels, d_hidden.data(),
                          head_gw_.data(), head_gb_.data(), grad_scale);
-  model_->BackwardFromHidden(params_.values.data(), input, acts, d_hidden.data(), 0,
-                             enc_grads_.data());
+  if (encoder_grads) {
+    model_->BackwardFromHidden(params_.values.data(), input, acts, d_hidden.data(), 0,
+                               enc_grads_.data());
+  }
   return r;
 }
 
@@ -258,7 +261,7 @@ absl::Status MlmPretrainer::Run(const std::function<void(const PretrainStepRecor
       for (float& g : head_gb_) g *= scale;
     }
     const double lr = LearningRate(step_ + 1, options_.steps, options_.warmup, options_.lr);
-    optimizer_->Step(params_.values.data(), enc_grads_.data(), lr);
+    if (!options_.freeze_encoder) optimizer_->Step(params_.values.data(), enc_grads_.data(), lr);
     HeadAdamW(head_w_.data(), head_gw_.data(), head_m_w_.data(), head_v_w_.data(),
               static_cast<int64_t>(head_w_.size()), options_.adamw, lr, step_ + 1, true);
     HeadAdamW(head_b_.data(), head_gb_.data(), head_m_b_.data(), head_v_b_.data(),

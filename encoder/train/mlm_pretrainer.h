@@ -47,6 +47,10 @@ struct PretrainOptions {
   std::string checkpoint_dir;
   bool resume = false;     // continue from checkpoint_dir/checkpoint
   int64_t stop_after = 0;  // stop (checkpointing) after this step; 0 = run to `steps`
+  // Train the MLM head only; the encoder is frozen (forward without
+  // activations, no encoder update). Re-fits a head to an encoder that
+  // contrastive fine-tuning has moved away from its pre-training head.
+  bool freeze_encoder = false;
 };
 
 struct PretrainStepRecord {

@@ -44,6 +44,9 @@ def main():
     mlm_before = last_match(r"^held-out MLM before: (.*)$", pretrain_log)
     mlm_after = last_match(r"^held-out MLM after (.*)$", pretrain_log)
     pre_tokens = int(env["PRETRAIN_STEPS"]) * int(env["PRETRAIN_BATCH_TOKENS"])
+    head_log = read(os.path.join(work, "head.log"), "")
+    head_before = last_match(r"^held-out MLM before: (.*)$", head_log)
+    head_after = last_match(r"^held-out MLM after (.*)$", head_log)
     ft_before = last_match(r"^eval before: (.*)$", finetune_log)
     ft_after = last_match(r"^eval after:\s+(.*)$", finetune_log)
     total = sum(stage_seconds.values())
@@ -89,7 +92,11 @@ def main():
     w("   Held-out general pairs (2,000 queries never trained on), before → after: ")
     w("   - before: %s" % ft_before)
     w("   - after: %s" % ft_after)
-    w("4. Stored in F16 (`neodb model convert`).")
+    w("4. **MLM head re-fitted** to the fine-tuned encoder, which stays frozen (its weights are")
+    w("   exactly step 3's): `neodb pretrain --freeze-encoder`, %s steps, peak lr %s, %s s. Held-out"
+      % (env["HEAD_STEPS"], env["HEAD_LR"], stage_seconds.get("head", "?")))
+    w("   masked-token loss with the pre-training head: %s; re-fitted: %s." % (head_before, head_after))
+    w("5. Stored in F16 (`neodb model convert`).")
     w("")
     w("Wall time of every stage, one run on a 2-vCPU AMD Zen 4 machine (one physical core), "
       "%d s in all:" % total)

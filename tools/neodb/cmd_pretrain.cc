@@ -270,6 +270,8 @@ void RegisterPretrainCommands(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--resume", o.resume, "Continue from --checkpoint-dir");
   cmd->add_option("--stop-after", o.stop_after, "Stop after this step (time-boxed runs)");
+  cmd->add_flag("--freeze-encoder", o.freeze_encoder,
+                "Train the MLM head only (re-fit the head of a fine-tuned encoder)");
   cmd->add_option("--threads", args->threads, "OpenBLAS threads (0 = default)");
   cmd->add_option("--log-every", args->log_every, "Steps between progress lines")
       ->capture_default_str();

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# train_default_model.sh — trains neodb's default model end to end with neodb's
+# own tools (issue 6). See tools/train_default_model.md for the measured times
+# and the chosen configuration.
+#
+#   tools/train_default_model.sh [WORK_DIR]        (default: run/default_model)
+#
+# Stages, each skipped when its output exists (delete the output to redo it;
+# FORCE_STAGES="tokenizer pretrain" redoes those), each timed into
+# WORK_DIR/TIMES.tsv:
+#   gather     tools/corpus/gather.sh        → WORK/corpus/mlm.txt, PROVENANCE.md
+#   pairs      tools/corpus/make_pairs.py    → WORK/corpus/pairs/general_pairs.jsonl
+#   tokenizer  neodb tokenizer train         → WORK/tokenizer/tokenizer.model
+#   init       config.json + tokenizer       → WORK/init/ (weights drawn by pretrain)
+#   pretrain   neodb pretrain (MLM)          → WORK/pretrained/   (resumable: --resume)
+#   finetune   neodb finetune (general pairs)→ WORK/finetuned/    (resumable)
+#   model      neodb model convert (F16)     → WORK/model/ (what ships as
+#                                               encoder/default_model/)
+#   eval       tools/eval_default_model.sh   → WORK/eval/results.md (SciFact)
+#   card       tools/corpus/model_card.py    → WORK/model/README.md
+# UNTIL=STAGE stops after that stage. A stage killed half-way is resumed
+# (pretrain, finetune) or redone (the others) by the next run.
+#
+# Settings (environment): NEODB (binary, default build/tools/neodb/neodb),
+# SCIFACT (default ../shared/data/scifact), and the model/training knobs
+# below. Defaults are the configuration recommended in train_default_model.md.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=${1:-$ROOT/run/default_model}
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+NEODB=${NEODB:-$ROOT/build/tools/neodb/neodb}
+SCIFACT=${SCIFACT:-$ROOT/../shared/data/scifact}
+PY=/usr/bin/python3
+
+# Tokenizer.
+VOCAB_SIZE=${VOCAB_SIZE:-12000}
+TOKENIZER_TYPE=${TOKENIZER_TYPE:-unigram}
+# Architecture (NeoBERT's, scaled down).
+LAYERS=${LAYERS:-4}
+HIDDEN=${HIDDEN:-256}
+HEADS=${HEADS:-4}
+INTERMEDIATE=${INTERMEDIATE:-1024}  # FFN width = round8(2·1024/3) = 688
+MAX_LENGTH=${MAX_LENGTH:-512}
+# Pre-training.
+PRETRAIN_STEPS=${PRETRAIN_STEPS:-1000}  # × 8192 tokens = 8.2M tokens, 0.4 epoch (50 min on one core)
+PRETRAIN_BATCH_TOKENS=${PRETRAIN_BATCH_TOKENS:-8192}
+PRETRAIN_SEQ_LEN=${PRETRAIN_SEQ_LEN:-128}
+PRETRAIN_LR=${PRETRAIN_LR:-1e-3}
+PRETRAIN_CHECKPOINT_EVERY=${PRETRAIN_CHECKPOINT_EVERY:-50}
+THREADS=${THREADS:-1}  # OpenBLAS threads for pretrain/finetune (0 = OpenBLAS default)
+SEED=${SEED:-1}
+# Contrastive fine-tuning on general pairs (dictionary and inverse-cloze).
+FINETUNE_STEPS=${FINETUNE_STEPS:-1500}  # × 128 pairs ≈ one pass over general_pairs.jsonl
+FINETUNE_BATCH=${FINETUNE_BATCH:-128}
+FINETUNE_LR=${FINETUNE_LR:-5e-4}
+FINETUNE_WARMUP=${FINETUNE_WARMUP:-50}
+FINETUNE_MAX_LENGTH=${FINETUNE_MAX_LENGTH:-512}
+
+TIMES=$WORK/TIMES.tsv
+[[ -f $TIMES ]] || printf 'stage\tseconds\tfinished_utc\n' > "$TIMES"
+
+log() { echo "[train_default_model $(date -u +%H:%M:%S)] $*"; }
+die() { echo "train_default_model: $*" >&2; exit 1; }
+forced() { [[ " ${FORCE_STAGES:-} " == *" $1 "* ]]; }
+# run_stage NAME OUTPUT FUNCTION: runs FUNCTION unless OUTPUT exists.
+run_stage() {
+  local name=$1 output=$2 fn=$3
+  if [[ -e $output ]] && ! forced "$name"; then
+    log "$name: $output exists, skipped"
+    return
+  fi
+  log "$name: start"
+  local t0=$SECONDS
+  "$fn"
+  printf '%s\t%d\t%s\n' "$name" $((SECONDS - t0)) "$(date -u +%FT%TZ)" >> "$TIMES"
+  log "$name: done in $((SECONDS - t0)) s"
+}
+# UNTIL=STAGE stops the script after that stage (e.g. to inspect pre-training).
+until_stage() { [[ ${UNTIL:-} == "$1" ]] && { log "stopping after $1 (UNTIL)"; exit 0; }; return 0; }
+need_cmd() {
+  [[ -x $NEODB ]] || die "$NEODB not found; build it: cmake --build build --target neodb"
+  # A known subcommand's help starts its usage line with the subcommand path.
+  "$NEODB" "$@" --help 2>&1 | grep -qF " $* [OPTIONS]" ||
+    die "this neodb has no \`neodb $*\` yet (see tools/train_default_model.md, 'What remains')"
+}
+
+stage_gather() { "$ROOT/tools/corpus/gather.sh" "$WORK/corpus"; }
+
+stage_pairs() { "$PY" "$ROOT/tools/corpus/make_pairs.py" "$WORK/corpus" --seed "$SEED"; }
+
+stage_tokenizer() {
+  need_cmd tokenizer train
+  "$NEODB" tokenizer train --input "$WORK/corpus/mlm.txt" --vocab-size "$VOCAB_SIZE" \
+    --model-type "$TOKENIZER_TYPE" --out "$WORK/tokenizer" --force \
+    --input-sentence-size 2000000 --threads "$(nproc)"
+}
+
+stage_init() {
+  rm -rf "$WORK/init.tmp" && mkdir -p "$WORK/init.tmp"
+  cp "$WORK/tokenizer/tokenizer.model" "$WORK/tokenizer/special_tokens_map.json" "$WORK/init.tmp/"
+  # config.json as Hugging Face writes NeoBERT's; `neodb pretrain` draws the
+  # weights (uniform ±0.02, norms at 1, NEOBERT.md §6) when the directory has
+  # no model.safetensors.
+  cat > "$WORK/init.tmp/config.json" <<EOF
+{
+  "architectures": ["NeoBERTLMHead"],
+  "model_type": "neobert",
+  "hidden_size": $HIDDEN,
+  "num_hidden_layers": $LAYERS,
+  "num_attention_heads": $HEADS,
+  "intermediate_size": $INTERMEDIATE,
+  "vocab_size": $VOCAB_SIZE,
+  "max_length": $MAX_LENGTH,
+  "pad_token_id": 0,
+  "norm_eps": 1e-05,
+  "torch_dtype": "float32"
+}
+EOF
+  mv "$WORK/init.tmp" "$WORK/init"
+}
+
+stage_pretrain() {
+  need_cmd pretrain
+  local resume=()
+  [[ -f $WORK/pretrain_state/checkpoint/state.json ]] && resume=(--resume)
+  "$NEODB" pretrain --model "$WORK/init" --corpus "$WORK/corpus/mlm.txt" \
+    --out "$WORK/pretrained" --checkpoint-dir "$WORK/pretrain_state" \
+    --steps "$PRETRAIN_STEPS" --batch-tokens "$PRETRAIN_BATCH_TOKENS" \
+    --seq-len "$PRETRAIN_SEQ_LEN" --lr "$PRETRAIN_LR" --seed "$SEED" --threads "$THREADS" \
+    --checkpoint-every "$PRETRAIN_CHECKPOINT_EVERY" --force "${resume[@]}" \
+    2>&1 | tee -a "$WORK/pretrain.log"
+}
+
+stage_finetune() {
+  need_cmd finetune
+  local resume=()
+  [[ -d $WORK/finetuned.work ]] && resume=(--resume)
+  "$NEODB" finetune --model "$WORK/pretrained" \
+    --train "$WORK/corpus/pairs/general_pairs.jsonl" \
+    --eval "$WORK/corpus/pairs/general_eval.jsonl" --out "$WORK/finetuned" \
+    --steps "$FINETUNE_STEPS" --batch-size "$FINETUNE_BATCH" --lr "$FINETUNE_LR" \
+    --warmup "$FINETUNE_WARMUP" --max-length "$FINETUNE_MAX_LENGTH" --seed "$SEED" \
+    --checkpoint-every 50 --threads "$THREADS" "${resume[@]}" 2>&1 | tee -a "$WORK/finetune.log"
+}
+
+# The shipped form: F16 safetensors (half the size), the pre-training MLM head
+# kept for `neodb fill-mask` and the MLM sanity test.
+stage_model() {
+  "$NEODB" model convert --model "$WORK/finetuned" --out "$WORK/model" --dtype f16 --force
+}
+
+stage_eval() {
+  [[ -d $SCIFACT ]] || die "SciFact not found at $SCIFACT (set SCIFACT=...)"
+  rm -rf "$WORK/eval"
+  NEODB=$NEODB THREADS=$THREADS "$ROOT/tools/eval_default_model.sh" "$WORK/model" "$WORK/eval" "$SCIFACT"
+}
+
+stage_card() {
+  WORK=$WORK LAYERS=$LAYERS HIDDEN=$HIDDEN HEADS=$HEADS INTERMEDIATE=$INTERMEDIATE \
+    VOCAB_SIZE=$VOCAB_SIZE TOKENIZER_TYPE=$TOKENIZER_TYPE MAX_LENGTH=$MAX_LENGTH \
+    PRETRAIN_STEPS=$PRETRAIN_STEPS PRETRAIN_BATCH_TOKENS=$PRETRAIN_BATCH_TOKENS \
+    PRETRAIN_SEQ_LEN=$PRETRAIN_SEQ_LEN PRETRAIN_LR=$PRETRAIN_LR FINETUNE_STEPS=$FINETUNE_STEPS \
+    FINETUNE_BATCH=$FINETUNE_BATCH FINETUNE_LR=$FINETUNE_LR SEED=$SEED \
+    "$PY" "$ROOT/tools/corpus/model_card.py" > "$WORK/model/README.md.tmp"
+  mv "$WORK/model/README.md.tmp" "$WORK/model/README.md"
+  log "model card: $WORK/model/README.md; to ship: rm -rf encoder/default_model && cp -r $WORK/model encoder/default_model"
+}
+
+run_stage gather "$WORK/corpus/mlm.txt" stage_gather
+until_stage gather
+run_stage pairs "$WORK/corpus/pairs/general_pairs.jsonl" stage_pairs
+until_stage pairs
+run_stage tokenizer "$WORK/tokenizer/tokenizer.model" stage_tokenizer
+until_stage tokenizer
+run_stage init "$WORK/init/config.json" stage_init
+until_stage init
+run_stage pretrain "$WORK/pretrained/model.safetensors" stage_pretrain
+until_stage pretrain
+run_stage finetune "$WORK/finetuned/model.safetensors" stage_finetune
+until_stage finetune
+run_stage model "$WORK/model/model.safetensors" stage_model
+until_stage model
+run_stage eval "$WORK/eval/results.md" stage_eval
+until_stage eval
+run_stage card "$WORK/model/README.md" stage_card
+until_stage card
+log "done; times in $TIMES"
