@@ -14,6 +14,8 @@
 #   init       config.json + tokenizer       → WORK/init/ (weights drawn by pretrain)
 #   pretrain   neodb pretrain (MLM)          → WORK/pretrained/   (resumable: --resume)
 #   finetune   neodb finetune (general pairs)→ WORK/finetuned/    (resumable)
+#   head       neodb pretrain --freeze-encoder → WORK/headfit/ (MLM head re-fitted
+#                                               to the fine-tuned encoder)
 #   model      neodb model convert (F16)     → WORK/model/ (what ships as
 #                                               encoder/default_model/)
 #   eval       tools/eval_default_model.sh   → WORK/eval/results.md (SciFact)
@@ -57,6 +59,9 @@ FINETUNE_BATCH=${FINETUNE_BATCH:-128}
 FINETUNE_LR=${FINETUNE_LR:-5e-4}
 FINETUNE_WARMUP=${FINETUNE_WARMUP:-50}
 FINETUNE_MAX_LENGTH=${FINETUNE_MAX_LENGTH:-512}
+# Re-fitting the MLM head to the fine-tuned encoder (encoder frozen).
+HEAD_STEPS=${HEAD_STEPS:-200}
+HEAD_LR=${HEAD_LR:-1e-3}
 
 TIMES=$WORK/TIMES.tsv
 [[ -f $TIMES ]] || printf 'stage\tseconds\tfinished_utc\n' > "$TIMES"
@@ -145,10 +150,21 @@ stage_finetune() {
     --checkpoint-every 50 --threads "$THREADS" "${resume[@]}" 2>&1 | tee -a "$WORK/finetune.log"
 }
 
-# The shipped form: F16 safetensors (half the size), the pre-training MLM head
-# kept for `neodb fill-mask` and the MLM sanity test.
+# Contrastive fine-tuning moved the encoder away from the MLM head it was
+# pre-trained with; re-fit the head on the frozen encoder (its weights stay
+# exactly the fine-tuned ones) so that `neodb fill-mask` and the MLM sanity
+# test see a matching head.
+stage_head() {
+  need_cmd pretrain
+  "$NEODB" pretrain --model "$WORK/finetuned" --corpus "$WORK/corpus/mlm.txt" \
+    --out "$WORK/headfit" --freeze-encoder --steps "$HEAD_STEPS" \
+    --batch-tokens "$PRETRAIN_BATCH_TOKENS" --seq-len "$PRETRAIN_SEQ_LEN" --lr "$HEAD_LR" \
+    --seed "$((SEED + 1))" --threads "$THREADS" --force 2>&1 | tee -a "$WORK/head.log"
+}
+
+# The shipped form: F16 safetensors (half the size) with the MLM head.
 stage_model() {
-  "$NEODB" model convert --model "$WORK/finetuned" --out "$WORK/model" --dtype f16 --force
+  "$NEODB" model convert --model "$WORK/headfit" --out "$WORK/model" --dtype f16 --force
 }
 
 stage_eval() {
@@ -163,6 +179,7 @@ stage_card() {
     PRETRAIN_STEPS=$PRETRAIN_STEPS PRETRAIN_BATCH_TOKENS=$PRETRAIN_BATCH_TOKENS \
     PRETRAIN_SEQ_LEN=$PRETRAIN_SEQ_LEN PRETRAIN_LR=$PRETRAIN_LR FINETUNE_STEPS=$FINETUNE_STEPS \
     FINETUNE_BATCH=$FINETUNE_BATCH FINETUNE_LR=$FINETUNE_LR SEED=$SEED \
+    HEAD_STEPS=$HEAD_STEPS HEAD_LR=$HEAD_LR \
     "$PY" "$ROOT/tools/corpus/model_card.py" > "$WORK/model/README.md.tmp"
   mv "$WORK/model/README.md.tmp" "$WORK/model/README.md"
   log "model card: $WORK/model/README.md; to ship: rm -rf encoder/default_model && cp -r $WORK/model encoder/default_model"
@@ -180,6 +197,8 @@ run_stage pretrain "$WORK/pretrained/model.safetensors" stage_pretrain
 until_stage pretrain
 run_stage finetune "$WORK/finetuned/model.safetensors" stage_finetune
 until_stage finetune
+run_stage head "$WORK/headfit/model.safetensors" stage_head
+until_stage head
 run_stage model "$WORK/model/model.safetensors" stage_model
 until_stage model
 run_stage eval "$WORK/eval/results.md" stage_eval
