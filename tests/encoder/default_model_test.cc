@@ -81,7 +81,7 @@ const Cloze kClozes[] = {
     {"the war ended and the soldiers returned home.", "home"},
 };
 
-TEST(DefaultModelTest, MlmRanksTheMaskedWordFarAboveChance) {
+TEST(DefaultModelTest, MlmRanksTheMaskedWordAboveChance) {
   const std::string dir = DefaultModel();
   ASSERT_FALSE(dir.empty());
   absl::StatusOr<std::unique_ptr<train::MaskPredictor>> predictor = train::MaskPredictor::Open(dir);
@@ -111,19 +111,26 @@ TEST(DefaultModelTest, MlmRanksTheMaskedWordFarAboveChance) {
   std::vector<int64_t> sorted = ranks;
   std::sort(sorted.begin(), sorted.end());
   const int64_t median = sorted[sorted.size() / 2];
-  const double top10 =
-      static_cast<double>(std::count_if(ranks.begin(), ranks.end(), [](int64_t r) { return r <= 10; })) /
-      static_cast<double>(ranks.size());
+  const auto rate = [&](int64_t k) {
+    return static_cast<double>(
+               std::count_if(ranks.begin(), ranks.end(), [k](int64_t r) { return r <= k; })) /
+           static_cast<double>(ranks.size());
+  };
   double mrr = 0;
   for (int64_t r : ranks) mrr += 1.0 / static_cast<double>(r);
   mrr /= static_cast<double>(ranks.size());
   // Chance: a uniform guess has median rank vocab/2 (6,000 for 12k pieces),
-  // top-10 rate 10/vocab (0.08%) and MRR about ln(vocab)/vocab (0.08%).
-  std::printf("median rank %lld of %lld (chance %lld), top-10 %.2f (chance %.4f), MRR %.3f\n",
+  // top-100 rate 100/vocab (0.8%) and MRR about ln(vocab)/vocab (0.08%).
+  std::printf("median rank %lld of %lld (chance %lld), top-100 %.3f (chance %.4f), MRR %.4f\n",
               static_cast<long long>(median), static_cast<long long>(vocab),
-              static_cast<long long>(vocab / 2), top10, 10.0 / vocab, mrr);
-  EXPECT_LE(median, vocab / 100) << "at least 50x better than chance";
-  EXPECT_GE(top10, 0.2);
+              static_cast<long long>(vocab / 2), rate(100), 100.0 / vocab, mrr);
+  // Measured when the model was made (encoder/default_model/README.md): the
+  // shipped head, re-fitted to the fine-tuned encoder, median 938, top-100
+  // 0.10; a random model median 7,601, top-100 0.03. (The pre-training
+  // checkpoint, before contrastive fine-tuning, had median 247: fine-tuning
+  // for retrieval costs the encoder much of its token-level detail.)
+  EXPECT_LE(median, vocab / 6) << "at least 3x better than chance";
+  EXPECT_GE(rate(100), 2.0 / 30);
 }
 
 // Held-out general pairs (tools/corpus/make_pairs.py's general_eval.jsonl,
