@@ -185,11 +185,6 @@ def main():
     corpus, queries, qrels = load_dataset(args.dataset, args.split)
     if args.mode == "bm25":
         run = bm25_run(corpus, queries, args.stem)
-        if args.run_out:
-            with open(args.run_out, "w") as f:
-                for q, docs in run.items():
-                    for d, s in docs.items():
-                        f.write("%s\t%s\t%.6f\n" % (q, d, s))
         name = "bm25" + ("+stem" if args.stem else "")
     elif args.mode == "dense":
         if not args.model:
@@ -201,11 +196,11 @@ def main():
             fail("score needs a RUN.tsv")
         run = load_run(args.run)
         name = os.path.basename(args.run)
-    if args.run_out and args.mode == "dense":
+    if args.run_out and args.mode != "score":  # score reads its run; bm25 and dense make one
         with open(args.run_out, "w") as f:
             for q, docs in run.items():
-                for d, sc in docs.items():
-                    f.write("%s\t%s\t%.6f\n" % (q, d, sc))
+                for d, score in docs.items():
+                    f.write("%s\t%s\t%.6f\n" % (q, d, score))
     if args.name:
         name = args.name
     ndcg, recall = metrics(run, qrels)
