@@ -10,6 +10,8 @@
 # WORK_DIR/TIMES.tsv:
 #   gather     tools/corpus/gather.sh        → WORK/corpus/mlm.txt, PROVENANCE.md
 #   pairs      tools/corpus/make_pairs.py    → WORK/corpus/pairs/general_pairs.jsonl
+#                                               (dictionary, ontology, package-description
+#                                               and inverse-cloze pairs)
 #   tokenizer  neodb tokenizer train         → WORK/tokenizer/tokenizer.model
 #   init       config.json + tokenizer       → WORK/init/ (weights drawn by pretrain)
 #   pretrain   neodb pretrain (MLM)          → WORK/pretrained/   (resumable: --resume)
@@ -93,7 +95,16 @@ need_cmd() {
 
 stage_gather() { "$ROOT/tools/corpus/gather.sh" "$WORK/corpus"; }
 
-stage_pairs() { "$PY" "$ROOT/tools/corpus/make_pairs.py" "$WORK/corpus" --seed "$SEED"; }
+# The default-model test's fixtures must stay held out whatever the pair
+# mixture, or its retrieval checks would measure memorisation.
+# science_eval_200.jsonl was cut from this mixture's general_eval.jsonl, so
+# it is held out by construction; the check fails loudly if a change to the
+# mixture or seed would train on it.
+stage_pairs() {
+  "$PY" "$ROOT/tools/corpus/make_pairs.py" "$WORK/corpus" --seed "$SEED" \
+    --hold-out "$ROOT/tests/testdata/default_model/general_eval_200.jsonl" \
+    --check-held-out "$ROOT/tests/testdata/default_model/science_eval_200.jsonl"
+}
 
 stage_tokenizer() {
   need_cmd tokenizer train

