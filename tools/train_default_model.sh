@@ -56,10 +56,10 @@ PRETRAIN_CHECKPOINT_EVERY=${PRETRAIN_CHECKPOINT_EVERY:-50}
 THREADS=${THREADS:-1}  # OpenBLAS threads for pretrain/finetune (0 = OpenBLAS default)
 SEED=${SEED:-1}
 # Contrastive fine-tuning on general pairs (dictionary and inverse-cloze).
-FINETUNE_STEPS=${FINETUNE_STEPS:-1500}  # × 128 pairs ≈ one pass over general_pairs.jsonl
-FINETUNE_BATCH=${FINETUNE_BATCH:-128}
+FINETUNE_STEPS=${FINETUNE_STEPS:-750}   # × 256 pairs ≈ 0.56 pass over general_pairs.jsonl
+FINETUNE_BATCH=${FINETUNE_BATCH:-256}
 FINETUNE_LR=${FINETUNE_LR:-5e-4}
-FINETUNE_WARMUP=${FINETUNE_WARMUP:-50}
+FINETUNE_WARMUP=${FINETUNE_WARMUP:-25}
 FINETUNE_MAX_LENGTH=${FINETUNE_MAX_LENGTH:-512}
 # Re-fitting the MLM head to the fine-tuned encoder (encoder frozen).
 HEAD_STEPS=${HEAD_STEPS:-200}

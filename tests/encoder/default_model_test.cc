@@ -1,8 +1,8 @@
 // The shipped default model (encoder/default_model/, trained by
 // tools/train_default_model.sh): found with no --model, within the size
 // budget, and trained — its MLM head ranks the masked word of simple held-out
-// sentences far above chance, and its embeddings retrieve held-out pairs far
-// better than a random model's.
+// sentences well above chance, and its embeddings retrieve held-out general
+// and scientific pairs far better than a random model's.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,8 +18,8 @@
 #include "encoder/encoder.h"
 #include "encoder/train/mask_predictor.h"
 #include "encoder/train/retrieval_eval.h"
-#include "nlohmann/json.hpp"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 
 namespace neodb::encoder {
 namespace {
@@ -120,31 +120,33 @@ TEST(DefaultModelTest, MlmRanksTheMaskedWordAboveChance) {
   for (int64_t r : ranks) mrr += 1.0 / static_cast<double>(r);
   mrr /= static_cast<double>(ranks.size());
   // Chance: a uniform guess has median rank vocab/2 (6,000 for 12k pieces),
-  // top-100 rate 100/vocab (0.8%) and MRR about ln(vocab)/vocab (0.08%).
-  std::printf("median rank %lld of %lld (chance %lld), top-100 %.3f (chance %.4f), MRR %.4f\n",
-              static_cast<long long>(median), static_cast<long long>(vocab),
-              static_cast<long long>(vocab / 2), rate(100), 100.0 / vocab, mrr);
+  // top-100 rate 100/vocab (0.8%), top-500 rate 500/vocab (4.2%) and MRR
+  // about ln(vocab)/vocab (0.08%).
+  std::printf(
+      "median rank %lld of %lld (chance %lld), top-100 %.3f (chance %.4f), top-500 %.3f "
+      "(chance %.4f), MRR %.4f\n",
+      static_cast<long long>(median), static_cast<long long>(vocab),
+      static_cast<long long>(vocab / 2), rate(100), 100.0 / vocab, rate(500), 500.0 / vocab, mrr);
   // Measured when the model was made (encoder/default_model/README.md): the
-  // shipped head, re-fitted to the fine-tuned encoder, median 938, top-100
-  // 0.10; a random model median 7,601, top-100 0.03. (The pre-training
+  // shipped head, re-fitted to the fine-tuned encoder, median 1,419, top-500
+  // 0.23 (7 of 30 within 500); a random model median 5,745, top-500 0. The pre-training
   // checkpoint, before contrastive fine-tuning, had median 247: fine-tuning
-  // for retrieval costs the encoder much of its token-level detail.)
+  // for retrieval costs this small encoder much of its token-level detail, and
+  // letting MLM move the encoder again undoes the retrieval training
+  // (tools/train_default_model.md).
   EXPECT_LE(median, vocab / 6) << "at least 3x better than chance";
-  EXPECT_GE(rate(100), 2.0 / 30);
+  EXPECT_GE(rate(500), 5.0 / 30) << "4x the chance rate";
 }
 
-// Held-out general pairs (tools/corpus/make_pairs.py's general_eval.jsonl,
-// first 200: queries the contrastive stage never saw), embedded through the
-// inference encoder the server uses. Measured when the model was made:
-// nDCG@10 0.565 for the shipped model, 0.200 for a random model of the same
-// shape, 0.124 after MLM pre-training alone.
-TEST(DefaultModelTest, RetrievesHeldOutGeneralPairs) {
-  const std::string dir = DefaultModel();
-  ASSERT_FALSE(dir.empty());
+// Retrieval metrics of the shipped model on a committed fixture of held-out
+// pairs (tests/testdata/default_model/NAME, 200 {"query", "positive"} lines):
+// every query against the pool of all distinct positives, embedded through
+// the inference encoder the server uses.
+train::RetrievalMetrics HeldOutRetrieval(const std::string& dir, const std::string& name) {
   const char* src = std::getenv("NEODB_SOURCE_DIR");
-  std::ifstream in(std::string(src ? src : ".") +
-                   "/tests/testdata/default_model/general_eval_200.jsonl");
-  ASSERT_TRUE(in) << "tests/testdata/default_model/general_eval_200.jsonl";
+  const std::string path = std::string(src ? src : ".") + "/tests/testdata/default_model/" + name;
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << path;
   std::vector<std::string> queries, pool;
   std::vector<std::vector<int64_t>> relevant;
   std::map<std::string, int64_t> pool_index;
@@ -157,26 +159,55 @@ TEST(DefaultModelTest, RetrievesHeldOutGeneralPairs) {
     queries.push_back(j.at("query").get<std::string>());
     relevant.push_back({it->second});
   }
-  ASSERT_EQ(queries.size(), 200u);
+  EXPECT_EQ(queries.size(), 200u) << path;
+  if (queries.empty()) return {};
   absl::StatusOr<std::unique_ptr<Encoder>> enc = Encoder::Open(dir, {});
-  ASSERT_TRUE(enc.ok()) << enc.status();
+  EXPECT_TRUE(enc.ok()) << enc.status();
+  if (!enc.ok()) return {};
   EmbedOptions options;
   options.normalize = true;
   absl::StatusOr<std::vector<Embedding>> qv = (*enc)->Embed(queries, options);
   absl::StatusOr<std::vector<Embedding>> pv = (*enc)->Embed(pool, options);
-  ASSERT_TRUE(qv.ok()) << qv.status();
-  ASSERT_TRUE(pv.ok()) << pv.status();
+  EXPECT_TRUE(qv.ok()) << qv.status();
+  EXPECT_TRUE(pv.ok()) << pv.status();
+  if (!qv.ok() || !pv.ok()) return {};
   const int64_t dim = static_cast<int64_t>((*qv)[0].vector.size());
   std::vector<float> q, p;
   for (const Embedding& e : *qv) q.insert(q.end(), e.vector.begin(), e.vector.end());
   for (const Embedding& e : *pv) p.insert(p.end(), e.vector.begin(), e.vector.end());
-  const train::RetrievalMetrics m = train::ScoreRetrieval(
-      q.data(), static_cast<int64_t>(queries.size()), p.data(), static_cast<int64_t>(pool.size()),
-      dim, relevant);
-  std::printf("held-out general pairs: R@1 %.3f R@10 %.3f nDCG@10 %.3f (%lld queries, pool %lld)\n",
+  const train::RetrievalMetrics m =
+      train::ScoreRetrieval(q.data(), static_cast<int64_t>(queries.size()), p.data(),
+                            static_cast<int64_t>(pool.size()), dim, relevant);
+  std::printf("%s: R@1 %.3f R@10 %.3f nDCG@10 %.3f (%lld queries, pool %lld)\n", name.c_str(),
               m.recall_at_1, m.recall_at_10, m.ndcg_at_10, static_cast<long long>(m.num_queries),
               static_cast<long long>(m.pool_size));
-  EXPECT_GE(m.ndcg_at_10, 0.45) << "a random model of this shape scores about 0.20";
+  return m;
+}
+
+// Held-out general-English pairs (WordNet, GCIDE, inverse cloze over the
+// corpus): make_pairs.py --hold-out keeps their queries out of training.
+// Measured when the model was made: nDCG@10 0.495 for the shipped model
+// (session 2's model, trained on general pairs only: 0.565), 0.208 for a
+// random model of the same shape.
+TEST(DefaultModelTest, RetrievesHeldOutGeneralPairs) {
+  const std::string dir = DefaultModel();
+  ASSERT_FALSE(dir.empty());
+  const train::RetrievalMetrics m = HeldOutRetrieval(dir, "general_eval_200.jsonl");
+  EXPECT_GE(m.ndcg_at_10, 0.40) << "a random model of this shape scores 0.21";
+}
+
+// Held-out scientific and technical pairs: 100 Gene Ontology term →
+// definition and 100 Debian package short → long description, cut from the
+// shipped run's general_eval.jsonl (make_pairs.py --check-held-out verifies
+// that they stay out of training). Measured when the model was made:
+// nDCG@10 0.857 for the shipped model, 0.525 for session 2's
+// model (no scientific pairs), 0.390 for a random model (query and passage
+// share words, which even random mean-pooled vectors pick up).
+TEST(DefaultModelTest, RetrievesHeldOutSciencePairs) {
+  const std::string dir = DefaultModel();
+  ASSERT_FALSE(dir.empty());
+  const train::RetrievalMetrics m = HeldOutRetrieval(dir, "science_eval_200.jsonl");
+  EXPECT_GE(m.ndcg_at_10, 0.75) << "a random model of this shape scores 0.39";
 }
 
 }  // namespace

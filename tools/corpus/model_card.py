@@ -67,14 +67,15 @@ def main():
     zero = float(rows.get("default model, zero-shot", "nan"))
     rand = float(rows.get("random init, same shape", "nan"))
     tuned = [float(v) for k, v in rows.items() if k.startswith("default model + finetune")]
-    w("**Limits.** On general English it retrieves held-out dictionary and passage pairs well")
-    w("above a random model (step 3 below). On SciFact zero-shot it scores nDCG@10 %.3f against"
-      % zero)
+    bm25 = float(next((v for k, v in rows.items() if k.startswith("BM25")), "nan"))
+    w("**Limits.** It retrieves held-out dictionary and passage pairs well above a random model")
+    w("(step 3 below). On SciFact zero-shot it scores nDCG@10 %.3f against %.3f for a random"
+      % (zero, rand))
     if zero <= rand + 0.02:
-        w("%.3f for a random model of the same shape: **no better than random on biomedical text**," % rand)
-        w("whose vocabulary its data and 12k-piece tokenizer barely cover.")
+        w("model of the same shape: **no better than random on biomedical text**.")
     else:
-        w("%.3f for a random model of the same shape." % rand)
+        w("model of the same shape and %.3f for BM25: useful, but a keyword engine still beats it on" % bm25)
+        w("scientific text.")
     if tuned:
         w("Fine-tuned on SciFact's 919 training pairs it reaches %.3f: adapt it to your domain." % tuned[0])
     w("")
@@ -101,10 +102,11 @@ def main():
       % (env["PRETRAIN_STEPS"], env["PRETRAIN_BATCH_TOKENS"], format(pre_tokens, ","),
          env["PRETRAIN_SEQ_LEN"], env["PRETRAIN_LR"], env["SEED"], stage_seconds.get("pretrain", "?")))
     w("   Held-out masked-token loss and accuracy: before %s; after %s." % (mlm_before, mlm_after))
-    w("3. **Contrastive fine-tuning** on general pairs (no SciFact): `neodb finetune`, InfoNCE with "
+    w("3. **Contrastive fine-tuning** on dictionary, Gene Ontology, package-description and "
+      "inverse-cloze pairs (no SciFact; see below): `neodb finetune`, InfoNCE with "
       "in-batch negatives, τ 0.07, %s steps × %s pairs, peak lr %s; %s s on one core."
       % (env["FINETUNE_STEPS"], env["FINETUNE_BATCH"], env["FINETUNE_LR"], stage_seconds.get("finetune", "?")))
-    w("   Held-out general pairs (2,000 queries never trained on), before → after: ")
+    w("   Held-out pairs (about 2,000 queries never trained on), before → after: ")
     w("   - before: %s" % ft_before)
     w("   - after: %s" % ft_after)
     w("4. **MLM head re-fitted** to the fine-tuned encoder, which stays frozen (its weights are")
@@ -113,8 +115,9 @@ def main():
     w("   masked-token loss with the pre-training head: %s; re-fitted: %s." % (head_before, head_after))
     w("5. Stored in F16 (`neodb model convert`).")
     w("")
-    w("Wall time of every stage, one run on a 2-vCPU AMD Zen 4 machine (one physical core), "
-      "%d s in all:" % total)
+    w("Wall time of every stage on a 2-vCPU AMD Zen 4 machine (one physical core), %d s in all, "
+      "from `TIMES.tsv` (a stage whose output already existed keeps the time of the run that made "
+      "it):" % total)
     w("")
     w("| stage | seconds |")
     w("|---|---:|")
@@ -130,20 +133,25 @@ def main():
     w("")
     w("## Data and licences")
     w("")
-    w("Pre-training text (`tools/corpus/gather.sh`): Debian and npm packages only, prose kept, code")
-    w("and tables dropped, exact duplicates removed.")
+    w("Text (`tools/corpus/gather.sh`): Debian and npm packages and Debian's package-description")
+    w("index only, prose kept, code and tables dropped, exact duplicates removed. The tokenizer and")
+    w("MLM pre-training read the rows marked with line counts in the last column but one; the")
+    w("Gene Ontology and the package descriptions (\"pairs only\") feed the contrastive pairs.")
     w("")
     w(re.sub(r"^# .*\n", "", provenance).strip())
     w("")
     w("Contrastive pairs (`tools/corpus/make_pairs.py`): WordNet and GCIDE term → definition,")
-    w("synonym and usage pairs, and inverse-cloze pairs (a sentence → the rest of its paragraph)")
-    w("from the corpus above.")
+    w("synonym and usage pairs; Gene Ontology term → definition and synonym → term pairs; Debian")
+    w("package short → long description; and inverse-cloze pairs (a sentence → the rest of its")
+    w("paragraph) from the corpus and from the package descriptions. Each kind is capped at 40,000.")
     w("")
     w(re.sub(r"^# .*\n", "", counts).strip())
     w("")
     w("The weights are derived from the texts above; their licences (GPL-2+, GPL-1+/Artistic,")
-    w("PSF, CC-BY-SA-3.0, WordNet, MIT, public domain) are listed so that users can judge the")
-    w("model's status for their use. SciFact (CC BY-NC 2.0) is used for evaluation only.")
+    w("Artistic-2.0, PSF, CC-BY-SA-3.0, CC-BY-4.0 (Gene Ontology), WordNet, MIT, public domain,")
+    w("and the DFSG-free licences of Debian main's packages for their descriptions) are listed so")
+    w("that users can judge the model's status for their use. SciFact (CC BY-NC 2.0) is used for")
+    w("evaluation only.")
     w("")
     print("\n".join(out))
 
