@@ -255,10 +255,17 @@ def main():
                      "cut that fixture again from a general_eval.jsonl of the new mixture"
                      % (len(leaked), path, sorted(leaked)[0]))
 
+    # Every output is written to NAME.tmp and renamed into place: a killed run
+    # leaves no half file, and a file hard-linked from another run directory
+    # (cp -al) is replaced, never overwritten through the link.
+    # general_pairs.jsonl, the script's marker that the stage is done, last.
+    def out_path(name):
+        return os.path.join(out_dir, name)
+
     n_train = n_eval = 0
     written = set()
-    with open(os.path.join(out_dir, "general_pairs.jsonl"), "w", encoding="utf-8") as train, \
-            open(os.path.join(out_dir, "general_eval.jsonl"), "w", encoding="utf-8") as held:
+    with open(out_path("general_pairs.jsonl.tmp"), "w", encoding="utf-8") as train, \
+            open(out_path("general_eval.jsonl.tmp"), "w", encoding="utf-8") as held:
         for kind, query, positive in records:
             line = json.dumps({"query": query, "positive": positive}, ensure_ascii=False) + "\n"
             if query.lower() in eval_queries:
@@ -272,7 +279,7 @@ def main():
                 train.write(line)
                 n_train += 1
 
-    with open(os.path.join(out_dir, "COUNTS.md"), "w") as f:
+    with open(out_path("COUNTS.md.tmp"), "w") as f:
         f.write("# Contrastive pairs (tools/corpus/make_pairs.py, seed %d)\n\n" % args.seed)
         f.write("| kind | pairs |\n|---|---:|\n")
         for kind in sorted(counts):
@@ -280,6 +287,8 @@ def main():
         f.write("| **total** | %d |\n\n" % sum(counts.values()))
         f.write("general_pairs.jsonl: %d train pairs; general_eval.jsonl: %d pairs (one per held-out query; %d "
                 "queries).\n" % (n_train, n_eval, len(eval_queries)))
+    for name in ("general_eval.jsonl", "COUNTS.md", "general_pairs.jsonl"):
+        os.replace(out_path(name + ".tmp"), out_path(name))
     for kind in sorted(counts):
         print("make_pairs: %-11s %8d" % (kind, counts[kind]))
     print("make_pairs: %d train pairs, %d eval pairs -> %s" % (n_train, n_eval, out_dir))
