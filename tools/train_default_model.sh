@@ -55,7 +55,7 @@ PRETRAIN_LR=${PRETRAIN_LR:-1e-3}
 PRETRAIN_CHECKPOINT_EVERY=${PRETRAIN_CHECKPOINT_EVERY:-50}
 THREADS=${THREADS:-1}  # OpenBLAS threads for pretrain/finetune (0 = OpenBLAS default)
 SEED=${SEED:-1}
-# Contrastive fine-tuning on general pairs (dictionary and inverse-cloze).
+# Contrastive fine-tuning on the pairs (dictionary, ontology, package descriptions, inverse cloze).
 FINETUNE_STEPS=${FINETUNE_STEPS:-750}   # × 256 pairs ≈ 0.56 pass over general_pairs.jsonl
 FINETUNE_BATCH=${FINETUNE_BATCH:-256}
 FINETUNE_LR=${FINETUNE_LR:-5e-4}

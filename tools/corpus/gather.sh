@@ -71,6 +71,14 @@ T0=$(date +%s)
 declare -A VERSION LICENCE
 
 stamp() { echo "[gather $(($(date +%s) - T0))s] $*"; }
+# extract_part NAME ROOT: extract.py NAME ROOT → the part file, atomically.
+extract_part() {
+  local part
+  part=$(part_of "$1")
+  stamp "extract $1 ${VERSION[$1]}"
+  "$PY" "$HERE/extract.py" "$1" "$2" > "$part.tmp"
+  mv "$part.tmp" "$part"
+}
 
 for entry in "${DEBIAN[@]}"; do
   name=${entry%%|*}
@@ -83,14 +91,11 @@ for entry in "${DEBIAN[@]}"; do
     [[ -n "$deb" ]] || { echo "gather.sh: apt-get download $name failed" >&2; exit 1; }
   fi
   VERSION[$name]=$(dpkg-deb -f "$deb" Version)
-  part=$(part_of "$name")
-  if [[ ! -s "$part" ]]; then
+  if [[ ! -s $(part_of "$name") ]]; then
     rm -rf "$OUT/unpacked/$name"
     mkdir -p "$OUT/unpacked/$name"
     dpkg-deb -x "$deb" "$OUT/unpacked/$name"
-    stamp "extract $name ${VERSION[$name]}"
-    "$PY" "$HERE/extract.py" "$name" "$OUT/unpacked/$name" > "$part.tmp"
-    mv "$part.tmp" "$part"
+    extract_part "$name" "$OUT/unpacked/$name"
   fi
 done
 
@@ -107,24 +112,15 @@ for entry in "${ARCHIVE[@]}"; do
     apt-get update -q -o Dir::State::Lists="$lists" -o Acquire::Languages=en \
       -o Acquire::GzipIndexes=false >/dev/null 2>&1 ||
       { echo "gather.sh: apt-get update for Translation-en failed" >&2; exit 1; }
-    src=$(ls "$lists"/*_dists_bookworm_main_i18n_Translation-en* 2>/dev/null | head -1 || true)
+    # GzipIndexes=false: apt stores the index uncompressed.
+    src=$(ls "$lists"/*_dists_bookworm_main_i18n_Translation-en 2>/dev/null | head -1 || true)
     [[ -n "$src" ]] || { echo "gather.sh: no bookworm main Translation-en in $lists" >&2; exit 1; }
-    case $src in
-      *.lz4) lz4 -dc "$src" ;;
-      *.xz) xzcat "$src" ;;
-      *.gz) zcat "$src" ;;
-      *) cat "$src" ;;
-    esac > "$index.tmp"
+    cp "$src" "$index.tmp"
     mv "$index.tmp" "$index"
     grep -m1 '^Date:' "$lists"/*_dists_bookworm_InRelease | sed 's/^Date: *//' > "$OUT/unpacked/$name/DATE"
   fi
   VERSION[$name]="bookworm index of $(cat "$OUT/unpacked/$name/DATE" 2>/dev/null || echo unknown)"
-  part=$(part_of "$name")
-  if [[ ! -s "$part" ]]; then
-    stamp "extract $name"
-    "$PY" "$HERE/extract.py" "$name" "$OUT/unpacked/$name" > "$part.tmp"
-    mv "$part.tmp" "$part"
-  fi
+  [[ -s $(part_of "$name") ]] || extract_part "$name" "$OUT/unpacked/$name"
 done
 
 for entry in "${NPM[@]}"; do
@@ -203,12 +199,11 @@ T1=$(date +%s)
     if [[ $PAIRS_ONLY == *" $name "* ]]; then
       part=$(part_of "$name")
       l=$(wc -l < "$part"); w=$(wc -w < "$part"); d="pairs only, not in mlm.txt"
-      echo "| $name | $reg | ${VERSION[$name]} | ${LICENCE[$name]} | $l | $w | $d |"
-      continue
+    else
+      read -r l w d < <(awk -F'\t' -v k="$key" '$1==k {print $2, $3, $4}' "$OUT/stats.tsv")
+      total_l=$((total_l + l)); total_w=$((total_w + w))
     fi
-    read -r l w d < <(awk -F'\t' -v k="$key" '$1==k {print $2, $3, $4}' "$OUT/stats.tsv")
     echo "| $name | $reg | ${VERSION[$name]} | ${LICENCE[$name]} | $l | $w | $d |"
-    total_l=$((total_l + l)); total_w=$((total_w + w))
   done
   echo "| **total** | | | | $total_l | $total_w | |"
 } > "$OUT/PROVENANCE.md"
