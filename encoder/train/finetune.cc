@@ -92,16 +92,30 @@ absl::Status WriteText(const fs::path& path, const std::string& text) {
 }
 
 // Everything that goes into the output directory, written into `dir`.
+Tensor TensorFromVector(const std::vector<float>& v, Shape shape) {
+  Tensor t = Tensor::Empty(std::move(shape), DType::kF32);
+  std::copy(v.begin(), v.end(), t.data<float>());
+  return t;
+}
+
 absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
                          const NeoBertWeights& original, const Tokenizer& tokenizer,
                          const nlohmann::json& report) {
-  RETURN_IF_ERROR(SaveCheckpoint(WeightsFromParams(trainer.params(), original), dir.string()));
+  NeoBertWeights weights = WeightsFromParams(trainer.params(), original);
+  if (const MlmObjective* mlm = trainer.mlm(); mlm != nullptr) {
+    const NeoBertConfig& config = original.config;
+    weights.decoder_weight =
+        TensorFromVector(mlm->decoder_weight(), {config.vocab_size, config.hidden_size});
+    weights.decoder_bias = TensorFromVector(mlm->decoder_bias(), {config.vocab_size});
+  }
+  RETURN_IF_ERROR(SaveCheckpoint(weights, dir.string()));
   RETURN_IF_ERROR(tokenizer.SaveTo(dir.string()));
-  std::string csv = "step,loss,accuracy,lr,grad_norm,tokens,seconds\n";
+  std::string csv = "step,loss,accuracy,lr,grad_norm,tokens,seconds,mlm_loss,mlm_accuracy\n";
   std::vector<double> xs, ys;
   for (const StepRecord& r : trainer.history()) {
-    absl::StrAppend(&csv, absl::StrFormat("%d,%.6f,%.4f,%.6g,%.4f,%d,%.3f\n", r.step, r.loss,
-                                          r.accuracy, r.lr, r.grad_norm, r.tokens, r.seconds));
+    absl::StrAppend(&csv, absl::StrFormat("%d,%.6f,%.4f,%.6g,%.4f,%d,%.3f,%.6f,%.4f\n", r.step,
+                                          r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens,
+                                          r.seconds, r.mlm_loss, r.mlm_accuracy));
     xs.push_back(static_cast<double>(r.step));
     ys.push_back(r.loss);
   }
@@ -156,6 +170,28 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
                static_cast<int>(weights.config.hidden_size),
                static_cast<int>(weights.config.vocab_size), train.size(), eval_pairs.size());
 
+  std::unique_ptr<MlmObjective> mlm;
+  if (!options.mlm_corpus.empty()) {
+    if (!weights.decoder_weight || !weights.decoder_bias) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--mlm-corpus needs a checkpoint with an MLM head (decoder.weight, decoder.bias); ",
+          options.model_dir, " has none (fit one first: neodb pretrain --freeze-encoder)"));
+    }
+    ASSIGN_OR_RETURN(std::vector<int32_t> stream, TokenizeCorpus(options.mlm_corpus, *tokenizer));
+    MlmObjectiveOptions mopt = options.mlm;
+    mopt.seed = options.trainer.seed;
+    mopt.adamw = options.trainer.adamw;
+    const float* w = weights.decoder_weight->data<float>();
+    const float* b = weights.decoder_bias->data<float>();
+    const int64_t nw = weights.decoder_weight->numel(), nb = weights.decoder_bias->numel();
+    ASSIGN_OR_RETURN(mlm, MlmObjective::Create(weights.config, std::vector<float>(w, w + nw),
+                                               std::vector<float>(b, b + nb), std::move(stream),
+                                               tokenizer->special(), mopt));
+    std::fprintf(log, "auxiliary MLM: %s, %lld training sequences of %lld tokens, weight %g\n",
+                 options.mlm_corpus.c_str(), static_cast<long long>(mlm->num_chunks()),
+                 static_cast<long long>(mopt.seq_len), options.trainer.mlm_weight);
+  }
+
   TrainParams<float> params = ParamsFromWeights(weights);
   nlohmann::json report;
   report["model"] = options.model_dir;
@@ -171,6 +207,11 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
                         {"seed", topt.seed},
                         {"max_length", max_length},
                         {"pooling", "mean"}};
+  if (mlm != nullptr) {
+    report["settings"]["mlm"] = mlm->Identity();
+    report["settings"]["mlm"]["corpus"] = options.mlm_corpus;
+    report["settings"]["mlm"]["weight"] = options.trainer.mlm_weight;
+  }
   const EvalSet eval_set = BuildEvalSet(eval_pairs);
   if (!eval_pairs.empty()) {
     const TrainModel<float> model(params.layout);
@@ -181,7 +222,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   }
 
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
-                   Trainer::Create(std::move(params), std::move(train), topt));
+                   Trainer::Create(std::move(params), std::move(train), topt, std::move(mlm)));
   if (topt.resume)
     std::fprintf(log, "resumed at step %lld\n", static_cast<long long>(trainer->step()));
   const int64_t every = std::max<int64_t>(1, topt.steps / 200);
@@ -195,11 +236,15 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
       ++done_here;
       if (r.step % every != 0 && r.step != topt.steps && done_here != 1) return;
       const double per_step = elapsed / static_cast<double>(done_here);
-      std::fprintf(log,
-                   "step %lld/%lld  loss %.4f  acc %.3f  lr %.3g  |g| %.3f  %.0f tok/s  ETA %s\n",
-                   static_cast<long long>(r.step), static_cast<long long>(topt.steps), r.loss,
-                   r.accuracy, r.lr, r.grad_norm, static_cast<double>(tokens) / elapsed,
-                   Duration(per_step * static_cast<double>(topt.steps - r.step)).c_str());
+      const std::string mlm_part =
+          trainer->mlm() != nullptr
+              ? absl::StrFormat("  mlm %.4f (acc %.3f)", r.mlm_loss, r.mlm_accuracy)
+              : "";
+      std::fprintf(
+          log, "step %lld/%lld  loss %.4f  acc %.3f%s  lr %.3g  |g| %.3f  %.0f tok/s  ETA %s\n",
+          static_cast<long long>(r.step), static_cast<long long>(topt.steps), r.loss, r.accuracy,
+          mlm_part.c_str(), r.lr, r.grad_norm, static_cast<double>(tokens) / elapsed,
+          Duration(per_step * static_cast<double>(topt.steps - r.step)).c_str());
       std::fflush(log);
     }));
   }

@@ -24,11 +24,16 @@ struct FinetuneOptions {
   TrainerOptions trainer;  // checkpoint_dir is set from out_dir
   int64_t max_length = 0;  // longest accepted text in tokens; 0 = the model's max_length
   int threads = 0;         // OpenBLAS threads; 0 = library default
+  // Auxiliary MLM loss (see Trainer): a plain-text corpus, one document per
+  // line; empty = contrastive only. Needs a checkpoint with an MLM head. The
+  // objective's seed is the trainer's; its weight is trainer.mlm_weight.
+  std::string mlm_corpus;
+  MlmObjectiveOptions mlm;
 };
 
 // Output files: config.json, model.safetensors (original tensor names, MLM
-// head kept if the input had it), tokenizer files, loss.csv, loss.png,
-// finetune.json (settings and metrics). Progress goes to `log`.
+// head kept if the input had it, trained with the encoder under --mlm-corpus), tokenizer files,
+// loss.csv, loss.png, finetune.json (settings and metrics). Progress goes to `log`.
 absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log);
 
 struct EvalOptions {

@@ -2,17 +2,12 @@
 // MlmPretrainer: masked-language-model pre-training (NEOBERT.md §6) of the
 // encoder plus its MLM head (decoder.weight [V, C], decoder.bias [V], untied),
 // on the training engine's TrainModel (forward with activations, backward
-// from the per-token hidden-state gradient).
-//
-// Data: one token stream (the corpus tokenised line by line, concatenated,
-// no specials) cut into fixed chunks of seq_len − 2 tokens, each framed as
-// [CLS] chunk [SEP]. Step s takes batch_tokens / seq_len chunks from a
-// seeded per-epoch permutation and masks them with seed (seed, s): the whole
-// data order is a pure function of (seed, step), so --resume is exact.
-// A step runs in micro-batches of micro_batch_tokens (activation memory) whose
-// gradients add up to the step's mean loss; then global clipping over encoder
-// and head, AdamW (β 0.9/0.95, ε 1e-8, wd 0.01 on matrices), linear warm-up
-// and cosine decay to 10% of the peak.
+// from the per-token hidden-state gradient). The data, masking and head are
+// MlmObjective's (encoder/train/mlm_objective.h); this loop adds the
+// encoder's optimiser, global clipping over encoder and head, AdamW (β
+// 0.9/0.95, ε 1e-8, wd 0.01 on matrices), linear warm-up and cosine decay to
+// 10% of the peak, and checkpoints. The data of step s is a pure function
+// of (seed, s), so --resume is exact.
 //
 // Not thread-safe; one MlmPretrainer runs one job.
 
@@ -26,6 +21,7 @@
 #include "encoder/tokenizer/tokenizer.h"
 #include "encoder/train/adamw.h"
 #include "encoder/train/mlm_head.h"
+#include "encoder/train/mlm_objective.h"
 #include "encoder/train/train_model.h"
 
 namespace neodb::encoder::train {
@@ -64,11 +60,6 @@ struct PretrainStepRecord {
   double seconds = 0;
 };
 
-// Tokenises `path` line by line (Tokenize, no specials) into one stream.
-// Blank lines are skipped; invalid UTF-8 on a line is an error naming it.
-absl::StatusOr<std::vector<int32_t>> TokenizeCorpus(const std::string& path,
-                                                    const Tokenizer& tokenizer);
-
 class MlmPretrainer {
  public:
   // params: the encoder; decoder_weight [V, C] and decoder_bias [V]. stream:
@@ -85,43 +76,29 @@ class MlmPretrainer {
   PretrainStepRecord Evaluate(uint64_t seed);
 
   const TrainParams<float>& params() const { return params_; }
-  const std::vector<float>& decoder_weight() const { return head_w_; }
-  const std::vector<float>& decoder_bias() const { return head_b_; }
+  const std::vector<float>& decoder_weight() const { return objective_->decoder_weight(); }
+  const std::vector<float>& decoder_bias() const { return objective_->decoder_bias(); }
   const std::vector<PretrainStepRecord>& history() const { return history_; }
   int64_t step() const { return step_; }
-  int64_t num_chunks() const { return num_chunks_; }
+  int64_t num_chunks() const { return objective_->num_chunks(); }
 
   // The framed sequences of 0-based step `step` (before masking).
-  PackedBatch BatchForStep(int64_t step) const;
+  PackedBatch BatchForStep(int64_t step) const { return objective_->BatchForStep(step); }
 
   absl::Status SaveCheckpointState() const;
   absl::Status LoadCheckpointState();
 
  private:
-  MlmPretrainer(TrainParams<float> params, std::vector<float> decoder_weight,
-                std::vector<float> decoder_bias, std::vector<int32_t> stream,
-                const SpecialTokens& special, const PretrainOptions& options);
-  // Loss of one masked batch; with grads != nullptr, adds the gradients of
-  // grad_scale × loss into enc_grads_/head grads.
-  MlmLossResult MicroStep(const PackedBatch& batch, uint64_t mask_seed, bool with_grads,
-                          float grad_scale);
-  PackedBatch SequencesFromChunks(const std::vector<int64_t>& chunks) const;
-  std::vector<int64_t> EpochOrder(int64_t epoch) const;
+  MlmPretrainer(TrainParams<float> params, std::unique_ptr<MlmObjective> objective,
+                const PretrainOptions& options);
 
   TrainParams<float> params_;
-  std::vector<float> head_w_, head_b_;
-  std::vector<int32_t> stream_;
-  SpecialTokens special_;
-  MlmMaskOptions mask_;
+  std::unique_ptr<MlmObjective> objective_;
   PretrainOptions options_;
   std::unique_ptr<TrainModel<float>> model_;
   std::unique_ptr<AdamW> optimizer_;
-  // The head's AdamW state (weight decayed, bias not).
-  std::vector<float> head_m_w_, head_v_w_, head_m_b_, head_v_b_;
-  std::vector<float> enc_grads_, head_gw_, head_gb_;
+  std::vector<float> enc_grads_;
   std::vector<PretrainStepRecord> history_;
-  int64_t num_chunks_ = 0;       // training chunks
-  int64_t held_out_chunks_ = 0;  // after the training chunks
   int64_t step_ = 0;
 };
 

@@ -54,7 +54,8 @@ Trainer::Trainer(TrainParams<float> params, std::vector<TokenizedPair> data,
 
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(TrainParams<float> params,
                                                          std::vector<TokenizedPair> data,
-                                                         const TrainerOptions& options) {
+                                                         const TrainerOptions& options,
+                                                         std::unique_ptr<MlmObjective> mlm) {
   const int64_t n = static_cast<int64_t>(data.size());
   const int64_t layers = params.layout.config().num_hidden_layers;
   if (options.steps < 1) return absl::InvalidArgumentError("--steps must be at least 1");
@@ -71,6 +72,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(TrainParams<float> para
                                                    "] (0 = all), got ", options.train_layers));
   }
   if (options.chunk_size < 1) return absl::InvalidArgumentError("--chunk-size must be >= 1");
+  if (mlm != nullptr && !(options.mlm_weight > 0 && std::isfinite(options.mlm_weight))) {
+    return absl::InvalidArgumentError("--mlm-weight must be a positive number");
+  }
   if (options.checkpoint_every < 0) {
     return absl::InvalidArgumentError("--checkpoint-every must be >= 0");
   }
@@ -78,6 +82,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(TrainParams<float> para
     return absl::InvalidArgumentError("checkpoints need a checkpoint directory");
   }
   std::unique_ptr<Trainer> t(new Trainer(std::move(params), std::move(data), options));
+  t->mlm_ = std::move(mlm);
   t->model_ = std::make_unique<TrainModel<float>>(t->params_.layout);
   const int64_t begin = t->params_.layout.TrainableBegin(options.train_layers);
   t->optimizer_ = std::make_unique<AdamW>(t->params_.layout, begin, options.adamw);
@@ -119,16 +124,36 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
     rec.step = step_ + 1;
     rec.loss = res.loss;
     rec.accuracy = res.accuracy;
-    rec.grad_norm =
-        ClipGradNorm(grads_.data(), static_cast<int64_t>(grads_.size()), options_.max_grad_norm);
-    rec.lr = LearningRate(rec.step, options_.steps, options_.warmup, options_.lr);
     rec.tokens = batch.num_tokens();
+    if (mlm_ == nullptr) {
+      rec.grad_norm =
+          ClipGradNorm(grads_.data(), static_cast<int64_t>(grads_.size()), options_.max_grad_norm);
+    } else {
+      const MlmStepLoss m = mlm_->AccumulateStep(*model_, params_.values.data(), step_,
+                                                 static_cast<float>(options_.mlm_weight),
+                                                 optimizer_->begin(), grads_.data());
+      rec.loss += options_.mlm_weight * m.loss;
+      rec.mlm_loss = m.loss;
+      rec.mlm_accuracy = m.accuracy;
+      rec.tokens += m.tokens;
+      // Global clipping over encoder and head together.
+      double ss = 0;
+      for (float g : grads_) ss += static_cast<double>(g) * g;
+      rec.grad_norm = std::sqrt(mlm_->AddHeadGradSquares(ss));
+      if (rec.grad_norm > options_.max_grad_norm && rec.grad_norm > 0) {
+        const float scale = static_cast<float>(options_.max_grad_norm / rec.grad_norm);
+        for (float& g : grads_) g *= scale;
+        mlm_->ScaleHeadGrads(scale);
+      }
+    }
+    rec.lr = LearningRate(rec.step, options_.steps, options_.warmup, options_.lr);
     if (!std::isfinite(rec.loss) || !std::isfinite(rec.grad_norm)) {
       return absl::InternalError(absl::StrCat("step ", rec.step,
                                               ": loss or gradient is not finite ", "(loss ",
                                               rec.loss, "); lower --lr"));
     }
     optimizer_->Step(params_.values.data(), grads_.data(), rec.lr);
+    if (mlm_ != nullptr) mlm_->UpdateHead(rec.lr, step_ + 1);
     ++step_;
     rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     history_.push_back(rec);
@@ -162,15 +187,21 @@ absl::Status Trainer::SaveCheckpointState() const {
   state["rng"] = {
       {"seed", options_.seed}, {"epoch", step_ / per_epoch}, {"batch_in_epoch", step_ % per_epoch}};
   state["run"] = RunIdentity(options_, static_cast<int64_t>(data_.size()), params_.layout.total());
+  if (mlm_ != nullptr) {
+    state["run"]["mlm"] = mlm_->Identity();
+    state["run"]["mlm_weight"] = options_.mlm_weight;
+  }
   nlohmann::json hist = nlohmann::json::array();
   for (const StepRecord& r : history_) {
-    hist.push_back({r.step, r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens, r.seconds});
+    hist.push_back({r.step, r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens, r.seconds, r.mlm_loss,
+                    r.mlm_accuracy});
   }
   state["history"] = std::move(hist);
   RETURN_IF_ERROR(WriteCheckpointState(tmp, state.dump(1)));
   RETURN_IF_ERROR(WriteFloatFile((tmp / "params.bin").string(), params_.values));
   RETURN_IF_ERROR(WriteFloatFile((tmp / "adam_m.bin").string(), optimizer_->m()));
   RETURN_IF_ERROR(WriteFloatFile((tmp / "adam_v.bin").string(), optimizer_->v()));
+  if (mlm_ != nullptr) RETURN_IF_ERROR(mlm_->SaveState(tmp));
   // Swap in: the previous checkpoint stays valid until the new one is in place.
   return InstallCheckpointDir(root);
 }
@@ -193,8 +224,14 @@ absl::Status Trainer::LoadCheckpointState() {
       return absl::DataLossError(
           absl::StrCat((dir / "state.json").string(), ": not a neodb training checkpoint"));
     }
-    const nlohmann::json want =
+    nlohmann::json want =
         RunIdentity(options_, static_cast<int64_t>(data_.size()), params_.layout.total());
+    // A run with an auxiliary MLM resumes only a checkpoint made with the
+    // same one, and a run without only one made without.
+    want["mlm"] = mlm_ != nullptr ? mlm_->Identity() : nlohmann::json();
+    want["mlm_weight"] = mlm_ != nullptr ? nlohmann::json(options_.mlm_weight) : nlohmann::json();
+    if (!state["run"].contains("mlm")) state["run"]["mlm"] = nullptr;
+    if (!state["run"].contains("mlm_weight")) state["run"]["mlm_weight"] = nullptr;
     for (auto it = want.begin(); it != want.end(); ++it) {
       if (!state["run"].contains(it.key()) || state["run"][it.key()] != it.value()) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -222,6 +259,10 @@ absl::Status Trainer::LoadCheckpointState() {
       rec.grad_norm = r.at(4).get<double>();
       rec.tokens = r.at(5).get<int64_t>();
       rec.seconds = r.at(6).get<double>();
+      if (r.size() >= 9) {
+        rec.mlm_loss = r.at(7).get<double>();
+        rec.mlm_accuracy = r.at(8).get<double>();
+      }
       history.push_back(rec);
     }
     const int64_t step = state.at("step").get<int64_t>();
@@ -232,6 +273,7 @@ absl::Status Trainer::LoadCheckpointState() {
     optimizer_->m() = std::move(m);
     optimizer_->v() = std::move(v);
     optimizer_->set_step(state.at("adam_step").get<int64_t>());
+    if (mlm_ != nullptr) RETURN_IF_ERROR(mlm_->LoadState(dir));
     history_ = std::move(history);
     step_ = step;
   } catch (const nlohmann::json::exception& e) {

@@ -4,6 +4,13 @@
 // gradient clipping, AdamW with warm-up + cosine decay, and checkpoints that
 // let --resume continue exactly where a run stopped.
 //
+// Optionally with an auxiliary MLM objective: each step's loss is then
+// InfoNCE + mlm_weight × MLM (one masked corpus batch per step, its own data
+// order), both back-propagated into the one encoder, the MLM head trained
+// alongside, and the clipping global over encoder and head. Contrastive
+// training alone drifts the encoder away from token-level prediction (the
+// head no longer fits and fill-mask degrades); the auxiliary loss keeps it.
+//
 // Not thread-safe; one Trainer runs one training job.
 
 #include <atomic>
@@ -16,6 +23,7 @@
 #include "common/status_macros.h"
 #include "encoder/train/adamw.h"
 #include "encoder/train/grad_cache.h"
+#include "encoder/train/mlm_objective.h"
 #include "encoder/train/pairs.h"
 #include "encoder/train/train_model.h"
 
@@ -32,6 +40,9 @@ struct TrainerOptions {
   uint64_t seed = 0;           // fixes the data order. Default: 0
   double max_grad_norm = 1.0;  // global clipping threshold. Default: 1.0
   AdamWOptions adamw;
+  // Weight of the auxiliary MLM loss; used (and must be > 0) when Create is
+  // given an MlmObjective. Default: 1.
+  double mlm_weight = 1.0;
   // Save a checkpoint (weights, optimiser state, step, data-order state) into
   // checkpoint_dir/checkpoint every N steps; 0 = never. Default: 0.
   int64_t checkpoint_every = 0;
@@ -53,16 +64,20 @@ struct StepRecord {
   double loss = 0;
   double accuracy = 0;  // in-batch top-1 accuracy of the queries
   double lr = 0;
-  double grad_norm = 0;  // before clipping
-  int64_t tokens = 0;    // tokens embedded in the step (queries, positives, negatives)
-  double seconds = 0;    // wall time of the step
+  double grad_norm = 0;     // before clipping
+  double mlm_loss = 0;      // auxiliary MLM loss (0 without one)
+  double mlm_accuracy = 0;  // its masked-token accuracy
+  int64_t tokens = 0;       // tokens through the encoder (queries, positives, negatives, MLM batch)
+  double seconds = 0;       // wall time of the step
 };
 
 class Trainer {
  public:
-  static absl::StatusOr<std::unique_ptr<Trainer>> Create(TrainParams<float> params,
-                                                         std::vector<TokenizedPair> data,
-                                                         const TrainerOptions& options);
+  // mlm: the auxiliary MLM objective, or nullptr for contrastive training
+  // alone.
+  static absl::StatusOr<std::unique_ptr<Trainer>> Create(
+      TrainParams<float> params, std::vector<TokenizedPair> data, const TrainerOptions& options,
+      std::unique_ptr<MlmObjective> mlm = nullptr);
 
   // Trains from the current step to options.steps (or stop_after), calling
   // on_step after each step.
@@ -70,6 +85,7 @@ class Trainer {
 
   const TrainParams<float>& params() const { return params_; }
   const TrainModel<float>& model() const { return *model_; }
+  const MlmObjective* mlm() const { return mlm_.get(); }  // nullptr without one
   const std::vector<StepRecord>& history() const { return history_; }
   int64_t step() const { return step_; }
   bool finished() const { return step_ >= options_.steps; }
@@ -93,6 +109,7 @@ class Trainer {
   TrainerOptions options_;
   std::unique_ptr<TrainModel<float>> model_;
   std::unique_ptr<AdamW> optimizer_;
+  std::unique_ptr<MlmObjective> mlm_;
   std::vector<float> grads_;
   std::vector<StepRecord> history_;
   int64_t step_ = 0;  // steps done

@@ -153,6 +153,68 @@ TEST_F(FinetuneTest, WritesACompleteLoadableDirectoryAndImprovesEval) {
   EXPECT_NEAR(metrics->ndcg_at_10, after, 1e-9);
 }
 
+TEST_F(FinetuneTest, AuxiliaryMlmTrainsTheHeadAndWritesIt) {
+  {
+    std::ofstream corpus(root_ / "corpus.txt");
+    for (int i = 0; i < 200; ++i) {
+      corpus << "qw" << i % kConcepts << " the dw" << i % kConcepts << " of and\n";
+    }
+  }
+  FinetuneOptions o = Options("out");
+  o.trainer.steps = 20;
+  o.eval_file.clear();
+  o.mlm_corpus = (root_ / "corpus.txt").string();
+  o.mlm.seq_len = 16;
+  o.mlm.batch_tokens = 64;
+  o.mlm.micro_batch_tokens = 64;
+  o.trainer.mlm_weight = 0.5;
+  std::FILE* log = std::tmpfile();
+  ASSERT_TRUE(RunFinetune(o, log).ok());
+  std::rewind(log);
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), log)) > 0;) text.append(buf, n);
+  std::fclose(log);
+  EXPECT_THAT(text, HasSubstr("auxiliary MLM: "));
+  EXPECT_THAT(text, HasSubstr("weight 0.5"));
+  EXPECT_THAT(text, HasSubstr("  mlm "));
+
+  auto input = LoadCheckpoint((root_ / "model").string(), {.load_decoder = true});
+  auto output = LoadCheckpoint((root_ / "out").string(), {.load_decoder = true});
+  ASSERT_TRUE(input.ok() && output.ok()) << output.status();
+  ASSERT_TRUE(output->decoder_weight.has_value() && output->decoder_bias.has_value());
+  const Tensor& w_in = *input->decoder_weight;
+  const Tensor& w_out = *output->decoder_weight;
+  ASSERT_EQ(w_in.numel(), w_out.numel());
+  int64_t changed = 0;
+  for (int64_t i = 0; i < w_in.numel(); ++i)
+    changed += w_in.data<float>()[i] != w_out.data<float>()[i];
+  EXPECT_GT(changed, w_in.numel() / 2) << "the head was trained, not carried over";
+  std::ifstream report_in(root_ / "out" / "finetune.json");
+  const nlohmann::json report = nlohmann::json::parse(report_in);
+  EXPECT_EQ(report["settings"]["mlm"]["weight"], 0.5);
+  std::ifstream csv(root_ / "out" / "loss.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  EXPECT_THAT(header, HasSubstr("mlm_loss"));
+
+  // A checkpoint without an MLM head cannot train one on the side.
+  NeoBertWeights no_head = *input;
+  no_head.decoder_weight.reset();
+  no_head.decoder_bias.reset();
+  fs::create_directories(root_ / "nohead");
+  ASSERT_TRUE(SaveCheckpoint(no_head, (root_ / "nohead").string()).ok());
+  fs::copy_file(root_ / "model" / "vocab.txt", root_ / "nohead" / "vocab.txt");
+  FinetuneOptions n = o;
+  n.model_dir = (root_ / "nohead").string();
+  n.out_dir = (root_ / "out2").string();
+  const absl::Status s = RunFinetune(n, quiet_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("needs a checkpoint with an MLM head"));
+  EXPECT_FALSE(fs::exists(root_ / "out2"));
+}
+
 TEST_F(FinetuneTest, BadInputFailsAndLeavesNothingBehind) {
   {
     std::ofstream out(root_ / "train.jsonl", std::ios::app);

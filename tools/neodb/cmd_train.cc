@@ -57,6 +57,19 @@ void RegisterTrainCommands(CLI::App& app) {
   finetune->add_option("--stop-after", ft->trainer.stop_after,
                        "Stop after step N as if interrupted (checkpoints; resume later)");
   finetune->add_option("--threads", ft->threads, "OpenBLAS threads (0 = default)");
+  finetune
+      ->add_option("--mlm-corpus", ft->mlm_corpus,
+                   "Plain-text corpus for an auxiliary MLM loss (needs a model with an MLM head)")
+      ->check(CLI::ExistingFile);
+  finetune->add_option("--mlm-weight", ft->trainer.mlm_weight, "Weight of the auxiliary MLM loss")
+      ->capture_default_str();
+  finetune
+      ->add_option("--mlm-batch-tokens", ft->mlm.batch_tokens,
+                   "MLM tokens per step (a multiple of --mlm-seq-len)")
+      ->capture_default_str();
+  finetune
+      ->add_option("--mlm-seq-len", ft->mlm.seq_len, "MLM sequence length ([CLS]/[SEP] included)")
+      ->capture_default_str();
   finetune->callback([ft] { ExitIfError(encoder::train::RunFinetune(*ft, stdout)); });
 
   auto ev = std::make_shared<EvalOptions>();
