@@ -18,6 +18,10 @@
 #   finetune   neodb finetune (general pairs)→ WORK/finetuned/    (resumable)
 #   head       neodb pretrain --freeze-encoder → WORK/headfit/ (MLM head re-fitted
 #                                               to the fine-tuned encoder)
+#   polish     neodb finetune --mlm-corpus   → WORK/polished/ (contrastive + MLM
+#                                               together: the encoder learns
+#                                               token prediction back while
+#                                               retrieval keeps training; resumable)
 #   model      neodb model convert (F16)     → WORK/model/ (what ships as
 #                                               encoder/default_model/)
 #   eval       tools/eval_default_model.sh   → WORK/eval/results.md (SciFact)
@@ -64,6 +68,13 @@ FINETUNE_MAX_LENGTH=${FINETUNE_MAX_LENGTH:-512}
 # Re-fitting the MLM head to the fine-tuned encoder (encoder frozen).
 HEAD_STEPS=${HEAD_STEPS:-200}
 HEAD_LR=${HEAD_LR:-1e-3}
+# Contrastive + auxiliary MLM from the re-fitted head (its own data order).
+POLISH_STEPS=${POLISH_STEPS:-300}
+POLISH_BATCH=${POLISH_BATCH:-256}
+POLISH_LR=${POLISH_LR:-2e-4}
+POLISH_WARMUP=${POLISH_WARMUP:-10}
+POLISH_MLM_WEIGHT=${POLISH_MLM_WEIGHT:-1}
+POLISH_MLM_BATCH_TOKENS=${POLISH_MLM_BATCH_TOKENS:-4096}
 
 TIMES=$WORK/TIMES.tsv
 [[ -f $TIMES ]] || printf 'stage\tseconds\tfinished_utc\n' > "$TIMES"
@@ -173,9 +184,27 @@ stage_head() {
     --seed "$((SEED + 1))" --threads "$THREADS" --force 2>&1 | tee -a "$WORK/head.log"
 }
 
+# Contrastive fine-tuning alone drifts the encoder away from token
+# prediction: the re-fitted head plateaus far above the pre-training loss.
+# Training both losses together on one encoder brings it back while the
+# retrieval training goes on (train_default_model.md, session 4).
+stage_polish() {
+  need_cmd finetune
+  local resume=()
+  [[ -d $WORK/polished.work ]] && resume=(--resume)
+  "$NEODB" finetune --model "$WORK/headfit" \
+    --train "$WORK/corpus/pairs/general_pairs.jsonl" \
+    --eval "$WORK/corpus/pairs/general_eval.jsonl" --out "$WORK/polished" \
+    --steps "$POLISH_STEPS" --batch-size "$POLISH_BATCH" --lr "$POLISH_LR" \
+    --warmup "$POLISH_WARMUP" --max-length "$FINETUNE_MAX_LENGTH" --seed "$((SEED + 1))" \
+    --mlm-corpus "$WORK/corpus/mlm.txt" --mlm-weight "$POLISH_MLM_WEIGHT" \
+    --mlm-batch-tokens "$POLISH_MLM_BATCH_TOKENS" --mlm-seq-len "$PRETRAIN_SEQ_LEN" \
+    --checkpoint-every 50 --threads "$THREADS" "${resume[@]}" 2>&1 | tee -a "$WORK/polish.log"
+}
+
 # The shipped form: F16 safetensors (half the size) with the MLM head.
 stage_model() {
-  "$NEODB" model convert --model "$WORK/headfit" --out "$WORK/model" --dtype f16 --force
+  "$NEODB" model convert --model "$WORK/polished" --out "$WORK/model" --dtype f16 --force
 }
 
 stage_eval() {
@@ -190,7 +219,9 @@ stage_card() {
     PRETRAIN_STEPS=$PRETRAIN_STEPS PRETRAIN_BATCH_TOKENS=$PRETRAIN_BATCH_TOKENS \
     PRETRAIN_SEQ_LEN=$PRETRAIN_SEQ_LEN PRETRAIN_LR=$PRETRAIN_LR FINETUNE_STEPS=$FINETUNE_STEPS \
     FINETUNE_BATCH=$FINETUNE_BATCH FINETUNE_LR=$FINETUNE_LR SEED=$SEED \
-    HEAD_STEPS=$HEAD_STEPS HEAD_LR=$HEAD_LR \
+    HEAD_STEPS=$HEAD_STEPS HEAD_LR=$HEAD_LR POLISH_STEPS=$POLISH_STEPS POLISH_BATCH=$POLISH_BATCH \
+    POLISH_LR=$POLISH_LR POLISH_MLM_WEIGHT=$POLISH_MLM_WEIGHT \
+    POLISH_MLM_BATCH_TOKENS=$POLISH_MLM_BATCH_TOKENS \
     "$PY" "$ROOT/tools/corpus/model_card.py" > "$WORK/model/README.md.tmp"
   mv "$WORK/model/README.md.tmp" "$WORK/model/README.md"
   log "model card: $WORK/model/README.md; to ship: rm -rf encoder/default_model && cp -r $WORK/model encoder/default_model"
@@ -210,6 +241,8 @@ run_stage finetune "$WORK/finetuned/model.safetensors" stage_finetune
 until_stage finetune
 run_stage head "$WORK/headfit/model.safetensors" stage_head
 until_stage head
+run_stage polish "$WORK/polished/model.safetensors" stage_polish
+until_stage polish
 run_stage model "$WORK/model/model.safetensors" stage_model
 until_stage model
 run_stage eval "$WORK/eval/results.md" stage_eval

@@ -49,6 +49,12 @@ def main():
     head_after = last_match(r"^held-out MLM after (.*)$", head_log)
     ft_before = last_match(r"^eval before: (.*)$", finetune_log)
     ft_after = last_match(r"^eval after:\s+(.*)$", finetune_log)
+    polish_log = read(os.path.join(work, "polish.log"), "")
+    polish_before = last_match(r"^eval before: (.*)$", polish_log)
+    polish_after = last_match(r"^eval after:\s+(.*)$", polish_log)
+    # Training MLM loss of the first and last 10 polish steps (one masked
+    # corpus batch per step).
+    polish_mlm = [float(x) for x in re.findall(r"^step \d+/\d+ .* mlm ([0-9.]+) ", polish_log, re.M)]
     total = sum(stage_seconds.values())
 
     out = []
@@ -91,7 +97,7 @@ def main():
       % (config["vocab_size"], env["TOKENIZER_TYPE"]))
     w("| max_length | %d tokens (pre-trained at %s) |" % (config["max_length"], env["PRETRAIN_SEQ_LEN"]))
     w("| pooling | mean, L2-normalised (what the server uses) |")
-    w("| weights | `model.safetensors`, F16, %s bytes, with the pre-training MLM head |" % format(size, ","))
+    w("| weights | `model.safetensors`, F16, %s bytes, with its MLM head (trained in steps 2, 4 and 5) |" % format(size, ","))
     w("")
     w("## Training")
     w("")
@@ -113,7 +119,19 @@ def main():
     w("   exactly step 3's): `neodb pretrain --freeze-encoder`, %s steps, peak lr %s, %s s. Held-out"
       % (env["HEAD_STEPS"], env["HEAD_LR"], stage_seconds.get("head", "?")))
     w("   masked-token loss with the pre-training head: %s; re-fitted: %s." % (head_before, head_after))
-    w("5. Stored in F16 (`neodb model convert`).")
+    w("5. **Contrastive + MLM together** from step 4: `neodb finetune --mlm-corpus`, each step")
+    w("   InfoNCE on %s pairs (a new data order) + %s × the MLM loss of %s corpus tokens, one encoder,"
+      % (env["POLISH_BATCH"], env["POLISH_MLM_WEIGHT"], env["POLISH_MLM_BATCH_TOKENS"]))
+    w("   the head trained alongside; %s steps, peak lr %s; %s s. Contrastive training alone had moved"
+      % (env["POLISH_STEPS"], env["POLISH_LR"], stage_seconds.get("polish", "?")))
+    w("   the encoder away from token prediction (step 4's plateau); this brings it back.")
+    if len(polish_mlm) >= 20:
+        w("   Training MLM loss, mean of the first / last 10 steps: %.3f → %.3f."
+          % (sum(polish_mlm[:10]) / 10, sum(polish_mlm[-10:]) / 10))
+    w("   Held-out pairs, before → after: ")
+    w("   - before: %s" % polish_before)
+    w("   - after: %s" % polish_after)
+    w("6. Stored in F16 (`neodb model convert`).")
     w("")
     w("Wall time of every stage on a 2-vCPU AMD Zen 4 machine (one physical core), %d s in all, "
       "from `TIMES.tsv` (a stage whose output already existed keeps the time of the run that made "
