@@ -98,15 +98,16 @@ absl::StatusOr<std::unique_ptr<MlmObjective>> MlmObjective::Create(
   }
   if (options.seq_len < 8 || options.seq_len > config.max_length) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--seq-len must be in [8, ", config.max_length, "] (the model's max_length)"));
+        absl::StrCat("the MLM sequence length must be in [8, ", config.max_length,
+                     "] (the model's max_length), got ", options.seq_len));
   }
   if (options.batch_tokens < options.seq_len || options.batch_tokens % options.seq_len != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--batch-tokens (", options.batch_tokens,
-                                                   ") must be a positive multiple of --seq-len (",
-                                                   options.seq_len, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "MLM tokens per step (", options.batch_tokens,
+        ") must be a positive multiple of the sequence length (", options.seq_len, ")"));
   }
   if (options.micro_batch_tokens < options.seq_len) {
-    return absl::InvalidArgumentError("micro-batch tokens must be at least --seq-len");
+    return absl::InvalidArgumentError("micro-batch tokens must be at least the sequence length");
   }
   if (!(options.mask_rate > 0 && options.mask_rate < 1)) {
     return absl::InvalidArgumentError("the mask rate must be in (0, 1)");
