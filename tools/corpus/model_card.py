@@ -75,7 +75,7 @@ def main():
     tuned = [float(v) for k, v in rows.items() if k.startswith("default model + finetune")]
     bm25 = float(next((v for k, v in rows.items() if k.startswith("BM25")), "nan"))
     w("**Limits.** It retrieves held-out dictionary and passage pairs well above a random model")
-    w("(step 3 below). On SciFact zero-shot it scores nDCG@10 %.3f against %.3f for a random"
+    w("(steps 3 and 5 below). On SciFact zero-shot it scores nDCG@10 %.3f against %.3f for a random"
       % (zero, rand))
     if zero <= rand + 0.02:
         w("model of the same shape: **no better than random on biomedical text**.")
