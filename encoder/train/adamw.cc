@@ -53,12 +53,22 @@ double LearningRate(int64_t step, int64_t total_steps, int64_t warmup, double pe
 }
 
 double ClipGradNorm(float* grads, int64_t n, double max_norm) {
-  double ss = 0;
-  for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(grads[i]) * grads[i];
-  const double norm = std::sqrt(ss);
+  return ClipGradNorm({std::span<float>(grads, static_cast<size_t>(n))}, max_norm);
+}
+
+double ClipGradNorm(std::initializer_list<std::span<float>> grads, double max_norm) {
+  double total = 0;
+  for (std::span<float> g : grads) {
+    double ss = 0;
+    for (float x : g) ss += static_cast<double>(x) * x;
+    total += ss;
+  }
+  const double norm = std::sqrt(total);
   if (norm > max_norm && norm > 0) {
     const float scale = static_cast<float>(max_norm / norm);
-    for (int64_t i = 0; i < n; ++i) grads[i] *= scale;
+    for (std::span<float> g : grads) {
+      for (float& x : g) x *= scale;
+    }
   }
   return norm;
 }

@@ -3,6 +3,8 @@
 // gradient-norm clipping of the contrastive recipe (NEOBERT.md §6).
 
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <vector>
 
 #include "encoder/train/train_params.h"
@@ -52,5 +54,10 @@ double LearningRate(int64_t step, int64_t total_steps, int64_t warmup, double pe
 // Scales grads so that their global L2 norm is at most max_norm; returns the
 // norm before clipping.
 double ClipGradNorm(float* grads, int64_t n, double max_norm);
+
+// The same over several buffers that one step updates together (an encoder's
+// gradients and its MLM head's): one norm over all of them, one scale for
+// all. Each buffer's squares are summed on their own, then added in order.
+double ClipGradNorm(std::initializer_list<std::span<float>> grads, double max_norm);
 
 }  // namespace neodb::encoder::train

@@ -33,12 +33,6 @@ void HeadAdamW(float* p, const float* g, float* m, float* v, int64_t n, const Ad
   }
 }
 
-double SumSquares(const std::vector<float>& g) {
-  double s = 0;
-  for (float x : g) s += static_cast<double>(x) * x;
-  return s;
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<int32_t>> TokenizeCorpus(const std::string& path,
@@ -239,17 +233,6 @@ MlmStepLoss MlmObjective::AccumulateStep(const TrainModel<float>& model, const f
   out.tokens = batch.total_tokens();
   out.masked = total_masked;
   return out;
-}
-
-double MlmObjective::AddHeadGradSquares(double sum) const {
-  sum += SumSquares(head_gw_);
-  sum += SumSquares(head_gb_);
-  return sum;
-}
-
-void MlmObjective::ScaleHeadGrads(float scale) {
-  for (float& g : head_gw_) g *= scale;
-  for (float& g : head_gb_) g *= scale;
 }
 
 void MlmObjective::UpdateHead(double lr, int64_t t) {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -72,10 +73,10 @@ class MlmObjective {
   MlmStepLoss AccumulateStep(const TrainModel<float>& model, const float* params, int64_t step,
                              float grad_scale, int64_t grad_begin, float* enc_grads);
 
-  // `sum` plus the squared head gradients (for global clipping; added in a
-  // fixed order so the total is reproducible), and scaling them.
-  double AddHeadGradSquares(double sum) const;
-  void ScaleHeadGrads(float scale);
+  // The current step's head gradients (weight, bias), for the loop's global
+  // clipping.
+  std::span<float> head_weight_grads() { return head_gw_; }
+  std::span<float> head_bias_grads() { return head_gb_; }
   // One AdamW step of the head with the current gradients; t is 1-based.
   void UpdateHead(double lr, int64_t t);
 

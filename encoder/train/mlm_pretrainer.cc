@@ -18,12 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 constexpr char kStateFormat[] = "neodb-mlm-pretrain-1";
 
-double SumSquares(const std::vector<float>& g) {
-  double s = 0;
-  for (float x : g) s += static_cast<double>(x) * x;
-  return s;
-}
-
 MlmObjectiveOptions ObjectiveOptions(const PretrainOptions& o) {
   MlmObjectiveOptions m;
   m.batch_tokens = o.batch_tokens;
@@ -74,12 +68,9 @@ absl::Status MlmPretrainer::Run(const std::function<void(const PretrainStepRecor
         objective_->AccumulateStep(*model_, params_.values.data(), step_, 1.0f, 0,
                                    options_.freeze_encoder ? nullptr : enc_grads_.data());
     // Global clipping over encoder and head together.
-    const double norm = std::sqrt(objective_->AddHeadGradSquares(SumSquares(enc_grads_)));
-    if (norm > options_.max_grad_norm && norm > 0) {
-      const float scale = static_cast<float>(options_.max_grad_norm / norm);
-      for (float& g : enc_grads_) g *= scale;
-      objective_->ScaleHeadGrads(scale);
-    }
+    const double norm =
+        ClipGradNorm({enc_grads_, objective_->head_weight_grads(), objective_->head_bias_grads()},
+                     options_.max_grad_norm);
     const double lr = LearningRate(step_ + 1, options_.steps, options_.warmup, options_.lr);
     if (!options_.freeze_encoder) optimizer_->Step(params_.values.data(), enc_grads_.data(), lr);
     objective_->UpdateHead(lr, step_ + 1);

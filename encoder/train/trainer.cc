@@ -126,8 +126,7 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
     rec.accuracy = res.accuracy;
     rec.tokens = batch.num_tokens();
     if (mlm_ == nullptr) {
-      rec.grad_norm =
-          ClipGradNorm(grads_.data(), static_cast<int64_t>(grads_.size()), options_.max_grad_norm);
+      rec.grad_norm = ClipGradNorm({grads_}, options_.max_grad_norm);
     } else {
       const MlmStepLoss m = mlm_->AccumulateStep(*model_, params_.values.data(), step_,
                                                  static_cast<float>(options_.mlm_weight),
@@ -137,14 +136,8 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
       rec.mlm_accuracy = m.accuracy;
       rec.tokens += m.tokens;
       // Global clipping over encoder and head together.
-      double ss = 0;
-      for (float g : grads_) ss += static_cast<double>(g) * g;
-      rec.grad_norm = std::sqrt(mlm_->AddHeadGradSquares(ss));
-      if (rec.grad_norm > options_.max_grad_norm && rec.grad_norm > 0) {
-        const float scale = static_cast<float>(options_.max_grad_norm / rec.grad_norm);
-        for (float& g : grads_) g *= scale;
-        mlm_->ScaleHeadGrads(scale);
-      }
+      rec.grad_norm = ClipGradNorm({grads_, mlm_->head_weight_grads(), mlm_->head_bias_grads()},
+                                   options_.max_grad_norm);
     }
     rec.lr = LearningRate(rec.step, options_.steps, options_.warmup, options_.lr);
     if (!std::isfinite(rec.loss) || !std::isfinite(rec.grad_norm)) {
