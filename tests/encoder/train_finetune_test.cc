@@ -96,6 +96,17 @@ class FinetuneTest : public ::testing::Test {
     return o;
   }
 
+  // Runs the job with its progress output captured into *text.
+  absl::Status RunLogged(const FinetuneOptions& o, std::string* text) {
+    std::FILE* log = std::tmpfile();
+    const absl::Status s = RunFinetune(o, log);
+    std::rewind(log);
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof(buf), log)) > 0;) text->append(buf, n);
+    std::fclose(log);
+    return s;
+  }
+
   std::vector<std::string> Entries() {
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(root_)) names.push_back(e.path().filename());
@@ -109,13 +120,8 @@ class FinetuneTest : public ::testing::Test {
 
 TEST_F(FinetuneTest, WritesACompleteLoadableDirectoryAndImprovesEval) {
   const FinetuneOptions o = Options("out");
-  std::FILE* log = std::tmpfile();
-  ASSERT_TRUE(RunFinetune(o, log).ok());
-  std::rewind(log);
   std::string text;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), log)) > 0;) text.append(buf, n);
-  std::fclose(log);
+  ASSERT_TRUE(RunLogged(o, &text).ok());
   EXPECT_THAT(text, HasSubstr("eval before: R@1"));
   EXPECT_THAT(text, HasSubstr("eval after:  R@1"));
   EXPECT_THAT(text, HasSubstr("step 150/150"));
@@ -168,13 +174,8 @@ TEST_F(FinetuneTest, AuxiliaryMlmTrainsTheHeadAndWritesIt) {
   o.mlm.batch_tokens = 64;
   o.mlm.micro_batch_tokens = 64;
   o.trainer.mlm_weight = 0.5;
-  std::FILE* log = std::tmpfile();
-  ASSERT_TRUE(RunFinetune(o, log).ok());
-  std::rewind(log);
   std::string text;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), log)) > 0;) text.append(buf, n);
-  std::fclose(log);
+  ASSERT_TRUE(RunLogged(o, &text).ok());
   EXPECT_THAT(text, HasSubstr("auxiliary MLM: "));
   EXPECT_THAT(text, HasSubstr("weight 0.5"));
   EXPECT_THAT(text, HasSubstr("  mlm "));

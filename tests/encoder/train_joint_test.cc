@@ -13,6 +13,7 @@
 #include "encoder/train/mlm_pretrainer.h"
 #include "encoder/train/retrieval_eval.h"
 #include "encoder/train/trainer.h"
+#include "tests/encoder/train_test_util.h"
 
 namespace neodb::encoder::train {
 namespace {
@@ -51,20 +52,8 @@ std::vector<int32_t> Stream(int64_t n) {
   return s;
 }
 
-// Concept k: query token 10+k, positive token 40+k, fillers 80..83.
 std::vector<TokenizedPair> ConceptPairs(uint64_t seed, bool with_negatives) {
-  SplitMix64 rng(seed);
-  auto filler = [&] { return static_cast<int32_t>(80 + rng.Next() % 4); };
-  std::vector<TokenizedPair> pairs;
-  for (int k = 0; k < kConcepts; ++k) {
-    TokenizedPair p;
-    p.line = k + 1;
-    p.query = {101, 10 + k, filler(), filler(), 102};
-    p.positive = {101, filler(), 40 + k, filler(), 102};
-    if (with_negatives) p.negatives.push_back({101, 40 + (k + 1) % kConcepts, filler(), 102});
-    pairs.push_back(std::move(p));
-  }
-  return pairs;
+  return testing::ConceptPairs(kConcepts, seed, with_negatives);
 }
 
 std::vector<TokenizedPair> TrainPairs() {
@@ -82,16 +71,7 @@ MlmObjectiveOptions MlmOptions() {
   return o;
 }
 
-TrainerOptions ContrastiveOptions() {
-  TrainerOptions o;
-  o.steps = 120;
-  o.batch_size = 8;
-  o.lr = 3e-3;
-  o.warmup = 10;
-  o.chunk_size = 5;
-  o.seed = 7;
-  return o;
-}
+TrainerOptions ContrastiveOptions() { return testing::ConceptTrainerOptions(); }
 
 // An encoder and head pre-trained on the stream (so there is MLM skill to
 // keep or lose).

@@ -33,35 +33,8 @@ NeoBertConfig LoopConfig() {
   return c;
 }
 
-// Concept k: the query carries token 10+k, its positive token 40+k — tokens
-// a random model cannot relate, so retrieval starts near chance. Filler
-// tokens (80..119) differ per variant, so eval pairs are not training pairs.
-std::vector<TokenizedPair> ConceptPairs(int concepts, uint64_t seed, bool with_negatives) {
-  SplitMix64 rng(seed);
-  auto filler = [&] { return static_cast<int32_t>(80 + rng.Next() % 4); };
-  std::vector<TokenizedPair> pairs;
-  for (int k = 0; k < concepts; ++k) {
-    TokenizedPair p;
-    p.line = k + 1;
-    p.query = {101 % 128, 10 + k, filler(), filler(), 102 % 128};
-    p.positive = {101 % 128, filler(), 40 + k, filler(), 102 % 128};
-    if (with_negatives)
-      p.negatives.push_back({101 % 128, 40 + (k + 1) % concepts, filler(), 102 % 128});
-    pairs.push_back(std::move(p));
-  }
-  return pairs;
-}
-
-TrainerOptions LoopOptions() {
-  TrainerOptions o;
-  o.steps = 120;
-  o.batch_size = 8;
-  o.lr = 3e-3;
-  o.warmup = 10;
-  o.chunk_size = 5;
-  o.seed = 7;
-  return o;
-}
+using testing::ConceptPairs;
+TrainerOptions LoopOptions() { return testing::ConceptTrainerOptions(); }
 
 TEST(TrainLoop, LossGoesDownAndRecallRises) {
   const NeoBertConfig config = LoopConfig();

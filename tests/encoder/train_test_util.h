@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "encoder/checkpoint/config.h"
+#include "encoder/train/pairs.h"
 #include "encoder/train/train_params.h"
+#include "encoder/train/trainer.h"
 
 namespace neodb::encoder::train::testing {
 
@@ -80,6 +82,37 @@ inline void ExpectGradientsClose(const std::string& what, const double* analytic
                     << numeric[i];
     }
   }
+}
+
+// Concept k: the query carries token 10+k, its positive token 40+k — tokens
+// a random model cannot relate, so retrieval starts near chance. Filler
+// tokens (80..83) differ per seed, so eval pairs are not training pairs.
+// Framed by 101/102 ([CLS]/[SEP]); needs a vocabulary of at least 103.
+inline std::vector<TokenizedPair> ConceptPairs(int concepts, uint64_t seed, bool with_negatives) {
+  SplitMix64 rng(seed);
+  auto filler = [&] { return static_cast<int32_t>(80 + rng.Next() % 4); };
+  std::vector<TokenizedPair> pairs;
+  for (int k = 0; k < concepts; ++k) {
+    TokenizedPair p;
+    p.line = k + 1;
+    p.query = {101, 10 + k, filler(), filler(), 102};
+    p.positive = {101, filler(), 40 + k, filler(), 102};
+    if (with_negatives) p.negatives.push_back({101, 40 + (k + 1) % concepts, filler(), 102});
+    pairs.push_back(std::move(p));
+  }
+  return pairs;
+}
+
+// Contrastive settings that learn ConceptPairs on a 2-layer, 32-wide model.
+inline TrainerOptions ConceptTrainerOptions() {
+  TrainerOptions o;
+  o.steps = 120;
+  o.batch_size = 8;
+  o.lr = 3e-3;
+  o.warmup = 10;
+  o.chunk_size = 5;
+  o.seed = 7;
+  return o;
 }
 
 }  // namespace neodb::encoder::train::testing
