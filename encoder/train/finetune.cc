@@ -92,12 +92,6 @@ absl::Status WriteText(const fs::path& path, const std::string& text) {
 }
 
 // Everything that goes into the output directory, written into `dir`.
-Tensor TensorFromVector(const std::vector<float>& v, Shape shape) {
-  Tensor t = Tensor::Empty(std::move(shape), DType::kF32);
-  std::copy(v.begin(), v.end(), t.data<float>());
-  return t;
-}
-
 absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
                          const NeoBertWeights& original, const Tokenizer& tokenizer,
                          const nlohmann::json& report) {
@@ -105,8 +99,8 @@ absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
   if (const MlmObjective* mlm = trainer.mlm(); mlm != nullptr) {
     const NeoBertConfig& config = original.config;
     weights.decoder_weight =
-        TensorFromVector(mlm->decoder_weight(), {config.vocab_size, config.hidden_size});
-    weights.decoder_bias = TensorFromVector(mlm->decoder_bias(), {config.vocab_size});
+        VectorToTensor(mlm->decoder_weight(), {config.vocab_size, config.hidden_size});
+    weights.decoder_bias = VectorToTensor(mlm->decoder_bias(), {config.vocab_size});
   }
   RETURN_IF_ERROR(SaveCheckpoint(weights, dir.string()));
   RETURN_IF_ERROR(tokenizer.SaveTo(dir.string()));
@@ -181,12 +175,10 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
     MlmObjectiveOptions mopt = options.mlm;
     mopt.seed = options.trainer.seed;
     mopt.adamw = options.trainer.adamw;
-    const float* w = weights.decoder_weight->data<float>();
-    const float* b = weights.decoder_bias->data<float>();
-    const int64_t nw = weights.decoder_weight->numel(), nb = weights.decoder_bias->numel();
-    ASSIGN_OR_RETURN(mlm, MlmObjective::Create(weights.config, std::vector<float>(w, w + nw),
-                                               std::vector<float>(b, b + nb), std::move(stream),
-                                               tokenizer->special(), mopt));
+    ASSIGN_OR_RETURN(mlm,
+                     MlmObjective::Create(weights.config, TensorToVector(*weights.decoder_weight),
+                                          TensorToVector(*weights.decoder_bias), std::move(stream),
+                                          tokenizer->special(), mopt));
     std::fprintf(log, "auxiliary MLM: %s, %lld training sequences of %lld tokens, weight %g\n",
                  options.mlm_corpus.c_str(), static_cast<long long>(mlm->num_chunks()),
                  static_cast<long long>(mopt.seq_len), options.trainer.mlm_weight);

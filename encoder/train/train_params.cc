@@ -102,6 +102,17 @@ NeoBertWeights WeightsFromParams(const TrainParams<float>& params, const NeoBert
   return w;
 }
 
+std::vector<float> TensorToVector(const Tensor& t) {
+  const float* p = t.data<float>();
+  return std::vector<float>(p, p + t.numel());
+}
+
+Tensor VectorToTensor(const std::vector<float>& v, Shape shape) {
+  Tensor t = Tensor::Empty(std::move(shape), DType::kF32);
+  std::copy(v.begin(), v.end(), t.data<float>());
+  return t;
+}
+
 uint64_t SplitMix64::Next() {
   uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -72,6 +72,11 @@ TrainParams<float> ParamsFromWeights(const NeoBertWeights& weights);
 // weights differ from the original's).
 NeoBertWeights WeightsFromParams(const TrainParams<float>& params, const NeoBertWeights& original);
 
+// Copies between flat F32 training vectors and F32 checkpoint tensors (the
+// MLM head is trained as plain vectors beside the encoder's ParamLayout).
+std::vector<float> TensorToVector(const Tensor& t);  // REQUIRES: t is F32
+Tensor VectorToTensor(const std::vector<float>& v, Shape shape);
+
 // Deterministic random parameters for tests: matrices uniform(±scale), norm
 // weights uniform(1 ± norm_jitter).
 template <typename T>

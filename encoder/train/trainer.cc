@@ -223,13 +223,13 @@ absl::Status Trainer::LoadCheckpointState() {
     // same one, and a run without only one made without.
     want["mlm"] = mlm_ != nullptr ? mlm_->Identity() : nlohmann::json();
     want["mlm_weight"] = mlm_ != nullptr ? nlohmann::json(options_.mlm_weight) : nlohmann::json();
-    if (!state["run"].contains("mlm")) state["run"]["mlm"] = nullptr;
-    if (!state["run"].contains("mlm_weight")) state["run"]["mlm_weight"] = nullptr;
+    // (A key the checkpoint lacks reads as null: older checkpoints have no "mlm".)
+    const nlohmann::json& run = state.at("run");
     for (auto it = want.begin(); it != want.end(); ++it) {
-      if (!state["run"].contains(it.key()) || state["run"][it.key()] != it.value()) {
+      if (run.value(it.key(), nlohmann::json()) != it.value()) {
         return absl::FailedPreconditionError(absl::StrCat(
             "--resume: ", it.key(), " is ", it.value().dump(), " but the checkpoint was made with ",
-            state["run"].value(it.key(), nlohmann::json()).dump(),
+            run.value(it.key(), nlohmann::json()).dump(),
             "; resume with the same settings (or start a fresh run)"));
       }
     }

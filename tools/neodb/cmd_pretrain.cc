@@ -31,7 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using encoder::NeoBertConfig;
 using encoder::NeoBertWeights;
-using encoder::Tensor;
 using encoder::train::MlmPretrainer;
 using encoder::train::PretrainOptions;
 using encoder::train::PretrainStepRecord;
@@ -45,17 +44,6 @@ struct PretrainArgs {
   int64_t log_every = 10;
   bool force = false;
 };
-
-std::vector<float> ToVector(const Tensor& t) {
-  const float* p = t.data<float>();
-  return std::vector<float>(p, p + t.numel());
-}
-
-Tensor FromVector(const std::vector<float>& v, encoder::Shape shape) {
-  Tensor t = Tensor::Empty(std::move(shape), encoder::DType::kF32);
-  std::copy(v.begin(), v.end(), t.data<float>());
-  return t;
-}
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -106,9 +94,10 @@ absl::Status Pretrain(PretrainArgs a) {
   encoder::train::TrainParams<float> params = encoder::train::ParamsFromWeights(weights);
   const int64_t encoder_params = static_cast<int64_t>(params.values.size());
   ASSIGN_OR_RETURN(std::unique_ptr<MlmPretrainer> trainer,
-                   MlmPretrainer::Create(std::move(params), ToVector(*weights.decoder_weight),
-                                         ToVector(*weights.decoder_bias), std::move(stream),
-                                         tokenizer->special(), a.options));
+                   MlmPretrainer::Create(std::move(params),
+                                         encoder::train::TensorToVector(*weights.decoder_weight),
+                                         encoder::train::TensorToVector(*weights.decoder_bias),
+                                         std::move(stream), tokenizer->special(), a.options));
   std::printf(
       "model: %lld layers x %lld wide, %lld heads, FFN %lld, vocab %lld: %lld encoder + %lld head "
       "parameters; %lld training sequences of %lld tokens; start at step %lld of %lld\n",
@@ -169,9 +158,9 @@ absl::Status Pretrain(PretrainArgs a) {
               static_cast<long long>(trainer->step()), after.loss, after.accuracy);
 
   NeoBertWeights out = encoder::train::WeightsFromParams(trainer->params(), weights);
-  out.decoder_weight =
-      FromVector(trainer->decoder_weight(), {config.vocab_size, config.hidden_size});
-  out.decoder_bias = FromVector(trainer->decoder_bias(), {config.vocab_size});
+  out.decoder_weight = encoder::train::VectorToTensor(trainer->decoder_weight(),
+                                                      {config.vocab_size, config.hidden_size});
+  out.decoder_bias = encoder::train::VectorToTensor(trainer->decoder_bias(), {config.vocab_size});
   fs::create_directories(a.out_dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", a.out_dir, ": ", ec.message()));
   RETURN_IF_ERROR(encoder::SaveCheckpoint(out, a.out_dir));
@@ -228,8 +217,9 @@ void RegisterPretrainCommands(CLI::App& app) {
   auto fill = std::make_shared<FillMaskArgs>();
   CLI::App* fill_cmd = app.add_subcommand(
       "fill-mask", "Top predictions of a checkpoint's MLM head at each [MASK] of some texts");
-  fill_cmd->add_option("--model", fill->model_dir,
-                       "Checkpoint directory with an MLM head (default: the shipped default model)");
+  fill_cmd->add_option(
+      "--model", fill->model_dir,
+      "Checkpoint directory with an MLM head (default: the shipped default model)");
   fill_cmd->add_option("--top-k", fill->top_k, "Predictions per [MASK]")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
