@@ -160,16 +160,26 @@ stage_pretrain() {
     2>&1 | tee -a "$WORK/pretrain.log"
 }
 
-stage_finetune() {
+# finetune_on_pairs FROM NAME LOG ARGS...: `neodb finetune` from WORK/FROM on the
+# general pairs into WORK/NAME (progress appended to WORK/LOG.log), resuming a run that
+# left WORK/NAME.work; ARGS are the stage's own settings.
+finetune_on_pairs() {
+  local from=$1 name=$2 log=$3
+  shift 3
   need_cmd finetune
   local resume=()
-  [[ -d $WORK/finetuned.work ]] && resume=(--resume)
-  "$NEODB" finetune --model "$WORK/pretrained" \
+  [[ -d $WORK/$name.work ]] && resume=(--resume)
+  "$NEODB" finetune --model "$WORK/$from" \
     --train "$WORK/corpus/pairs/general_pairs.jsonl" \
-    --eval "$WORK/corpus/pairs/general_eval.jsonl" --out "$WORK/finetuned" \
+    --eval "$WORK/corpus/pairs/general_eval.jsonl" --out "$WORK/$name" \
+    --max-length "$FINETUNE_MAX_LENGTH" "$@" \
+    --checkpoint-every 50 --threads "$THREADS" "${resume[@]}" 2>&1 | tee -a "$WORK/$log.log"
+}
+
+stage_finetune() {
+  finetune_on_pairs pretrained finetuned finetune \
     --steps "$FINETUNE_STEPS" --batch-size "$FINETUNE_BATCH" --lr "$FINETUNE_LR" \
-    --warmup "$FINETUNE_WARMUP" --max-length "$FINETUNE_MAX_LENGTH" --seed "$SEED" \
-    --checkpoint-every 50 --threads "$THREADS" "${resume[@]}" 2>&1 | tee -a "$WORK/finetune.log"
+    --warmup "$FINETUNE_WARMUP" --seed "$SEED"
 }
 
 # Contrastive fine-tuning moved the encoder away from the MLM head it was
@@ -189,17 +199,11 @@ stage_head() {
 # Training both losses together on one encoder brings it back while the
 # retrieval training goes on (train_default_model.md, session 4).
 stage_polish() {
-  need_cmd finetune
-  local resume=()
-  [[ -d $WORK/polished.work ]] && resume=(--resume)
-  "$NEODB" finetune --model "$WORK/headfit" \
-    --train "$WORK/corpus/pairs/general_pairs.jsonl" \
-    --eval "$WORK/corpus/pairs/general_eval.jsonl" --out "$WORK/polished" \
+  finetune_on_pairs headfit polished polish \
     --steps "$POLISH_STEPS" --batch-size "$POLISH_BATCH" --lr "$POLISH_LR" \
-    --warmup "$POLISH_WARMUP" --max-length "$FINETUNE_MAX_LENGTH" --seed "$((SEED + 1))" \
+    --warmup "$POLISH_WARMUP" --seed "$((SEED + 1))" \
     --mlm-corpus "$WORK/corpus/mlm.txt" --mlm-weight "$POLISH_MLM_WEIGHT" \
-    --mlm-batch-tokens "$POLISH_MLM_BATCH_TOKENS" --mlm-seq-len "$PRETRAIN_SEQ_LEN" \
-    --checkpoint-every 50 --threads "$THREADS" "${resume[@]}" 2>&1 | tee -a "$WORK/polish.log"
+    --mlm-batch-tokens "$POLISH_MLM_BATCH_TOKENS" --mlm-seq-len "$PRETRAIN_SEQ_LEN"
 }
 
 # The shipped form: F16 safetensors (half the size) with the MLM head.
