@@ -107,6 +107,15 @@ PretrainStepRecord MlmPretrainer::Evaluate(uint64_t seed) {
   return rec;
 }
 
+nlohmann::json MlmPretrainer::RunIdentity() const {
+  nlohmann::json run = objective_->Identity();  // data, masking and batch shape
+  run["steps"] = options_.steps;
+  run["lr"] = options_.lr;
+  run["warmup"] = options_.warmup;
+  run["params"] = params_.values.size();
+  return run;
+}
+
 absl::Status MlmPretrainer::SaveCheckpointState() const {
   const fs::path root(options_.checkpoint_dir);
   ASSIGN_OR_RETURN(const fs::path tmp, StageCheckpointDir(root));
@@ -114,17 +123,7 @@ absl::Status MlmPretrainer::SaveCheckpointState() const {
   state["format"] = kStateFormat;
   state["step"] = step_;
   state["adam_step"] = optimizer_->step();
-  // The options that must match for an exact continuation.
-  state["run"] = {{"seed", options_.seed},
-                  {"steps", options_.steps},
-                  {"batch_tokens", options_.batch_tokens},
-                  {"seq_len", options_.seq_len},
-                  {"micro_batch_tokens", options_.micro_batch_tokens},
-                  {"lr", options_.lr},
-                  {"warmup", options_.warmup},
-                  {"mask_rate", options_.mask_rate},
-                  {"stream_tokens", objective_->Identity()["stream_tokens"]},
-                  {"params", params_.values.size()}};
+  state["run"] = RunIdentity();
   nlohmann::json hist = nlohmann::json::array();
   for (const PretrainStepRecord& r : history_) {
     hist.push_back({r.step, r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens, r.masked, r.seconds});
@@ -155,14 +154,7 @@ absl::Status MlmPretrainer::LoadCheckpointState() {
           absl::StrCat((dir / "state.json").string(), " is not an MLM pre-training checkpoint"));
     }
     const nlohmann::json& run = state.at("run");
-    const bool same = run.at("seed") == options_.seed && run.at("steps") == options_.steps &&
-                      run.at("batch_tokens") == options_.batch_tokens &&
-                      run.at("seq_len") == options_.seq_len &&
-                      run.at("micro_batch_tokens") == options_.micro_batch_tokens &&
-                      run.at("lr") == options_.lr && run.at("warmup") == options_.warmup &&
-                      run.at("mask_rate") == options_.mask_rate &&
-                      run.at("stream_tokens") == objective_->Identity()["stream_tokens"] &&
-                      run.at("params") == params_.values.size();
+    const bool same = run == RunIdentity();
     if (!same) {
       return absl::InvalidArgumentError(absl::StrCat("--resume: the checkpoint in ", dir.string(),
                                                      " was saved with other options or data (",

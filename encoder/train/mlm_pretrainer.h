@@ -23,6 +23,7 @@
 #include "encoder/train/mlm_head.h"
 #include "encoder/train/mlm_objective.h"
 #include "encoder/train/train_model.h"
+#include "nlohmann/json.hpp"
 
 namespace neodb::encoder::train {
 
@@ -91,6 +92,9 @@ class MlmPretrainer {
  private:
   MlmPretrainer(TrainParams<float> params, std::unique_ptr<MlmObjective> objective,
                 const PretrainOptions& options);
+  // The settings and data a checkpoint must share with a --resume run for
+  // the continuation to be exact.
+  nlohmann::json RunIdentity() const;
 
   TrainParams<float> params_;
   std::unique_ptr<MlmObjective> objective_;
