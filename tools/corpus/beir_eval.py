@@ -59,6 +59,33 @@ def tokens(text, use_stem):
     return [stem(t) for t in out] if use_stem else out
 
 
+def read_qrels(path):
+    """query -> {doc: grade > 0}. Rows are "query doc grade" (BEIR) or "query 0
+    doc grade" (TREC), tab- or space-separated. A first row whose grade is not
+    an integer is a header ("query-id corpus-id score") and is skipped; any
+    other malformed row is an error, never a silently dropped judgment."""
+    qrels = collections.defaultdict(dict)
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            fields = line.split()
+            if not fields:
+                continue
+            if len(fields) == 4:
+                fields = [fields[0], fields[2], fields[3]]
+            if len(fields) != 3:
+                fail("%s line %d: expected 'query doc grade', got %r" % (path, number, line.rstrip("\n")))
+            q, d, s = fields
+            try:
+                grade = int(s)
+            except ValueError:
+                if number == 1:
+                    continue  # header
+                fail("%s line %d: grade %r is not an integer" % (path, number, s))
+            if grade > 0:
+                qrels[q][d] = grade
+    return qrels
+
+
 def load_dataset(d, split):
     corpus_path = os.path.join(d, "corpus.jsonl")
     queries_path = os.path.join(d, "queries.jsonl")
@@ -78,13 +105,7 @@ def load_dataset(d, split):
                 corpus[doc["_id"]] = (doc.get("title", "") + " " + doc.get("text", "")).strip()
     with open(queries_path, encoding="utf-8") as f:
         queries = {q["_id"]: q["text"] for q in map(json.loads, filter(str.strip, f))}
-    qrels = collections.defaultdict(dict)
-    with open(qrels_path, encoding="utf-8") as f:
-        next(f)
-        for line in f:
-            q, d, s = line.rstrip("\n").split("\t")
-            if int(s) > 0:
-                qrels[q][d] = int(s)
+    qrels = read_qrels(qrels_path)
     return corpus, {q: queries[q] for q in qrels}, dict(qrels)
 
 

@@ -4,14 +4,13 @@
 // like are part of a text. A final line without '\n' is a text; input that
 // ends with '\n' has no empty text after it. Output is one JSON value per
 // input line, in input order. Errors name the 1-based line.
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/float_text.h"
 #include "encoder/default_model_dir.h"
 #include "encoder/encoder.h"
 #include "nlohmann/json.hpp"
@@ -65,22 +64,6 @@ std::string NameLine(const absl::Status& status, int64_t line) {
   return "line " + std::to_string(line) + msg;
 }
 
-// Each float as the double nearest its shortest round-trip decimal
-// (std::to_chars(float)): the JSON writer prints that double's shortest form,
-// which is the float's (≤ 9 significant digits) and reads back to the same
-// float — instead of the 17 digits the exact float→double value would take.
-std::vector<double> ShortestDoubles(const std::vector<float>& values) {
-  std::vector<double> out;
-  out.reserve(values.size());
-  char buf[32];
-  for (float v : values) {
-    const auto r = std::to_chars(buf, buf + sizeof(buf) - 1, v);
-    *r.ptr = '\0';
-    out.push_back(std::isfinite(v) ? std::strtod(buf, nullptr) : static_cast<double>(v));
-  }
-  return out;
-}
-
 struct EmbedArgs {
   std::string model;
   std::string pooling = "mean";
@@ -106,10 +89,11 @@ absl::Status EmbedBatch(encoder::Encoder& enc, const std::vector<std::string>& t
     return out.status();
   }
   for (const encoder::Embedding& e : *out) {
-    nlohmann::json j;
-    j["embedding"] = ShortestDoubles(e.vector);
-    j["tokens"] = e.tokens;
-    const std::string line = j.dump() + "\n";
+    // The floats are written by AppendFloatJsonArray, not by the JSON
+    // library: see common/float_text.h for why.
+    std::string line = "{\"embedding\":";
+    AppendFloatJsonArray(&line, e.vector);
+    line += ",\"tokens\":" + nlohmann::json(e.tokens).dump() + "}\n";
     std::fwrite(line.data(), 1, line.size(), stdout);
   }
   std::fflush(stdout);
