@@ -16,11 +16,32 @@ import os
 import sys
 
 
+def _require(module, package):
+    """Imports `module`, or fails naming the Debian package and the Python
+    that lacks it: a python3 first on PATH (a virtualenv, a conda or
+    /usr/local build) may not see Debian's modules."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(
+            "neodb_client needs %s (%s), which %s cannot import (%s); "
+            "run it with /usr/bin/python3 or `apt-get install %s`"
+            % (module, package, sys.executable, e, package)) from e
+
+
 def _import_stubs(proto_dir=None):
+    _require("google.protobuf", "python3-protobuf")
+    _require("grpc", "python3-grpcio")
     proto_dir = proto_dir or os.environ.get("NEODB_PYTHON_PROTO_DIR")
     if proto_dir and proto_dir not in sys.path:
         sys.path.insert(0, proto_dir)
-    from neodb.v1 import neodb_pb2, neodb_pb2_grpc  # noqa: E402
+    try:
+        from neodb.v1 import neodb_pb2, neodb_pb2_grpc  # noqa: E402
+    except ImportError as e:
+        raise ImportError(
+            "the generated stubs neodb/v1/neodb_pb2*.py were not found (%s): build neodb "
+            "and set NEODB_PYTHON_PROTO_DIR=<build>/proto/python or pass proto_dir" % e) from e
     return neodb_pb2, neodb_pb2_grpc
 
 
@@ -28,8 +49,8 @@ class NeodbClient:
     """Every call carries a deadline (timeout seconds, default 30)."""
 
     def __init__(self, address, timeout=30.0, proto_dir=None):
-        import grpc
         self.pb, grpc_mod = _import_stubs(proto_dir)
+        grpc = _require("grpc", "python3-grpcio")
         self.grpc = grpc
         self.channel = grpc.insecure_channel(
             address, options=[("grpc.max_send_message_length", 64 << 20),
