@@ -1,5 +1,6 @@
 #include "index/keyword/unicode_text.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "utf8proc.h"
@@ -24,6 +25,11 @@ bool IsIdeographic(char32_t c) {
 }  // namespace
 
 CharClass Classify(char32_t c) {
+  if (c < 0x80) {  // ASCII fast path: the same answers as the general code below
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return CharClass::kLetter;
+    if (c >= '0' && c <= '9') return CharClass::kDigit;
+    if (c == '-' || c == '_') return CharClass::kJoiner;
+  }
   if (c == '\'' || c == 0x2019) return CharClass::kApostrophe;
   if (c == '.' || c == ',') return CharClass::kNumberSep;
   if (c == 0x200B) return CharClass::kSeparator;  // ZERO WIDTH SPACE is a word break
@@ -76,6 +82,15 @@ std::string SanitizeUtf8(std::string_view text) {
 }
 
 std::string NormalizeNfkcCasefold(std::string_view utf8) {
+  // ASCII is NFKC-stable, holds no default-ignorable code point, and folds by
+  // lower-casing: most English text skips utf8proc's decompose/recompose.
+  if (std::all_of(utf8.begin(), utf8.end(), [](char ch) { return static_cast<uint8_t>(ch) < 0x80; })) {
+    std::string out(utf8);
+    for (char& ch : out) {
+      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    }
+    return out;
+  }
   utf8proc_uint8_t* mapped = nullptr;
   utf8proc_ssize_t n = utf8proc_map(
       reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()), static_cast<utf8proc_ssize_t>(utf8.size()),

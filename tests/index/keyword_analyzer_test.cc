@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "index/keyword/analyzer_kind.h"
+#include "index/keyword/unicode_text.h"
 #include "utf8proc.h"
 
 namespace neodb::keyword {
@@ -231,6 +232,27 @@ TEST(AnalyzerTest, LongTokenKeepsAPrefixOfWholeCodePoints) {
   ASSERT_EQ(tokens.size(), 3u);
   EXPECT_EQ(tokens[1].term, greek.substr(0, kMaxTermBytes));  // 2-byte chars: 128 fits exactly
   EXPECT_EQ(tokens[2].term, "z");
+}
+
+TEST(UnicodeTextTest, AsciiFastPathsAgreeWithUtf8proc) {
+  std::string ascii;
+  for (int c = 0; c < 128; ++c) ascii += static_cast<char>(c);
+  utf8proc_uint8_t* mapped = nullptr;
+  utf8proc_ssize_t n = utf8proc_map(
+      reinterpret_cast<const utf8proc_uint8_t*>(ascii.data()), static_cast<utf8proc_ssize_t>(ascii.size()),
+      &mapped,
+      static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE |
+                                     UTF8PROC_CASEFOLD | UTF8PROC_IGNORE));
+  ASSERT_GE(n, 0);
+  EXPECT_EQ(NormalizeNfkcCasefold(ascii), std::string(reinterpret_cast<char*>(mapped), n));
+  std::free(mapped);
+  for (char32_t c = 0; c < 128; ++c) {
+    const auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+    const CharClass cls = Classify(c);
+    if (cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO) EXPECT_EQ(cls, CharClass::kLetter);
+    if (cat == UTF8PROC_CATEGORY_ND) EXPECT_EQ(cls, CharClass::kDigit);
+    if (cat == UTF8PROC_CATEGORY_PD || cat == UTF8PROC_CATEGORY_PC) EXPECT_EQ(cls, CharClass::kJoiner);
+  }
 }
 
 TEST(AnalyzerKindTest, NamesRoundTrip) {
