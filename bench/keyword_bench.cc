@@ -57,8 +57,9 @@ class Zipf {
   }
   size_t operator()(std::mt19937_64& rng) {
     double u = std::uniform_real_distribution<double>(0, 1)(rng);
-    return std::min(cdf_.size() - 1,
-                    static_cast<size_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin()));
+    return std::min(
+        cdf_.size() - 1,
+        static_cast<size_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin()));
   }
 
  private:
@@ -77,7 +78,8 @@ std::vector<std::string> Vocabulary(size_t n, std::mt19937_64& rng) {
   return words;
 }
 
-std::string Sentence(const std::vector<std::string>& vocab, Zipf& zipf, int words, std::mt19937_64& rng) {
+std::string Sentence(const std::vector<std::string>& vocab, Zipf& zipf, int words,
+                     std::mt19937_64& rng) {
   std::string s;
   for (int i = 0; i < words; ++i) {
     if (i) s += ' ';
@@ -114,11 +116,16 @@ int main(int argc, char** argv) {
   std::string corpus_path, query_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string f = argv[i], v = argv[i + 1];
-    if (f == "--docs") (void)absl::SimpleAtoi(v, &docs);
-    else if (f == "--queries") (void)absl::SimpleAtoi(v, &queries);
-    else if (f == "--k") (void)absl::SimpleAtoi(v, &k);
-    else if (f == "--corpus") corpus_path = v;
-    else if (f == "--query-file") query_path = v;
+    if (f == "--docs")
+      (void)absl::SimpleAtoi(v, &docs);
+    else if (f == "--queries")
+      (void)absl::SimpleAtoi(v, &queries);
+    else if (f == "--k")
+      (void)absl::SimpleAtoi(v, &k);
+    else if (f == "--corpus")
+      corpus_path = v;
+    else if (f == "--query-file")
+      query_path = v;
     else {
       std::fprintf(stderr, "keyword_bench: unknown flag %s\n", f.c_str());
       return 1;
@@ -139,7 +146,8 @@ int main(int argc, char** argv) {
     Zipf zipf(vocab.size(), 1.0);
     std::uniform_int_distribution<int> doc_len(100, 300), query_len(3, 12);
     for (int i = 0; i < docs; ++i) texts.push_back(Sentence(vocab, zipf, doc_len(rng), rng));
-    for (int i = 0; i < queries; ++i) query_texts.push_back(Sentence(vocab, zipf, query_len(rng), rng));
+    for (int i = 0; i < queries; ++i)
+      query_texts.push_back(Sentence(vocab, zipf, query_len(rng), rng));
     corpus_name = "synthetic Zipf(1.0), 100k-word vocabulary";
   }
   size_t bytes = 0;
@@ -196,6 +204,7 @@ int main(int argc, char** argv) {
   std::printf("%-34s %12.3f\n", "query mean hits", static_cast<double>(plain_hits) / plain.size());
   std::printf("%-34s %12.3f\n", "filtered 10% query p50 (ms)", Percentile(filtered, 0.5));
   std::printf("%-34s %12.3f\n", "filtered 10% query p99 (ms)", Percentile(filtered, 0.99));
-  std::printf("%-34s %12.3f\n", "filtered mean hits", static_cast<double>(filtered_hits) / filtered.size());
+  std::printf("%-34s %12.3f\n", "filtered mean hits",
+              static_cast<double>(filtered_hits) / filtered.size());
   return 0;
 }

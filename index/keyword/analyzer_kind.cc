@@ -20,8 +20,8 @@ absl::StatusOr<AnalyzerKind> ParseAnalyzerKind(std::string_view name) {
   for (AnalyzerKind kind : {AnalyzerKind::kEnglish, AnalyzerKind::kSimple, AnalyzerKind::kNone}) {
     if (name == AnalyzerKindName(kind)) return kind;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown analyzer \"", std::string(name), "\" (expected english, simple or none)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown analyzer \"", std::string(name),
+                                                 "\" (expected english, simple or none)"));
 }
 
 }  // namespace neodb::keyword

@@ -77,12 +77,14 @@ absl::StatusOr<FusionMethod> ParseFusionMethod(std::string_view name) {
        {FusionMethod::kAdaptive, FusionMethod::kWeighted, FusionMethod::kReciprocalRank}) {
     if (name == FusionMethodName(m)) return m;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown fusion \"", std::string(name), "\" (expected adaptive, weighted or rrf)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown fusion \"", std::string(name),
+                                                 "\" (expected adaptive, weighted or rrf)"));
 }
 
-double LegAgreement(std::span<const RankedId> keyword, std::span<const RankedId> vector, int depth) {
-  const size_t d = std::min({static_cast<size_t>(std::max(depth, 0)), keyword.size(), vector.size()});
+double LegAgreement(std::span<const RankedId> keyword, std::span<const RankedId> vector,
+                    int depth) {
+  const size_t d =
+      std::min({static_cast<size_t>(std::max(depth, 0)), keyword.size(), vector.size()});
   if (d == 0) return 0;
   absl::flat_hash_set<uint64_t> top;
   for (size_t i = 0; i < d; ++i) top.insert(keyword[i].id);
@@ -118,8 +120,9 @@ std::vector<FusedHit> FuseWeighted(std::span<const RankedId> keyword,
   return TopK(std::move(hits), k);
 }
 
-absl::StatusOr<FusionResult> Fuse(std::span<const RankedId> keyword, std::span<const RankedId> vector,
-                                  int k, const FusionOptions& options) {
+absl::StatusOr<FusionResult> Fuse(std::span<const RankedId> keyword,
+                                  std::span<const RankedId> vector, int k,
+                                  const FusionOptions& options) {
   if (k < 1) return absl::InvalidArgumentError(absl::StrCat("k must be >= 1, got ", k));
   if (!(options.alpha >= 0 && options.alpha <= 1)) {
     return absl::InvalidArgumentError(absl::StrCat("alpha must be in [0, 1], got ", options.alpha));
@@ -129,7 +132,8 @@ absl::StatusOr<FusionResult> Fuse(std::span<const RankedId> keyword, std::span<c
         absl::StrCat("max_alpha must be in [0, 1], got ", options.max_alpha));
   }
   if (options.rrf_k < 0) return absl::InvalidArgumentError("rrf_k must be >= 0");
-  if (options.agreement_depth < 1) return absl::InvalidArgumentError("agreement_depth must be >= 1");
+  if (options.agreement_depth < 1)
+    return absl::InvalidArgumentError("agreement_depth must be >= 1");
   FusionResult result;
   switch (options.method) {
     case FusionMethod::kReciprocalRank:

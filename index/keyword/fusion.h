@@ -99,7 +99,8 @@ std::vector<FusedHit> FuseWeighted(std::span<const RankedId> keyword,
 
 // Fuses by options.method into the best k. INVALID_ARGUMENT for k < 1, alpha
 // or max_alpha outside [0, 1], rrf_k < 0 or agreement_depth < 1.
-absl::StatusOr<FusionResult> Fuse(std::span<const RankedId> keyword, std::span<const RankedId> vector,
-                                  int k, const FusionOptions& options);
+absl::StatusOr<FusionResult> Fuse(std::span<const RankedId> keyword,
+                                  std::span<const RankedId> vector, int k,
+                                  const FusionOptions& options);
 
 }  // namespace neodb::keyword

@@ -27,7 +27,8 @@ KeywordIndex::KeywordIndex(const KeywordOptions& options)
 
 absl::StatusOr<std::unique_ptr<KeywordIndex>> KeywordIndex::Create(const KeywordOptions& options) {
   if (!std::isfinite(options.k1) || options.k1 < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("BM25 k1 must be finite and >= 0, got ", options.k1));
+    return absl::InvalidArgumentError(
+        absl::StrCat("BM25 k1 must be finite and >= 0, got ", options.k1));
   }
   if (!(options.b >= 0 && options.b <= 1)) {
     return absl::InvalidArgumentError(absl::StrCat("BM25 b must be in [0, 1], got ", options.b));
@@ -41,8 +42,8 @@ absl::StatusOr<KeywordIndex::DocTerms> KeywordIndex::AnalyzeDocument(
   DocTerms doc;
   for (const FieldText& field : fields) {
     if (!std::isfinite(field.weight) || field.weight <= 0 || field.weight > kMaxFieldWeight) {
-      return absl::InvalidArgumentError(absl::StrCat("field weight must be in (0, ", kMaxFieldWeight,
-                                                     "], got ", field.weight));
+      return absl::InvalidArgumentError(
+          absl::StrCat("field weight must be in (0, ", kMaxFieldWeight, "], got ", field.weight));
     }
     std::vector<Token> tokens = analyzer_.Analyze(field.text);
     doc.length += static_cast<double>(field.weight) * static_cast<double>(CountedLength(tokens));

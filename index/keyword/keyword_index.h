@@ -78,8 +78,8 @@ using IdFilter = std::function<bool(uint64_t id)>;
 
 struct KeywordStats {
   uint64_t documents = 0;
-  uint64_t terms = 0;      // distinct terms with at least one posting
-  uint64_t postings = 0;   // (term, document) pairs
+  uint64_t terms = 0;     // distinct terms with at least one posting
+  uint64_t postings = 0;  // (term, document) pairs
   double average_length = 0;
   uint64_t memory_bytes = 0;  // heap held by the index, estimated from capacities
 };
@@ -175,7 +175,7 @@ class KeywordIndex {
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, uint32_t> term_ids_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> term_text_ ABSL_GUARDED_BY(mu_);       // by term id
+  std::vector<std::string> term_text_ ABSL_GUARDED_BY(mu_);          // by term id
   std::vector<std::vector<Posting>> postings_ ABSL_GUARDED_BY(mu_);  // by term id
   std::vector<uint32_t> free_terms_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uint64_t, uint32_t> slot_of_ ABSL_GUARDED_BY(mu_);

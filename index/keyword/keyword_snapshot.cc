@@ -111,7 +111,8 @@ absl::StatusOr<KeywordIndex::Loaded> KeywordIndex::Load(const std::string& path)
   ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
   ByteReader r(bytes);
   char magic[8];
-  if (!r.Raw(magic, 8) || std::string_view(magic, 8) != std::string_view(kKeywordSnapshotMagic, 8)) {
+  if (!r.Raw(magic, 8) ||
+      std::string_view(magic, 8) != std::string_view(kKeywordSnapshotMagic, 8)) {
     return Corrupt(path, "bad magic (not a keyword snapshot)");
   }
   Header h;
@@ -154,7 +155,8 @@ absl::Status KeywordIndex::LoadPayload(std::string_view payload) {
   ByteReader r(payload);
   uint64_t term_count;
   // Each term takes at least 9 bytes (length + one byte): bounds the reserve.
-  if (!r.U64(&term_count) || term_count > r.remaining() / 9) return absl::DataLossError("bad term count");
+  if (!r.U64(&term_count) || term_count > r.remaining() / 9)
+    return absl::DataLossError("bad term count");
   term_text_.reserve(term_count);
   for (uint64_t i = 0; i < term_count; ++i) {
     std::string term;
@@ -167,12 +169,14 @@ absl::Status KeywordIndex::LoadPayload(std::string_view payload) {
   postings_.resize(term_count);
   uint64_t doc_count;
   // Each document takes at least 16 bytes.
-  if (!r.U64(&doc_count) || doc_count > r.remaining() / 16) return absl::DataLossError("bad document count");
+  if (!r.U64(&doc_count) || doc_count > r.remaining() / 16)
+    return absl::DataLossError("bad document count");
   for (uint64_t d = 0; d < doc_count; ++d) {
     uint64_t id = 0;
     float length = 0;
     uint32_t n = 0;
-    if (!r.U64(&id) || !r.F32(&length) || !r.U32(&n)) return absl::DataLossError("truncated document");
+    if (!r.U64(&id) || !r.F32(&length) || !r.U32(&n))
+      return absl::DataLossError("truncated document");
     if (d > 0 && !(id_of_slot_.back() < id)) return absl::DataLossError("documents out of order");
     if (!std::isfinite(length) || length < 0) return absl::DataLossError("bad document length");
     if (n > r.remaining() / 8) return absl::DataLossError("truncated document terms");

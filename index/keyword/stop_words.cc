@@ -8,10 +8,9 @@ namespace {
 
 // Sorted, for binary search.
 constexpr std::array<std::string_view, 33> kEnglishStopWords = {
-    "a",    "an",   "and",  "are",   "as",    "at",   "be",   "but",   "by",
-    "for",  "if",   "in",   "into",  "is",    "it",   "no",   "not",   "of",
-    "on",   "or",   "such", "that",  "the",   "their", "then", "there", "these",
-    "they", "this", "to",   "was",   "will",  "with"};
+    "a",   "an",    "and",  "are",   "as",    "at",   "be",   "but", "by",  "for",  "if",
+    "in",  "into",  "is",   "it",    "no",    "not",  "of",   "on",  "or",  "such", "that",
+    "the", "their", "then", "there", "these", "they", "this", "to",  "was", "will", "with"};
 
 }  // namespace
 

@@ -14,12 +14,12 @@ constexpr char32_t kReplacement = 0xFFFD;
 // one by one (and in adjacent pairs, see segmenter.h). Ranges of the Unicode
 // blocks; NFKC has already folded half-width katakana into these.
 bool IsIdeographic(char32_t c) {
-  return (c >= 0x3040 && c <= 0x30FF) ||    // Hiragana, Katakana
-         (c >= 0x31F0 && c <= 0x31FF) ||    // Katakana phonetic extensions
-         (c >= 0x3400 && c <= 0x4DBF) ||    // CJK extension A
-         (c >= 0x4E00 && c <= 0x9FFF) ||    // CJK unified ideographs
-         (c >= 0xF900 && c <= 0xFAFF) ||    // CJK compatibility ideographs
-         (c >= 0x20000 && c <= 0x3134F);    // CJK extensions B-G
+  return (c >= 0x3040 && c <= 0x30FF) ||  // Hiragana, Katakana
+         (c >= 0x31F0 && c <= 0x31FF) ||  // Katakana phonetic extensions
+         (c >= 0x3400 && c <= 0x4DBF) ||  // CJK extension A
+         (c >= 0x4E00 && c <= 0x9FFF) ||  // CJK unified ideographs
+         (c >= 0xF900 && c <= 0xFAFF) ||  // CJK compatibility ideographs
+         (c >= 0x20000 && c <= 0x3134F);  // CJK extensions B-G
 }
 
 }  // namespace
@@ -69,7 +69,8 @@ std::string SanitizeUtf8(std::string_view text) {
       continue;
     }
     utf8proc_int32_t c;
-    utf8proc_ssize_t n = utf8proc_iterate(p + i, static_cast<utf8proc_ssize_t>(text.size() - i), &c);
+    utf8proc_ssize_t n =
+        utf8proc_iterate(p + i, static_cast<utf8proc_ssize_t>(text.size() - i), &c);
     if (n <= 0) {
       AppendUtf8(kReplacement, &out);
       ++i;
@@ -84,7 +85,8 @@ std::string SanitizeUtf8(std::string_view text) {
 std::string NormalizeNfkcCasefold(std::string_view utf8) {
   // ASCII is NFKC-stable, holds no default-ignorable code point, and folds by
   // lower-casing: most English text skips utf8proc's decompose/recompose.
-  if (std::all_of(utf8.begin(), utf8.end(), [](char ch) { return static_cast<uint8_t>(ch) < 0x80; })) {
+  if (std::all_of(utf8.begin(), utf8.end(),
+                  [](char ch) { return static_cast<uint8_t>(ch) < 0x80; })) {
     std::string out(utf8);
     for (char& ch : out) {
       if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
@@ -93,8 +95,8 @@ std::string NormalizeNfkcCasefold(std::string_view utf8) {
   }
   utf8proc_uint8_t* mapped = nullptr;
   utf8proc_ssize_t n = utf8proc_map(
-      reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()), static_cast<utf8proc_ssize_t>(utf8.size()),
-      &mapped,
+      reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()),
+      static_cast<utf8proc_ssize_t>(utf8.size()), &mapped,
       static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE |
                                      UTF8PROC_CASEFOLD | UTF8PROC_IGNORE));
   if (n < 0) return std::string(utf8);
@@ -114,7 +116,8 @@ std::u32string DecodeUtf8(std::string_view utf8) {
       continue;
     }
     utf8proc_int32_t c;
-    utf8proc_ssize_t n = utf8proc_iterate(p + i, static_cast<utf8proc_ssize_t>(utf8.size() - i), &c);
+    utf8proc_ssize_t n =
+        utf8proc_iterate(p + i, static_cast<utf8proc_ssize_t>(utf8.size() - i), &c);
     if (n <= 0) {  // not expected after SanitizeUtf8; never loop forever
       out.push_back(kReplacement);
       ++i;

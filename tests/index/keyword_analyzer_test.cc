@@ -4,8 +4,6 @@
 // for any input (valid UTF-8 out, bounded terms); and the name codec.
 // NEODB_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing (review
 // the diff before committing it).
-#include "index/keyword/analyzer.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -15,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "index/keyword/analyzer.h"
 #include "index/keyword/analyzer_kind.h"
 #include "index/keyword/unicode_text.h"
 #include "utf8proc.h"
@@ -62,7 +61,8 @@ std::string Unescape(const std::string& in) {
       i += 2;
     } else if (e == 'u') {
       size_t close = in.find('}', i);
-      out += Encode(static_cast<uint32_t>(std::stoul(in.substr(i + 2, close - i - 2), nullptr, 16)));
+      out +=
+          Encode(static_cast<uint32_t>(std::stoul(in.substr(i + 2, close - i - 2), nullptr, 16)));
       i = close;
     } else if (e == 't') {
       out += '\t';
@@ -108,9 +108,10 @@ std::vector<Case> CategoryCases() {
       const std::string c = Encode(all[j * all.size() / 6]);
       text += "a" + c + "b " + c + " " + c + c + "9 ";
     }
-    cases.push_back({std::string("category_") +
-                         utf8proc_category_string(static_cast<utf8proc_int32_t>(all.empty() ? 0x378 : all[0])),
-                     text});
+    cases.push_back(
+        {std::string("category_") +
+             utf8proc_category_string(static_cast<utf8proc_int32_t>(all.empty() ? 0x378 : all[0])),
+         text});
   }
   return cases;
 }
@@ -239,8 +240,8 @@ TEST(UnicodeTextTest, AsciiFastPathsAgreeWithUtf8proc) {
   for (int c = 0; c < 128; ++c) ascii += static_cast<char>(c);
   utf8proc_uint8_t* mapped = nullptr;
   utf8proc_ssize_t n = utf8proc_map(
-      reinterpret_cast<const utf8proc_uint8_t*>(ascii.data()), static_cast<utf8proc_ssize_t>(ascii.size()),
-      &mapped,
+      reinterpret_cast<const utf8proc_uint8_t*>(ascii.data()),
+      static_cast<utf8proc_ssize_t>(ascii.size()), &mapped,
       static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE |
                                      UTF8PROC_CASEFOLD | UTF8PROC_IGNORE));
   ASSERT_GE(n, 0);
@@ -249,9 +250,11 @@ TEST(UnicodeTextTest, AsciiFastPathsAgreeWithUtf8proc) {
   for (char32_t c = 0; c < 128; ++c) {
     const auto cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
     const CharClass cls = Classify(c);
-    if (cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO) EXPECT_EQ(cls, CharClass::kLetter);
+    if (cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO)
+      EXPECT_EQ(cls, CharClass::kLetter);
     if (cat == UTF8PROC_CATEGORY_ND) EXPECT_EQ(cls, CharClass::kDigit);
-    if (cat == UTF8PROC_CATEGORY_PD || cat == UTF8PROC_CATEGORY_PC) EXPECT_EQ(cls, CharClass::kJoiner);
+    if (cat == UTF8PROC_CATEGORY_PD || cat == UTF8PROC_CATEGORY_PC)
+      EXPECT_EQ(cls, CharClass::kJoiner);
   }
 }
 

@@ -1,9 +1,9 @@
 // Fusion: reciprocal rank, weighted (min-max), adaptive; hand-computed values.
-#include "index/keyword/fusion.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
+
+#include "index/keyword/fusion.h"
 
 namespace neodb::keyword {
 namespace {

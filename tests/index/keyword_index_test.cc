@@ -87,10 +87,10 @@ absl::Status Apply(KeywordIndex* index, uint64_t id, const Doc& doc) {
 // Random text over a small vocabulary with a few hyphenated compounds and
 // stop words, so terms are shared and documents often empty of some.
 std::string RandomText(std::mt19937* rng) {
-  static const char* kWords[] = {"cell",   "cells",  "protein", "the",   "of",    "gene",
-                                 "genes",  "covid-19", "il-6",  "rapid", "rapidly", "study",
-                                 "studies", "bone",  "density", "vitamin", "d",    "and",
-                                 "x-ray",  "mice",   "mouse",   "β-cell", "東京", "données"};
+  static const char* kWords[] = {"cell",    "cells",    "protein", "the",     "of",      "gene",
+                                 "genes",   "covid-19", "il-6",    "rapid",   "rapidly", "study",
+                                 "studies", "bone",     "density", "vitamin", "d",       "and",
+                                 "x-ray",   "mice",     "mouse",   "β-cell",  "東京",    "données"};
   std::uniform_int_distribution<int> len(0, 30), word(0, std::size(kWords) - 1);
   std::string s;
   for (int i = len(*rng); i > 0; --i) {
@@ -143,9 +143,9 @@ void ExpectEqualsModel(const KeywordIndex& index, const Model& model) {
   if (!ids.empty()) EXPECT_NEAR(stats.average_length, total / ids.size(), 1e-6 * (1 + total));
 }
 
-void ExpectScoresMatchModel(const KeywordIndex& index, const Model& model, const std::string& query) {
-  std::map<uint64_t, double> expected =
-      model.Scores(query, index.options().k1, index.options().b);
+void ExpectScoresMatchModel(const KeywordIndex& index, const Model& model,
+                            const std::string& query) {
+  std::map<uint64_t, double> expected = model.Scores(query, index.options().k1, index.options().b);
   auto hits = index.Search(query, kMaxSearchK);
   ASSERT_TRUE(hits.ok()) << hits.status();
   ASSERT_EQ(hits->size(), expected.size()) << query;
@@ -268,7 +268,7 @@ TEST(KeywordIndexTest, EdgeCases) {
   auto index = *KeywordIndex::Create({});
   // Empty index, empty query, bad k.
   EXPECT_TRUE(index->Search("anything", 5)->empty());
-  ASSERT_TRUE(index->Upsert(1, "").ok());  // an empty document is a document
+  ASSERT_TRUE(index->Upsert(1, "").ok());            // an empty document is a document
   ASSERT_TRUE(index->Upsert(2, "the of and").ok());  // stop words only: empty too
   EXPECT_EQ(index->Stats().documents, 2u);
   EXPECT_EQ(index->Stats().terms, 0u);
@@ -303,7 +303,9 @@ class KeywordSnapshotTest : public ::testing::Test {
     bytes_.assign(std::istreambuf_iterator<char>(in), {});
   }
   void TearDown() override { fs::remove(path_); }
-  void WriteBytes(const std::string& b) { std::ofstream(path_, std::ios::binary | std::ios::trunc) << b; }
+  void WriteBytes(const std::string& b) {
+    std::ofstream(path_, std::ios::binary | std::ios::trunc) << b;
+  }
   std::string path_;
   std::string bytes_;
 };

@@ -42,12 +42,14 @@ absl::StatusOr<BeirDataset> LoadBeirDataset(const std::string& dir, const std::s
   absl::StatusOr<std::vector<nlohmann::json>> corpus = ReadJsonl(dir + "/corpus.jsonl");
   if (!corpus.ok()) return corpus.status();
   for (const nlohmann::json& row : *corpus) {
-    data.corpus.push_back({StringField(row, "_id"), StringField(row, "title"), StringField(row, "text")});
+    data.corpus.push_back(
+        {StringField(row, "_id"), StringField(row, "title"), StringField(row, "text")});
   }
   absl::StatusOr<std::vector<nlohmann::json>> queries = ReadJsonl(dir + "/queries.jsonl");
   if (!queries.ok()) return queries.status();
   std::map<std::string, std::string> all;
-  for (const nlohmann::json& row : *queries) all[StringField(row, "_id")] = StringField(row, "text");
+  for (const nlohmann::json& row : *queries)
+    all[StringField(row, "_id")] = StringField(row, "text");
 
   const std::string qrels_path = dir + "/qrels/" + split + ".tsv";
   std::ifstream in(qrels_path);
@@ -60,7 +62,8 @@ absl::StatusOr<BeirDataset> LoadBeirDataset(const std::string& dir, const std::s
     if (!absl::SimpleAtoi(cols[2], &score)) continue;  // the header line
     if (score <= 0) continue;
     auto it = all.find(cols[0]);
-    if (it == all.end()) return absl::InvalidArgumentError(absl::StrCat("qrels query ", cols[0], " has no text"));
+    if (it == all.end())
+      return absl::InvalidArgumentError(absl::StrCat("qrels query ", cols[0], " has no text"));
     data.queries[cols[0]] = it->second;
   }
   return data;
@@ -73,7 +76,8 @@ absl::StatusOr<Run> LoadRun(const std::string& path) {
   std::string q, d, s;
   while (in >> q >> d >> s) {
     float score;
-    if (!absl::SimpleAtof(s, &score)) return absl::InvalidArgumentError(absl::StrCat(path, ": bad score ", s));
+    if (!absl::SimpleAtof(s, &score))
+      return absl::InvalidArgumentError(absl::StrCat(path, ": bad score ", s));
     run[q].emplace_back(d, score);
   }
   for (auto& [query, docs] : run) {

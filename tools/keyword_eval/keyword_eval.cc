@@ -59,7 +59,8 @@ Args ParseArgs(int argc, char** argv) {
   Args a;
   auto number = [&](int& i) {
     double v;
-    if (i + 1 >= argc || !absl::SimpleAtod(argv[i + 1], &v)) Fail(std::string(argv[i]) + " needs a number");
+    if (i + 1 >= argc || !absl::SimpleAtod(argv[i + 1], &v))
+      Fail(std::string(argv[i]) + " needs a number");
     ++i;
     return v;
   };
@@ -69,23 +70,39 @@ Args ParseArgs(int argc, char** argv) {
   };
   for (int i = 1; i < argc; ++i) {
     std::string f = argv[i];
-    if (f == "--run-out") a.run_out = text(i);
-    else if (f == "--split") a.split = text(i);
-    else if (f == "--analyzer") a.analyzer = text(i);
-    else if (f == "--dense-run") a.dense_run = text(i);
-    else if (f == "--fusion") a.fusion = text(i);
-    else if (f == "--snapshot") a.snapshot = text(i);
-    else if (f == "--k1") a.k1 = number(i);
-    else if (f == "--b") a.b = number(i);
-    else if (f == "--title-weight") a.title_weight = number(i);
-    else if (f == "--alpha") a.alpha = number(i);
-    else if (f == "--max-alpha") a.max_alpha = number(i);
-    else if (f == "--depth") a.depth = static_cast<int>(number(i));
-    else if (f == "--agreement-depth") a.agreement_depth = static_cast<int>(number(i));
-    else if (!f.empty() && f[0] != '-' && a.dataset.empty()) a.dataset = f;
-    else Fail("unknown argument " + f + " (see the comment at the top of keyword_eval.cc)");
+    if (f == "--run-out")
+      a.run_out = text(i);
+    else if (f == "--split")
+      a.split = text(i);
+    else if (f == "--analyzer")
+      a.analyzer = text(i);
+    else if (f == "--dense-run")
+      a.dense_run = text(i);
+    else if (f == "--fusion")
+      a.fusion = text(i);
+    else if (f == "--snapshot")
+      a.snapshot = text(i);
+    else if (f == "--k1")
+      a.k1 = number(i);
+    else if (f == "--b")
+      a.b = number(i);
+    else if (f == "--title-weight")
+      a.title_weight = number(i);
+    else if (f == "--alpha")
+      a.alpha = number(i);
+    else if (f == "--max-alpha")
+      a.max_alpha = number(i);
+    else if (f == "--depth")
+      a.depth = static_cast<int>(number(i));
+    else if (f == "--agreement-depth")
+      a.agreement_depth = static_cast<int>(number(i));
+    else if (!f.empty() && f[0] != '-' && a.dataset.empty())
+      a.dataset = f;
+    else
+      Fail("unknown argument " + f + " (see the comment at the top of keyword_eval.cc)");
   }
-  if (a.dataset.empty() || a.run_out.empty()) Fail("usage: keyword_eval DATASET_DIR --run-out RUN.tsv [...]");
+  if (a.dataset.empty() || a.run_out.empty())
+    Fail("usage: keyword_eval DATASET_DIR --run-out RUN.tsv [...]");
   return a;
 }
 
@@ -108,7 +125,8 @@ int main(int argc, char** argv) {
     internal_id[doc.id] = i;
     absl::Status s;
     if (args.title_weight > 0) {
-      std::vector<FieldText> fields = {{doc.text, 1.0f}, {doc.title, static_cast<float>(args.title_weight)}};
+      std::vector<FieldText> fields = {{doc.text, 1.0f},
+                                       {doc.title, static_cast<float>(args.title_weight)}};
       s = index->Upsert(i, fields);
     } else {
       std::string joined = doc.title.empty() ? doc.text : doc.title + " " + doc.text;
@@ -151,7 +169,8 @@ int main(int argc, char** argv) {
     latency_ms.push_back(Seconds(t) * 1e3);
     if (!hits.ok()) Fail(hits.status().ToString());
     if (args.dense_run.empty()) {
-      for (const auto& h : *hits) out << qid << '\t' << data->corpus[h.id].id << '\t' << h.score << '\n';
+      for (const auto& h : *hits)
+        out << qid << '\t' << data->corpus[h.id].id << '\t' << h.score << '\n';
       continue;
     }
     std::vector<neodb::keyword::RankedId> keyword_leg, vector_leg;
@@ -172,14 +191,15 @@ int main(int argc, char** argv) {
     }
   }
   const auto stats = index->Stats();
-  std::printf("keyword_eval\t%s\tanalyzer %s\tk1 %.2f b %.2f\t%zu docs\t%zu queries\t"
-              "index %.2f s (%.1f us/doc)\tquery p50 %.3f ms p99 %.3f ms\t%llu terms\t%llu postings\t"
-              "%.1f MB",
-              args.split.c_str(), args.analyzer.c_str(), args.k1, args.b, data->corpus.size(),
-              data->queries.size(), index_seconds, index_seconds * 1e6 / data->corpus.size(),
-              Percentile(latency_ms, 0.5), Percentile(latency_ms, 0.99),
-              static_cast<unsigned long long>(stats.terms),
-              static_cast<unsigned long long>(stats.postings), stats.memory_bytes / 1e6);
+  std::printf(
+      "keyword_eval\t%s\tanalyzer %s\tk1 %.2f b %.2f\t%zu docs\t%zu queries\t"
+      "index %.2f s (%.1f us/doc)\tquery p50 %.3f ms p99 %.3f ms\t%llu terms\t%llu postings\t"
+      "%.1f MB",
+      args.split.c_str(), args.analyzer.c_str(), args.k1, args.b, data->corpus.size(),
+      data->queries.size(), index_seconds, index_seconds * 1e6 / data->corpus.size(),
+      Percentile(latency_ms, 0.5), Percentile(latency_ms, 0.99),
+      static_cast<unsigned long long>(stats.terms), static_cast<unsigned long long>(stats.postings),
+      stats.memory_bytes / 1e6);
   if (!args.dense_run.empty()) {
     std::printf("\tfusion %s\tmean alpha %.4f", args.fusion.c_str(),
                 data->queries.empty() ? 0.0 : alpha_sum / data->queries.size());
