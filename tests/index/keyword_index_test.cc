@@ -14,6 +14,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 namespace neodb::keyword {
 namespace {
@@ -218,6 +219,43 @@ TEST(KeywordIndexTest, RandomUpsertsAndRemovesEqualARecount) {
     ASSERT_TRUE(rebuilt->Remove(5));
     EXPECT_NE(rebuilt->Digest(), loaded->index->Digest());
   }
+}
+
+TEST(KeywordIndexTest, ConcurrentWritersAndReaders) {
+  auto index = *KeywordIndex::Create({});
+  std::vector<std::map<uint64_t, Doc>> finals(2);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 2; ++w) {
+    threads.emplace_back([&, w] {
+      std::mt19937 rng(100 + w);
+      for (int step = 0; step < 400; ++step) {
+        const uint64_t id = static_cast<uint64_t>(w) * 1000 + rng() % 50;  // disjoint ranges
+        if (rng() % 4 == 0) {
+          index->Remove(id);
+          finals[w].erase(id);
+        } else {
+          Doc doc = RandomDoc(&rng);
+          ASSERT_TRUE(Apply(index.get(), id, doc).ok());
+          finals[w][id] = doc;
+        }
+      }
+    });
+  }
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 300; ++i) {
+        auto hits = index->Search("rapid protein covid-19 mice", 10);
+        ASSERT_TRUE(hits.ok());
+        ASSERT_LE(hits->size(), 10u);
+        (void)index->Stats();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  Model model(AnalyzerKind::kEnglish);
+  for (const auto& f : finals) model.docs.insert(f.begin(), f.end());
+  ExpectEqualsModel(*index, model);
+  ExpectScoresMatchModel(*index, model, "rapid protein covid-19 mice");
 }
 
 TEST(KeywordIndexTest, TitleWeightCountsTwiceInTfAndLength) {
