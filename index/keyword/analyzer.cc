@@ -22,6 +22,9 @@ std::vector<Token> Analyzer::Analyze(std::string_view text) const {
     // A joined compound is kept even if it is a stop word ("no-go" -> "nogo"
     // is not one, but "in-to" -> "into" is): the parts already carry the
     // stop-word decision, and the joined form only adds precision.
+    // Possessive "'s" off before the stop-word test, as Lucene's
+    // EnglishPossessiveFilter does, so "it's" is the stop word "it".
+    if (s.text.size() > 2 && s.text.ends_with("'s")) s.text.resize(s.text.size() - 2);
     if (!s.overlap && IsEnglishStopWord(s.text)) continue;
     std::string stem = stemmer.Stem(s.text);
     if (stem.empty()) continue;

@@ -1,8 +1,8 @@
 #pragma once
 // Analyzer: text -> index terms, the same for documents and queries.
 //
-//   english: repair UTF-8 -> NFKC + case fold -> segment -> drop stop words ->
-//            Snowball English stem
+//   english: repair UTF-8 -> NFKC + case fold -> segment -> strip possessive
+//            "'s" -> drop stop words -> Snowball English stem
 //   simple:  repair UTF-8 -> NFKC + case fold -> segment
 //   none:    repair UTF-8 -> segment (terms as written)
 //

@@ -61,6 +61,15 @@ TEST(FusionTest, WeightedMinMax) {
   EXPECT_DOUBLE_EQ(f[0].score, 0.5);
 }
 
+TEST(FusionTest, RepeatedIdKeepsItsFirstPlace) {
+  std::vector<RankedId> repeated = {{1, 5.0f}, {2, 4.0f}, {1, 1.0f}};
+  std::vector<FusedHit> hits = FuseReciprocalRank(repeated, {}, 10, 60);
+  ASSERT_EQ(hits.size(), 2u);
+  EXPECT_EQ(hits[0].id, 1u);
+  EXPECT_EQ(hits[0].keyword.rank, 1);
+  EXPECT_DOUBLE_EQ(hits[0].score, 1.0 / 61);
+}
+
 TEST(FusionTest, Agreement) {
   EXPECT_DOUBLE_EQ(LegAgreement(kKeyword, kVector, 3), 2.0 / 3);  // {1,2,3} vs {3,5,1}
   EXPECT_DOUBLE_EQ(LegAgreement(kKeyword, kVector, 1), 0.0);

@@ -22,9 +22,10 @@ stripper. It lands near, not exactly on, the published Elasticsearch
 figure (≈ 0.665 nDCG@10 on SciFact), whose analyzer differs.
 --analyzer instead tokenises exactly as neodb's keyword index does
 (index/keyword/: NFKC + case folding, Unicode segmentation with joined
-hyphen compounds and CJK pairs, Lucene's 33 stop words, Snowball English via
-PyStemmer, query-term frequency weighting), so its run is the Python
-reference for tools/keyword_eval (python3-stemmer is needed for english).
+hyphen compounds and CJK pairs, possessive 's stripped, Lucene's 33 stop
+words, Snowball English via PyStemmer, query-term frequency weighting), so
+its run is the Python reference for tools/keyword_eval (python3-stemmer is
+needed for english).
 dense embeds every document ("title text") and query with `neodb embed
 --normalize --chunk` (mean pooling; a text over the model's max_length is
 split into windows whose vectors are averaged, never cut) and ranks the whole
@@ -180,6 +181,7 @@ def analyze(text, kind):
         except ImportError:
             fail("--analyzer english needs PyStemmer (apt-get install python3-stemmer)")
         _STEMMER = Stemmer.Stemmer("english")
+    toks = [(t[:-2] if len(t) > 2 and t.endswith("'s") else t, o) for t, o in toks]
     return [(_STEMMER.stemWord(t), o) for t, o in toks if o or t not in LUCENE_STOP]
 
 
