@@ -7,11 +7,11 @@ export DEBIAN_FRONTEND=noninteractive
 PKGS=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl
   libopenblas-dev libabsl-dev nlohmann-json3-dev libspdlog-dev libcli11-dev
-  libutf8proc-dev libsentencepiece-dev sentencepiece libxxhash-dev libpng-dev zlib1g-dev
+  libutf8proc-dev libstemmer-dev libsentencepiece-dev sentencepiece libxxhash-dev libpng-dev zlib1g-dev
   librocksdb-dev libfaiss-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-numpy python3-grpcio python3-protobuf
+  python3 python3-numpy python3-grpcio python3-protobuf python3-stemmer
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -2,7 +2,8 @@
 """BEIR-style retrieval metrics over a whole corpus, and a BM25 reference run.
 
 usage:
-  beir_eval.py bm25 DATASET_DIR [--split test] [--run-out RUN.tsv] [--stem]
+  beir_eval.py bm25 DATASET_DIR [--split test] [--run-out RUN.tsv]
+                    [--stem | --analyzer english|simple|none]
   beir_eval.py score DATASET_DIR RUN.tsv [--split test]
   beir_eval.py dense DATASET_DIR --model MODEL_DIR [--neodb BIN] [--name NAME]
                      [--run-out RUN.tsv]
@@ -19,6 +20,12 @@ bm25 uses Okapi BM25 (k1 = 0.9, b = 0.4, Lucene's idf) over lower-cased
 alphanumeric tokens minus English stop words; --stem adds a crude suffix
 stripper. It lands near, not exactly on, the published Elasticsearch
 figure (≈ 0.665 nDCG@10 on SciFact), whose analyzer differs.
+--analyzer instead tokenises exactly as neodb's keyword index does
+(index/keyword/: NFKC + case folding, Unicode segmentation with joined
+hyphen compounds and CJK pairs, possessive 's stripped, Lucene's 33 stop
+words, Snowball English via PyStemmer, query-term frequency weighting), so
+its run is the Python reference for tools/keyword_eval (python3-stemmer is
+needed for english).
 dense embeds every document ("title text") and query with `neodb embed
 --normalize --chunk` (mean pooling; a text over the model's max_length is
 split into windows whose vectors are averaged, never cut) and ranks the whole
@@ -84,6 +91,152 @@ def read_qrels(path):
             if grade > 0:
                 qrels[q][d] = grade
     return qrels
+
+
+# --- neodb's keyword analyzers (index/keyword/), mirrored --------------------
+
+LUCENE_STOP = set("""a an and are as at be but by for if in into is it no not of on or such that
+the their then there these they this to was will with""".split())
+MAX_TERM_BYTES = 128
+# Default_Ignorable_Code_Point (utf8proc's IGNORE option removes these).
+_IGNORABLE = [(0xAD, 0xAD), (0x34F, 0x34F), (0x61C, 0x61C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+              (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F),
+              (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0),
+              (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF)]
+_IDEOGRAPHIC = [(0x3040, 0x30FF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+                (0xF900, 0xFAFF), (0x20000, 0x3134F)]
+SEP, LETTER, DIGIT, MARK, IDEO, JOINER, APOS, NUMSEP, IGNORE = range(9)
+
+
+def _in(ranges, c):
+    return any(lo <= c <= hi for lo, hi in ranges)
+
+
+def char_class(ch):
+    import unicodedata
+    c = ord(ch)
+    if ch in "'\u2019":
+        return APOS
+    if ch in ".,":
+        return NUMSEP
+    if c == 0x200B:
+        return SEP
+    cat = unicodedata.category(ch)
+    if cat[0] == "L":
+        return IDEO if _in(_IDEOGRAPHIC, c) else LETTER
+    if cat[0] == "M":
+        return MARK
+    if cat[0] == "N":
+        return DIGIT
+    if cat in ("Pc", "Pd"):
+        return JOINER
+    if cat == "Cf":
+        return IGNORE
+    return SEP
+
+
+def _bounded(word, ch):
+    """word + ch if it stays within MAX_TERM_BYTES of UTF-8."""
+    return word + ch if len((word + ch).encode("utf-8")) <= MAX_TERM_BYTES else word
+
+
+def segment(text):
+    """(term, overlap) pairs, as index/keyword/segmenter.cc."""
+    cls = [char_class(ch) for ch in text]
+    n, i, out = len(text), 0, []
+    at = lambda j: cls[j] if j < n else SEP
+    while i < n:
+        if cls[i] == IDEO:
+            prev = None
+            while i < n and cls[i] == IDEO:
+                out.append((text[i], False))
+                if prev is not None:
+                    out.append((prev + text[i], True))
+                prev = text[i]
+                i += 1
+        elif cls[i] in (LETTER, DIGIT):
+            parts = []
+            while True:
+                word, last = "", SEP
+                while i < n:
+                    c = cls[i]
+                    if c in (LETTER, DIGIT):
+                        word, last = _bounded(word, text[i]), c
+                    elif c == MARK:
+                        word = _bounded(word, text[i])
+                    elif c == IGNORE:
+                        pass
+                    elif c == APOS and last == LETTER and at(i + 1) == LETTER:
+                        word = _bounded(word, "'")
+                    elif c == NUMSEP and last == DIGIT and at(i + 1) == DIGIT:
+                        word = _bounded(word, text[i])
+                    else:
+                        break
+                    i += 1
+                parts.append(word)
+                if at(i) == JOINER and at(i + 1) in (LETTER, DIGIT):
+                    i += 1
+                    continue
+                break
+            out.extend((p, False) for p in parts)
+            if len(parts) > 1:
+                joined = ""
+                for ch in "".join(parts):
+                    joined = _bounded(joined, ch)
+                out.append((joined, True))
+        else:
+            i += 1
+    return out
+
+
+_STEMMER = None
+
+
+def analyze(text, kind):
+    """(term, overlap) pairs for analyzer `kind` (english, simple, none)."""
+    import unicodedata
+    global _STEMMER
+    if kind != "none":
+        text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+        text = "".join(ch for ch in text if not _in(_IGNORABLE, ord(ch)))
+    toks = segment(text)
+    if kind != "english":
+        return toks
+    if _STEMMER is None:
+        try:
+            import Stemmer
+        except ImportError:
+            fail("--analyzer english needs PyStemmer (apt-get install python3-stemmer)")
+        _STEMMER = Stemmer.Stemmer("english")
+    toks = [(t[:-2] if len(t) > 2 and t.endswith("'s") else t, o) for t, o in toks]
+    return [(_STEMMER.stemWord(t), o) for t, o in toks if o or t not in LUCENE_STOP]
+
+
+def bm25_analyzer_run(corpus, queries, kind, k1=0.9, b=0.4):
+    """BM25 exactly as index/keyword/keyword_index.h defines it."""
+    ids = list(corpus)
+    postings = collections.defaultdict(list)
+    lengths = []
+    for i, doc_id in enumerate(ids):
+        toks = analyze(corpus[doc_id], kind)
+        lengths.append(sum(1 for _, o in toks if not o))
+        for term, tf in collections.Counter(t for t, _ in toks).items():
+            postings[term].append((i, tf))
+    n = len(ids)
+    avg = sum(lengths) / max(1, n) or 1.0
+    run = {}
+    for q, text in queries.items():
+        scores = collections.defaultdict(float)
+        for term, qtf in collections.Counter(t for t, _ in analyze(text, kind)).items():
+            plist = postings.get(term)
+            if not plist:
+                continue
+            idf = math.log(1 + (n - len(plist) + 0.5) / (len(plist) + 0.5))
+            for i, tf in plist:
+                scores[i] += qtf * idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
+        top = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:100]
+        run[q] = {ids[i]: s for i, s in top}
+    return run
 
 
 def load_dataset(d, split):
@@ -197,6 +350,8 @@ def main():
     ap.add_argument("--split", default="test")
     ap.add_argument("--run-out")
     ap.add_argument("--stem", action="store_true")
+    ap.add_argument("--analyzer", choices=["english", "simple", "none"],
+                    help="bm25: tokenise as neodb's keyword index does (see above)")
     ap.add_argument("--model", help="dense: the checkpoint directory")
     ap.add_argument("--neodb", default="build/tools/neodb/neodb", help="dense: the neodb binary")
     ap.add_argument("--name", help="the row's name in the output (default: the mode or run file)")
@@ -205,8 +360,12 @@ def main():
         fail("dataset directory %s not found" % args.dataset)
     corpus, queries, qrels = load_dataset(args.dataset, args.split)
     if args.mode == "bm25":
-        run = bm25_run(corpus, queries, args.stem)
-        name = "bm25" + ("+stem" if args.stem else "")
+        if args.analyzer:
+            run = bm25_analyzer_run(corpus, queries, args.analyzer)
+            name = "bm25 analyzer=" + args.analyzer
+        else:
+            run = bm25_run(corpus, queries, args.stem)
+            name = "bm25" + ("+stem" if args.stem else "")
     elif args.mode == "dense":
         if not args.model:
             fail("dense needs --model DIR")

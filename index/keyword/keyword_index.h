@@ -1,0 +1,190 @@
+#pragma once
+// KeywordIndex: an in-memory inverted index with exact BM25 ranking, keyed by
+// the engine's internal document id. Like the vector indexes it is derived
+// data: the store is the truth, and the engine keeps it equal by applying the
+// same changes (Upsert on write, Remove on delete) at start-up replay, catch-up
+// and rebuild, and persists it with Save (a snapshot that records the change-
+// log sequence it covers) so start-up replays only the changes after it.
+//
+// Scoring (Robertson/Lucene BM25, Anserini's defaults for BEIR):
+//   score(q, d) = sum over distinct query terms t in d of
+//                 qtf(t) * idf(t) * tf(t,d) * (k1 + 1) /
+//                 (tf(t,d) + k1 * (1 - b + b * len(d) / avglen))
+//   idf(t)     = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+// qtf(t) is how often t occurs in the analysed query (Anserini's bag-of-words
+// weighting); N counts every document, empty ones included; len(d) counts the
+// document's tokens other than overlap tokens (analyzer.h). Statistics are
+// exact at every moment: a Remove takes the document out of N, df and avglen.
+//
+// Fields (BM25F with one b, Robertson et al. 2004 "Simple BM25 extension to
+// multiple weighted fields"): a document is one or more texts with a weight;
+// tf(t,d) = sum_f weight_f * tf(t,f) and len(d) = sum_f weight_f * len(f), so
+// a title field with weight 2 counts every title word twice, in the score and
+// in the length. With one field of weight 1 this is plain BM25 on that text.
+//
+// Layout: a term dictionary (term -> id), a postings vector per term of
+// (slot, tf) sorted by slot, and a forward list per document slot of
+// (term id, tf) so that Remove touches only the document's own terms. Slots
+// are dense uint32 numbers reused after removal. Search is term-at-a-time into
+// a dense score accumulator, then the filter, then a k-bounded heap.
+//
+// Thread-safe: an internal reader/writer lock; Search, Stats and the other
+// const methods run concurrently with each other, Upsert/Remove exclusively.
+// Documents are analysed before the lock is taken.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "index/keyword/analyzer.h"
+
+namespace neodb::keyword {
+
+struct KeywordOptions {
+  // The analyzer for documents and queries. Default: english.
+  AnalyzerKind analyzer = AnalyzerKind::kEnglish;
+  // BM25 term-frequency saturation; finite, >= 0. Default: 0.9 (Anserini BEIR).
+  double k1 = 0.9;
+  // BM25 length normalisation; in [0, 1]. Default: 0.4 (Anserini BEIR).
+  double b = 0.4;
+};
+
+// One text of a document and its weight (see "Fields" above).
+struct FieldText {
+  std::string_view text;
+  // REQUIRES: finite, > 0 and <= kMaxFieldWeight.
+  float weight = 1.0f;
+};
+inline constexpr float kMaxFieldWeight = 1000.0f;
+
+struct KeywordHit {
+  uint64_t id = 0;
+  float score = 0;
+};
+
+// Returns true for the ids a query may return (a metadata filter). Called on
+// every matching document before top-k selection; must be thread-safe if the
+// caller searches from several threads with one filter.
+using IdFilter = std::function<bool(uint64_t id)>;
+
+struct KeywordStats {
+  uint64_t documents = 0;
+  uint64_t terms = 0;     // distinct terms with at least one posting
+  uint64_t postings = 0;  // (term, document) pairs
+  double average_length = 0;
+  uint64_t memory_bytes = 0;  // heap held by the index, estimated from capacities
+};
+
+// (document id, weighted term frequency), by ascending id.
+using TermPostings = std::vector<std::pair<uint64_t, float>>;
+
+inline constexpr int kMaxSearchK = 100000;
+
+class KeywordIndex {
+ public:
+  // INVALID_ARGUMENT unless k1 is finite and >= 0 and b is in [0, 1].
+  static absl::StatusOr<std::unique_ptr<KeywordIndex>> Create(const KeywordOptions& options);
+
+  const KeywordOptions& options() const { return options_; }
+  const Analyzer& analyzer() const { return analyzer_; }
+
+  // Indexes document `id` from `fields`, replacing any earlier version.
+  // INVALID_ARGUMENT for a bad weight; RESOURCE_EXHAUSTED past 2^32 - 1
+  // documents. No fields, or only empty text, indexes an empty document.
+  absl::Status Upsert(uint64_t id, std::span<const FieldText> fields);
+  // Shorthand for one field of weight 1.
+  absl::Status Upsert(uint64_t id, std::string_view text);
+
+  // Takes document `id` out; false if it was not there (replay may repeat).
+  bool Remove(uint64_t id);
+
+  // The best min(k, matches) documents for `query` by BM25, best first (ties by
+  // ascending id), among those `allow` accepts (all if empty). A matching
+  // document contains at least one query term. INVALID_ARGUMENT unless
+  // 1 <= k <= kMaxSearchK. An empty or all-stop-word query returns no hits.
+  absl::StatusOr<std::vector<KeywordHit>> Search(std::string_view query, int k,
+                                                 const IdFilter& allow = nullptr) const;
+
+  KeywordStats Stats() const;
+  size_t size() const;
+  bool Contains(uint64_t id) const;
+  // Every indexed id, ascending: for Verify against the store.
+  std::vector<uint64_t> Ids() const;
+  // A 64-bit digest of the content (ids, lengths, terms, frequencies), equal
+  // for two indexes that hold the same documents, whatever the order of
+  // operations that built them. For Verify: rebuild from the store, compare.
+  uint64_t Digest() const;
+
+  // Inspection for tests and tools. Every term, ascending; one term's postings.
+  std::vector<std::string> Terms() const;
+  TermPostings Postings(std::string_view term) const;
+  // The weighted length of `id`, or -1 if absent.
+  double DocumentLength(uint64_t id) const;
+
+  // Writes a snapshot to `path` atomically (keyword_snapshot.h has the format).
+  // `covered_seq` is the last change-log sequence the index reflects; the
+  // caller guarantees no Upsert/Remove runs between reading that sequence and
+  // Save returning (it holds its own write lock), as for vector snapshots.
+  absl::Status Save(const std::string& path, uint64_t covered_seq) const;
+
+  struct Loaded {
+    std::unique_ptr<KeywordIndex> index;
+    uint64_t covered_seq = 0;
+  };
+  // Reads a snapshot written by Save. DATA_LOSS for a corrupt, truncated or
+  // inconsistent file (never a partially loaded index); NOT_FOUND if missing.
+  static absl::StatusOr<Loaded> Load(const std::string& path);
+
+ private:
+  struct Posting {
+    uint32_t slot;
+    float tf;
+  };
+  struct TermFreq {
+    uint32_t term;
+    float tf;
+  };
+  // An analysed document before it is applied: distinct terms and weights.
+  struct DocTerms {
+    std::vector<std::pair<std::string, float>> terms;
+    double length = 0;
+  };
+
+  explicit KeywordIndex(const KeywordOptions& options);
+
+  absl::StatusOr<DocTerms> AnalyzeDocument(std::span<const FieldText> fields) const;
+  absl::Status AddLocked(uint64_t id, const DocTerms& doc) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool RemoveLocked(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint32_t TermIdLocked(const std::string& term) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The canonical serialised content (keyword_snapshot.cc): Save's payload and
+  // Digest's input.
+  std::string CanonicalPayloadLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::Status LoadPayload(std::string_view payload);
+
+  const KeywordOptions options_;
+  const Analyzer analyzer_;
+
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, uint32_t> term_ids_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> term_text_ ABSL_GUARDED_BY(mu_);          // by term id
+  std::vector<std::vector<Posting>> postings_ ABSL_GUARDED_BY(mu_);  // by term id
+  std::vector<uint32_t> free_terms_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, uint32_t> slot_of_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> id_of_slot_ ABSL_GUARDED_BY(mu_);
+  std::vector<float> length_ ABSL_GUARDED_BY(mu_);                   // by slot
+  std::vector<std::vector<TermFreq>> forward_ ABSL_GUARDED_BY(mu_);  // by slot
+  std::vector<uint32_t> free_slots_ ABSL_GUARDED_BY(mu_);
+  double total_length_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t postings_count_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace neodb::keyword
