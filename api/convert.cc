@@ -5,6 +5,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/engine/embed_settings.h"
+#include "index/metric.h"
 
 namespace neodb::api {
 
@@ -144,6 +146,63 @@ absl::StatusOr<db::Filter> FilterFromProto(const v1::Filter& f, const std::strin
 
 }  // namespace
 
+v1::Filter ToProto(const db::Filter& f) {
+  using Op = db::Filter::Op;
+  v1::Filter out;
+  auto range = [&](bool lower, bool exclusive) {
+    auto* r = out.mutable_range();
+    r->set_field(f.field());
+    if (lower) {
+      *r->mutable_lower() = ToProto(f.values()[0]);
+      r->set_lower_exclusive(exclusive);
+    } else {
+      *r->mutable_upper() = ToProto(f.values()[0]);
+      r->set_upper_exclusive(exclusive);
+    }
+  };
+  switch (f.op()) {
+    case Op::kEq:
+      out.mutable_eq()->set_field(f.field());
+      *out.mutable_eq()->mutable_value() = ToProto(f.values()[0]);
+      break;
+    case Op::kNe: {
+      auto* eq = out.mutable_negate()->mutable_eq();
+      eq->set_field(f.field());
+      *eq->mutable_value() = ToProto(f.values()[0]);
+      break;
+    }
+    case Op::kLt:
+      range(false, true);
+      break;
+    case Op::kLe:
+      range(false, false);
+      break;
+    case Op::kGt:
+      range(true, true);
+      break;
+    case Op::kGe:
+      range(true, false);
+      break;
+    case Op::kIn:
+      out.mutable_in_list()->set_field(f.field());
+      for (const auto& v : f.values()) *out.mutable_in_list()->add_values() = ToProto(v);
+      break;
+    case Op::kExists:
+      out.mutable_exists()->set_field(f.field());
+      break;
+    case Op::kAnd:
+    case Op::kOr: {
+      auto* list = f.op() == Op::kAnd ? out.mutable_all() : out.mutable_any();
+      for (const auto& c : f.children()) *list->add_filters() = ToProto(c);
+      break;
+    }
+    case Op::kNot:
+      *out.mutable_negate() = ToProto(f.children()[0]);
+      break;
+  }
+  return out;
+}
+
 absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present) {
   *present = f.kind_case() != v1::Filter::KIND_NOT_SET;
   if (!*present) return db::Filter::And({});
@@ -152,6 +211,33 @@ absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present) {
     return absl::InvalidArgumentError(absl::StrCat("malformed filter: ", s.message()));
   }
   return out;
+}
+
+namespace {
+
+template <typename Request>
+absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
+  engine::SearchParams p;
+  p.k = req.k() == 0 ? 10 : req.k();
+  bool has_filter = false;
+  ASSIGN_OR_RETURN(db::Filter filter, FromProto(req.filter(), &has_filter));
+  if (has_filter) p.filter = std::move(filter);
+  p.index.ef_search = req.ef_search();
+  p.index.nprobe = req.nprobe();
+  p.include_text = req.include_text();
+  p.include_metadata = req.include_metadata();
+  RETURN_IF_ERROR(p.Validate());
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearTextRequest& req) {
+  return SearchParamsOf(req);
+}
+
+absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearVectorRequest& req) {
+  return SearchParamsOf(req);
 }
 
 absl::StatusOr<std::string> IndexSpecString(const v1::IndexSpec& spec) {
@@ -177,56 +263,78 @@ absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
   out.name = s.name();
   RETURN_IF_ERROR(db::ValidateCollectionName(out.name));
   ASSIGN_OR_RETURN(out.index_spec, IndexSpecString(s.index()));
+  index::Metric metric;
   switch (s.metric()) {
     case v1::METRIC_UNSPECIFIED:
     case v1::METRIC_COSINE:
-      out.metric = "cosine";
+      metric = index::Metric::kCosine;
       break;
     case v1::METRIC_INNER_PRODUCT:
-      out.metric = "ip";
+      metric = index::Metric::kInnerProduct;
       break;
     case v1::METRIC_L2:
-      out.metric = "l2";
+      metric = index::Metric::kL2;
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown metric ", s.metric()));
   }
+  out.metric = std::string(index::MetricName(metric));
+  encoder::Pooling pooling;
   switch (s.pooling()) {
     case v1::POOLING_UNSPECIFIED:
     case v1::POOLING_MEAN:
-      out.pooling = "mean";
+      pooling = encoder::Pooling::kMean;
       break;
     case v1::POOLING_CLS:
-      out.pooling = "cls";
+      pooling = encoder::Pooling::kCls;
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown pooling ", s.pooling()));
   }
+  out.pooling = std::string(engine::PoolingName(pooling));
+  encoder::Overflow overflow;
   switch (s.overflow()) {
     case v1::OVERFLOW_UNSPECIFIED:
     case v1::OVERFLOW_ERROR:
-      out.overflow = "error";
+      overflow = encoder::Overflow::kError;
       break;
     case v1::OVERFLOW_CHUNK:
-      out.overflow = "chunk";
+      overflow = encoder::Overflow::kChunk;
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown overflow ", s.overflow()));
   }
+  out.overflow = std::string(engine::OverflowName(overflow));
   out.query_instruction = s.query_prefix();
   out.document_instruction = s.document_prefix();
   return out;
 }
 
-void ToProto(const CollectionInfo& info, v1::CollectionInfo* out) {
+void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
   auto* s = out->mutable_spec();
   s->set_name(info.spec.name);
   s->mutable_index()->set_type(info.index_spec);
-  s->set_metric(info.spec.metric == "ip"   ? v1::METRIC_INNER_PRODUCT
-                : info.spec.metric == "l2" ? v1::METRIC_L2
-                                           : v1::METRIC_COSINE);
-  s->set_pooling(info.spec.pooling == "cls" ? v1::POOLING_CLS : v1::POOLING_MEAN);
-  s->set_overflow(info.spec.overflow == "chunk" ? v1::OVERFLOW_CHUNK : v1::OVERFLOW_ERROR);
+  // The engine validated these when the collection was created or loaded.
+  auto metric = index::ParseMetric(info.spec.metric);
+  auto pooling = engine::ParsePooling(info.spec.pooling);
+  auto overflow = engine::ParseOverflow(info.spec.overflow);
+  switch (metric.value_or(index::Metric::kCosine)) {
+    case index::Metric::kInnerProduct:
+      s->set_metric(v1::METRIC_INNER_PRODUCT);
+      break;
+    case index::Metric::kL2:
+      s->set_metric(v1::METRIC_L2);
+      break;
+    case index::Metric::kCosine:
+      s->set_metric(v1::METRIC_COSINE);
+      break;
+  }
+  s->set_pooling(pooling.value_or(encoder::Pooling::kMean) == encoder::Pooling::kCls
+                     ? v1::POOLING_CLS
+                     : v1::POOLING_MEAN);
+  s->set_overflow(overflow.value_or(encoder::Overflow::kError) == encoder::Overflow::kChunk
+                      ? v1::OVERFLOW_CHUNK
+                      : v1::OVERFLOW_ERROR);
   s->set_query_prefix(info.spec.query_instruction);
   s->set_document_prefix(info.spec.document_instruction);
   out->set_count(info.count);

@@ -1,14 +1,14 @@
 // EmbedBatcher: batching, bounded queue, deadlines, error isolation.
-#include "api/embed_batcher.h"
+#include "api/engine/embed_batcher.h"
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
-#include "api/fake_embedder.h"
+#include "api/engine/fake_embedder.h"
 #include "gtest/gtest.h"
 
-namespace neodb::api {
+namespace neodb::engine {
 namespace {
 
 using ::absl::StatusCode;
@@ -150,4 +150,4 @@ TEST(EmbedBatcherTest, DifferentOptionsAreNotMixed) {
 }
 
 }  // namespace
-}  // namespace neodb::api
+}  // namespace neodb::engine
