@@ -146,63 +146,6 @@ absl::StatusOr<db::Filter> FilterFromProto(const v1::Filter& f, const std::strin
 
 }  // namespace
 
-v1::Filter ToProto(const db::Filter& f) {
-  using Op = db::Filter::Op;
-  v1::Filter out;
-  auto range = [&](bool lower, bool exclusive) {
-    auto* r = out.mutable_range();
-    r->set_field(f.field());
-    if (lower) {
-      *r->mutable_lower() = ToProto(f.values()[0]);
-      r->set_lower_exclusive(exclusive);
-    } else {
-      *r->mutable_upper() = ToProto(f.values()[0]);
-      r->set_upper_exclusive(exclusive);
-    }
-  };
-  switch (f.op()) {
-    case Op::kEq:
-      out.mutable_eq()->set_field(f.field());
-      *out.mutable_eq()->mutable_value() = ToProto(f.values()[0]);
-      break;
-    case Op::kNe: {
-      auto* eq = out.mutable_negate()->mutable_eq();
-      eq->set_field(f.field());
-      *eq->mutable_value() = ToProto(f.values()[0]);
-      break;
-    }
-    case Op::kLt:
-      range(false, true);
-      break;
-    case Op::kLe:
-      range(false, false);
-      break;
-    case Op::kGt:
-      range(true, true);
-      break;
-    case Op::kGe:
-      range(true, false);
-      break;
-    case Op::kIn:
-      out.mutable_in_list()->set_field(f.field());
-      for (const auto& v : f.values()) *out.mutable_in_list()->add_values() = ToProto(v);
-      break;
-    case Op::kExists:
-      out.mutable_exists()->set_field(f.field());
-      break;
-    case Op::kAnd:
-    case Op::kOr: {
-      auto* list = f.op() == Op::kAnd ? out.mutable_all() : out.mutable_any();
-      for (const auto& c : f.children()) *list->add_filters() = ToProto(c);
-      break;
-    }
-    case Op::kNot:
-      *out.mutable_negate() = ToProto(f.children()[0]);
-      break;
-  }
-  return out;
-}
-
 absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present) {
   *present = f.kind_case() != v1::Filter::KIND_NOT_SET;
   if (!*present) return db::Filter::And({});
@@ -222,6 +165,12 @@ absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
   bool has_filter = false;
   ASSIGN_OR_RETURN(db::Filter filter, FromProto(req.filter(), &has_filter));
   if (has_filter) p.filter = std::move(filter);
+  if (!req.filter_json().empty()) {
+    if (has_filter) {
+      return absl::InvalidArgumentError("set filter or filter_json, not both");
+    }
+    ASSIGN_OR_RETURN(p.filter, db::ParseFilterJson(req.filter_json()));
+  }
   p.index.ef_search = req.ef_search();
   p.index.nprobe = req.nprobe();
   p.include_text = req.include_text();

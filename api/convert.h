@@ -25,17 +25,14 @@ void ToProto(const db::Metadata& m, google::protobuf::Map<std::string, v1::Value
 // through *present = false).
 absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present);
 
-// The inverse: a validated db::Filter as a message (the CLI parses the JSON
-// filter grammar with db::ParseFilterJson, the one parser, and sends this).
-v1::Filter ToProto(const db::Filter& f);
-
 // Maps the collection settings; dimension and model id are filled in by the
 // database.
 absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s);
 void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out);
 void ToProto(const db::Document& d, bool include_text, bool include_metadata, v1::Document* out);
 
-// The search parameters of a NearText or NearVector request, validated
+// The search parameters of a NearText or NearVector request (the filter from
+// its message or from its JSON form, db::ParseFilterJson), validated
 // (engine::SearchParams::Validate): the one place they are read from the wire.
 absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearTextRequest& req);
 absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearVectorRequest& req);

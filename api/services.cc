@@ -328,6 +328,7 @@ class AdminService final : public v1::Admin::Service {
     resp->set_total(p->total);
     resp->set_model_id(p->model_id);
     resp->set_error(p->error);
+    resp->set_committed(p->committed);
     return grpc::Status::OK;
   }
   grpc::Status Compact(grpc::ServerContext*, const v1::CompactRequest*,

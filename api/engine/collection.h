@@ -32,6 +32,7 @@ struct ReindexProgress {
   uint64_t total = 0;
   std::string model_id;  // target
   std::string error;
+  bool committed = false;  // past the commit marker (reindex_staging.h)
 };
 
 class Collection {

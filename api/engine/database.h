@@ -82,6 +82,9 @@ struct DatabaseOptions {
   // Loaded models are kept under this many bytes of weights (the least
   // recently used beyond it are unloaded). Default: 8 GiB.
   size_t max_model_bytes = size_t{8} << 30;
+  // Tests only: a reindex's commit sleeps this long after each chunk it
+  // moves, so a test can kill the process inside the commit. Default: none.
+  absl::Duration test_commit_chunk_delay = absl::ZeroDuration();
 };
 
 struct CollectionInfo {

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "api/engine/database.h"
 #include "api/engine/reindex_staging.h"
 #include "common/status_macros.h"
@@ -211,9 +212,13 @@ absl::Status Database::ReindexRun(Collection& c, const std::string& model_dir) {
   mark.engine_state = std::string(kCommitMarker);
   ASSIGN_OR_RETURN(db::CollectionSpec marked, store_->UpdateCollection(staging, mark));
   committed = true;  // from here a restart finishes the commit
+  c.UpdateReindex([&](ReindexProgress& p) { p.committed = true; });
   {
     absl::WriterMutexLock commit(&c.commit_mu());
-    absl::Status s = RollForward(*store_, marked);
+    const absl::Duration pause = options_.test_commit_chunk_delay;
+    absl::Status s = RollForward(*store_, marked, [pause] {
+      if (pause > absl::ZeroDuration()) absl::SleepFor(pause);
+    });
     if (s.ok()) {
       auto stored = store_->GetCollection(name);
       s = stored.status();

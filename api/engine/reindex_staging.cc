@@ -8,7 +8,8 @@
 
 namespace neodb::engine {
 
-absl::Status RollForward(db::Store& store, const db::CollectionSpec& staging) {
+absl::Status RollForward(db::Store& store, const db::CollectionSpec& staging,
+                         const std::function<void()>& after_chunk) {
   const std::string target = TargetOf(staging.name);
   uint64_t moved = 0;
   std::string token;
@@ -23,6 +24,7 @@ absl::Status RollForward(db::Store& store, const db::CollectionSpec& staging) {
     RETURN_IF_ERROR(store.Upsert(target, std::move(page.documents)).status());
     RETURN_IF_ERROR(store.Delete(staging.name, ids).status());
     moved += ids.size();
+    if (after_chunk) after_chunk();
     if (token.empty()) break;
   }
   db::CollectionUpdate u;

@@ -14,6 +14,7 @@
 // without it (a reindex that never reached its commit) is dropped, and the
 // collection stays wholly on its old model.
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -38,7 +39,9 @@ inline std::string TargetOf(std::string_view staging) {
 }
 
 // Steps 2 and 3 above for the staging collection `staging` (which carries the
-// marker and the target model's id and directory).
-absl::Status RollForward(db::Store& store, const db::CollectionSpec& staging);
+// marker and the target model's id and directory). `after_chunk` (may be
+// empty) runs after each chunk moved: a test hook that slows the commit down.
+absl::Status RollForward(db::Store& store, const db::CollectionSpec& staging,
+                         const std::function<void()>& after_chunk = {});
 
 }  // namespace neodb::engine

@@ -29,6 +29,7 @@ struct ServeFlags {
   int encoder_threads = 0;
   int fake_dim = 0;
   double test_delay_ms = 0;
+  double test_commit_delay_ms = 0;
   double snapshot_interval_s = 60;
   int max_queue_texts = 4096;
   int max_batch_tokens = 8192;
@@ -129,6 +130,7 @@ absl::Status Serve(const ServeFlags& f) {
     o.default_model_dir = std::filesystem::absolute(model_dir).lexically_normal().string();
   }
   o.max_model_bytes = static_cast<size_t>(f.max_model_mib) << 20;
+  o.test_commit_chunk_delay = absl::Milliseconds(f.test_commit_delay_ms);
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Database> db, engine::Database::Open(o, std::move(embedder)));
 
   api::ServerOptions so;
@@ -183,6 +185,8 @@ void RegisterServerCommands(CLI::App& app) {
                   "(tests and service benchmarks only)");
   cmd->add_option("--test-encoder-delay-ms", f->test_delay_ms,
                   "Tests only: every encoder call sleeps this long first");
+  cmd->add_option("--test-reindex-commit-delay-ms", f->test_commit_delay_ms,
+                  "Tests only: a reindex commit sleeps this long after each chunk it moves");
   cmd->callback([f] { ExitIfError(Serve(*f)); });
 }
 
