@@ -191,12 +191,23 @@ absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearVectorR
 
 absl::StatusOr<std::string> IndexSpecString(const v1::IndexSpec& spec) {
   std::string type = absl::AsciiStrToLower(spec.type());
-  if (type.empty() || type == "flat") return std::string("Flat");
-  if (type == "hnsw") return absl::StrCat("HNSW", spec.hnsw_m() > 0 ? spec.hnsw_m() : 32);
-  if (type == "ivfpq" || type == "ivf-pq" || type == "ivf_pq") {
-    return absl::StrCat("IVF", spec.ivf_nlist() > 0 ? spec.ivf_nlist() : 1024, ",PQ",
-                        spec.pq_m() > 0 ? spec.pq_m() : 16);
+  // Tunables become part of the factory string (index/index_factory.h), so
+  // they persist with the collection; the factory validates their ranges.
+  if (type == "hnsw") {
+    std::string s = absl::StrCat("HNSW", spec.hnsw_m() > 0 ? spec.hnsw_m() : 32);
+    if (spec.hnsw_ef_construction() > 0) {
+      absl::StrAppend(&s, ",efConstruction=", spec.hnsw_ef_construction());
+    }
+    if (spec.hnsw_ef_search() > 0) absl::StrAppend(&s, ",efSearch=", spec.hnsw_ef_search());
+    return s;
   }
+  if (type == "ivfpq" || type == "ivf-pq" || type == "ivf_pq") {
+    std::string s = absl::StrCat("IVF", spec.ivf_nlist() > 0 ? spec.ivf_nlist() : 1024, ",PQ",
+                                 spec.pq_m() > 0 ? spec.pq_m() : 16);
+    if (spec.ivf_nprobe() > 0) absl::StrAppend(&s, ",nprobe=", spec.ivf_nprobe());
+    return s;
+  }
+  if (type.empty() || type == "flat") return std::string("Flat");
   // A factory string ("HNSW16", "IVF256,PQ8") is accepted as is; the index
   // factory validates it.
   if (absl::StartsWith(spec.type(), "HNSW") || absl::StartsWith(spec.type(), "IVF") ||
