@@ -189,9 +189,10 @@ class Database {
   // --- Admin.
   // Snapshots every index; returns the change-log sequence covered.
   absl::StatusOr<uint64_t> Snapshot();
-  // Starts re-embedding `collection` (with the model in `model_dir` when
-  // non-empty, else its own model) in the background; the collection, and
-  // only it, moves to that model. FAILED_PRECONDITION when one is running.
+  // Loads the model in `model_dir` (when non-empty, else the collection's
+  // own) and starts re-embedding `collection` with it in the background; the
+  // collection, and only it, moves to that model. FAILED_PRECONDITION when
+  // one is running, the model cannot be loaded or its dimension differs.
   absl::Status Reindex(const std::string& collection, const std::string& model_dir);
   absl::StatusOr<ReindexProgress> GetReindexProgress(const std::string& collection) const;
   absl::StatusOr<VerifyReport> Verify(const std::string& collection) const;
@@ -232,8 +233,8 @@ class Database {
   bool Stopping();
 
   // database_reindex.cc
-  void ReindexJob(std::shared_ptr<Collection> c, std::string model_dir);
-  absl::Status ReindexRun(Collection& c, const std::string& model_dir);
+  void ReindexJob(std::shared_ptr<Collection> c, std::shared_ptr<Model> target);
+  absl::Status ReindexRun(Collection& c, Model& target);
 
   DatabaseOptions options_;
   std::unique_ptr<DataDirLock> lock_;

@@ -30,6 +30,21 @@ constexpr int kCatchUpRounds = 8;
 
 absl::Status Database::Reindex(const std::string& collection, const std::string& model_dir) {
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  // The target model is loaded here, so a bad directory or dimension is the
+  // caller's answer rather than a failed job.
+  std::shared_ptr<const Collection::State> state = c->state();
+  std::shared_ptr<Model> target;
+  if (model_dir.empty()) {
+    ASSIGN_OR_RETURN(target, ModelOf(*state));
+  } else {
+    ASSIGN_OR_RETURN(target, models_->Load(model_dir));
+  }
+  const db::CollectionSpec& spec = state->settings.spec;
+  if (target->embedder->dim() != static_cast<int>(spec.dimension)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model in ", model_dir, " has dimension ", target->embedder->dim(), "; collection '",
+        spec.name, "' has ", spec.dimension, " (create a new collection instead)"));
+  }
   bool running = false;
   c->UpdateReindex([&](ReindexProgress& p) {
     running = p.state == ReindexProgress::State::kRunning;
@@ -43,12 +58,12 @@ absl::Status Database::Reindex(const std::string& collection, const std::string&
   }
   std::lock_guard<std::mutex> lock(reindex_mu_);
   ++reindex_running_;
-  reindex_threads_.emplace_back([this, c, model_dir] { ReindexJob(c, model_dir); });
+  reindex_threads_.emplace_back([this, c, target] { ReindexJob(c, target); });
   return absl::OkStatus();
 }
 
-void Database::ReindexJob(std::shared_ptr<Collection> c, std::string model_dir) {
-  absl::Status s = ReindexRun(*c, model_dir);
+void Database::ReindexJob(std::shared_ptr<Collection> c, std::shared_ptr<Model> target) {
+  absl::Status s = ReindexRun(*c, *target);
   if (!s.ok()) spdlog::error("reindex of '{}' failed: {}", c->name(), s.ToString());
   c->UpdateReindex([&](ReindexProgress& p) {
     p.state = s.ok() ? ReindexProgress::State::kDone : ReindexProgress::State::kFailed;
@@ -69,23 +84,12 @@ absl::StatusOr<ReindexProgress> Database::GetReindexProgress(const std::string& 
   return c->reindex();
 }
 
-absl::Status Database::ReindexRun(Collection& c, const std::string& model_dir) {
+absl::Status Database::ReindexRun(Collection& c, Model& target) {
   std::shared_ptr<const Collection::State> state = c.state();
   const CollectionSettings settings = state->settings;
   const db::CollectionSpec& spec = settings.spec;
   const std::string& name = spec.name;
-  std::shared_ptr<Model> target;
-  if (model_dir.empty()) {
-    ASSIGN_OR_RETURN(target, ModelOf(*state));
-  } else {
-    ASSIGN_OR_RETURN(target, models_->Load(model_dir));
-  }
-  if (target->embedder->dim() != static_cast<int>(spec.dimension)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "model in ", model_dir, " has dimension ", target->embedder->dim(), "; collection '", name,
-        "' has ", spec.dimension, " (create a new collection instead)"));
-  }
-  const std::string target_id = target->embedder->model_id();
+  const std::string target_id = target.embedder->model_id();
   c.UpdateReindex([&](ReindexProgress& p) { p.model_id = target_id; });
   const encoder::EmbedOptions opts = EmbedOptionsFor(settings, spec.document_instruction);
 
@@ -118,7 +122,7 @@ absl::Status Database::ReindexRun(Collection& c, const std::string& model_dir) {
   db::CollectionSpec staging_spec = spec;
   staging_spec.name = staging;
   staging_spec.model_id = target_id;
-  staging_spec.model_dir = target->dir;
+  staging_spec.model_dir = target.dir;
   staging_spec.engine_state.clear();
   staging_spec.created_at_micros = 0;
   RETURN_IF_ERROR(store_->CreateCollection(staging_spec));
@@ -142,7 +146,7 @@ absl::Status Database::ReindexRun(Collection& c, const std::string& model_dir) {
     texts.reserve(batch.size());
     for (const auto& d : batch) texts.push_back(d.text);
     ASSIGN_OR_RETURN(std::vector<encoder::Embedding> e,
-                     target->batcher->Embed(std::move(texts), opts, absl::InfiniteFuture()));
+                     target.batcher->Embed(std::move(texts), opts, absl::InfiniteFuture()));
     for (size_t i = 0; i < batch.size(); ++i) {
       batch[i].vector = std::move(e[i].vector);
       batch[i].model_id = target_id;

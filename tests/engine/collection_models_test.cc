@@ -57,6 +57,7 @@ class CollectionModelsTest : public ::testing::Test {
     o.default_model_dir = std::to_string(default_seed);
     o.embedder_factory = [this](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
       ++loads_;
+      if (d == "none") return absl::NotFoundError("no checkpoint in none");
       auto e = std::make_unique<FakeEmbedder>(kDim, 32, std::stoull(d));
       e->set_delay(model_delay_);
       return std::unique_ptr<Embedder>(std::move(e));
@@ -127,6 +128,11 @@ TEST_F(CollectionModelsTest, TwoCollectionsKeepTheirModelsAcrossARestart) {
     ExpectSelfHit("a", i, "fake-16-1");
     ExpectSelfHit("b", i, "fake-16-2");
   }
+  // A model that cannot be loaded is the caller's answer, and changes nothing.
+  absl::Status bad = db_->Reindex("a", "none");
+  EXPECT_EQ(bad.code(), StatusCode::kFailedPrecondition) << bad;
+  EXPECT_NE(bad.message().find("no checkpoint in none"), std::string::npos) << bad;
+  EXPECT_EQ(db_->GetReindexProgress("a")->state, ReindexProgress::State::kIdle);
   // Restart with a third default model: each collection loads its own.
   Open(3);
   for (int i : {3, 29}) {
