@@ -289,6 +289,7 @@ class AdminService final : public v1::Admin::Service {
     resp->set_embedded_tokens(static_cast<uint64_t>(s.embed.embedded_tokens));
     resp->set_encoder_seconds(s.embed.encoder_seconds);
     resp->set_snapshots_written(s.snapshots_written);
+    resp->set_models_loaded(s.models_loaded);
     return grpc::Status::OK;
   }
   grpc::Status Snapshot(grpc::ServerContext*, const v1::SnapshotRequest*,

@@ -224,6 +224,15 @@ TEST(ModelsTest, TwoCollectionsOnTwoModelsThroughReindexAndRestart) {
     c.ExpectSelfHit("a", a_texts, i, model3);
     c.ExpectSelfHit("b", b_texts, i, model2);
   }
+  {
+    auto admin = v1::Admin::NewStub(server.Channel());
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline());
+    v1::StatsResponse stats;
+    ASSERT_TRUE(admin->Stats(&ctx, v1::StatsRequest(), &stats).ok());
+    EXPECT_EQ(stats.model_id(), model1);     // the default stayed
+    EXPECT_EQ(stats.models_loaded(), 3u);  // the default, a's and b's
+  }
   c.ExpectWhole("a", model3);
   c.ExpectWhole("b", model2);
   EXPECT_EQ(server.Stop(), 0);
