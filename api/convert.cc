@@ -175,7 +175,8 @@ absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
   p.index.nprobe = req.nprobe();
   p.include_text = req.include_text();
   p.include_metadata = req.include_metadata();
-  RETURN_IF_ERROR(p.Validate());
+  // Range checks happen once, where the engine takes the value
+  // (SearchParams::Validate at NearText/NearVector).
   return p;
 }
 

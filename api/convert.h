@@ -32,8 +32,9 @@ void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out);
 void ToProto(const db::Document& d, bool include_text, bool include_metadata, v1::Document* out);
 
 // The search parameters of a NearText or NearVector request (the filter from
-// its message or from its JSON form, db::ParseFilterJson), validated
-// (engine::SearchParams::Validate): the one place they are read from the wire.
+// its message or from its JSON form, db::ParseFilterJson): the one place they
+// are read from the wire. The engine range-checks them on entry
+// (engine::SearchParams::Validate).
 absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearTextRequest& req);
 absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearVectorRequest& req);
 

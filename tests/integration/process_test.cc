@@ -129,6 +129,11 @@ TEST(ProcessTest, IngestReportsCommittedDocumentsAndSearchFilters) {
                       dir.Sub(""));
   EXPECT_EQ(r.status, 2) << r.err;  // INVALID_ARGUMENT from the server's parser
   EXPECT_TRUE(absl::StrContains(r.err, "malformed filter")) << r.err;
+  // --ef-search travels from the CLI through the request to the engine's check.
+  r = RunNeodbCapture(absl::StrCat("search --collection docs --ef-search 5000", at, " x"),
+                      dir.Sub(""));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "ef_search is 5000")) << r.err;
   EXPECT_EQ(server.Stop(), 0);
 }
 
