@@ -7,7 +7,7 @@
 namespace neodb::api {
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
-                                                     const ServerOptions& options) {
+                                                      const ServerOptions& options) {
   if (options.threads < 1) return absl::InvalidArgumentError("threads must be at least 1");
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -1,9 +1,9 @@
 #include "index/index_factory.h"
 
 #include <charconv>
-#include <vector>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"

@@ -153,8 +153,8 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> IvfPqIndex::SearchImpl(
     }
   };
   size_t nprobe = options.nprobe > 0 ? static_cast<size_t>(options.nprobe)
-                  : nprobe_ > 0       ? static_cast<size_t>(nprobe_)
-                                      : std::max<size_t>(8, static_cast<size_t>(nlist_) / 16);
+                  : nprobe_ > 0      ? static_cast<size_t>(nprobe_)
+                                     : std::max<size_t>(8, static_cast<size_t>(nlist_) / 16);
   nprobe = std::min<size_t>(nprobe, nlist_);
   RETURN_IF_ERROR(CatchExceptions("ivfpq search", [&] {
     ScopedOmpThreads threads(1);  // see index/threads.h

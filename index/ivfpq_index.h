@@ -60,7 +60,7 @@ class IvfPqIndex : public VectorIndex {
   const int nlist_;
   const int m_;
   const Metric metric_;
-  const int nprobe_;  // 0: the default
+  const int nprobe_;                        // 0: the default
   mutable absl::Mutex mu_;                  // writer-preferring: Adds are not starved by searches
   FlatIndex buffer_;                        // before training
   std::unique_ptr<faiss::IndexIVFPQ> ivf_;  // after training; guarded by mu_

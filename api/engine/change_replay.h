@@ -21,8 +21,7 @@ struct ReplaySink {
   std::function<bool(const std::string& collection)> wants;
   // Receives the resolved document changes of one collection, in log order,
   // in chunks (memory stays bounded over a long log).
-  std::function<absl::Status(const std::string& collection, std::span<const Change> changes)>
-      apply;
+  std::function<absl::Status(const std::string& collection, std::span<const Change> changes)> apply;
   // Create/drop records of wanted collections, in order after every change
   // before them was applied. May be empty.
   std::function<absl::Status(const db::ChangelogRecord& record)> structural;

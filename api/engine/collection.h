@@ -16,10 +16,9 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
-
-#include "absl/synchronization/mutex.h"
 #include <string>
 
+#include "absl/synchronization/mutex.h"
 #include "api/engine/embed_settings.h"
 #include "api/engine/index_set.h"
 

@@ -98,9 +98,9 @@ absl::StatusOr<std::shared_ptr<Model>> Database::ModelOf(const Collection::State
   const db::CollectionSpec& spec = state.settings.spec;
   auto m = models_->Acquire(spec.model_dir, spec.model_id);
   if (!m.ok() && absl::IsFailedPrecondition(m.status())) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "collection '", spec.name, "' cannot embed: ", m.status().message(),
-        " (`neodb reindex --collection ", spec.name, " --model DIR`)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("collection '", spec.name, "' cannot embed: ", m.status().message(),
+                     " (`neodb reindex --collection ", spec.name, " --model DIR`)"));
   }
   return m;
 }
@@ -109,8 +109,8 @@ absl::StatusOr<std::shared_ptr<Model>> Database::ModelOf(const Collection::State
 
 absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spec) {
   if (IsStagingName(spec.name)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "collection names beginning with '", std::string(kStagingPrefix), "' are reserved"));
+    return absl::InvalidArgumentError(absl::StrCat("collection names beginning with '",
+                                                   std::string(kStagingPrefix), "' are reserved"));
   }
   if (spec.name.size() > kMaxUserCollectionNameBytes) {
     return absl::InvalidArgumentError(absl::StrCat("collection name is ", spec.name.size(),

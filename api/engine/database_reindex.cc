@@ -242,9 +242,9 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
     applied_seq_ = store_->LastSequence();
     if (!s.ok()) {
       c.needs_rebuild = true;
-      return absl::InternalError(absl::StrCat(
-          "reindex of '", name, "' committed but could not be applied (", s.message(),
-          "); restart the server to finish it"));
+      return absl::InternalError(absl::StrCat("reindex of '", name,
+                                              "' committed but could not be applied (", s.message(),
+                                              "); restart the server to finish it"));
     }
   }
   ++index_rebuilds_;

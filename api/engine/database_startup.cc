@@ -124,7 +124,8 @@ absl::Status Database::Startup() {
     };
     sink.structural = [&](const db::ChangelogRecord& r) -> absl::Status {
       Collection& c = *collections_[r.collection];
-      if (r.seq > c.covered_seq) c.needs_rebuild = true;  // the snapshot predates a drop + re-create
+      if (r.seq > c.covered_seq)
+        c.needs_rebuild = true;  // the snapshot predates a drop + re-create
       return absl::OkStatus();
     };
     ASSIGN_OR_RETURN(ReplayResult replayed, ReplayChanges(*store_, replay_from + 1, last, sink));

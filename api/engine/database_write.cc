@@ -73,9 +73,10 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
     ids.push_back(d.id);
     texts.push_back(d.text);
   }
-  ASSIGN_OR_RETURN(std::vector<encoder::Embedding> embeddings,
-                   m->batcher->Embed(std::move(texts),
-                                     EmbedOptionsFor(settings, spec.document_instruction), deadline));
+  ASSIGN_OR_RETURN(
+      std::vector<encoder::Embedding> embeddings,
+      m->batcher->Embed(std::move(texts), EmbedOptionsFor(settings, spec.document_instruction),
+                        deadline));
   std::vector<db::Document> out;
   out.reserve(docs.size());
   int64_t total_tokens = 0;

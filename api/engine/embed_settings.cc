@@ -8,7 +8,8 @@ namespace neodb::engine {
 absl::StatusOr<encoder::Pooling> ParsePooling(std::string_view name) {
   if (name == "mean") return encoder::Pooling::kMean;
   if (name == "cls") return encoder::Pooling::kCls;
-  return absl::InvalidArgumentError(absl::StrCat("pooling '", std::string(name), "' is not one of mean, cls"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("pooling '", std::string(name), "' is not one of mean, cls"));
 }
 
 std::string_view PoolingName(encoder::Pooling pooling) {

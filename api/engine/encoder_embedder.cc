@@ -13,8 +13,7 @@ size_t EncoderEmbedder::memory_bytes() const {
   const int64_t h = c.hidden_size;
   // Embeddings, then per layer: QKV + output projection, the SwiGLU FFN
   // (gate, up, down), and norms (negligible).
-  const int64_t params =
-      c.vocab_size * h + c.num_hidden_layers * (4 * h * h + 3 * h * c.ffn_dim());
+  const int64_t params = c.vocab_size * h + c.num_hidden_layers * (4 * h * h + 3 * h * c.ffn_dim());
   return static_cast<size_t>(params) * sizeof(float);
 }
 

@@ -56,13 +56,15 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Acquire(const std::string&
   if (m->embedder->model_id() != model_id) {
     if (dir.empty()) {
       return absl::FailedPreconditionError(
-          absl::StrCat("it holds vectors of model ", model_id, " but the server's default model is ",
-                       m->embedder->model_id(), " and the collection records no checkpoint "
+          absl::StrCat("it holds vectors of model ", model_id,
+                       " but the server's default model is ", m->embedder->model_id(),
+                       " and the collection records no checkpoint "
                        "directory; reindex it with `--model DIR`, naming its checkpoint"));
     }
-    return absl::FailedPreconditionError(absl::StrCat(
-        "it holds vectors of model ", model_id, " from ", dir, ", but that checkpoint is now model ",
-        m->embedder->model_id(), "; restore the checkpoint or reindex with `--model DIR`"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("it holds vectors of model ", model_id, " from ", dir,
+                     ", but that checkpoint is now model ", m->embedder->model_id(),
+                     "; restore the checkpoint or reindex with `--model DIR`"));
   }
   return m;
 }
@@ -111,8 +113,8 @@ void ModelRegistry::EvictLocked() {
     lru_.pop_back();
     auto it = by_dir_.find(victim);
     bytes_ -= it->second->embedder->memory_bytes();
-    spdlog::info("unloading model {} ({}): over the {} byte model cap", it->second->embedder->model_id(),
-                 victim, options_.max_bytes);
+    spdlog::info("unloading model {} ({}): over the {} byte model cap",
+                 it->second->embedder->model_id(), victim, options_.max_bytes);
     by_dir_.erase(it);  // alive while a caller holds it
   }
 }

@@ -303,8 +303,7 @@ TEST_F(CollectionModelsTest, ALockedDataDirectoryNamesItsHolder) {
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(second.status().message().find(dir_.string()), std::string::npos) << second.status();
-  EXPECT_NE(second.status().message().find(absl::StrCat("(pid ", getpid(), ")")),
-            std::string::npos)
+  EXPECT_NE(second.status().message().find(absl::StrCat("(pid ", getpid(), ")")), std::string::npos)
       << second.status();
   // The holder is unharmed, and the directory opens once it is released.
   Create("still");

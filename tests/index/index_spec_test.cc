@@ -21,9 +21,9 @@ TEST(IndexSpecTest, TunablesAreCanonicalAndValidated) {
             "HNSW16,efConstruction=200,efSearch=128");
   EXPECT_EQ(spec_of("HNSW8,exactBelow=0"), "HNSW8,exactBelow=0");
   EXPECT_EQ(spec_of("IVF64,PQ8,nprobe=12"), "IVF64,PQ8,nprobe=12");
-  for (const char* bad : {"HNSW32,efSearch=0", "HNSW32,efSearch=5000", "HNSW32,nprobe=4",
-                          "IVF64,PQ8,efSearch=3", "Flat,efSearch=3", "HNSW32,efSearch",
-                          "HNSW32,bogus=1"}) {
+  for (const char* bad :
+       {"HNSW32,efSearch=0", "HNSW32,efSearch=5000", "HNSW32,nprobe=4", "IVF64,PQ8,efSearch=3",
+        "Flat,efSearch=3", "HNSW32,efSearch", "HNSW32,bogus=1"}) {
     EXPECT_EQ(ValidateIndexSpec(bad, 16).code(), absl::StatusCode::kInvalidArgument) << bad;
   }
 }

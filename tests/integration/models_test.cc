@@ -230,7 +230,7 @@ TEST(ModelsTest, TwoCollectionsOnTwoModelsThroughReindexAndRestart) {
     ctx.set_deadline(Deadline());
     v1::StatsResponse stats;
     ASSERT_TRUE(admin->Stats(&ctx, v1::StatsRequest(), &stats).ok());
-    EXPECT_EQ(stats.model_id(), model1);     // the default stayed
+    EXPECT_EQ(stats.model_id(), model1);   // the default stayed
     EXPECT_EQ(stats.models_loaded(), 3u);  // the default, a's and b's
   }
   c.ExpectWhole("a", model3);

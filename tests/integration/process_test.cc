@@ -85,10 +85,11 @@ TEST(ProcessTest, TheCliSaysWhenNoServerListens) {
   ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   const std::string where = absl::StrCat("127.0.0.1:", ntohs(addr.sin_port));
   close(fd);
-  CommandResult r = RunNeodbCapture(absl::StrCat("stats --timeout 10 --server ", where), dir.Sub(""));
+  CommandResult r =
+      RunNeodbCapture(absl::StrCat("stats --timeout 10 --server ", where), dir.Sub(""));
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, absl::StrCat("neodb: no neodb server at ", where,
-                                " (start one with `neodb serve`)\n"));
+  EXPECT_EQ(r.err,
+            absl::StrCat("neodb: no neodb server at ", where, " (start one with `neodb serve`)\n"));
 }
 
 TEST(ProcessTest, IngestReportsCommittedDocumentsAndSearchFilters) {
@@ -101,8 +102,8 @@ TEST(ProcessTest, IngestReportsCommittedDocumentsAndSearchFilters) {
   {
     std::ofstream f(dir.Sub("docs.jsonl"));
     for (int i = 0; i < 200; ++i) {
-      f << "{\"id\":\"d" << i << "\",\"text\":\"" << RandomText(rng) << "\",\"metadata\":{\"year\":"
-        << 2000 + i % 30 << "}}\n";
+      f << "{\"id\":\"d" << i << "\",\"text\":\"" << RandomText(rng)
+        << "\",\"metadata\":{\"year\":" << 2000 + i % 30 << "}}\n";
     }
   }
   CommandResult r = RunNeodbCapture(

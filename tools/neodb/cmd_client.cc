@@ -8,8 +8,8 @@
 #include <memory>
 #include <thread>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "api/grpc_status.h"
 #include "common/status_macros.h"
 #include "grpcpp/grpcpp.h"
@@ -281,7 +281,8 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
     try {
       j = json::parse(line);
     } catch (const json::exception& e) {
-      input = absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": not JSON: ", e.what()));
+      input =
+          absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": not JSON: ", e.what()));
       break;
     }
     if (!j.is_object() || !j.contains("text") || !j["text"].is_string()) {

@@ -62,10 +62,10 @@ class SlowEmbedder : public engine::Embedder {
 };
 
 absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeFlags& f,
-                                                                 const std::string& dir);
+                                                                    const std::string& dir);
 
 absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModel(const ServeFlags& f,
-                                                         const std::string& dir) {
+                                                            const std::string& dir) {
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> e, OpenModelUnslowed(f, dir));
   if (f.test_delay_ms > 0) {
     e = std::make_unique<SlowEmbedder>(std::move(e), absl::Milliseconds(f.test_delay_ms));
@@ -74,7 +74,7 @@ absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModel(const ServeFlags& f,
 }
 
 absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeFlags& f,
-                                                                 const std::string& dir) {
+                                                                    const std::string& dir) {
   if (f.fake_dim > 0) {
     // Test/benchmark stand-in: `dir` names the fake's seed ("fake:7").
     uint64_t seed = 1;
@@ -110,8 +110,9 @@ absl::Status Serve(const ServeFlags& f) {
 
   // Logs go to stderr; stdout carries only the listening line.
   spdlog::set_default_logger(spdlog::stderr_color_mt("neodb"));
-  spdlog::info("loading model {}{}", f.fake_dim > 0 ? "(fake)" : model_dir,
-               f.model_dir.empty() && f.fake_dim <= 0 ? " (the default model; --model picks another)" : "");
+  spdlog::info(
+      "loading model {}{}", f.fake_dim > 0 ? "(fake)" : model_dir,
+      f.model_dir.empty() && f.fake_dim <= 0 ? " (the default model; --model picks another)" : "");
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> embedder, OpenModel(f, model_dir));
   spdlog::info("model {} (dimension {}, max {} tokens)", embedder->model_id(), embedder->dim(),
                embedder->max_tokens());
@@ -131,7 +132,8 @@ absl::Status Serve(const ServeFlags& f) {
   }
   o.max_model_bytes = static_cast<size_t>(f.max_model_mib) << 20;
   o.test_commit_chunk_delay = absl::Milliseconds(f.test_commit_delay_ms);
-  ASSIGN_OR_RETURN(std::unique_ptr<engine::Database> db, engine::Database::Open(o, std::move(embedder)));
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::Database> db,
+                   engine::Database::Open(o, std::move(embedder)));
 
   api::ServerOptions so;
   so.listen = f.listen;
