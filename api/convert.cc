@@ -271,31 +271,36 @@ absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
   return out;
 }
 
+v1::Metric ToProto(index::Metric metric) {
+  switch (metric) {
+    case index::Metric::kInnerProduct:
+      return v1::METRIC_INNER_PRODUCT;
+    case index::Metric::kL2:
+      return v1::METRIC_L2;
+    case index::Metric::kCosine:
+      break;
+  }
+  return v1::METRIC_COSINE;
+}
+
+v1::Pooling ToProto(encoder::Pooling pooling) {
+  return pooling == encoder::Pooling::kCls ? v1::POOLING_CLS : v1::POOLING_MEAN;
+}
+
+v1::Overflow ToProto(encoder::Overflow overflow) {
+  return overflow == encoder::Overflow::kChunk ? v1::OVERFLOW_CHUNK : v1::OVERFLOW_ERROR;
+}
+
 void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
   auto* s = out->mutable_spec();
   s->set_name(info.spec.name);
   s->mutable_index()->set_type(info.index_spec);
   // The engine validated these when the collection was created or loaded.
-  auto metric = index::ParseMetric(info.spec.metric);
-  auto pooling = engine::ParsePooling(info.spec.pooling);
-  auto overflow = engine::ParseOverflow(info.spec.overflow);
-  switch (metric.value_or(index::Metric::kCosine)) {
-    case index::Metric::kInnerProduct:
-      s->set_metric(v1::METRIC_INNER_PRODUCT);
-      break;
-    case index::Metric::kL2:
-      s->set_metric(v1::METRIC_L2);
-      break;
-    case index::Metric::kCosine:
-      s->set_metric(v1::METRIC_COSINE);
-      break;
-  }
-  s->set_pooling(pooling.value_or(encoder::Pooling::kMean) == encoder::Pooling::kCls
-                     ? v1::POOLING_CLS
-                     : v1::POOLING_MEAN);
-  s->set_overflow(overflow.value_or(encoder::Overflow::kError) == encoder::Overflow::kChunk
-                      ? v1::OVERFLOW_CHUNK
-                      : v1::OVERFLOW_ERROR);
+  s->set_metric(ToProto(index::ParseMetric(info.spec.metric).value_or(index::Metric::kCosine)));
+  s->set_pooling(
+      ToProto(engine::ParsePooling(info.spec.pooling).value_or(encoder::Pooling::kMean)));
+  s->set_overflow(
+      ToProto(engine::ParseOverflow(info.spec.overflow).value_or(encoder::Overflow::kError)));
   s->set_query_prefix(info.spec.query_instruction);
   s->set_document_prefix(info.spec.document_instruction);
   out->set_count(info.count);

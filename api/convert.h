@@ -11,6 +11,8 @@
 #include "db/collection_spec.h"
 #include "db/filter.h"
 #include "db/metadata.h"
+#include "encoder/encoder.h"
+#include "index/metric.h"
 #include "neodb/v1/neodb.pb.h"
 
 namespace neodb::api {
@@ -24,6 +26,12 @@ void ToProto(const db::Metadata& m, google::protobuf::Map<std::string, v1::Value
 // A filter message with no kind set means "no filter" (returns nullopt
 // through *present = false).
 absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present);
+
+// The settings' enums as the API spells them (the names are the engine's and
+// the index's: index::ParseMetric, engine::ParsePooling / ParseOverflow).
+v1::Metric ToProto(index::Metric metric);
+v1::Pooling ToProto(encoder::Pooling pooling);
+v1::Overflow ToProto(encoder::Overflow overflow);
 
 // Maps the collection settings; dimension and model id are filled in by the
 // database.

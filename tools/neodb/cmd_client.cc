@@ -10,9 +10,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/convert.h"
+#include "api/engine/embed_settings.h"
 #include "api/grpc_status.h"
 #include "common/status_macros.h"
 #include "grpcpp/grpcpp.h"
+#include "index/metric.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tools/neodb/commands.h"
@@ -175,26 +178,16 @@ void RegisterCollections(CLI::App& app) {
       auto* s = req.mutable_spec();
       s->set_name(*name);
       s->mutable_index()->set_type(*index);
-      if (*metric == "cosine")
-        s->set_metric(v1::METRIC_COSINE);
-      else if (*metric == "ip")
-        s->set_metric(v1::METRIC_INNER_PRODUCT);
-      else if (*metric == "l2")
-        s->set_metric(v1::METRIC_L2);
-      else
-        ExitIfError(absl::InvalidArgumentError("--metric must be cosine, ip or l2"));
-      if (*pooling == "mean")
-        s->set_pooling(v1::POOLING_MEAN);
-      else if (*pooling == "cls")
-        s->set_pooling(v1::POOLING_CLS);
-      else
-        ExitIfError(absl::InvalidArgumentError("--pooling must be mean or cls"));
-      if (*overflow == "error")
-        s->set_overflow(v1::OVERFLOW_ERROR);
-      else if (*overflow == "chunk")
-        s->set_overflow(v1::OVERFLOW_CHUNK);
-      else
-        ExitIfError(absl::InvalidArgumentError("--overflow must be error or chunk"));
+      // The names are the index's and the engine's (one codec each).
+      auto m = index::ParseMetric(*metric);
+      ExitIfError(m.status());
+      s->set_metric(api::ToProto(*m));
+      auto p = engine::ParsePooling(*pooling);
+      ExitIfError(p.status());
+      s->set_pooling(api::ToProto(*p));
+      auto o = engine::ParseOverflow(*overflow);
+      ExitIfError(o.status());
+      s->set_overflow(api::ToProto(*o));
       s->set_query_prefix(*qp);
       s->set_document_prefix(*dp);
       Print(
