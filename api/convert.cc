@@ -5,6 +5,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/engine/embed_settings.h"
+#include "index/metric.h"
 
 namespace neodb::api {
 
@@ -154,14 +156,59 @@ absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present) {
   return out;
 }
 
+namespace {
+
+template <typename Request>
+absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
+  engine::SearchParams p;
+  p.k = req.k() == 0 ? 10 : req.k();
+  bool has_filter = false;
+  ASSIGN_OR_RETURN(db::Filter filter, FromProto(req.filter(), &has_filter));
+  if (has_filter) p.filter = std::move(filter);
+  if (!req.filter_json().empty()) {
+    if (has_filter) {
+      return absl::InvalidArgumentError("set filter or filter_json, not both");
+    }
+    ASSIGN_OR_RETURN(p.filter, db::ParseFilterJson(req.filter_json()));
+  }
+  p.index.ef_search = req.ef_search();
+  p.index.nprobe = req.nprobe();
+  p.include_text = req.include_text();
+  p.include_metadata = req.include_metadata();
+  // Range checks happen once, where the engine takes the value
+  // (SearchParams::Validate at NearText/NearVector).
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearTextRequest& req) {
+  return SearchParamsOf(req);
+}
+
+absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearVectorRequest& req) {
+  return SearchParamsOf(req);
+}
+
 absl::StatusOr<std::string> IndexSpecString(const v1::IndexSpec& spec) {
   std::string type = absl::AsciiStrToLower(spec.type());
-  if (type.empty() || type == "flat") return std::string("Flat");
-  if (type == "hnsw") return absl::StrCat("HNSW", spec.hnsw_m() > 0 ? spec.hnsw_m() : 32);
-  if (type == "ivfpq" || type == "ivf-pq" || type == "ivf_pq") {
-    return absl::StrCat("IVF", spec.ivf_nlist() > 0 ? spec.ivf_nlist() : 1024, ",PQ",
-                        spec.pq_m() > 0 ? spec.pq_m() : 16);
+  // Tunables become part of the factory string (index/index_factory.h), so
+  // they persist with the collection; the factory validates their ranges.
+  if (type == "hnsw") {
+    std::string s = absl::StrCat("HNSW", spec.hnsw_m() > 0 ? spec.hnsw_m() : 32);
+    if (spec.hnsw_ef_construction() > 0) {
+      absl::StrAppend(&s, ",efConstruction=", spec.hnsw_ef_construction());
+    }
+    if (spec.hnsw_ef_search() > 0) absl::StrAppend(&s, ",efSearch=", spec.hnsw_ef_search());
+    return s;
   }
+  if (type == "ivfpq" || type == "ivf-pq" || type == "ivf_pq") {
+    std::string s = absl::StrCat("IVF", spec.ivf_nlist() > 0 ? spec.ivf_nlist() : 1024, ",PQ",
+                                 spec.pq_m() > 0 ? spec.pq_m() : 16);
+    if (spec.ivf_nprobe() > 0) absl::StrAppend(&s, ",nprobe=", spec.ivf_nprobe());
+    return s;
+  }
+  if (type.empty() || type == "flat") return std::string("Flat");
   // A factory string ("HNSW16", "IVF256,PQ8") is accepted as is; the index
   // factory validates it.
   if (absl::StartsWith(spec.type(), "HNSW") || absl::StartsWith(spec.type(), "IVF") ||
@@ -177,56 +224,83 @@ absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
   out.name = s.name();
   RETURN_IF_ERROR(db::ValidateCollectionName(out.name));
   ASSIGN_OR_RETURN(out.index_spec, IndexSpecString(s.index()));
+  index::Metric metric;
   switch (s.metric()) {
     case v1::METRIC_UNSPECIFIED:
     case v1::METRIC_COSINE:
-      out.metric = "cosine";
+      metric = index::Metric::kCosine;
       break;
     case v1::METRIC_INNER_PRODUCT:
-      out.metric = "ip";
+      metric = index::Metric::kInnerProduct;
       break;
     case v1::METRIC_L2:
-      out.metric = "l2";
+      metric = index::Metric::kL2;
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown metric ", s.metric()));
   }
+  out.metric = std::string(index::MetricName(metric));
+  encoder::Pooling pooling;
   switch (s.pooling()) {
     case v1::POOLING_UNSPECIFIED:
     case v1::POOLING_MEAN:
-      out.pooling = "mean";
+      pooling = encoder::Pooling::kMean;
       break;
     case v1::POOLING_CLS:
-      out.pooling = "cls";
+      pooling = encoder::Pooling::kCls;
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown pooling ", s.pooling()));
   }
+  out.pooling = std::string(engine::PoolingName(pooling));
+  encoder::Overflow overflow;
   switch (s.overflow()) {
     case v1::OVERFLOW_UNSPECIFIED:
     case v1::OVERFLOW_ERROR:
-      out.overflow = "error";
+      overflow = encoder::Overflow::kError;
       break;
     case v1::OVERFLOW_CHUNK:
-      out.overflow = "chunk";
+      overflow = encoder::Overflow::kChunk;
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown overflow ", s.overflow()));
   }
+  out.overflow = std::string(engine::OverflowName(overflow));
   out.query_instruction = s.query_prefix();
   out.document_instruction = s.document_prefix();
   return out;
 }
 
-void ToProto(const CollectionInfo& info, v1::CollectionInfo* out) {
+v1::Metric ToProto(index::Metric metric) {
+  switch (metric) {
+    case index::Metric::kInnerProduct:
+      return v1::METRIC_INNER_PRODUCT;
+    case index::Metric::kL2:
+      return v1::METRIC_L2;
+    case index::Metric::kCosine:
+      break;
+  }
+  return v1::METRIC_COSINE;
+}
+
+v1::Pooling ToProto(encoder::Pooling pooling) {
+  return pooling == encoder::Pooling::kCls ? v1::POOLING_CLS : v1::POOLING_MEAN;
+}
+
+v1::Overflow ToProto(encoder::Overflow overflow) {
+  return overflow == encoder::Overflow::kChunk ? v1::OVERFLOW_CHUNK : v1::OVERFLOW_ERROR;
+}
+
+void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
   auto* s = out->mutable_spec();
   s->set_name(info.spec.name);
   s->mutable_index()->set_type(info.index_spec);
-  s->set_metric(info.spec.metric == "ip"   ? v1::METRIC_INNER_PRODUCT
-                : info.spec.metric == "l2" ? v1::METRIC_L2
-                                           : v1::METRIC_COSINE);
-  s->set_pooling(info.spec.pooling == "cls" ? v1::POOLING_CLS : v1::POOLING_MEAN);
-  s->set_overflow(info.spec.overflow == "chunk" ? v1::OVERFLOW_CHUNK : v1::OVERFLOW_ERROR);
+  // The engine validated these when the collection was created or loaded.
+  s->set_metric(ToProto(index::ParseMetric(info.spec.metric).value_or(index::Metric::kCosine)));
+  s->set_pooling(
+      ToProto(engine::ParsePooling(info.spec.pooling).value_or(encoder::Pooling::kMean)));
+  s->set_overflow(
+      ToProto(engine::ParseOverflow(info.spec.overflow).value_or(encoder::Overflow::kError)));
   s->set_query_prefix(info.spec.query_instruction);
   s->set_document_prefix(info.spec.document_instruction);
   out->set_count(info.count);

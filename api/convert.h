@@ -6,10 +6,13 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "api/database.h"
+#include "api/engine/database.h"
+#include "api/engine/search_params.h"
 #include "db/collection_spec.h"
 #include "db/filter.h"
 #include "db/metadata.h"
+#include "encoder/encoder.h"
+#include "index/metric.h"
 #include "neodb/v1/neodb.pb.h"
 
 namespace neodb::api {
@@ -24,11 +27,24 @@ void ToProto(const db::Metadata& m, google::protobuf::Map<std::string, v1::Value
 // through *present = false).
 absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present);
 
+// The settings' enums as the API spells them (the names are the engine's and
+// the index's: index::ParseMetric, engine::ParsePooling / ParseOverflow).
+v1::Metric ToProto(index::Metric metric);
+v1::Pooling ToProto(encoder::Pooling pooling);
+v1::Overflow ToProto(encoder::Overflow overflow);
+
 // Maps the collection settings; dimension and model id are filled in by the
 // database.
 absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s);
-void ToProto(const CollectionInfo& info, v1::CollectionInfo* out);
+void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out);
 void ToProto(const db::Document& d, bool include_text, bool include_metadata, v1::Document* out);
+
+// The search parameters of a NearText or NearVector request (the filter from
+// its message or from its JSON form, db::ParseFilterJson): the one place they
+// are read from the wire. The engine range-checks them on entry
+// (engine::SearchParams::Validate).
+absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearTextRequest& req);
+absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearVectorRequest& req);
 
 // IndexSpec message → factory string ("Flat", "HNSW32", "IVF1024,PQ16").
 absl::StatusOr<std::string> IndexSpecString(const v1::IndexSpec& spec);

@@ -6,7 +6,8 @@
 
 namespace neodb::api {
 
-absl::StatusOr<std::unique_ptr<Server>> Server::Start(Database* db, const ServerOptions& options) {
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
+                                                      const ServerOptions& options) {
   if (options.threads < 1) return absl::InvalidArgumentError("threads must be at least 1");
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -14,6 +15,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(Database* db, const Server
   s->services_ = MakeServices(db, options.limits);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &s->port_);
+  // gRPC sets SO_REUSEPORT by default: a second server on a busy port would
+  // start and share its requests. Refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   grpc::ResourceQuota quota("neodb");
@@ -23,7 +27,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(Database* db, const Server
   for (auto& svc : s->services_) builder.RegisterService(svc.get());
   s->server_ = builder.BuildAndStart();
   if (!s->server_ || s->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen, " (is another server using it?)"));
   }
   return s;
 }

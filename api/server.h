@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "api/database.h"
+#include "api/engine/database.h"
 #include "api/services.h"
 #include "grpcpp/grpcpp.h"
 
@@ -29,8 +29,12 @@ struct ServerOptions {
 
 class Server {
  public:
-  // Starts serving `db` (not owned; must outlive the server).
-  static absl::StatusOr<std::unique_ptr<Server>> Start(Database* db, const ServerOptions& options);
+  // Starts serving `db` (not owned; must outlive the server). UNAVAILABLE when
+  // the address cannot be bound, e.g. another process listens there: the
+  // port is never shared (SO_REUSEPORT off), so two servers cannot split one
+  // address's requests between them.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(engine::Database* db,
+                                                       const ServerOptions& options);
   ~Server();
 
   int port() const { return port_; }

@@ -10,6 +10,12 @@
 namespace neodb::api {
 namespace {
 
+using engine::Database;
+using engine::DatabaseStats;
+using engine::DocumentInput;
+using engine::ReindexProgress;
+using engine::SearchResult;
+
 absl::Time DeadlineOf(grpc::ServerContext* ctx, const ServiceLimits& limits) {
   const absl::Time cap = absl::Now() + limits.default_deadline;
   auto d = ctx->deadline();
@@ -83,6 +89,27 @@ class DocumentsService final : public v1::Documents::Service {
       resp->set_documents(resp->documents() + ids->size());
       resp->set_batches(resp->batches() + 1);
       resp->set_tokens(resp->tokens() + static_cast<uint64_t>(tokens));
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Ingest(grpc::ServerContext* ctx,
+                      grpc::ServerReaderWriter<v1::IngestAck, v1::IngestBatch>* stream) override {
+    v1::IngestBatch batch;
+    v1::IngestAck ack;
+    while (stream->Read(&batch)) {
+      int64_t tokens = 0;
+      auto ids = UpsertBatch(ctx, batch.collection(), batch.documents(), &tokens);
+      if (!ids.ok()) {
+        return Error(absl::Status(
+            ids.status().code(),
+            absl::StrCat(ids.status().message(), " (batch ", ack.batches() + 1, "; ",
+                         ack.documents(), " documents of earlier batches were committed)")));
+      }
+      ack.set_documents(ack.documents() + ids->size());
+      ack.set_batches(ack.batches() + 1);
+      ack.set_tokens(ack.tokens() + static_cast<uint64_t>(tokens));
+      if (!stream->Write(ack)) break;  // the client went away
     }
     return grpc::Status::OK;
   }
@@ -177,38 +204,18 @@ void HitsToProto(SearchResult& r, v1::SearchResponse* resp) {
   }
 }
 
-// The fields NearText and NearVector requests share. The parsed filter is
-// stored in `*filter`, which the returned query points into, so it must
-// outlive the query.
-template <typename Request>
-absl::StatusOr<SearchQuery> QueryFromRequest(const Request& req, std::optional<db::Filter>* filter) {
-  bool has_filter = false;
-  auto parsed = FromProto(req.filter(), &has_filter);
-  if (!parsed.ok()) return parsed.status();
-  SearchQuery q;
-  q.k = req.k() == 0 ? 10 : req.k();
-  if (has_filter) {
-    *filter = std::move(*parsed);
-    q.filter = &**filter;
-  }
-  q.include_text = req.include_text();
-  q.include_metadata = req.include_metadata();
-  return q;
-}
-
 class SearchService final : public v1::Search::Service {
  public:
   SearchService(Database* db, const ServiceLimits& limits) : db_(db), limits_(limits) {}
 
   grpc::Status NearText(grpc::ServerContext* ctx, const v1::NearTextRequest* req,
                         v1::SearchResponse* resp) override {
-    std::optional<db::Filter> filter;
-    auto q = QueryFromRequest(*req, &filter);
-    if (!q.ok()) return Error(q.status());
+    auto params = SearchParamsFromProto(*req);
+    if (!params.ok()) return Error(params.status());
     std::optional<std::string> instruction;
     if (req->has_instruction()) instruction = req->instruction();
-    auto r =
-        db_->NearText(req->collection(), req->query(), instruction, *q, DeadlineOf(ctx, limits_));
+    auto r = db_->NearText(req->collection(), req->query(), instruction, *params,
+                           DeadlineOf(ctx, limits_));
     if (!r.ok()) return Error(r.status());
     HitsToProto(*r, resp);
     return grpc::Status::OK;
@@ -216,11 +223,10 @@ class SearchService final : public v1::Search::Service {
 
   grpc::Status NearVector(grpc::ServerContext*, const v1::NearVectorRequest* req,
                           v1::SearchResponse* resp) override {
-    std::optional<db::Filter> filter;
-    auto q = QueryFromRequest(*req, &filter);
-    if (!q.ok()) return Error(q.status());
+    auto params = SearchParamsFromProto(*req);
+    if (!params.ok()) return Error(params.status());
     std::vector<float> v(req->vector().begin(), req->vector().end());
-    auto r = db_->NearVector(req->collection(), v, *q);
+    auto r = db_->NearVector(req->collection(), v, *params);
     if (!r.ok()) return Error(r.status());
     HitsToProto(*r, resp);
     return grpc::Status::OK;
@@ -283,6 +289,7 @@ class AdminService final : public v1::Admin::Service {
     resp->set_embedded_tokens(static_cast<uint64_t>(s.embed.embedded_tokens));
     resp->set_encoder_seconds(s.embed.encoder_seconds);
     resp->set_snapshots_written(s.snapshots_written);
+    resp->set_models_loaded(s.models_loaded);
     return grpc::Status::OK;
   }
   grpc::Status Snapshot(grpc::ServerContext*, const v1::SnapshotRequest*,
@@ -322,6 +329,7 @@ class AdminService final : public v1::Admin::Service {
     resp->set_total(p->total);
     resp->set_model_id(p->model_id);
     resp->set_error(p->error);
+    resp->set_committed(p->committed);
     return grpc::Status::OK;
   }
   grpc::Status Compact(grpc::ServerContext*, const v1::CompactRequest*,
@@ -347,7 +355,7 @@ class AdminService final : public v1::Admin::Service {
 
 }  // namespace
 
-std::vector<std::unique_ptr<grpc::Service>> MakeServices(Database* db,
+std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
                                                          const ServiceLimits& limits) {
   std::vector<std::unique_ptr<grpc::Service>> out;
   out.push_back(std::make_unique<CollectionsService>(db));

@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "api/database.h"
+#include "api/engine/database.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/codegen/service_type.h"
 
@@ -28,6 +28,7 @@ struct ServiceLimits {
 };
 
 // One object per service of neodb.v1; all share the Database (not owned).
-std::vector<std::unique_ptr<grpc::Service>> MakeServices(Database* db, const ServiceLimits& limits);
+std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
+                                                         const ServiceLimits& limits);
 
 }  // namespace neodb::api

@@ -20,12 +20,12 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "api/database.h"
-#include "api/fake_embedder.h"
+#include "api/engine/database.h"
+#include "api/engine/fake_embedder.h"
 #include "api/server.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 #ifdef NEODB_HAVE_ENCODER
-#include "api/encoder_embedder.h"
+#include "api/engine/encoder_embedder.h"
 #endif
 
 namespace {
@@ -70,12 +70,12 @@ int main(int argc, char** argv) {
   app.add_option("--data-dir", data_dir, "Scratch directory (default: a temp dir)");
   CLI11_PARSE(app, argc, argv);
 
-  std::unique_ptr<neodb::api::Embedder> embedder;
+  std::unique_ptr<neodb::engine::Embedder> embedder;
   if (!model_dir.empty()) {
 #ifdef NEODB_HAVE_ENCODER
     neodb::encoder::EncoderOptions eo;
     eo.backend.num_threads = static_cast<int>(std::thread::hardware_concurrency());
-    auto e = neodb::api::EncoderEmbedder::Open(model_dir, eo);
+    auto e = neodb::engine::EncoderEmbedder::Open(model_dir, eo);
     if (!e.ok()) {
       std::fprintf(stderr, "%s\n", e.status().ToString().c_str());
       return 1;
@@ -86,17 +86,17 @@ int main(int argc, char** argv) {
     return 1;
 #endif
   } else {
-    embedder = std::make_unique<neodb::api::FakeEmbedder>(fake_dim, 4096);
+    embedder = std::make_unique<neodb::engine::FakeEmbedder>(fake_dim, 4096);
   }
   if (data_dir.empty()) {
     data_dir =
         (std::filesystem::temp_directory_path() / absl::StrCat("neodb_bench_", getpid())).string();
   }
   std::filesystem::remove_all(data_dir);
-  neodb::api::DatabaseOptions o;
+  neodb::engine::DatabaseOptions o;
   o.data_dir = data_dir;
   o.snapshot_interval = absl::ZeroDuration();
-  auto db = neodb::api::Database::Open(o, std::move(embedder));
+  auto db = neodb::engine::Database::Open(o, std::move(embedder));
   if (!db.ok()) {
     std::fprintf(stderr, "%s\n", db.status().ToString().c_str());
     return 1;

@@ -10,7 +10,9 @@ namespace {
 
 // Record format versions (first byte of every encoded value).
 constexpr uint8_t kDocumentVersion = 1;
-constexpr uint8_t kSpecVersion = 1;
+// Spec v2 appends model_dir and engine_state; v1 records decode with them empty.
+constexpr uint8_t kSpecVersion = 2;
+constexpr uint8_t kSpecVersionV1 = 1;
 constexpr uint8_t kChangelogVersion = 1;
 
 enum ValueTag : uint8_t { kTagString = 0, kTagInt = 1, kTagDouble = 2, kTagBool = 3 };
@@ -209,13 +211,17 @@ std::string EncodeCollectionSpec(const CollectionSpec& spec) {
   PutString(&out, spec.overflow);
   PutString(&out, spec.model_id);
   PutFixed64(&out, static_cast<uint64_t>(spec.created_at_micros));
+  PutString(&out, spec.model_dir);
+  PutString(&out, spec.engine_state);
   return out;
 }
 
 absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
   Reader r(bytes);
   uint8_t version;
-  if (!r.Byte(&version) || version != kSpecVersion) return Corrupt("collection", "version");
+  if (!r.Byte(&version) || (version != kSpecVersion && version != kSpecVersionV1)) {
+    return Corrupt("collection", "version");
+  }
   CollectionSpec spec;
   uint64_t dim, created;
   if (!r.String(&spec.name, kMaxStringBytes) || !r.Varint(&dim) || dim > kMaxDimension ||
@@ -224,7 +230,10 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
       !r.String(&spec.query_instruction, kMaxStringBytes) ||
       !r.String(&spec.document_instruction, kMaxStringBytes) ||
       !r.String(&spec.overflow, kMaxStringBytes) || !r.String(&spec.model_id, kMaxStringBytes) ||
-      !r.Fixed64(&created) || !r.done()) {
+      !r.Fixed64(&created) ||
+      (version == kSpecVersion && (!r.String(&spec.model_dir, kMaxStringBytes) ||
+                                   !r.String(&spec.engine_state, kMaxStringBytes))) ||
+      !r.done()) {
     return Corrupt("collection", "truncated or malformed");
   }
   spec.dimension = static_cast<uint32_t>(dim);

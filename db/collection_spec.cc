@@ -7,13 +7,7 @@ namespace {
 
 constexpr size_t kMaxInstructionBytes = 4096;
 constexpr size_t kMaxSpecStringBytes = 256;
-
-bool OneOf(std::string_view v, std::initializer_list<std::string_view> options) {
-  for (auto o : options) {
-    if (v == o) return true;
-  }
-  return false;
-}
+constexpr size_t kMaxModelDirBytes = 4096;
 
 bool Printable(std::string_view s) {
   for (unsigned char c : s) {
@@ -51,17 +45,13 @@ absl::Status ValidateCollectionSpec(const CollectionSpec& spec) {
       !Printable(spec.index_spec)) {
     return absl::InvalidArgumentError("index spec must be 1..256 printable ASCII characters");
   }
-  if (!OneOf(spec.metric, {"cosine", "ip", "l2"})) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("metric '", spec.metric, "' is not one of cosine, ip, l2"));
-  }
-  if (!OneOf(spec.pooling, {"mean", "cls"})) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("pooling '", spec.pooling, "' is not one of mean, cls"));
-  }
-  if (!OneOf(spec.overflow, {"error", "chunk"})) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("overflow '", spec.overflow, "' is not one of error, chunk"));
+  // metric, pooling and overflow belong to the index and the encoder: the
+  // engine parses them (index::ParseMetric, engine/embed_settings.h). The store
+  // keeps them as the short printable strings they are.
+  for (const std::string* v : {&spec.metric, &spec.pooling, &spec.overflow}) {
+    if (v->size() > kMaxSpecStringBytes || !Printable(*v)) {
+      return absl::InvalidArgumentError("metric, pooling and overflow must be printable ASCII");
+    }
   }
   if (spec.query_instruction.size() > kMaxInstructionBytes ||
       spec.document_instruction.size() > kMaxInstructionBytes) {
@@ -70,6 +60,12 @@ absl::Status ValidateCollectionSpec(const CollectionSpec& spec) {
   }
   if (spec.model_id.size() > kMaxSpecStringBytes) {
     return absl::InvalidArgumentError("model id is longer than 256 bytes");
+  }
+  if (spec.model_dir.size() > kMaxModelDirBytes) {
+    return absl::InvalidArgumentError("model directory is longer than 4096 bytes");
+  }
+  if (spec.engine_state.size() > kMaxModelDirBytes) {
+    return absl::InvalidArgumentError("engine state is longer than 4096 bytes");
   }
   return absl::OkStatus();
 }

@@ -17,17 +17,24 @@ struct CollectionSpec {
   // FAISS-style factory string: "Flat", "HNSW32", "IVF256,PQ16". The store
   // only checks it is non-empty and printable; index::MakeIndex validates it.
   std::string index_spec = "Flat";
-  // "cosine" | "ip" | "l2".
+  // Names the index and the encoder define (index::MetricName,
+  // engine::PoolingName); the store does not interpret them.
   std::string metric = "cosine";
-  // "mean" | "cls".
   std::string pooling = "mean";
   // Prefixes prepended to query / document text before embedding (may be empty).
   std::string query_instruction;
   std::string document_instruction;
-  // What to do with text longer than the model's context: "error" | "chunk".
+  // What to do with text longer than the model's context
+  // (engine::OverflowName); not interpreted by the store.
   std::string overflow = "error";
   // The model whose vectors this collection holds (empty: client-supplied vectors).
   std::string model_id;
+  // Where that model's checkpoint lives (opaque to the store; empty when the
+  // collection predates per-collection models and uses the server's default).
+  std::string model_dir;
+  // Bytes the engine keeps with the collection and the store never reads
+  // (e.g. a reindex's commit marker). At most 4096 bytes.
+  std::string engine_state;
   // Unix time in microseconds; set by Store::CreateCollection when 0.
   int64_t created_at_micros = 0;
 };
@@ -38,8 +45,9 @@ inline constexpr uint32_t kMaxDimension = 65536;
 // OK when `name` is 1..128 characters of [A-Za-z0-9_-]; INVALID_ARGUMENT otherwise.
 absl::Status ValidateCollectionName(std::string_view name);
 
-// Validates every field above (name, dimension range, enumerated strings,
-// instruction lengths); INVALID_ARGUMENT naming the first bad field.
+// Validates what the store relies on (name, dimension range, printable bounded
+// strings, instruction lengths); INVALID_ARGUMENT naming the first bad field.
+// The vocabularies of metric, pooling and overflow are the engine's to check.
 absl::Status ValidateCollectionSpec(const CollectionSpec& spec);
 
 }  // namespace neodb::db

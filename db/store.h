@@ -51,6 +51,8 @@ struct StoreOptions {
 // Fields of a collection that may change after creation.
 struct CollectionUpdate {
   std::optional<std::string> model_id;
+  std::optional<std::string> model_dir;
+  std::optional<std::string> engine_state;
   std::optional<std::string> index_spec;
   std::optional<std::string> query_instruction;
   std::optional<std::string> document_instruction;

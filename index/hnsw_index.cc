@@ -34,11 +34,16 @@ faiss::MetricType FaissMetric(Metric m) {
 
 }  // namespace
 
-HnswIndex::HnswIndex(int dimension, int m, Metric metric)
-    : dim_(dimension), m_(m), metric_(metric), exact_below_(kHnswExactMaxFloats / dimension) {
-  NEODB_CHECK(dimension > 0 && m >= 2);
+HnswIndex::HnswIndex(int dimension, int m, Metric metric, const HnswParams& params)
+    : dim_(dimension),
+      m_(m),
+      metric_(metric),
+      params_(params),
+      exact_below_(params.exact_below >= 0 ? static_cast<size_t>(params.exact_below)
+                                           : kHnswExactMaxFloats / dimension) {
+  NEODB_CHECK(dimension > 0 && m >= 2 && params.ef_construction > 0 && params.ef_search > 0);
   index_ = std::make_unique<faiss::IndexHNSWFlat>(dimension, m, FaissMetric(metric));
-  index_->hnsw.efConstruction = kHnswEfConstruction;
+  index_->hnsw.efConstruction = params.ef_construction;
   // FAISS 1.7.3 sizes the search beam from this member and only reads
   // SearchParametersHNSW::efSearch for its stopping rule, so the member holds
   // the largest beam we allow and each search passes its own efSearch.
@@ -47,7 +52,19 @@ HnswIndex::HnswIndex(int dimension, int m, Metric metric)
 
 HnswIndex::~HnswIndex() = default;
 
-std::string HnswIndex::spec() const { return absl::StrCat("HNSW", m_); }
+std::string HnswIndex::spec() const {
+  // Canonical: only what differs from the defaults.
+  std::string s = absl::StrCat("HNSW", m_);
+  const HnswParams defaults;
+  if (params_.ef_construction != defaults.ef_construction) {
+    absl::StrAppend(&s, ",efConstruction=", params_.ef_construction);
+  }
+  if (params_.ef_search != defaults.ef_search) absl::StrAppend(&s, ",efSearch=", params_.ef_search);
+  if (params_.exact_below != defaults.exact_below) {
+    absl::StrAppend(&s, ",exactBelow=", params_.exact_below);
+  }
+  return s;
+}
 
 absl::Status HnswIndex::Add(std::span<const int64_t> ids, std::span<const float> vectors) {
   RETURN_IF_ERROR(ValidateAddArgs(ids, vectors, dim_));
@@ -162,7 +179,7 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
         return;
       }
     }
-    int ef = options.ef_search > 0 ? options.ef_search : kHnswDefaultEfSearch;
+    int ef = options.ef_search > 0 ? options.ef_search : params_.ef_search;
     ef = std::max(ef, k);
     if (fraction < 1.0) ef = static_cast<int>(ef / std::max(fraction, 0.01));
     ef = std::min(ef, kHnswMaxEfSearch);

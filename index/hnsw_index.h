@@ -41,9 +41,22 @@ inline constexpr int kHnswMaxEfSearch = 2048;
 inline constexpr int kHnswEfConstruction = 40;
 inline constexpr double kRebuildTombstoneFraction = 0.2;
 
+// Tunables of one HNSW index, carried in its spec ("HNSW32,efConstruction=200";
+// index_factory.h) so that they persist with the collection and its snapshots.
+struct HnswParams {
+  // Build beam (FAISS efConstruction). Default: kHnswEfConstruction.
+  int ef_construction = kHnswEfConstruction;
+  // Search beam when a query names none (SearchOptions::ef_search = 0).
+  // Default: kHnswDefaultEfSearch.
+  int ef_search = kHnswDefaultEfSearch;
+  // Searches are exact while fewer than this many vectors are live; -1 means
+  // kHnswExactMaxFloats / dimension, 0 always walks the graph. Default: -1.
+  int64_t exact_below = -1;
+};
+
 class HnswIndex : public VectorIndex {
  public:
-  HnswIndex(int dimension, int m, Metric metric);
+  HnswIndex(int dimension, int m, Metric metric, const HnswParams& params = {});
   ~HnswIndex() override;
 
   absl::Status Add(std::span<const int64_t> ids, std::span<const float> vectors) override;
@@ -76,6 +89,7 @@ class HnswIndex : public VectorIndex {
   const int dim_;
   const int m_;
   const Metric metric_;
+  const HnswParams params_;
   size_t exact_below_;
   mutable absl::Mutex mu_;  // writer-preferring: Adds are not starved by searches
   std::unique_ptr<faiss::IndexHNSWFlat> index_;  // guarded by mu_

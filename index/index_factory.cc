@@ -3,6 +3,7 @@
 #include <charconv>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -20,19 +21,38 @@ struct ParsedSpec {
   Kind kind;
   int a = 0;  // HNSW M, or IVF nlist
   int b = 0;  // PQ m
+  HnswParams hnsw;
+  int nprobe = 0;
 };
 
 // Parses a decimal in [lo, hi] that must be the whole of `s`.
-bool ParseInt(std::string_view s, int lo, int hi, int* out) {
-  if (s.empty() || s.size() > 6) return false;
+bool ParseInt(std::string_view s, int64_t lo, int64_t hi, int64_t* out) {
+  if (s.empty() || s.size() > 10) return false;
   for (char c : s) {
     if (c < '0' || c > '9') return false;
   }
-  int v = 0;
+  int64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi) return false;
   *out = v;
   return true;
+}
+
+bool ParseInt(std::string_view s, int lo, int hi, int* out) {
+  int64_t v;
+  if (!ParseInt(s, int64_t{lo}, int64_t{hi}, &v)) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+std::vector<std::string_view> SplitCommas(std::string_view s) {
+  std::vector<std::string_view> out;
+  while (true) {
+    size_t comma = s.find(',');
+    out.push_back(s.substr(0, comma));
+    if (comma == std::string_view::npos) return out;
+    s.remove_prefix(comma + 1);
+  }
 }
 
 absl::StatusOr<ParsedSpec> Parse(std::string_view spec, int dimension) {
@@ -40,37 +60,61 @@ absl::StatusOr<ParsedSpec> Parse(std::string_view spec, int dimension) {
     return absl::InvalidArgumentError(absl::StrCat(
         "index spec '", std::string(spec.substr(0, 64)), "': ", std::string(why),
         " (supported: Flat, HNSW<M> with M in 4..128, IVF<nlist>,PQ<m> with m dividing the "
-        "dimension)"));
+        "dimension; tunables ,efConstruction= ,efSearch= ,exactBelow= for HNSW, ,nprobe= for "
+        "IVF)"));
   };
   if (dimension < 1 || dimension > 65536) {
     return absl::InvalidArgumentError(
         absl::StrCat("dimension ", dimension, " is outside 1..65536"));
   }
-  if (spec == "Flat") return ParsedSpec{Kind::kFlat};
-  if (spec.substr(0, 4) == "HNSW") {
-    std::string_view m = spec.substr(4);
-    if (m.size() > 5 && m.substr(m.size() - 5) == ",Flat") m.remove_suffix(5);
-    ParsedSpec p{Kind::kHnsw};
-    if (!ParseInt(m, 4, 128, &p.a)) return bad("HNSW needs M in 4..128, e.g. HNSW32");
-    return p;
-  }
-  if (spec.substr(0, 3) == "IVF") {
-    size_t comma = spec.find(',');
-    if (comma == std::string_view::npos) return bad("IVF needs a ',PQ<m>' part");
-    ParsedSpec p{Kind::kIvfPq};
-    if (!ParseInt(spec.substr(3, comma - 3), 1, 65536, &p.a)) {
+  std::vector<std::string_view> parts = SplitCommas(spec);
+  ParsedSpec p{Kind::kFlat};
+  size_t i = 1;
+  if (parts[0] == "Flat") {
+    p.kind = Kind::kFlat;
+  } else if (parts[0].substr(0, 4) == "HNSW") {
+    p.kind = Kind::kHnsw;
+    if (!ParseInt(parts[0].substr(4), 4, 128, &p.a)) {
+      return bad("HNSW needs M in 4..128, e.g. HNSW32");
+    }
+    if (i < parts.size() && parts[i] == "Flat") ++i;
+  } else if (parts[0].substr(0, 3) == "IVF") {
+    p.kind = Kind::kIvfPq;
+    if (!ParseInt(parts[0].substr(3), 1, 65536, &p.a)) {
       return bad("IVF needs nlist in 1..65536, e.g. IVF256,PQ16");
     }
-    std::string_view pq = spec.substr(comma + 1);
+    if (parts.size() < 2) return bad("IVF needs a ',PQ<m>' part");
+    std::string_view pq = parts[1];
     if (pq.substr(0, 2) != "PQ" || !ParseInt(pq.substr(2), 1, 65536, &p.b)) {
       return bad("only IVF<nlist>,PQ<m> is supported after IVF");
     }
     if (p.b > dimension || dimension % p.b != 0) {
       return bad(absl::StrCat("PQ m=", p.b, " must divide the dimension ", dimension));
     }
-    return p;
+    i = 2;
+  } else {
+    return bad("unknown index type");
   }
-  return bad("unknown index type");
+  for (; i < parts.size(); ++i) {
+    std::string_view t = parts[i];
+    size_t eq = t.find('=');
+    if (eq == std::string_view::npos) return bad(absl::StrCat("unexpected '", std::string(t), "'"));
+    std::string_view name = t.substr(0, eq), value = t.substr(eq + 1);
+    bool ok = false;
+    if (p.kind == Kind::kHnsw && name == "efConstruction") {
+      ok = ParseInt(value, 1, 2048, &p.hnsw.ef_construction);
+    } else if (p.kind == Kind::kHnsw && name == "efSearch") {
+      ok = ParseInt(value, 1, 2048, &p.hnsw.ef_search);
+    } else if (p.kind == Kind::kHnsw && name == "exactBelow") {
+      ok = ParseInt(value, int64_t{0}, int64_t{1000000000}, &p.hnsw.exact_below);
+    } else if (p.kind == Kind::kIvfPq && name == "nprobe") {
+      ok = ParseInt(value, 1, 65536, &p.nprobe);
+    } else {
+      return bad(absl::StrCat("unknown tunable '", std::string(name), "' for this index"));
+    }
+    if (!ok) return bad(absl::StrCat("bad value for ", std::string(name)));
+  }
+  return p;
 }
 
 }  // namespace
@@ -89,10 +133,10 @@ absl::StatusOr<std::unique_ptr<VectorIndex>> MakeIndex(std::string_view spec, in
         index = std::make_unique<FlatIndex>(dimension, metric);
         break;
       case Kind::kHnsw:
-        index = std::make_unique<HnswIndex>(dimension, p.a, metric);
+        index = std::make_unique<HnswIndex>(dimension, p.a, metric, p.hnsw);
         break;
       case Kind::kIvfPq:
-        index = std::make_unique<IvfPqIndex>(dimension, p.a, p.b, metric);
+        index = std::make_unique<IvfPqIndex>(dimension, p.a, p.b, metric, p.nprobe);
         break;
     }
   }));

@@ -17,6 +17,12 @@ namespace neodb::index {
 //   "IVF<n>,PQ<m>"   FAISS IVF-PQ, n in 1..65536 lists, m sub-quantizers (8-bit)
 //                    dividing the dimension. Untrained until 39*n vectors (and
 //                    at least 256) are present; until then searches are exact.
+// followed by tunables as ",name=value" (FAISS ParameterSpace names), which
+// persist with the spec:
+//   HNSW: efConstruction=1..2048 (default 40), efSearch=1..2048 (default 64),
+//         exactBelow=0..1000000000 (vectors; default 4M floats / dimension)
+//   IVF:  nprobe=1..65536 (default max(8, n / 16))
+// VectorIndex::spec() gives the canonical form: only non-default tunables.
 // INVALID_ARGUMENT names the problem (unknown spec, bad M, m not dividing dim, ...).
 absl::Status ValidateIndexSpec(std::string_view spec, int dimension);
 

@@ -28,14 +28,23 @@ faiss::MetricType FaissMetric(Metric m) {
 
 }  // namespace
 
-IvfPqIndex::IvfPqIndex(int dimension, int nlist, int m, Metric metric)
-    : dim_(dimension), nlist_(nlist), m_(m), metric_(metric), buffer_(dimension, metric) {
-  NEODB_CHECK(dimension > 0 && nlist > 0 && m > 0 && dimension % m == 0);
+IvfPqIndex::IvfPqIndex(int dimension, int nlist, int m, Metric metric, int nprobe)
+    : dim_(dimension),
+      nlist_(nlist),
+      m_(m),
+      metric_(metric),
+      nprobe_(nprobe),
+      buffer_(dimension, metric) {
+  NEODB_CHECK(dimension > 0 && nlist > 0 && m > 0 && dimension % m == 0 && nprobe >= 0);
 }
 
 IvfPqIndex::~IvfPqIndex() = default;
 
-std::string IvfPqIndex::spec() const { return absl::StrCat("IVF", nlist_, ",PQ", m_); }
+std::string IvfPqIndex::spec() const {
+  std::string s = absl::StrCat("IVF", nlist_, ",PQ", m_);
+  if (nprobe_ > 0) absl::StrAppend(&s, ",nprobe=", nprobe_);
+  return s;
+}
 
 size_t IvfPqIndex::TrainThreshold() const {
   return std::max<size_t>(39 * static_cast<size_t>(nlist_), 256);
@@ -144,6 +153,7 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> IvfPqIndex::SearchImpl(
     }
   };
   size_t nprobe = options.nprobe > 0 ? static_cast<size_t>(options.nprobe)
+                  : nprobe_ > 0      ? static_cast<size_t>(nprobe_)
                                      : std::max<size_t>(8, static_cast<size_t>(nlist_) / 16);
   nprobe = std::min<size_t>(nprobe, nlist_);
   RETURN_IF_ERROR(CatchExceptions("ivfpq search", [&] {

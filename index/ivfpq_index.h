@@ -30,7 +30,9 @@ namespace neodb::index {
 
 class IvfPqIndex : public VectorIndex {
  public:
-  IvfPqIndex(int dimension, int nlist, int m, Metric metric);
+  // `nprobe`: lists probed when a query names none; 0 = max(8, nlist / 16).
+  // Carried in the spec ("IVF256,PQ16,nprobe=32").
+  IvfPqIndex(int dimension, int nlist, int m, Metric metric, int nprobe = 0);
   ~IvfPqIndex() override;
 
   absl::Status Add(std::span<const int64_t> ids, std::span<const float> vectors) override;
@@ -58,6 +60,7 @@ class IvfPqIndex : public VectorIndex {
   const int nlist_;
   const int m_;
   const Metric metric_;
+  const int nprobe_;                        // 0: the default
   mutable absl::Mutex mu_;                  // writer-preferring: Adds are not starved by searches
   FlatIndex buffer_;                        // before training
   std::unique_ptr<faiss::IndexIVFPQ> ivf_;  // after training; guarded by mu_

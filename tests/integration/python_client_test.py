@@ -93,7 +93,8 @@ class PythonClientTest(unittest.TestCase):
         hits = c.search("py", docs[17]["text"], k=3)
         self.assertEqual(hits[0]["text"], docs[17]["text"])
         hits = c.search("py", docs[17]["text"], k=10,
-                        filter={"half": {"eq": "high"}, "i": {"gte": 150, "lt": 160}})
+                        filter={"and": [{"field": "half", "eq": "high"},
+                                        {"field": "i", "gte": 150, "lt": 160}]})
         self.assertEqual(len(hits), 10)
         self.assertEqual(sorted(h["metadata"]["i"] for h in hits), list(range(150, 160)))
         found, missing = c.get("py", ["d3", "zzz"])

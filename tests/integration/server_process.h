@@ -26,6 +26,34 @@ inline std::string NeodbBinary() {
   return std::string(b ? b : "build") + "/tools/neodb/neodb";
 }
 
+struct CommandResult {
+  int status = -1;  // exit status; 128 + signal when killed by one
+  std::string out, err;
+};
+
+// Runs `neodb <args>` to completion with stdin from /dev/null, capturing
+// stdout and stderr (through files in `scratch_dir`).
+inline CommandResult RunNeodbCapture(const std::string& args, const std::string& scratch_dir) {
+  const std::string out = scratch_dir + "/cmd.out", err = scratch_dir + "/cmd.err";
+  std::string cmd = NeodbBinary() + " " + args + " </dev/null >" + out + " 2>" + err;
+  int rc = std::system(cmd.c_str());
+  CommandResult r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + (WIFSIGNALED(rc) ? WTERMSIG(rc) : 0);
+  auto slurp = [](const std::string& path) {
+    std::string s;
+    if (FILE* f = std::fopen(path.c_str(), "rb")) {
+      char buf[4096];
+      size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+      std::fclose(f);
+    }
+    return s;
+  };
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
 // Runs a neodb command line to completion; returns its exit status.
 inline int RunNeodb(const std::string& args) {
   std::string cmd = NeodbBinary() + " " + args + " >/dev/null 2>&1";
@@ -121,6 +149,8 @@ class ServerProcess {
   }
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   std::shared_ptr<grpc::Channel> Channel() const {
     grpc::ChannelArguments args;
     args.SetMaxSendMessageSize(128 << 20);

@@ -3,16 +3,21 @@
 // progress and errors to stderr.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/convert.h"
+#include "api/engine/embed_settings.h"
 #include "api/grpc_status.h"
+#include "common/status_macros.h"
 #include "grpcpp/grpcpp.h"
+#include "index/metric.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "tools/neodb/client_filter.h"
 #include "tools/neodb/commands.h"
 
 namespace neodb::cli {
@@ -43,7 +48,16 @@ void SetDeadline(grpc::ClientContext* ctx, const ClientFlags& f) {
                     std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
 }
 
-void Check(const grpc::Status& s) { ExitIfError(api::FromGrpcStatus(s)); }
+// A call's status, with gRPC's "failed to connect to all addresses" said in
+// our words: nothing listens at --server.
+absl::Status CallStatus(const grpc::Status& s, const ClientFlags& f) {
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
+      absl::StrContains(s.error_message(), "failed to connect to all addresses")) {
+    return absl::UnavailableError(
+        absl::StrCat("no neodb server at ", f.server, " (start one with `neodb serve`)"));
+  }
+  return api::FromGrpcStatus(s);
+}
 
 // A client subcommand under `parent` whose --server/--timeout land in *f; the callback captures f.
 CLI::App* AddClientCommand(CLI::App* parent, const std::string& name,
@@ -62,7 +76,7 @@ Response CallOrExit(Stub& stub, const ClientFlags& f,
   grpc::ClientContext ctx;
   SetDeadline(&ctx, f);
   Response resp;
-  Check((stub.*method)(&ctx, req, &resp));
+  ExitIfError(CallStatus((stub.*method)(&ctx, req, &resp), f));
   return resp;
 }
 
@@ -164,26 +178,16 @@ void RegisterCollections(CLI::App& app) {
       auto* s = req.mutable_spec();
       s->set_name(*name);
       s->mutable_index()->set_type(*index);
-      if (*metric == "cosine")
-        s->set_metric(v1::METRIC_COSINE);
-      else if (*metric == "ip")
-        s->set_metric(v1::METRIC_INNER_PRODUCT);
-      else if (*metric == "l2")
-        s->set_metric(v1::METRIC_L2);
-      else
-        ExitIfError(absl::InvalidArgumentError("--metric must be cosine, ip or l2"));
-      if (*pooling == "mean")
-        s->set_pooling(v1::POOLING_MEAN);
-      else if (*pooling == "cls")
-        s->set_pooling(v1::POOLING_CLS);
-      else
-        ExitIfError(absl::InvalidArgumentError("--pooling must be mean or cls"));
-      if (*overflow == "error")
-        s->set_overflow(v1::OVERFLOW_ERROR);
-      else if (*overflow == "chunk")
-        s->set_overflow(v1::OVERFLOW_CHUNK);
-      else
-        ExitIfError(absl::InvalidArgumentError("--overflow must be error or chunk"));
+      // The names are the index's and the engine's (one codec each).
+      auto m = index::ParseMetric(*metric);
+      ExitIfError(m.status());
+      s->set_metric(api::ToProto(*m));
+      auto p = engine::ParsePooling(*pooling);
+      ExitIfError(p.status());
+      s->set_pooling(api::ToProto(*p));
+      auto o = engine::ParseOverflow(*overflow);
+      ExitIfError(o.status());
+      s->set_overflow(api::ToProto(*o));
       s->set_query_prefix(*qp);
       s->set_document_prefix(*dp);
       Print(
@@ -227,6 +231,8 @@ void RegisterCollections(CLI::App& app) {
 
 // --- ingest -----------------------------------------------------------------
 
+// Streams batches on this thread while a reader thread counts the server's
+// acknowledgements: the progress line reports documents committed.
 absl::Status Ingest(const ClientFlags& f, const std::string& collection, const std::string& path,
                     int batch_size) {
   std::ifstream in(path);
@@ -234,63 +240,83 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
   auto stub = v1::Documents::NewStub(Connect(f));
   grpc::ClientContext ctx;
   SetDeadline(&ctx, f);
-  v1::BulkIngestResponse resp;
-  auto writer = stub->BulkIngest(&ctx, &resp);
+  auto stream = stub->Ingest(&ctx);
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  v1::IngestAck last;
+  std::thread reader([&] {
+    v1::IngestAck ack;
+    while (stream->Read(&ack)) {
+      last = ack;
+      std::fprintf(stderr, "\rneodb ingest: %llu documents committed (%.0f/s)",
+                   static_cast<unsigned long long>(ack.documents()),
+                   ack.documents() / std::max(seconds(), 1e-9));
+    }
+  });
   v1::IngestBatch batch;
   batch.set_collection(collection);
-  std::string line;
-  uint64_t line_no = 0, sent = 0;
-  const auto start = std::chrono::steady_clock::now();
   auto flush = [&]() -> bool {
     if (batch.documents().empty()) return true;
-    sent += batch.documents_size();
-    if (!writer->Write(batch)) return false;
+    if (!stream->Write(batch)) return false;
     batch.clear_documents();
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "\rneodb ingest: %llu documents sent (%.0f/s)",
-                 static_cast<unsigned long long>(sent), sent / std::max(secs, 1e-9));
     return true;
   };
-  while (std::getline(in, line)) {
+  absl::Status input = absl::OkStatus();
+  std::string line;
+  uint64_t line_no = 0;
+  bool open = true;
+  while (open && std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     json j;
     try {
       j = json::parse(line);
     } catch (const json::exception& e) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": not JSON: ", e.what()));
+      input =
+          absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": not JSON: ", e.what()));
+      break;
     }
     if (!j.is_object() || !j.contains("text") || !j["text"].is_string()) {
-      return absl::InvalidArgumentError(
+      input = absl::InvalidArgumentError(
           absl::StrCat(path, ":", line_no, ": expected {\"id\",\"text\",\"metadata\"}"));
+      break;
     }
     v1::Document* d = batch.add_documents();
     if (j.contains("id")) {
-      if (j["id"].is_string())
+      if (j["id"].is_string()) {
         d->set_id(j["id"].get<std::string>());
-      else if (j["id"].is_number_integer())
+      } else if (j["id"].is_number_integer()) {
         d->set_id(std::to_string(j["id"].get<int64_t>()));
-      else
-        return absl::InvalidArgumentError(
+      } else {
+        input = absl::InvalidArgumentError(
             absl::StrCat(path, ":", line_no, ": \"id\" must be a string"));
+        break;
+      }
     }
     d->set_text(j["text"].get<std::string>());
     if (j.contains("metadata")) {
       absl::Status s = JsonToMetadata(j["metadata"], d->mutable_metadata());
-      if (!s.ok())
-        return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": ", s.message()));
+      if (!s.ok()) {
+        input = absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": ", s.message()));
+        break;
+      }
     }
-    if (batch.documents_size() >= batch_size && !flush()) break;
+    if (batch.documents_size() >= batch_size) open = flush();
   }
-  if (flush()) writer->WritesDone();
-  grpc::Status s = writer->Finish();
+  // Bad input: what was sent stays committed, the rest is not sent.
+  if (input.ok() && open) flush();
+  stream->WritesDone();
+  reader.join();
+  grpc::Status s = stream->Finish();
   std::fprintf(stderr, "\n");
-  if (!s.ok()) return api::FromGrpcStatus(s);
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  Print(json{{"documents", resp.documents()},
-             {"batches", resp.batches()},
-             {"tokens", resp.tokens()},
-             {"seconds", secs}});
+  if (!s.ok()) return CallStatus(s, f);
+  RETURN_IF_ERROR(input);
+  Print(json{{"documents", last.documents()},
+             {"batches", last.batches()},
+             {"tokens", last.tokens()},
+             {"seconds", seconds()}});
   return absl::OkStatus();
 }
 
@@ -347,12 +373,16 @@ void RegisterDocuments(CLI::App& app) {
     auto filter = std::make_shared<std::string>();
     auto instruction = std::make_shared<std::string>();
     auto k = std::make_shared<int>(10);
+    auto ef_search = std::make_shared<int>(0);
+    auto nprobe = std::make_shared<int>(0);
     auto no_text = std::make_shared<bool>(false);
     CLI::App* c = AddClientCommand(&app, "search", "Near-text search", f.get());
     c->add_option("--collection", *collection, "Collection")->required();
     c->add_option("query", *query, "Query text")->required();
     c->add_option("--filter", *filter, "Metadata filter (JSON)");
     c->add_option("-k", *k, "Results")->capture_default_str();
+    c->add_option("--ef-search", *ef_search, "HNSW beam width (0 = the index's default)");
+    c->add_option("--nprobe", *nprobe, "IVF lists probed (0 = the index's default)");
     auto* instr = c->add_option("--instruction", *instruction, "Override the query instruction");
     c->add_flag("--no-text", *no_text, "Do not return texts and metadata");
     c->callback([=] {
@@ -363,11 +393,10 @@ void RegisterDocuments(CLI::App& app) {
       req.set_include_text(!*no_text);
       req.set_include_metadata(!*no_text);
       if (instr->count() > 0) req.set_instruction(*instruction);
-      if (!filter->empty()) {
-        auto p = ParseFilterJsonToProto(*filter);
-        ExitIfError(p.status());
-        *req.mutable_filter() = std::move(*p);
-      }
+      req.set_ef_search(*ef_search);
+      req.set_nprobe(*nprobe);
+      // The server parses it (db::ParseFilterJson: the one filter parser).
+      req.set_filter_json(*filter);
       const auto resp = CallOrExit<v1::Search>(*f, &v1::Search::Stub::NearText, req);
       for (const auto& h : HitsToJson(resp)) Print(h);
     });
@@ -439,14 +468,19 @@ void RegisterAdmin(CLI::App& app) {
     CLI::App* c = AddClientCommand(&app, "reindex",
                                    "Re-embed a collection (optionally with a new model)", f.get());
     c->add_option("--collection", *collection, "Collection")->required();
-    c->add_option("--model", *model, "Model directory on the server");
+    c->add_option("--model", *model,
+                  "Model checkpoint directory (a path on this machine is sent absolute)");
     c->add_flag("--no-wait", *no_wait, "Return once started");
     c->callback([=] {
       auto stub = v1::Admin::NewStub(Connect(*f));
       {
         v1::ReindexRequest req;
         req.set_collection(*collection);
-        req.set_model_dir(*model);
+        // The collection records this directory: make a local path absolute
+        // so it means the same whatever directory the server runs in.
+        std::error_code ec;
+        const bool local = !model->empty() && std::filesystem::exists(*model, ec);
+        req.set_model_dir(local ? std::filesystem::absolute(*model).string() : *model);
         CallOrExit(*stub, *f, &v1::Admin::Stub::Reindex, req);
       }
       if (*no_wait) return;

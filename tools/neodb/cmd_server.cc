@@ -3,17 +3,18 @@
 // drain running calls (bounded grace), snapshot every index, close the store.
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include "absl/time/clock.h"
-#include "api/database.h"
-#include "api/fake_embedder.h"
+#include "api/engine/database.h"
+#include "api/engine/fake_embedder.h"
 #include "api/server.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tools/neodb/commands.h"
 #ifdef NEODB_HAVE_ENCODER
-#include "api/encoder_embedder.h"
+#include "api/engine/encoder_embedder.h"
 #include "encoder/default_model_dir.h"
 #endif
 
@@ -28,18 +29,20 @@ struct ServeFlags {
   int encoder_threads = 0;
   int fake_dim = 0;
   double test_delay_ms = 0;
+  double test_commit_delay_ms = 0;
   double snapshot_interval_s = 60;
   int max_queue_texts = 4096;
   int max_batch_tokens = 8192;
   double max_wait_ms = 2;
   double grace_s = 10;
+  int64_t max_model_mib = 8192;
 };
 
 // Test hook (--test-encoder-delay-ms): every encoder call takes at least
 // `delay` longer, so tests can catch a reindex or a queue in the act.
-class SlowEmbedder : public api::Embedder {
+class SlowEmbedder : public engine::Embedder {
  public:
-  SlowEmbedder(std::unique_ptr<api::Embedder> inner, absl::Duration delay)
+  SlowEmbedder(std::unique_ptr<engine::Embedder> inner, absl::Duration delay)
       : inner_(std::move(inner)), delay_(delay) {}
   const std::string& model_id() const override { return inner_->model_id(); }
   int dim() const override { return inner_->dim(); }
@@ -54,36 +57,36 @@ class SlowEmbedder : public api::Embedder {
   }
 
  private:
-  std::unique_ptr<api::Embedder> inner_;
+  std::unique_ptr<engine::Embedder> inner_;
   absl::Duration delay_;
 };
 
-absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModelUnslowed(const ServeFlags& f,
-                                                                 const std::string& dir);
+absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeFlags& f,
+                                                                    const std::string& dir);
 
-absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModel(const ServeFlags& f,
-                                                         const std::string& dir) {
-  ASSIGN_OR_RETURN(std::unique_ptr<api::Embedder> e, OpenModelUnslowed(f, dir));
+absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModel(const ServeFlags& f,
+                                                            const std::string& dir) {
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> e, OpenModelUnslowed(f, dir));
   if (f.test_delay_ms > 0) {
     e = std::make_unique<SlowEmbedder>(std::move(e), absl::Milliseconds(f.test_delay_ms));
   }
   return e;
 }
 
-absl::StatusOr<std::unique_ptr<api::Embedder>> OpenModelUnslowed(const ServeFlags& f,
-                                                                 const std::string& dir) {
+absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeFlags& f,
+                                                                    const std::string& dir) {
   if (f.fake_dim > 0) {
     // Test/benchmark stand-in: `dir` names the fake's seed ("fake:7").
     uint64_t seed = 1;
     if (dir.rfind("fake:", 0) == 0) seed = std::stoull(dir.substr(5));
-    return std::unique_ptr<api::Embedder>(new api::FakeEmbedder(f.fake_dim, 512, seed));
+    return std::unique_ptr<engine::Embedder>(new engine::FakeEmbedder(f.fake_dim, 512, seed));
   }
 #ifdef NEODB_HAVE_ENCODER
   encoder::EncoderOptions eo;
   eo.backend.num_threads =
       f.encoder_threads > 0 ? f.encoder_threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return api::EncoderEmbedder::Open(dir, eo);
+  return engine::EncoderEmbedder::Open(dir, eo);
 #else
   return absl::UnimplementedError("this build has no encoder; use --fake-model DIM");
 #endif
@@ -107,20 +110,30 @@ absl::Status Serve(const ServeFlags& f) {
 
   // Logs go to stderr; stdout carries only the listening line.
   spdlog::set_default_logger(spdlog::stderr_color_mt("neodb"));
-  spdlog::info("loading model {}{}", f.fake_dim > 0 ? "(fake)" : model_dir,
-               f.model_dir.empty() && f.fake_dim <= 0 ? " (the default model; --model picks another)" : "");
-  ASSIGN_OR_RETURN(std::unique_ptr<api::Embedder> embedder, OpenModel(f, model_dir));
+  spdlog::info(
+      "loading model {}{}", f.fake_dim > 0 ? "(fake)" : model_dir,
+      f.model_dir.empty() && f.fake_dim <= 0 ? " (the default model; --model picks another)" : "");
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> embedder, OpenModel(f, model_dir));
   spdlog::info("model {} (dimension {}, max {} tokens)", embedder->model_id(), embedder->dim(),
                embedder->max_tokens());
 
-  api::DatabaseOptions o;
+  engine::DatabaseOptions o;
   o.data_dir = f.data_dir;
   o.snapshot_interval = absl::Seconds(f.snapshot_interval_s);
   o.batcher.max_queue_texts = f.max_queue_texts;
   o.batcher.max_batch_tokens = f.max_batch_tokens;
   o.batcher.max_wait = absl::Milliseconds(f.max_wait_ms);
   o.embedder_factory = [f](const std::string& dir) { return OpenModel(f, dir); };
-  ASSIGN_OR_RETURN(std::unique_ptr<api::Database> db, api::Database::Open(o, std::move(embedder)));
+  // Recorded with new collections, which keep their model across restarts
+  // (absolute, so that it means the same from any working directory).
+  o.default_model_dir = model_dir;
+  if (f.fake_dim <= 0 && !model_dir.empty()) {
+    o.default_model_dir = std::filesystem::absolute(model_dir).lexically_normal().string();
+  }
+  o.max_model_bytes = static_cast<size_t>(f.max_model_mib) << 20;
+  o.test_commit_chunk_delay = absl::Milliseconds(f.test_commit_delay_ms);
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::Database> db,
+                   engine::Database::Open(o, std::move(embedder)));
 
   api::ServerOptions so;
   so.listen = f.listen;
@@ -165,11 +178,17 @@ void RegisterServerCommands(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--grace", f->grace_s, "Seconds running calls get at shutdown")
       ->capture_default_str();
+  cmd->add_option("--max-model-mib", f->max_model_mib,
+                  "Memory for loaded models (MiB of weights); the least recently used "
+                  "beyond it are unloaded")
+      ->capture_default_str();
   cmd->add_option("--fake-model", f->fake_dim,
                   "Serve a deterministic fake embedder of this dimension instead of a model "
                   "(tests and service benchmarks only)");
   cmd->add_option("--test-encoder-delay-ms", f->test_delay_ms,
                   "Tests only: every encoder call sleeps this long first");
+  cmd->add_option("--test-reindex-commit-delay-ms", f->test_commit_delay_ms,
+                  "Tests only: a reindex commit sleeps this long after each chunk it moves");
   cmd->callback([f] { ExitIfError(Serve(*f)); });
 }
 

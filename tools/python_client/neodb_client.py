@@ -9,9 +9,16 @@ encodes and decodes them. Needs Debian's python3-grpcio and python3-protobuf (/u
     c = NeodbClient("127.0.0.1:50051")
     c.create_collection("docs")
     c.upsert("docs", [{"id": "a", "text": "hello", "metadata": {"year": 2024}}])
-    for hit in c.search("docs", "hello", k=5, filter={"year": {"gte": 2020}}): ...
+    for hit in c.search("docs", "hello", k=5, filter={"field": "year", "gte": 2020}): ...
+
+Filters are the JSON grammar of the CLI's --filter (db/filter.h), as a dict or a
+JSON string, sent as NearTextRequest.filter_json and parsed by the server's one
+filter parser:
+    {"field": "year", "gte": 2020, "lt": 2024}    ops: eq ne lt lte gt gte in exists
+    {"and": [...]}, {"or": [...]}, {"not": {...}}
 """
 
+import json
 import os
 import sys
 
@@ -81,37 +88,10 @@ class NeodbClient:
     def unvalue(v):
         return getattr(v, v.WhichOneof("kind")) if v.WhichOneof("kind") else None
 
-    def filter(self, spec):
-        """{"field": {"eq"|"gte"|"gt"|"lte"|"lt"|"in": v}} (several fields = all),
-        or {"and": [...]}, {"or": [...]}, {"not": {...}}."""
-        F = self.pb.Filter
-        if "and" in spec:
-            return F(all=F.FilterList(filters=[self.filter(s) for s in spec["and"]]))
-        if "or" in spec:
-            return F(any=F.FilterList(filters=[self.filter(s) for s in spec["or"]]))
-        if "not" in spec:
-            return F(negate=self.filter(spec["not"]))
-        parts = []
-        for field, ops in spec.items():
-            rng = None
-            for op, v in ops.items():
-                if op == "eq":
-                    parts.append(F(eq=F.Eq(field=field, value=self.value(v))))
-                elif op == "in":
-                    parts.append(F(in_list=F.In(field=field, values=[self.value(x) for x in v])))
-                elif op in ("gte", "gt", "lte", "lt"):
-                    rng = rng or F.Range(field=field)
-                    if op.startswith("g"):
-                        rng.lower.CopyFrom(self.value(v))
-                        rng.lower_exclusive = op == "gt"
-                    else:
-                        rng.upper.CopyFrom(self.value(v))
-                        rng.upper_exclusive = op == "lt"
-                else:
-                    raise ValueError("unknown filter operator %r" % op)
-            if rng is not None:
-                parts.append(F(range=rng))
-        return parts[0] if len(parts) == 1 else F(all=F.FilterList(filters=parts))
+    @staticmethod
+    def filter_json(spec):
+        """The filter as the server parses it: a JSON string as is, a dict dumped."""
+        return spec if isinstance(spec, str) else json.dumps(spec)
 
     def _doc(self, d):
         doc = self.pb.Document(id=d.get("id", ""), text=d["text"].encode())
@@ -164,21 +144,25 @@ class NeodbClient:
         return self.documents.Delete(self.pb.DeleteRequest(collection=collection, ids=ids),
                                      timeout=self.timeout).deleted
 
-    def search(self, collection, query, k=10, filter=None, instruction=None):
+    def search(self, collection, query, k=10, filter=None, instruction=None, ef_search=0,
+               nprobe=0):
         req = self.pb.NearTextRequest(collection=collection, query=query.encode(), k=k,
-                                      include_text=True, include_metadata=True)
+                                      include_text=True, include_metadata=True,
+                                      ef_search=ef_search, nprobe=nprobe)
         if filter:
-            req.filter.CopyFrom(self.filter(filter))
+            req.filter_json = self.filter_json(filter)
         if instruction is not None:
             req.instruction = instruction
         r = self.search_stub.NearText(req, timeout=self.timeout)
         return [{"id": h.id, "score": h.score, "text": h.text.decode(),
                  "metadata": {k: self.unvalue(v) for k, v in h.metadata.items()}} for h in r.hits]
 
-    def search_vector(self, collection, vector, k=10):
-        r = self.search_stub.NearVector(
-            self.pb.NearVectorRequest(collection=collection, vector=vector, k=k),
-            timeout=self.timeout)
+    def search_vector(self, collection, vector, k=10, filter=None, ef_search=0, nprobe=0):
+        req = self.pb.NearVectorRequest(collection=collection, vector=vector, k=k,
+                                        ef_search=ef_search, nprobe=nprobe)
+        if filter:
+            req.filter_json = self.filter_json(filter)
+        r = self.search_stub.NearVector(req, timeout=self.timeout)
         return [(h.id, h.score) for h in r.hits]
 
     def embed(self, texts):

@@ -1,31 +1,39 @@
 #pragma once
-// Database: the service's engine. Owns the Store (RocksDB, the single source
-// of truth), one derived VectorIndex per collection with the in-memory
-// metadata that filters read, and the serving model (Embedder + batcher).
+// Database: the engine. Owns the Store (RocksDB, the single source of truth),
+// the collections (each with its settings, its model and its derived indexes:
+// collection.h, index_set.h) and the registry of loaded models
+// (model_registry.h). The transport (api/) calls it with engine types only.
 //
-// Write path: validate → embed (batched) → Store::Upsert (one atomic batch
-// with change-log records) → apply those records to the index → return. So
-// once a write returns, a search sees it. Writes to the store and the index
-// are serialised (write_mu_), so the index follows change-log order exactly.
+// Write path: validate -> embed with the collection's model (batched) ->
+// Store::Upsert (one atomic batch with change-log records) -> apply those
+// records to the indexes (change_replay.h) -> return. So once a write
+// returns, a search sees it. Writes to the store and the indexes are
+// serialised (write_mu_), so the indexes follow change-log order exactly.
 //
-// Read path: search the index (metadata filter applied during the search),
-// then re-read every hit from the store by internal id: a hit whose version
-// was overwritten or deleted meanwhile, or whose vector came from a model
-// other than the collection's, is dropped (and the search widened), so stale,
-// foreign or mixed-model results are never returned.
+// Read path: take the collection's state once (settings, model, indexes),
+// embed the query with that model, search those indexes (the metadata filter
+// applied during the search), then re-read every hit from the store by
+// internal id: a hit whose version was overwritten or deleted meanwhile, or
+// whose vector came from another model, is dropped (and the search widened).
 //
-// Startup: per collection, the newest valid index snapshot plus a replay of
-// the change log after the sequence it covers; without one (or when the
-// replay finds the log trimmed, or the sizes disagree) a rebuild from the
+// Models: each collection records the checkpoint directory and content hash
+// of its model. The registry loads a model on first use, shares it between
+// collections on the same checkpoint, and keeps their memory under a cap.
+// Reindex moves one collection to another model; that is persisted with it.
+//
+// Startup: per collection, each derived index's newest valid snapshot plus a
+// replay of the change log after the sequence it covers; without one (or when
+// the log was trimmed past it, or the sizes disagree) a rebuild from the
 // store. Snapshots are written periodically, on demand and on Close, and the
 // change log is trimmed to what they cover.
+//
+// One process per data directory (data_dir_lock.h).
 //
 // Thread-safety: every public method is safe to call concurrently.
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,21 +45,19 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "api/embed_batcher.h"
-#include "api/embedder.h"
-#include "db/filter.h"
+#include "api/engine/collection.h"
+#include "api/engine/data_dir_lock.h"
+#include "api/engine/embed_batcher.h"
+#include "api/engine/embedder.h"
+#include "api/engine/model_registry.h"
+#include "api/engine/search_params.h"
 #include "db/store.h"
-#include "index/vector_index.h"
 
-namespace neodb::api {
-
-// Opens a model directory for Reindex with a new model (EncoderEmbedder in
-// the server; fakes in tests).
-using EmbedderFactory =
-    std::function<absl::StatusOr<std::unique_ptr<Embedder>>(const std::string& model_dir)>;
+namespace neodb::engine {
 
 struct DatabaseOptions {
-  // Root directory: store/ (RocksDB) and snapshots/<collection>/ live here.
+  // Root directory: store/ (RocksDB), snapshots/<collection>/ and the
+  // neodb.pid lock live here.
   std::string data_dir;
   // fsync before acknowledging writes. Default: true.
   bool sync_writes = true;
@@ -66,8 +72,19 @@ struct DatabaseOptions {
   // Snapshots kept per collection. Default: 2.
   int snapshots_kept = 2;
   EmbedBatcherOptions batcher;
-  // Required for Reindex with a model directory; may be empty otherwise.
+  // Loads a model directory: collections' own models and reindex targets.
+  // May be empty: then every collection must be on the default model.
   EmbedderFactory embedder_factory;
+  // The checkpoint directory of the default model passed to Open, recorded
+  // with the collections created on it (so they keep their model when the
+  // server later starts with another default). Empty: unnamed (tests).
+  std::string default_model_dir;
+  // Loaded models are kept under this many bytes of weights (the least
+  // recently used beyond it are unloaded). Default: 8 GiB.
+  size_t max_model_bytes = size_t{8} << 30;
+  // Tests only: a reindex's commit sleeps this long after each chunk it
+  // moves, so a test can kill the process inside the commit. Default: none.
+  absl::Duration test_commit_chunk_delay = absl::ZeroDuration();
 };
 
 struct CollectionInfo {
@@ -83,13 +100,6 @@ struct DocumentInput {
   db::Metadata metadata;
 };
 
-struct SearchQuery {
-  int k = 10;
-  const db::Filter* filter = nullptr;  // not owned; may be null
-  bool include_text = false;
-  bool include_metadata = false;
-};
-
 struct Hit {
   std::string id;
   float score = 0;  // higher is better (index/metric.h)
@@ -102,15 +112,6 @@ struct SearchResult {
   std::string model_id;
 };
 
-struct ReindexProgress {
-  enum class State { kIdle, kRunning, kDone, kFailed };
-  State state = State::kIdle;
-  uint64_t done = 0;
-  uint64_t total = 0;
-  std::string model_id;  // target
-  std::string error;
-};
-
 struct VerifyReport {
   uint64_t stored = 0;
   uint64_t indexed = 0;
@@ -121,7 +122,7 @@ struct VerifyReport {
 };
 
 struct DatabaseStats {
-  std::string model_id;
+  std::string model_id;  // the default model
   int dimension = 0;
   uint64_t collections = 0;
   uint64_t documents = 0;
@@ -129,15 +130,18 @@ struct DatabaseStats {
   uint64_t index_rebuilds = 0;
   uint64_t replayed_changes = 0;
   uint64_t snapshots_written = 0;
-  EmbedBatcherStats embed;
+  uint64_t models_loaded = 0;
+  EmbedBatcherStats embed;  // the default model's batcher
 };
 
 class Database {
  public:
-  // Opens (creating when missing) the database in options.data_dir, serving
-  // with `embedder`, and brings every collection's index up to date.
+  // Opens (creating when missing) the database in options.data_dir, with
+  // `default_model` for new collections and the Embed service, and brings
+  // every collection's indexes up to date. FAILED_PRECONDITION naming the
+  // directory (and the holder's pid) when another process has it open.
   static absl::StatusOr<std::unique_ptr<Database>> Open(const DatabaseOptions& options,
-                                                        std::unique_ptr<Embedder> embedder);
+                                                        std::unique_ptr<Embedder> default_model);
   // Close() unless already closed.
   ~Database();
   Database(const Database&) = delete;
@@ -147,8 +151,8 @@ class Database {
   // Idempotent; every other method must not be called after it.
   absl::Status Close();
 
-  // --- Collections. `spec.dimension` and `spec.model_id` are taken from the
-  // serving model; the index spec is validated against the dimension.
+  // --- Collections. `spec.dimension` and the model are the default model's;
+  // the index spec is validated against the dimension.
   absl::StatusOr<CollectionInfo> CreateCollection(db::CollectionSpec spec);
   absl::Status DropCollection(const std::string& name);
   absl::StatusOr<CollectionInfo> DescribeCollection(const std::string& name) const;
@@ -168,15 +172,16 @@ class Database {
   absl::StatusOr<db::ListResult> List(const std::string& collection, const std::string& page_token,
                                       size_t limit) const;
 
-  // --- Search. `instruction` replaces the collection's query prefix.
+  // --- Search. `instruction` replaces the collection's query prefix. The
+  // query is embedded with the model of the collection state it searches.
   absl::StatusOr<SearchResult> NearText(const std::string& collection, const std::string& query,
                                         const std::optional<std::string>& instruction,
-                                        const SearchQuery& q, absl::Time deadline) const;
+                                        const SearchParams& params, absl::Time deadline) const;
   absl::StatusOr<SearchResult> NearVector(const std::string& collection,
                                           const std::vector<float>& vector,
-                                          const SearchQuery& q) const;
+                                          const SearchParams& params) const;
 
-  // The encoder as a service (through the batcher).
+  // The default model as a service (through its batcher).
   absl::StatusOr<std::vector<encoder::Embedding>> Embed(std::vector<std::string> texts,
                                                         const encoder::EmbedOptions& options,
                                                         absl::Time deadline) const;
@@ -184,8 +189,10 @@ class Database {
   // --- Admin.
   // Snapshots every index; returns the change-log sequence covered.
   absl::StatusOr<uint64_t> Snapshot();
-  // Starts re-embedding `collection` (with the model in `model_dir` when
-  // non-empty) in the background. FAILED_PRECONDITION when one is running.
+  // Loads the model in `model_dir` (when non-empty, else the collection's
+  // own) and starts re-embedding `collection` with it in the background; the
+  // collection, and only it, moves to that model. FAILED_PRECONDITION when
+  // one is running, the model cannot be loaded or its dimension differs.
   absl::Status Reindex(const std::string& collection, const std::string& model_dir);
   absl::StatusOr<ReindexProgress> GetReindexProgress(const std::string& collection) const;
   absl::StatusOr<VerifyReport> Verify(const std::string& collection) const;
@@ -196,31 +203,43 @@ class Database {
   void WaitForReindex() const;
 
  private:
-  struct Model;
-  struct Collection;
   Database() = default;
 
+  // database_startup.cc
   absl::Status Startup();
-  absl::Status LoadCollection(const db::CollectionSpec& spec, uint64_t last_seq,
-                              std::shared_ptr<Collection>* out, bool* from_snapshot);
-  absl::Status RebuildIndex(Collection& c, bool background);
+  absl::StatusOr<std::shared_ptr<Collection>> LoadCollection(const db::CollectionSpec& spec,
+                                                             uint64_t last_seq);
+  // Builds fresh indexes from the store and swaps them in. In the background
+  // (maintenance), writes go on meanwhile and are caught up under write_mu_
+  // before the swap; otherwise (startup, reindex commit) nothing else writes.
+  absl::Status RebuildIndexes(Collection& c, bool background);
+  // Fills `indexes` from one store scan; *covered receives the log position.
+  absl::Status FillFromStore(const std::string& name, IndexSet& indexes, uint64_t* covered) const;
+
+  // database.cc
   absl::StatusOr<std::shared_ptr<Collection>> Find(const std::string& name) const;
-  std::shared_ptr<Model> model() const;
+  std::vector<std::shared_ptr<Collection>> AllCollections() const;
   std::string SnapshotDir(const std::string& name) const;
-  // REQUIRES: write_mu_ held. Applies change-log records after applied_seq_ to
-  // the live indexes (vectors and metadata re-read from the store by
-  // internal id: fresh writes sit in the memtable, so this is cheap).
+  // The collection state's model, loaded on first use.
+  absl::StatusOr<std::shared_ptr<Model>> ModelOf(const Collection::State& state) const;
+
+  // database_write.cc. REQUIRES: write_mu_ held. Applies change-log records
+  // after applied_seq_ to the live indexes.
   absl::Status CatchUpLocked();
+
+  // database_maintenance.cc
   absl::StatusOr<uint64_t> SnapshotLocked();
   void MaintenanceLoop();
-  void ReindexJob(std::shared_ptr<Collection> c, std::string model_dir);
-  absl::Status ReindexRun(Collection& c, const std::string& model_dir);
+  bool Stopping();
+
+  // database_reindex.cc
+  void ReindexJob(std::shared_ptr<Collection> c, std::shared_ptr<Model> target);
+  absl::Status ReindexRun(Collection& c, Model& target);
 
   DatabaseOptions options_;
+  std::unique_ptr<DataDirLock> lock_;
   std::unique_ptr<db::Store> store_;
-
-  mutable std::mutex model_mu_;
-  std::shared_ptr<Model> model_;
+  std::unique_ptr<ModelRegistry> models_;
 
   mutable std::shared_mutex collections_mu_;
   std::map<std::string, std::shared_ptr<Collection>> collections_;
@@ -248,4 +267,4 @@ class Database {
   std::vector<std::thread> reindex_threads_;
 };
 
-}  // namespace neodb::api
+}  // namespace neodb::engine

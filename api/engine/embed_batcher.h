@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "api/embedder.h"
+#include "api/engine/embedder.h"
 
-namespace neodb::api {
+namespace neodb::engine {
 
 struct EmbedBatcherOptions {
   // Texts waiting (queued, not yet taken by the worker). Default: 4096.
@@ -86,4 +86,4 @@ class EmbedBatcher {
   std::thread worker_;
 };
 
-}  // namespace neodb::api
+}  // namespace neodb::engine

@@ -1,11 +1,20 @@
-#include "api/encoder_embedder.h"
+#include "api/engine/encoder_embedder.h"
 
-namespace neodb::api {
+namespace neodb::engine {
 
 absl::StatusOr<std::unique_ptr<Embedder>> EncoderEmbedder::Open(
     const std::string& dir, const encoder::EncoderOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, encoder::Encoder::Open(dir, options));
   return std::unique_ptr<Embedder>(new EncoderEmbedder(std::move(enc)));
+}
+
+size_t EncoderEmbedder::memory_bytes() const {
+  const auto& c = encoder_->config();
+  const int64_t h = c.hidden_size;
+  // Embeddings, then per layer: QKV + output projection, the SwiGLU FFN
+  // (gate, up, down), and norms (negligible).
+  const int64_t params = c.vocab_size * h + c.num_hidden_layers * (4 * h * h + 3 * h * c.ffn_dim());
+  return static_cast<size_t>(params) * sizeof(float);
 }
 
 absl::StatusOr<int> EncoderEmbedder::CountTokens(std::string_view prefix,
@@ -22,4 +31,4 @@ absl::StatusOr<int> EncoderEmbedder::CountTokens(std::string_view prefix,
   return static_cast<int>(n);
 }
 
-}  // namespace neodb::api
+}  // namespace neodb::engine

@@ -1,8 +1,8 @@
-#include "api/text_checks.h"
+#include "api/engine/text_checks.h"
 
 #include "gtest/gtest.h"
 
-namespace neodb::api {
+namespace neodb::engine {
 namespace {
 
 TEST(TextChecksTest, Utf8Validation) {
@@ -38,4 +38,4 @@ TEST(TextChecksTest, DocumentIds) {
 }
 
 }  // namespace
-}  // namespace neodb::api
+}  // namespace neodb::engine

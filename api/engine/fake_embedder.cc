@@ -1,4 +1,4 @@
-#include "api/fake_embedder.h"
+#include "api/engine/fake_embedder.h"
 
 #include <cctype>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace neodb::api {
+namespace neodb::engine {
 namespace {
 
 uint64_t Mix(uint64_t x) {  // splitmix64
@@ -90,4 +90,4 @@ absl::StatusOr<std::vector<encoder::Embedding>> FakeEmbedder::Embed(
   return out;
 }
 
-}  // namespace neodb::api
+}  // namespace neodb::engine

@@ -1,4 +1,4 @@
-#include "api/text_checks.h"
+#include "api/engine/text_checks.h"
 
 #include <random>
 
@@ -9,7 +9,7 @@ namespace {
 constexpr size_t kMaxDocumentIdBytes = 512;
 }  // namespace
 
-namespace neodb::api {
+namespace neodb::engine {
 
 size_t FindInvalidUtf8(std::string_view s) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -80,4 +80,4 @@ std::string GenerateDocumentId() {
   return absl::StrFormat("%016x%016x", rng(), rng());
 }
 
-}  // namespace neodb::api
+}  // namespace neodb::engine

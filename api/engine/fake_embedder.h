@@ -12,9 +12,9 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "api/embedder.h"
+#include "api/engine/embedder.h"
 
-namespace neodb::api {
+namespace neodb::engine {
 
 class FakeEmbedder : public Embedder {
  public:
@@ -41,4 +41,4 @@ class FakeEmbedder : public Embedder {
   std::atomic<int64_t> calls_{0};
 };
 
-}  // namespace neodb::api
+}  // namespace neodb::engine

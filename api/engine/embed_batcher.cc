@@ -1,10 +1,10 @@
-#include "api/embed_batcher.h"
+#include "api/engine/embed_batcher.h"
 
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
 
-namespace neodb::api {
+namespace neodb::engine {
 
 struct EmbedBatcher::Request {
   std::vector<std::string> texts;
@@ -200,4 +200,4 @@ EmbedBatcherStats EmbedBatcher::stats() const {
   return stats_;
 }
 
-}  // namespace neodb::api
+}  // namespace neodb::engine

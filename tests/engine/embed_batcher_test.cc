@@ -1,5 +1,5 @@
 // EmbedBatcher: batching, bounded queue, deadlines, error isolation.
-#include "api/embed_batcher.h"
+#include "api/engine/embed_batcher.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -7,10 +7,10 @@
 #include <thread>
 #include <vector>
 
-#include "api/fake_embedder.h"
+#include "api/engine/fake_embedder.h"
 #include "gtest/gtest.h"
 
-namespace neodb::api {
+namespace neodb::engine {
 namespace {
 
 using ::absl::StatusCode;
@@ -207,4 +207,4 @@ TEST(EmbedBatcherTest, DifferentOptionsAreNotMixed) {
 }
 
 }  // namespace
-}  // namespace neodb::api
+}  // namespace neodb::engine

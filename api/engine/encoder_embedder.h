@@ -4,10 +4,10 @@
 
 #include <memory>
 
-#include "api/embedder.h"
+#include "api/engine/embedder.h"
 #include "encoder/encoder.h"
 
-namespace neodb::api {
+namespace neodb::engine {
 
 class EncoderEmbedder : public Embedder {
  public:
@@ -21,6 +21,9 @@ class EncoderEmbedder : public Embedder {
   int dim() const override { return static_cast<int>(encoder_->dim()); }
   int max_tokens() const override { return static_cast<int>(encoder_->config().max_length); }
   absl::StatusOr<int> CountTokens(std::string_view prefix, std::string_view text) const override;
+  // Parameters (from the config) times 4 bytes: the weights as the CPU
+  // backend holds them.
+  size_t memory_bytes() const override;
   absl::StatusOr<std::vector<encoder::Embedding>> Embed(
       const std::vector<std::string>& texts, const encoder::EmbedOptions& options) override {
     return encoder_->Embed(texts, options);
@@ -30,4 +33,4 @@ class EncoderEmbedder : public Embedder {
   std::unique_ptr<encoder::Encoder> encoder_;
 };
 
-}  // namespace neodb::api
+}  // namespace neodb::engine

@@ -16,7 +16,7 @@
 #include "common/status_macros.h"
 #include "encoder/encoder.h"
 
-namespace neodb::api {
+namespace neodb::engine {
 
 class Embedder {
  public:
@@ -30,6 +30,9 @@ class Embedder {
   // Tokens `text` becomes with `prefix` prepended, specials included. Used to
   // size batches and to reject over-long texts before queueing them.
   virtual absl::StatusOr<int> CountTokens(std::string_view prefix, std::string_view text) const = 0;
+  // Memory the model holds (weights), in bytes, for the model registry's cap.
+  // An estimate is fine. Default: 0 (negligible).
+  virtual size_t memory_bytes() const { return 0; }
 
   // One vector per text, in order. Errors (text too long with
   // Overflow::kError, invalid input) are INVALID_ARGUMENT.
@@ -37,4 +40,4 @@ class Embedder {
       const std::vector<std::string>& texts, const encoder::EmbedOptions& options) = 0;
 };
 
-}  // namespace neodb::api
+}  // namespace neodb::engine

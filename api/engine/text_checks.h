@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 
-namespace neodb::api {
+namespace neodb::engine {
 
 // Byte offset of the first invalid UTF-8 sequence in `s` (overlong forms,
 // surrogates and code points over U+10FFFF are invalid), or npos when valid.
@@ -22,4 +22,4 @@ absl::Status CheckDocumentId(std::string_view id);
 // A random 32-hex-digit id for documents upserted without one.
 std::string GenerateDocumentId();
 
-}  // namespace neodb::api
+}  // namespace neodb::engine

@@ -1,0 +1,211 @@
+// Database: opening and closing, collections, stats.
+// Startup and rebuilds: database_startup.cc. Writes: database_write.cc.
+// Reads and searches: database_search.cc. Snapshots, maintenance, Verify:
+// database_maintenance.cc. Reindex: database_reindex.cc.
+#include "api/engine/database.h"
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "api/engine/reindex_staging.h"
+#include "common/status_macros.h"
+#include "index/index_factory.h"
+#include "spdlog/spdlog.h"
+
+namespace neodb::engine {
+namespace fs = std::filesystem;
+
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options,
+                                                         std::unique_ptr<Embedder> default_model) {
+  if (options.data_dir.empty()) return absl::InvalidArgumentError("data_dir is empty");
+  NEODB_CHECK(default_model != nullptr);
+  std::error_code ec;
+  fs::create_directories(fs::path(options.data_dir) / "snapshots", ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("cannot create ", options.data_dir, "/snapshots: ", ec.message()));
+  }
+  std::unique_ptr<Database> d(new Database());
+  d->options_ = options;
+  ASSIGN_OR_RETURN(d->lock_, DataDirLock::Acquire(options.data_dir));
+  db::StoreOptions so;
+  so.sync_writes = options.sync_writes;
+  ASSIGN_OR_RETURN(d->store_, db::Store::Open((fs::path(options.data_dir) / "store").string(), so));
+  ModelRegistryOptions mo;
+  mo.max_bytes = options.max_model_bytes;
+  mo.batcher = options.batcher;
+  d->models_ = std::make_unique<ModelRegistry>(options.embedder_factory, mo);
+  d->models_->SetDefault(std::move(default_model), options.default_model_dir);
+  RETURN_IF_ERROR(d->Startup());
+  d->maintenance_ = std::thread([p = d.get()] { p->MaintenanceLoop(); });
+  return d;
+}
+
+Database::~Database() {
+  absl::Status s = Close();
+  if (!s.ok()) spdlog::error("closing the database: {}", s.ToString());
+}
+
+absl::Status Database::Close() {
+  {
+    std::lock_guard<std::mutex> lock(maint_mu_);
+    if (closed_) return absl::OkStatus();
+    closed_ = true;
+    stop_ = true;
+  }
+  maint_cv_.notify_all();
+  if (maintenance_.joinable()) maintenance_.join();
+  WaitForReindex();
+  {
+    std::lock_guard<std::mutex> lock(reindex_mu_);
+    for (auto& t : reindex_threads_) t.join();
+    reindex_threads_.clear();
+  }
+  absl::Status s;
+  // A database whose startup failed never snapshots: its indexes are partial.
+  if (options_.snapshot_on_close && started_) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    s = SnapshotLocked().status();
+  }
+  // Open may have failed before the store opened (e.g. the directory is locked).
+  absl::Status f = store_ ? store_->Flush() : absl::OkStatus();
+  if (models_) models_->Clear();  // stops the batchers' workers
+  return s.ok() ? f : s;
+}
+
+std::string Database::SnapshotDir(const std::string& name) const {
+  return (fs::path(options_.data_dir) / "snapshots" / name).string();
+}
+
+absl::StatusOr<std::shared_ptr<Collection>> Database::Find(const std::string& name) const {
+  std::shared_lock<std::shared_mutex> lock(collections_mu_);
+  auto it = collections_.find(name);
+  if (it == collections_.end()) {
+    return absl::NotFoundError(absl::StrCat("collection '", name, "' does not exist"));
+  }
+  return it->second;
+}
+
+std::vector<std::shared_ptr<Collection>> Database::AllCollections() const {
+  std::shared_lock<std::shared_mutex> lock(collections_mu_);
+  std::vector<std::shared_ptr<Collection>> out;
+  for (const auto& [name, c] : collections_) out.push_back(c);
+  return out;
+}
+
+absl::StatusOr<std::shared_ptr<Model>> Database::ModelOf(const Collection::State& state) const {
+  const db::CollectionSpec& spec = state.settings.spec;
+  auto m = models_->Acquire(spec.model_dir, spec.model_id);
+  if (!m.ok() && absl::IsFailedPrecondition(m.status())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("collection '", spec.name, "' cannot embed: ", m.status().message(),
+                     " (`neodb reindex --collection ", spec.name, " --model DIR`)"));
+  }
+  return m;
+}
+
+// --- Collections ------------------------------------------------------------
+
+absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spec) {
+  if (IsStagingName(spec.name)) {
+    return absl::InvalidArgumentError(absl::StrCat("collection names beginning with '",
+                                                   std::string(kStagingPrefix), "' are reserved"));
+  }
+  if (spec.name.size() > kMaxUserCollectionNameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("collection name is ", spec.name.size(),
+                                                   " characters; the limit is ",
+                                                   kMaxUserCollectionNameBytes));
+  }
+  std::shared_ptr<Model> m = models_->Default();
+  if (!m) return absl::UnavailableError("server is shutting down");
+  spec.dimension = static_cast<uint32_t>(m->embedder->dim());
+  spec.model_id = m->embedder->model_id();
+  spec.model_dir = m->dir;
+  spec.engine_state.clear();
+  ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(spec));
+  RETURN_IF_ERROR(index::ValidateIndexSpec(spec.index_spec, static_cast<int>(spec.dimension)));
+  ASSIGN_OR_RETURN(std::shared_ptr<IndexSet> indexes, IndexSet::Make(settings));
+  std::lock_guard<std::mutex> wlock(write_mu_);
+  {
+    std::shared_lock<std::shared_mutex> lock(collections_mu_);
+    if (collections_.count(spec.name)) {
+      return absl::AlreadyExistsError(absl::StrCat("collection '", spec.name, "' already exists"));
+    }
+  }
+  // Leftovers of a dropped collection of the same name must never load.
+  std::error_code ec;
+  fs::remove_all(SnapshotDir(spec.name), ec);
+  RETURN_IF_ERROR(store_->CreateCollection(spec));
+  ASSIGN_OR_RETURN(db::CollectionSpec stored, store_->GetCollection(spec.name));
+  settings.spec = stored;
+  applied_seq_ = store_->LastSequence();
+  auto c = std::make_shared<Collection>(settings, indexes);
+  CollectionInfo info{stored, 0, 0, indexes->vector().index().spec()};
+  std::unique_lock<std::shared_mutex> lock(collections_mu_);
+  collections_[spec.name] = std::move(c);
+  return info;
+}
+
+absl::Status Database::DropCollection(const std::string& name) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
+  if (c->reindex().state == ReindexProgress::State::kRunning) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("collection '", name, "' is being reindexed; drop it afterwards"));
+  }
+  std::lock_guard<std::mutex> wlock(write_mu_);
+  RETURN_IF_ERROR(store_->DropCollection(name));
+  applied_seq_ = store_->LastSequence();
+  {
+    std::unique_lock<std::shared_mutex> lock(collections_mu_);
+    collections_.erase(name);
+  }
+  std::error_code ec;
+  fs::remove_all(SnapshotDir(name), ec);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CollectionInfo> Database::DescribeCollection(const std::string& name) const {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
+  auto state = c->state();
+  CollectionInfo info;
+  info.spec = state->settings.spec;
+  info.index_size = state->indexes->vector().size();
+  info.index_spec = state->indexes->vector().index().spec();
+  ASSIGN_OR_RETURN(info.count, store_->Count(name));
+  return info;
+}
+
+absl::StatusOr<std::vector<CollectionInfo>> Database::ListCollections() const {
+  std::vector<CollectionInfo> out;
+  for (const auto& c : AllCollections()) {
+    auto info = DescribeCollection(c->name());
+    if (info.ok()) out.push_back(std::move(*info));  // dropped meanwhile: skip
+  }
+  return out;
+}
+
+absl::Status Database::Compact() { return store_->Compact(); }
+
+DatabaseStats Database::Stats() const {
+  DatabaseStats s;
+  if (auto m = models_->Default()) {
+    s.model_id = m->embedder->model_id();
+    s.dimension = m->embedder->dim();
+    s.embed = m->batcher->stats();
+  }
+  auto all = AllCollections();
+  s.collections = all.size();
+  for (auto& c : all) {
+    auto count = store_->Count(c->name());
+    if (count.ok()) s.documents += *count;
+  }
+  s.snapshot_loads = snapshot_loads_;
+  s.index_rebuilds = index_rebuilds_;
+  s.replayed_changes = replayed_changes_;
+  s.snapshots_written = snapshots_written_;
+  s.models_loaded = models_->loaded();
+  return s;
+}
+
+}  // namespace neodb::engine

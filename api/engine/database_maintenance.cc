@@ -1,0 +1,108 @@
+// Database: snapshots, the maintenance thread (periodic snapshots, rebuilds
+// of indexes that ask for one) and Verify.
+#include <algorithm>
+#include <filesystem>
+
+#include "api/engine/database.h"
+#include "common/status_macros.h"
+#include "spdlog/spdlog.h"
+
+namespace neodb::engine {
+
+absl::StatusOr<uint64_t> Database::Snapshot() {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  return SnapshotLocked();
+}
+
+absl::StatusOr<uint64_t> Database::SnapshotLocked() {
+  // Called with write_mu_ held, or from Startup/Close when nothing else runs.
+  const uint64_t covered = applied_seq_;
+  for (const auto& c : AllCollections()) {
+    auto state = c->state();
+    for (const DerivedIndex* d : state->indexes->all()) {
+      RETURN_IF_ERROR(d->Save(SnapshotDir(c->name()), covered, state->settings.spec.model_id,
+                              options_.snapshots_kept));
+    }
+    ++snapshots_written_;
+  }
+  snapshot_seq_ = covered;
+  uint64_t trim = covered;
+  if (!pins_.empty()) trim = std::min(trim, *pins_.begin());
+  if (trim > 0) RETURN_IF_ERROR(store_->TrimChangelog(trim));
+  return covered;
+}
+
+bool Database::Stopping() {
+  std::lock_guard<std::mutex> lock(maint_mu_);
+  return stop_;
+}
+
+void Database::MaintenanceLoop() {
+  absl::Time last_snapshot = absl::Now();
+  std::unique_lock<std::mutex> lock(maint_mu_);
+  while (!stop_) {
+    maint_cv_.wait_for(lock, std::chrono::milliseconds(500));
+    if (stop_) break;
+    lock.unlock();
+    // HNSW cannot delete: rebuild when tombstones pile up.
+    for (auto& c : AllCollections()) {
+      bool rebuild = c->state()->indexes->NeedsRebuild();
+      {
+        std::lock_guard<std::mutex> wl(write_mu_);
+        rebuild = rebuild || c->needs_rebuild;
+      }
+      if (rebuild) {
+        absl::Status s = RebuildIndexes(*c, /*background=*/true);
+        if (!s.ok()) spdlog::error("rebuilding '{}': {}", c->name(), s.ToString());
+      }
+    }
+    if (options_.snapshot_interval > absl::ZeroDuration() &&
+        absl::Now() - last_snapshot >= options_.snapshot_interval) {
+      last_snapshot = absl::Now();
+      bool changed;
+      {
+        std::lock_guard<std::mutex> wl(write_mu_);
+        changed = applied_seq_ > snapshot_seq_;
+      }
+      if (changed) {
+        auto s = Snapshot();
+        if (!s.ok()) spdlog::error("periodic snapshot: {}", s.status().ToString());
+      }
+    }
+    lock.lock();
+  }
+}
+
+absl::StatusOr<VerifyReport> Database::Verify(const std::string& name) const {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
+  // Hold writes still so the store and the indexes are compared at one point.
+  std::lock_guard<std::mutex> wlock(write_mu_);
+  auto state = c->state();
+  VerifyReport r;
+  r.model_id = state->settings.spec.model_id;
+  std::vector<int64_t> stored;
+  RETURN_IF_ERROR(store_->ScanDocuments(name, [&](const db::Document& d) {
+    stored.push_back(static_cast<int64_t>(d.internal_id));
+    if (d.model_id != r.model_id) ++r.foreign_model;
+    return absl::OkStatus();
+  }));
+  r.stored = stored.size();
+  std::sort(stored.begin(), stored.end());
+  // Every derived index must hold exactly the stored ids; the vector index's
+  // count is the one reported as `indexed`.
+  for (const DerivedIndex* d : state->indexes->all()) {
+    std::vector<int64_t> indexed = d->Ids();  // ascending
+    if (d == &state->indexes->vector()) r.indexed = indexed.size();
+    std::vector<int64_t> diff;
+    std::set_difference(stored.begin(), stored.end(), indexed.begin(), indexed.end(),
+                        std::back_inserter(diff));
+    r.missing_from_index += diff.size();
+    diff.clear();
+    std::set_difference(indexed.begin(), indexed.end(), stored.begin(), stored.end(),
+                        std::back_inserter(diff));
+    r.stale_in_index += diff.size();
+  }
+  return r;
+}
+
+}  // namespace neodb::engine

@@ -1,0 +1,256 @@
+// Database::Reindex: re-embed one collection (with a new model when given)
+// beside its live indexes, in bounded memory, then commit and swap.
+//
+// The new vectors are staged in a hidden store collection, one batch at a
+// time (reindex_staging.h), so memory holds one batch whatever the
+// collection's size, and a crash before the commit leaves the collection
+// wholly on its old model. Writes during the reindex are caught up into the
+// staging collection, the last of them under the write lock. The commit
+// marks the staging collection, moves its documents in, records the new
+// model with the collection, builds fresh indexes and swaps settings and
+// indexes together, while searches of this collection wait (commit_mu):
+// internal ids change there. Other collections are not touched.
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "api/engine/database.h"
+#include "api/engine/reindex_staging.h"
+#include "common/status_macros.h"
+#include "spdlog/spdlog.h"
+
+namespace neodb::engine {
+namespace {
+
+constexpr size_t kReindexBatch = 64;
+// Catch-up rounds outside the write lock before the final one under it.
+constexpr int kCatchUpRounds = 8;
+
+}  // namespace
+
+absl::Status Database::Reindex(const std::string& collection, const std::string& model_dir) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  // The target model is loaded here, so a bad directory or dimension is the
+  // caller's answer rather than a failed job.
+  std::shared_ptr<const Collection::State> state = c->state();
+  std::shared_ptr<Model> target;
+  if (model_dir.empty()) {
+    ASSIGN_OR_RETURN(target, ModelOf(*state));
+  } else {
+    ASSIGN_OR_RETURN(target, models_->Load(model_dir));
+  }
+  const db::CollectionSpec& spec = state->settings.spec;
+  if (target->embedder->dim() != static_cast<int>(spec.dimension)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model in ", model_dir, " has dimension ", target->embedder->dim(), "; collection '",
+        spec.name, "' has ", spec.dimension, " (create a new collection instead)"));
+  }
+  bool running = false;
+  c->UpdateReindex([&](ReindexProgress& p) {
+    running = p.state == ReindexProgress::State::kRunning;
+    if (running) return;
+    p = ReindexProgress();
+    p.state = ReindexProgress::State::kRunning;
+  });
+  if (running) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("collection '", collection, "' is already being reindexed"));
+  }
+  std::lock_guard<std::mutex> lock(reindex_mu_);
+  ++reindex_running_;
+  reindex_threads_.emplace_back([this, c, target] { ReindexJob(c, target); });
+  return absl::OkStatus();
+}
+
+void Database::ReindexJob(std::shared_ptr<Collection> c, std::shared_ptr<Model> target) {
+  absl::Status s = ReindexRun(*c, *target);
+  if (!s.ok()) spdlog::error("reindex of '{}' failed: {}", c->name(), s.ToString());
+  c->UpdateReindex([&](ReindexProgress& p) {
+    p.state = s.ok() ? ReindexProgress::State::kDone : ReindexProgress::State::kFailed;
+    p.error = std::string(s.message());
+  });
+  std::lock_guard<std::mutex> lock(reindex_mu_);
+  --reindex_running_;
+  reindex_cv_.notify_all();
+}
+
+void Database::WaitForReindex() const {
+  std::unique_lock<std::mutex> lock(reindex_mu_);
+  reindex_cv_.wait(lock, [&] { return reindex_running_ == 0; });
+}
+
+absl::StatusOr<ReindexProgress> Database::GetReindexProgress(const std::string& collection) const {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  return c->reindex();
+}
+
+absl::Status Database::ReindexRun(Collection& c, Model& target) {
+  std::shared_ptr<const Collection::State> state = c.state();
+  const CollectionSettings settings = state->settings;
+  const db::CollectionSpec& spec = settings.spec;
+  const std::string& name = spec.name;
+  const std::string target_id = target.embedder->model_id();
+  c.UpdateReindex([&](ReindexProgress& p) { p.model_id = target_id; });
+  const encoder::EmbedOptions opts = EmbedOptionsFor(settings, spec.document_instruction);
+
+  // Keep the change log from here on: the catch-up reads it.
+  uint64_t pin;
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    pin = applied_seq_;
+    pins_.insert(pin);
+  }
+  struct Unpin {
+    Database* d;
+    uint64_t pin;
+    bool done = false;
+    void Release() {  // REQUIRES: write_mu_ held
+      if (!done) d->pins_.erase(d->pins_.find(pin));
+      done = true;
+    }
+    ~Unpin() {
+      if (!done) {
+        std::lock_guard<std::mutex> lock(d->write_mu_);
+        Release();
+      }
+    }
+  } unpin{this, pin};
+
+  // A fresh staging collection (a failed earlier attempt may have left one).
+  const std::string staging = StagingName(name);
+  if (store_->GetCollection(staging).ok()) RETURN_IF_ERROR(store_->DropCollection(staging));
+  db::CollectionSpec staging_spec = spec;
+  staging_spec.name = staging;
+  staging_spec.model_id = target_id;
+  staging_spec.model_dir = target.dir;
+  staging_spec.engine_state.clear();
+  staging_spec.created_at_micros = 0;
+  RETURN_IF_ERROR(store_->CreateCollection(staging_spec));
+  bool committed = false;
+  struct DropStaging {
+    db::Store* store;
+    const std::string& staging;
+    const bool& committed;
+    ~DropStaging() {
+      if (!committed) (void)store->DropCollection(staging);
+    }
+  } drop_staging{store_.get(), staging, committed};
+
+  ASSIGN_OR_RETURN(uint64_t total, store_->Count(name));
+  c.UpdateReindex([&](ReindexProgress& p) { p.total = total; });
+
+  // Embeds `batch` with the target model and writes it to staging.
+  auto stage = [&](std::vector<db::Document>& batch) -> absl::Status {
+    if (batch.empty()) return absl::OkStatus();
+    std::vector<std::string> texts;
+    texts.reserve(batch.size());
+    for (const auto& d : batch) texts.push_back(d.text);
+    ASSIGN_OR_RETURN(std::vector<encoder::Embedding> e,
+                     target.batcher->Embed(std::move(texts), opts, absl::InfiniteFuture()));
+    for (size_t i = 0; i < batch.size(); ++i) {
+      batch[i].vector = std::move(e[i].vector);
+      batch[i].model_id = target_id;
+    }
+    RETURN_IF_ERROR(store_->Upsert(staging, std::move(batch)).status());
+    batch.clear();
+    return absl::OkStatus();
+  };
+
+  // Stage 1: stream the collection through the encoder into staging.
+  std::vector<db::Document> batch;
+  uint64_t done = 0;
+  uint64_t covered = 0;
+  RETURN_IF_ERROR(store_->ScanDocuments(
+      name,
+      [&](const db::Document& d) -> absl::Status {
+        db::Document copy = d;
+        copy.vector.clear();
+        batch.push_back(std::move(copy));
+        if (batch.size() < kReindexBatch) return absl::OkStatus();
+        RETURN_IF_ERROR(stage(batch));
+        done += kReindexBatch;
+        c.UpdateReindex([&](ReindexProgress& p) { p.done = done; });
+        if (Stopping()) return absl::CancelledError("server is shutting down");
+        return absl::OkStatus();
+      },
+      &covered));
+  RETURN_IF_ERROR(stage(batch));
+
+  // Stage 2: documents written since the scan, re-read and staged again (or
+  // removed from staging), until few are left.
+  auto catch_up = [&](uint64_t to) -> absl::StatusOr<size_t> {
+    std::set<std::string> changed;
+    absl::Status rs = store_->ReadChangelog(covered + 1, [&](const db::ChangelogRecord& r) {
+      if (r.seq > to) return absl::CancelledError("done");
+      if (r.collection == name && !r.doc_id.empty()) changed.insert(r.doc_id);
+      return absl::OkStatus();
+    });
+    if (!rs.ok() && !absl::IsCancelled(rs)) return rs;
+    covered = to;
+    for (const std::string& id : changed) {
+      auto d = store_->Get(name, id);
+      if (absl::IsNotFound(d.status())) {
+        RETURN_IF_ERROR(store_->Delete(staging, {&id, 1}).status());
+        continue;
+      }
+      RETURN_IF_ERROR(d.status());
+      batch.push_back(std::move(*d));
+      if (batch.size() >= kReindexBatch) RETURN_IF_ERROR(stage(batch));
+    }
+    RETURN_IF_ERROR(stage(batch));
+    return changed.size();
+  };
+  for (int round = 0; round < kCatchUpRounds; ++round) {
+    ASSIGN_OR_RETURN(size_t n, catch_up(store_->LastSequence()));
+    if (n < kReindexBatch) break;
+    if (Stopping()) return absl::CancelledError("server is shutting down");
+  }
+
+  // Stage 3: commit, with writes held still.
+  std::lock_guard<std::mutex> wlock(write_mu_);
+  unpin.Release();
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> now, Find(name));
+  if (now.get() != &c) return absl::AbortedError("collection was dropped during the reindex");
+  RETURN_IF_ERROR(catch_up(store_->LastSequence()).status());
+  db::CollectionUpdate mark;
+  mark.engine_state = std::string(kCommitMarker);
+  ASSIGN_OR_RETURN(db::CollectionSpec marked, store_->UpdateCollection(staging, mark));
+  committed = true;  // from here a restart finishes the commit
+  c.UpdateReindex([&](ReindexProgress& p) { p.committed = true; });
+  {
+    absl::WriterMutexLock commit(&c.commit_mu());
+    const absl::Duration pause = options_.test_commit_chunk_delay;
+    absl::Status s = RollForward(*store_, marked, [pause] {
+      if (pause > absl::ZeroDuration()) absl::SleepFor(pause);
+    });
+    if (s.ok()) {
+      auto stored = store_->GetCollection(name);
+      s = stored.status();
+      if (s.ok()) {
+        auto next = ParseSettings(*stored);
+        s = next.status();
+        std::shared_ptr<IndexSet> indexes;
+        if (s.ok()) {
+          auto made = IndexSet::Make(*next);
+          s = made.status();
+          if (s.ok()) indexes = std::move(*made);
+        }
+        if (s.ok()) s = FillFromStore(name, *indexes, nullptr);
+        if (s.ok()) c.Swap(std::move(*next), std::move(indexes));
+      }
+    }
+    applied_seq_ = store_->LastSequence();
+    if (!s.ok()) {
+      c.needs_rebuild = true;
+      return absl::InternalError(absl::StrCat("reindex of '", name,
+                                              "' committed but could not be applied (", s.message(),
+                                              "); restart the server to finish it"));
+    }
+  }
+  ++index_rebuilds_;
+  c.UpdateReindex([&](ReindexProgress& p) { p.done = p.total; });
+  spdlog::info("collection '{}' is now on model {}", name, target_id);
+  return SnapshotLocked().status();
+}
+
+}  // namespace neodb::engine

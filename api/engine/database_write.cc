@@ -1,0 +1,119 @@
+// Database: the write path (upsert, delete) and the catch-up that carries
+// each committed write into the indexes.
+#include "absl/strings/str_cat.h"
+#include "api/engine/change_replay.h"
+#include "api/engine/database.h"
+#include "api/engine/text_checks.h"
+#include "common/status_macros.h"
+
+namespace neodb::engine {
+
+absl::Status Database::CatchUpLocked() {
+  const uint64_t last = store_->LastSequence();
+  if (last <= applied_seq_) return absl::OkStatus();
+  std::map<std::string, std::shared_ptr<Collection>> cols;
+  {
+    std::shared_lock<std::shared_mutex> lock(collections_mu_);
+    cols = collections_;
+  }
+  absl::Status result;
+  ReplaySink sink;
+  sink.wants = [&](const std::string& name) { return cols.count(name) > 0; };
+  sink.apply = [&](const std::string& name, std::span<const Change> changes) -> absl::Status {
+    Collection& c = *cols[name];
+    absl::Status st = c.state()->indexes->Apply(changes);
+    if (!st.ok()) {
+      // The store committed; the indexes are derived. Rebuild them in the background.
+      c.needs_rebuild = true;
+      result = absl::InternalError(absl::StrCat("index update of collection '", name,
+                                                "' failed (it will be rebuilt): ", st.message()));
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(ReplayChanges(*store_, applied_seq_ + 1, last, sink).status());
+  applied_seq_ = last;
+  return result;
+}
+
+absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& collection,
+                                                          std::vector<DocumentInput> docs,
+                                                          absl::Time deadline, int64_t* tokens) {
+  if (docs.empty()) return absl::InvalidArgumentError("no documents to upsert");
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  std::shared_ptr<const Collection::State> state = c->state();
+  const CollectionSettings& settings = state->settings;
+  const db::CollectionSpec& spec = settings.spec;
+  ASSIGN_OR_RETURN(std::shared_ptr<Model> m, ModelOf(*state));
+
+  std::vector<std::string> ids;
+  std::vector<std::string> texts;
+  ids.reserve(docs.size());
+  texts.reserve(docs.size());
+  for (size_t i = 0; i < docs.size(); ++i) {
+    DocumentInput& d = docs[i];
+    if (d.id.empty()) d.id = GenerateDocumentId();
+    if (absl::Status s = CheckDocumentId(d.id); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("document #", i, ": ", s.message()));
+    }
+    const std::string what = absl::StrCat("document '", d.id, "': text");
+    RETURN_IF_ERROR(CheckText(what, d.text));
+    if (absl::Status s = db::ValidateMetadata(d.metadata); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("document '", d.id, "': ", s.message()));
+    }
+    if (settings.overflow != encoder::Overflow::kChunk) {
+      ASSIGN_OR_RETURN(int n, m->embedder->CountTokens(spec.document_instruction, d.text));
+      if (n > m->embedder->max_tokens()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " has ", n, " tokens, over the model's maximum of ",
+                         m->embedder->max_tokens(), " (collection '", spec.name,
+                         "' rejects long texts; create it with overflow=chunk to "
+                         "split them)"));
+      }
+    }
+    ids.push_back(d.id);
+    texts.push_back(d.text);
+  }
+  ASSIGN_OR_RETURN(
+      std::vector<encoder::Embedding> embeddings,
+      m->batcher->Embed(std::move(texts), EmbedOptionsFor(settings, spec.document_instruction),
+                        deadline));
+  std::vector<db::Document> out;
+  out.reserve(docs.size());
+  int64_t total_tokens = 0;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    db::Document d;
+    d.id = std::move(docs[i].id);
+    d.text = std::move(docs[i].text);
+    d.metadata = std::move(docs[i].metadata);
+    d.vector = std::move(embeddings[i].vector);
+    d.model_id = spec.model_id;
+    total_tokens += embeddings[i].num_tokens;
+    out.push_back(std::move(d));
+  }
+  if (tokens) *tokens = total_tokens;
+
+  std::lock_guard<std::mutex> wlock(write_mu_);
+  // The collection may have been dropped, re-created or reindexed to another
+  // model while we embedded.
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> now, Find(collection));
+  if (now != c || now->state()->settings.spec.model_id != spec.model_id) {
+    return absl::AbortedError(absl::StrCat("collection '", collection,
+                                           "' changed (dropped or reindexed) during the "
+                                           "upsert; retry"));
+  }
+  RETURN_IF_ERROR(store_->Upsert(collection, std::move(out)).status());
+  RETURN_IF_ERROR(CatchUpLocked());
+  return ids;
+}
+
+absl::StatusOr<uint64_t> Database::Delete(const std::string& collection,
+                                          const std::vector<std::string>& ids) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  for (const auto& id : ids) RETURN_IF_ERROR(CheckDocumentId(id));
+  std::lock_guard<std::mutex> wlock(write_mu_);
+  ASSIGN_OR_RETURN(std::vector<uint64_t> seqs, store_->Delete(collection, ids));
+  RETURN_IF_ERROR(CatchUpLocked());
+  return seqs.size();
+}
+
+}  // namespace neodb::engine

@@ -1,0 +1,41 @@
+#pragma once
+// The engine's typed view of a collection's settings. The store keeps the
+// collection spec as short strings it does not interpret (db/collection_spec.h);
+// each string <-> enum codec lives once, with the room that owns the concept:
+// the metric in index/metric.h, pooling and overflow here (they are options of
+// how the engine drives the encoder).
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "db/collection_spec.h"
+#include "encoder/encoder.h"
+#include "index/metric.h"
+
+namespace neodb::engine {
+
+// "mean" | "cls"; INVALID_ARGUMENT otherwise.
+absl::StatusOr<encoder::Pooling> ParsePooling(std::string_view name);
+std::string_view PoolingName(encoder::Pooling pooling);
+// "error" | "chunk"; INVALID_ARGUMENT otherwise.
+absl::StatusOr<encoder::Overflow> ParseOverflow(std::string_view name);
+std::string_view OverflowName(encoder::Overflow overflow);
+
+// A collection spec with its enumerated settings parsed.
+struct CollectionSettings {
+  db::CollectionSpec spec;
+  index::Metric metric = index::Metric::kCosine;
+  encoder::Pooling pooling = encoder::Pooling::kMean;
+  encoder::Overflow overflow = encoder::Overflow::kError;
+};
+
+// Parses and validates a stored or requested spec (the store's own checks
+// plus the vocabularies above).
+absl::StatusOr<CollectionSettings> ParseSettings(const db::CollectionSpec& spec);
+
+// Encoder options for a collection's documents or queries, with `prefix`.
+encoder::EmbedOptions EmbedOptionsFor(const CollectionSettings& settings,
+                                      const std::string& prefix);
+
+}  // namespace neodb::engine

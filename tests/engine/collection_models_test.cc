@@ -1,0 +1,335 @@
+// A model per collection, over a real store and index with fake models
+// (FakeEmbedder: seed N is model "fake-16-N", loaded from directory "N"):
+// two collections on two models in one database, across a restart with yet
+// another default model; a reindex of one while both are queried and
+// written (no failure, no answer that mixes models); the crash states a
+// reindex can leave (staging without and with its commit marker); the data
+// directory lock.
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "api/engine/database.h"
+#include "api/engine/fake_embedder.h"
+#include "api/engine/reindex_staging.h"
+#include "gtest/gtest.h"
+
+namespace neodb::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using ::absl::StatusCode;
+
+constexpr int kDim = 16;
+const absl::Time kFar = absl::InfiniteFuture();
+// Identical texts embed to identical vectors: a query for a stored text
+// scores cosine 1 up to float rounding. A query embedded with another model
+// than the vectors it meets scores far lower (independent random vectors).
+constexpr float kSelfScore = 0.999f;
+
+std::string Text(const std::string& collection, int i) {
+  return absl::StrCat(collection, "w", i % 7, " x", i % 11, " y", i % 13, " z", i);
+}
+
+class CollectionModelsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           absl::StrCat("neodb_models_test_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
+                        getpid());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    db_.reset();
+    fs::remove_all(dir_);
+  }
+
+  DatabaseOptions Options(uint64_t default_seed) {
+    DatabaseOptions o;
+    o.data_dir = dir_.string();
+    o.sync_writes = false;
+    o.snapshot_interval = absl::ZeroDuration();
+    o.default_model_dir = std::to_string(default_seed);
+    o.embedder_factory = [this](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+      ++loads_;
+      if (d == "none") return absl::NotFoundError("no checkpoint in none");
+      auto e = std::make_unique<FakeEmbedder>(kDim, 32, std::stoull(d));
+      e->set_delay(model_delay_);
+      return std::unique_ptr<Embedder>(std::move(e));
+    };
+    return o;
+  }
+  void Open(uint64_t default_seed) {
+    db_.reset();
+    auto db = Database::Open(Options(default_seed),
+                             std::make_unique<FakeEmbedder>(kDim, 32, default_seed));
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_ = std::move(*db);
+  }
+  void Create(const std::string& name) {
+    db::CollectionSpec spec;
+    spec.name = name;
+    ASSERT_TRUE(db_->CreateCollection(spec).ok());
+  }
+  void Fill(const std::string& c, int n) {
+    std::vector<DocumentInput> docs;
+    for (int i = 0; i < n; ++i) docs.push_back({absl::StrCat("d", i), Text(c, i), {}});
+    ASSERT_TRUE(db_->Upsert(c, std::move(docs), kFar).ok());
+  }
+  // Searches document i's own text: it must come first, scored as itself.
+  void ExpectSelfHit(const std::string& c, int i, const std::string& model_id) {
+    SearchParams q;
+    q.k = 3;
+    auto r = db_->NearText(c, Text(c, i), std::nullopt, q, kFar);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->model_id, model_id);
+    ASSERT_FALSE(r->hits.empty());
+    EXPECT_EQ(r->hits[0].id, absl::StrCat("d", i));
+    EXPECT_GT(r->hits[0].score, kSelfScore);
+  }
+  void ExpectConsistent(const std::string& c, const std::string& model_id) {
+    auto v = db_->Verify(c);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ(v->model_id, model_id);
+    EXPECT_EQ(v->stored, v->indexed);
+    EXPECT_EQ(v->missing_from_index, 0u);
+    EXPECT_EQ(v->stale_in_index, 0u);
+    EXPECT_EQ(v->foreign_model, 0u);
+  }
+
+  fs::path dir_;
+  std::atomic<int> loads_{0};
+  absl::Duration model_delay_ = absl::ZeroDuration();
+  std::unique_ptr<Database> db_;
+};
+
+TEST_F(CollectionModelsTest, TwoCollectionsKeepTheirModelsAcrossARestart) {
+  Open(1);
+  Create("a");
+  Create("b");
+  Fill("a", 50);
+  Fill("b", 50);
+  ASSERT_TRUE(db_->Reindex("b", "2").ok());
+  db_->WaitForReindex();
+  ASSERT_EQ(db_->GetReindexProgress("b")->state, ReindexProgress::State::kDone)
+      << db_->GetReindexProgress("b")->error;
+  // b moved, a and the default model did not.
+  EXPECT_EQ(db_->DescribeCollection("a")->spec.model_id, "fake-16-1");
+  EXPECT_EQ(db_->DescribeCollection("a")->spec.model_dir, "1");
+  EXPECT_EQ(db_->DescribeCollection("b")->spec.model_id, "fake-16-2");
+  EXPECT_EQ(db_->DescribeCollection("b")->spec.model_dir, "2");
+  EXPECT_EQ(db_->Stats().model_id, "fake-16-1");
+  for (int i : {0, 17, 49}) {
+    ExpectSelfHit("a", i, "fake-16-1");
+    ExpectSelfHit("b", i, "fake-16-2");
+  }
+  // A model that cannot be loaded is the caller's answer, and changes nothing.
+  absl::Status bad = db_->Reindex("a", "none");
+  EXPECT_EQ(bad.code(), StatusCode::kFailedPrecondition) << bad;
+  EXPECT_NE(bad.message().find("no checkpoint in none"), std::string::npos) << bad;
+  EXPECT_EQ(db_->GetReindexProgress("a")->state, ReindexProgress::State::kIdle);
+  // Restart with a third default model: each collection loads its own.
+  Open(3);
+  for (int i : {3, 29}) {
+    ExpectSelfHit("a", i, "fake-16-1");
+    ExpectSelfHit("b", i, "fake-16-2");
+  }
+  ExpectConsistent("a", "fake-16-1");
+  ExpectConsistent("b", "fake-16-2");
+  // Writes embed with the collection's model too.
+  ASSERT_TRUE(db_->Upsert("a", {{"new", Text("a", 1000), {}}}, kFar).ok());
+  SearchParams q;
+  auto r = db_->NearText("a", Text("a", 1000), std::nullopt, q, kFar);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->hits[0].id, "new");
+  EXPECT_GT(r->hits[0].score, kSelfScore);
+  // New collections take the default model.
+  Create("c");
+  EXPECT_EQ(db_->DescribeCollection("c")->spec.model_id, "fake-16-3");
+  EXPECT_EQ(db_->Stats().models_loaded, 3u);
+}
+
+TEST_F(CollectionModelsTest, ReindexWhileBothCollectionsAreQueriedAndWritten) {
+  Open(1);
+  Create("a");
+  Create("b");
+  const int kDocs = 400;
+  Fill("a", kDocs);
+  Fill("b", kDocs);
+  ExpectSelfHit("b", 1, "fake-16-1");
+  model_delay_ = absl::Milliseconds(20);  // the new model is slow: the reindex takes a while
+  ASSERT_TRUE(db_->Reindex("b", "2").ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0}, mixed{0}, wrong{0}, answered{0};
+  auto query = [&](const std::string& c, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    while (!stop) {
+      int i = static_cast<int>(rng() % kDocs);
+      SearchParams q;
+      q.k = 3;
+      auto r = db_->NearText(c, Text(c, i), std::nullopt, q, kFar);
+      if (!r.ok() || r->hits.empty()) {
+        ++failures;
+        continue;
+      }
+      if (r->hits[0].id != absl::StrCat("d", i)) ++wrong;
+      if (r->hits[0].score <= kSelfScore) ++mixed;  // query and index of different models
+      if (c == "a" && r->model_id != "fake-16-1") ++mixed;
+      if (c == "b" && r->model_id != "fake-16-1" && r->model_id != "fake-16-2") ++mixed;
+      ++answered;
+    }
+  };
+  std::thread qa(query, "a", 1), qb(query, "b", 2);
+  // Writes to b during the reindex are caught up into the new model.
+  int written = 0, write_failures = 0;
+  do {
+    auto w = db_->Upsert("b", {{absl::StrCat("n", written), Text("b", 10000 + written), {}}}, kFar);
+    // ABORTED: embedded with the old model while the reindex committed; the
+    // documented answer is to retry, which embeds with the new one.
+    if (absl::IsAborted(w.status())) continue;
+    if (!w.ok()) ++write_failures;
+    ++written;
+    absl::SleepFor(absl::Milliseconds(5));
+  } while (db_->GetReindexProgress("b")->state == ReindexProgress::State::kRunning);
+  stop = true;
+  qa.join();
+  qb.join();
+  ASSERT_EQ(db_->GetReindexProgress("b")->state, ReindexProgress::State::kDone)
+      << db_->GetReindexProgress("b")->error;
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(write_failures, 0);
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(mixed, 0);
+  EXPECT_GT(answered, 0);
+  ExpectSelfHit("b", 2, "fake-16-2");
+  ExpectSelfHit("a", 2, "fake-16-1");
+  ExpectConsistent("a", "fake-16-1");
+  ExpectConsistent("b", "fake-16-2");
+  EXPECT_EQ(db_->DescribeCollection("b")->count, static_cast<uint64_t>(kDocs + written));
+  for (int j = 0; j < written; ++j) {
+    SearchParams q;
+    auto r = db_->NearText("b", Text("b", 10000 + j), std::nullopt, q, kFar);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->hits[0].id, absl::StrCat("n", j));
+    EXPECT_GT(r->hits[0].score, kSelfScore);
+  }
+}
+
+// The states a crash inside a reindex leaves, made directly in the store.
+class ReindexCrashStateTest : public CollectionModelsTest {
+ protected:
+  // Closes the database and stages collection `c` on model `seed` in the
+  // store, as a reindex would have when it was killed.
+  void StageReindex(const std::string& c, uint64_t seed, bool committed, int staged_docs) {
+    auto before = db_->DescribeCollection(c);
+    ASSERT_TRUE(before.ok());
+    db_.reset();
+    auto store = db::Store::Open((dir_ / "store").string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    db::CollectionSpec spec = before->spec;
+    spec.name = StagingName(c);
+    spec.model_id = absl::StrCat("fake-16-", seed);
+    spec.model_dir = std::to_string(seed);
+    spec.created_at_micros = 0;
+    ASSERT_TRUE((*store)->CreateCollection(spec).ok());
+    FakeEmbedder model(kDim, 32, seed);
+    std::vector<db::Document> docs;
+    for (int i = 0; i < staged_docs; ++i) {
+      db::Document d;
+      d.id = absl::StrCat("d", i);
+      d.text = Text(c, i);
+      d.vector = (*model.Embed({d.text}, {}))[0].vector;
+      d.model_id = spec.model_id;
+      docs.push_back(std::move(d));
+    }
+    ASSERT_TRUE((*store)->Upsert(spec.name, std::move(docs)).ok());
+    if (committed) {
+      db::CollectionUpdate u;
+      u.engine_state = std::string(kCommitMarker);
+      ASSERT_TRUE((*store)->UpdateCollection(spec.name, u).ok());
+      // Killed halfway through the roll-forward: some documents moved.
+      ASSERT_TRUE(RollForwardSome(**store, spec.name, c, staged_docs / 2));
+    }
+  }
+  // Moves the first n staged documents, as RollForward's first chunks would.
+  static bool RollForwardSome(db::Store& store, const std::string& staging, const std::string& c,
+                              int n) {
+    auto page = store.List(staging, "", static_cast<size_t>(n));
+    if (!page.ok()) return false;
+    std::vector<std::string> ids;
+    for (const auto& d : page->documents) ids.push_back(d.id);
+    return store.Upsert(c, std::move(page->documents)).ok() && store.Delete(staging, ids).ok();
+  }
+};
+
+TEST_F(ReindexCrashStateTest, UncommittedReindexIsDiscarded) {
+  Open(1);
+  Create("a");
+  Fill("a", 100);
+  StageReindex("a", 2, /*committed=*/false, 60);
+  Open(1);
+  ExpectConsistent("a", "fake-16-1");
+  EXPECT_EQ(db_->DescribeCollection("a")->count, 100u);
+  ExpectSelfHit("a", 7, "fake-16-1");
+  // Nothing of the staging collection is visible or left.
+  EXPECT_EQ(db_->ListCollections()->size(), 1u);
+  db_.reset();
+  auto store = db::Store::Open((dir_ / "store").string());
+  ASSERT_TRUE(store.ok());
+  EXPECT_TRUE(absl::IsNotFound((*store)->GetCollection(StagingName("a")).status()));
+}
+
+TEST_F(ReindexCrashStateTest, CommittedReindexIsFinishedAtStartup) {
+  Open(1);
+  Create("a");
+  Fill("a", 100);
+  StageReindex("a", 2, /*committed=*/true, 100);
+  Open(1);
+  ExpectConsistent("a", "fake-16-2");
+  EXPECT_EQ(db_->DescribeCollection("a")->count, 100u);
+  EXPECT_EQ(db_->DescribeCollection("a")->spec.model_dir, "2");
+  for (int i : {0, 42, 99}) ExpectSelfHit("a", i, "fake-16-2");
+  EXPECT_EQ(db_->ListCollections()->size(), 1u);
+}
+
+TEST_F(CollectionModelsTest, ALockedDataDirectoryNamesItsHolder) {
+  Open(1);
+  auto second = Database::Open(Options(1), std::make_unique<FakeEmbedder>(kDim, 32, 1));
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.status().message().find(dir_.string()), std::string::npos) << second.status();
+  EXPECT_NE(second.status().message().find(absl::StrCat("(pid ", getpid(), ")")), std::string::npos)
+      << second.status();
+  // The holder is unharmed, and the directory opens once it is released.
+  Create("still");
+  db_.reset();
+  Open(1);
+  EXPECT_TRUE(db_->DescribeCollection("still").ok());
+}
+
+TEST_F(CollectionModelsTest, ACollectionWhoseCheckpointChangedRefusesToEmbed) {
+  Open(1);
+  Create("a");
+  Fill("a", 5);
+  db_.reset();
+  // Directory "1" now holds another model (seed 7): the content hash differs.
+  DatabaseOptions o = Options(9);
+  o.embedder_factory = [](const std::string&) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+    return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, 7));
+  };
+  auto db = Database::Open(o, std::make_unique<FakeEmbedder>(kDim, 32, 9));
+  ASSERT_TRUE(db.ok()) << db.status();
+  SearchParams q;
+  auto r = (*db)->NearText("a", Text("a", 1), std::nullopt, q, kFar);
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("fake-16-1"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("reindex"), std::string::npos) << r.status();
+}
+
+}  // namespace
+}  // namespace neodb::engine
