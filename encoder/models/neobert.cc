@@ -1,13 +1,12 @@
 #include "encoder/models/neobert.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "encoder/ops/attention.h"
 #include "encoder/ops/embedding.h"
+#include "encoder/ops/gemm_cpu.h"
 #include "encoder/ops/linear.h"
 #include "encoder/ops/pooling.h"
 #include "encoder/ops/rms_norm.h"
@@ -101,7 +100,7 @@ void NeoBertCpuBackend::EnsureScratch(int64_t tokens, int64_t longest) {
 }
 
 void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
-  openblas_set_num_threads(num_threads_);
+  ops::cpu::SetGemmThreads(num_threads_);
   const int64_t n = batch.total_tokens();
   int64_t longest = 0;
   for (int64_t b = 0; b < batch.batch_size(); ++b) longest = std::max(longest, batch.length(b));

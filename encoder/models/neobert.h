@@ -1,5 +1,5 @@
 #pragma once
-// The NeoBERT forward pass on the CPU (NEOBERT.md §3), F32, OpenBLAS SGEMM.
+// The NeoBERT forward pass on the CPU (NEOBERT.md §3), F32, oneDNN SGEMM.
 //
 // Over a packed batch of N tokens (sequences end to end, no padding):
 //   x  = Embedding(ids)                                  [N, C]
@@ -20,9 +20,9 @@
 // share memory (y and u; q/k/v and g; a, o and f).
 //
 // Thread-safety: a backend instance is not thread-safe (its scratch is
-// shared); Encoder serialises calls. num_threads is applied with
-// openblas_set_num_threads, which is process-global in OpenBLAS: it is set
-// again before each forward pass. Only the GEMMs use more than one thread;
+// shared); Encoder serialises calls. num_threads is the calling thread's
+// OpenMP thread count for oneDNN (ops::cpu::SetGemmThreads), set before each
+// forward pass. Only the GEMMs use more than one thread;
 // the elementwise ops and the softmax run on the calling thread (they are a
 // few percent of the time at one thread; on the 2-vCPU build machine a second
 // thread adds nothing).

@@ -1,8 +1,7 @@
-#include <cblas.h>
-
 #include <algorithm>
 
 #include "encoder/ops/attention.h"
+#include "encoder/ops/gemm_cpu.h"
 #include "encoder/ops/vec_math_cpu.h"
 
 namespace neodb::encoder::ops::cpu {
@@ -27,8 +26,7 @@ void Attention(const float* q, const float* k, const float* v, const int64_t* of
       for (int64_t r0 = 0; r0 < len; r0 += block) {
         const int rows = static_cast<int>(std::min(block, len - r0));
         // scores[rows, T] = scale · q[r0:r0+rows] · kᵀ
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, t, d, scale, qh + r0 * head_dim,
-                    d, kh, d, 0.0f, scratch, t);
+        Sgemm(/*trans_b=*/true, rows, t, d, scale, qh + r0 * head_dim, d, kh, d, 0.0f, scratch, t);
         // Unnormalised softmax: exp(s − max) per row, row sums kept aside.
         for (int i = 0; i < rows; ++i) {
           sums[i] = ExpShiftRowInplace(scratch + int64_t{i} * len, len);
@@ -36,8 +34,7 @@ void Attention(const float* q, const float* k, const float* v, const int64_t* of
         // out[r0:r0+rows, h·D : h·D+D] = exp-scores · v, then ÷ row sum (D
         // divisions per row instead of T multiplications).
         float* o = out + (base + r0) * width + h * head_dim;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, d, t, 1.0f, scratch, t, vh, d,
-                    0.0f, o, static_cast<int>(width));
+        Sgemm(/*trans_b=*/false, rows, d, t, 1.0f, scratch, t, vh, d, 0.0f, o, width);
         for (int i = 0; i < rows; ++i) {
           const float inv = 1.0f / sums[i];
           float* row = o + int64_t{i} * width;
