@@ -61,10 +61,16 @@ struct BackendOptions {
   int device_index = 0;
   int num_threads = 1;         // CPU: OpenBLAS and op threads
   DType compute_dtype = DType::kF32;  // CUDA: BF16 (default there), F16 or F32
+  // CPU: precision of the projection and FFN matmuls (see Precision). A CPU
+  // without the instructions runs F32 and Encoder::precision_note() says
+  // why. Ignored by the CUDA backend (compute_dtype). Default: kF32.
+  Precision precision = Precision::kF32;
 };
 
 // The CPU backend over `weights` (which it keeps alive).
+// `precision` must be one the host runs (CpuPrecisionFor in
+// ops/cpu_kernels.h; CHECKed); BF16/INT8 weights are converted here, once.
 std::unique_ptr<Backend> MakeCpuBackend(std::shared_ptr<const NeoBertWeights> weights,
-                                        int num_threads);
+                                        int num_threads, Precision precision = Precision::kF32);
 
 }  // namespace neodb::encoder

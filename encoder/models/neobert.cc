@@ -5,6 +5,7 @@
 #include <string>
 
 #include "encoder/ops/attention.h"
+#include "encoder/ops/cpu_kernels.h"
 #include "encoder/ops/embedding.h"
 #include "encoder/ops/gemm_cpu.h"
 #include "encoder/ops/linear.h"
@@ -36,8 +37,10 @@ Tensor ViewAt(Tensor& buffer, int64_t offset, Shape shape) {
 
 }  // namespace
 
-NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights, int num_threads)
-    : weights_(std::move(weights)), num_threads_(std::max(1, num_threads)) {
+NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights, int num_threads,
+                                     Precision precision)
+    : weights_(std::move(weights)), num_threads_(std::max(1, num_threads)), precision_(precision) {
+  NEODB_CHECK(CpuPrecisionFor(precision_, nullptr) == precision_);
   const NeoBertConfig& cfg = weights_->config;
   hidden_ = cfg.hidden_size;
   heads_ = cfg.num_attention_heads;
@@ -56,6 +59,14 @@ NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weigh
     CheckWeight(l.ffn_norm, {hidden_});
     CheckWeight(l.w12, {2 * ffn_, hidden_});
     CheckWeight(l.w3, {hidden_, ffn_});
+  }
+  if (precision_ != Precision::kF32) {
+    for (const LayerWeights& l : weights_->layers) {
+      low_.push_back({ops::LowPrecisionLinear::Make(l.qkv, precision_),
+                      ops::LowPrecisionLinear::Make(l.wo, precision_),
+                      ops::LowPrecisionLinear::Make(l.w12, precision_),
+                      ops::LowPrecisionLinear::Make(l.w3, precision_)});
+    }
   }
   rope_ = ops::MakeRopeTable(std::max<int64_t>(cfg.max_length, 1), head_dim_, cfg.rope_theta);
 }
@@ -99,6 +110,22 @@ void NeoBertCpuBackend::EnsureScratch(int64_t tokens, int64_t longest) {
   }
 }
 
+int64_t NeoBertCpuBackend::converted_weight_bytes() const {
+  int64_t bytes = 0;
+  for (const LowPrecisionLayer& l : low_) {
+    bytes += l.qkv.bytes() + l.wo.bytes() + l.w12.bytes() + l.w3.bytes();
+  }
+  return bytes;
+}
+
+void NeoBertCpuBackend::Project(const Tensor& in, const Tensor& w,
+                                const ops::LowPrecisionLinear& low, bool accumulate,
+                                Tensor* out) {
+  if (precision_ == Precision::kF32) return ops::Linear(in, w, accumulate, out);
+  NEODB_CHECK(in.dim(1) == low.in_features() && out->dim(1) == low.out_features());
+  low.Apply(in.data<float>(), in.dim(0), accumulate, out->data<float>(), &low_scratch_);
+}
+
 void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
   ops::cpu::SetGemmThreads(num_threads_);
   const int64_t n = batch.total_tokens();
@@ -118,16 +145,19 @@ void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
 
   ops::Embedding(weights_->embeddings, batch.ids, &x);
-  for (const LayerWeights& layer : weights_->layers) {
+  static const LowPrecisionLayer kNone;
+  for (size_t i = 0; i < weights_->layers.size(); ++i) {
+    const LayerWeights& layer = weights_->layers[i];
+    const LowPrecisionLayer& low = low_.empty() ? kNone : low_[i];
     ops::RmsNorm(x, layer.attention_norm, eps_, &normed);
-    ops::Linear(normed, layer.qkv, /*accumulate=*/false, &qkv);
+    Project(normed, layer.qkv, low.qkv, /*accumulate=*/false, &qkv);
     ops::SplitQkvRope(qkv, batch.offsets, heads_, rope_, &q, &k, &v);
     ops::Attention(q, k, v, batch.offsets, scale, &scores_, &normed);
-    ops::Linear(normed, layer.wo, /*accumulate=*/true, &x);
+    Project(normed, layer.wo, low.wo, /*accumulate=*/true, &x);
     ops::RmsNorm(x, layer.ffn_norm, eps_, &normed);
-    ops::Linear(normed, layer.w12, /*accumulate=*/false, &u);
+    Project(normed, layer.w12, low.w12, /*accumulate=*/false, &u);
     ops::SwiGlu(u, &g);
-    ops::Linear(g, layer.w3, /*accumulate=*/true, &x);
+    Project(g, layer.w3, low.w3, /*accumulate=*/true, &x);
   }
   ops::RmsNorm(x, weights_->final_norm, eps_, out);
 }
@@ -147,8 +177,8 @@ absl::StatusOr<Tensor> NeoBertCpuBackend::Pool(const PackedBatch& batch, Pooling
 }
 
 std::unique_ptr<Backend> MakeCpuBackend(std::shared_ptr<const NeoBertWeights> weights,
-                                        int num_threads) {
-  return std::make_unique<NeoBertCpuBackend>(std::move(weights), num_threads);
+                                        int num_threads, Precision precision) {
+  return std::make_unique<NeoBertCpuBackend>(std::move(weights), num_threads, precision);
 }
 
 }  // namespace neodb::encoder

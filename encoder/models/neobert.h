@@ -1,5 +1,7 @@
 #pragma once
-// The NeoBERT forward pass on the CPU (NEOBERT.md §3), F32, oneDNN SGEMM.
+// The NeoBERT forward pass on the CPU (NEOBERT.md §3): F32, oneDNN SGEMM; or,
+// with Precision kBf16/kInt8, the four projections per layer in BF16 or INT8
+// (ops/low_precision_linear.h) and everything else still F32.
 //
 // Over a packed batch of N tokens (sequences end to end, no padding):
 //   x  = Embedding(ids)                                  [N, C]
@@ -28,8 +30,10 @@
 // thread adds nothing).
 
 #include <memory>
+#include <vector>
 
 #include "encoder/backend.h"
+#include "encoder/ops/low_precision_linear.h"
 #include "encoder/ops/qkv_rope.h"
 
 namespace neodb::encoder {
@@ -38,20 +42,38 @@ class NeoBertCpuBackend final : public Backend {
  public:
   // REQUIRES: every weight CPU F32 with the shapes of NEOBERT.md §2 for
   // weights->config (CHECKed).
-  NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights, int num_threads);
+  // `precision` (BF16 or INT8 converts the projection and FFN weights here,
+  // once) must be one the host runs: CpuPrecisionFor(precision) == precision
+  // (CHECKed).
+  NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights, int num_threads,
+                    Precision precision = Precision::kF32);
 
   absl::StatusOr<Tensor> HiddenStates(const PackedBatch& batch) override;
   absl::StatusOr<Tensor> Pool(const PackedBatch& batch, Pooling pooling) override;
   Device device() const override { return Device::kCpu; }
+  Precision precision() const { return precision_; }
+  // Bytes of the converted weights (0 for F32, which uses `weights` as is).
+  int64_t converted_weight_bytes() const;
 
  private:
   absl::Status Validate(const PackedBatch& batch) const;
   void EnsureScratch(int64_t tokens, int64_t longest);
   // Runs the layers and the final norm into `out` [N, C].
   void Forward(const PackedBatch& batch, Tensor* out);
+  // out (+)= in · wᵀ in this backend's precision; `low` is w converted.
+  void Project(const Tensor& in, const Tensor& w, const ops::LowPrecisionLinear& low,
+               bool accumulate, Tensor* out);
+
+  // A layer's matrices converted for BF16/INT8 (empty in F32).
+  struct LowPrecisionLayer {
+    ops::LowPrecisionLinear qkv, wo, w12, w3;
+  };
 
   std::shared_ptr<const NeoBertWeights> weights_;
   int num_threads_;
+  Precision precision_;
+  std::vector<LowPrecisionLayer> low_;
+  ops::LowPrecisionScratch low_scratch_;
   int64_t hidden_;    // C
   int64_t heads_;     // H
   int64_t head_dim_;  // D
