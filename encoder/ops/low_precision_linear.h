@@ -6,7 +6,7 @@
 //           sw[n] = max_k |w[n,k]| / 127,  wq = round(w / sw) ∈ [−127, 127];
 //         x quantised per token m (row) to U8 with a zero point,
 //           sx[m] = (max(x_m, 0) − min(x_m, 0)) / 255,  zx[m] = round(−min / sx),
-//           xq = clamp(round(x / sx) + zx, 0, 255);
+//           xq = clamp(round(x · (1/sx)) + zx, 0, 255)  (round: nearest even);
 //         acc = xq · wqᵀ exactly in S32 (oneDNN), then
 //           out[m,n] = sx[m] · sw[n] · (acc[m,n] − zx[m] · Σ_k wq[n,k]).
 // Rounding errors: BF16 keeps 8 significant bits (relative error ≤ 2⁻⁹ per
@@ -87,5 +87,20 @@ class LowPrecisionLinear {
 // matrices as LowPrecisionLinear stores them (F32 for kF32), embeddings and
 // norms in F32. The MLM head is not counted.
 int64_t EncoderWeightBytes(const NeoBertConfig& config, Precision precision);
+
+namespace internal {
+// The per-call conversions of Apply with an explicit body, so tests can run
+// the portable body on any host and compare it with the AVX-512 one.
+// REQUIRES: avx512 only where HostCpuFeatures().avx512f.
+// out[i] = BF16(x[i]), round to nearest even.
+void ToBf16(bool avx512, const float* x, int64_t n, uint16_t* out);
+// Rows of x [n, k] to U8 with per-row scale and zero point (header formulas).
+void QuantiseRowsU8(bool avx512, const float* x, int64_t n, int64_t k, uint8_t* q, float* scale,
+                    int32_t* zero);
+// out[m, j] (+)= sx[m] · sw[j] · (acc[m, j] − zx[m] · wsum[j]).
+void Dequantise(bool avx512, const int32_t* acc, int64_t n, int64_t cols, const float* sx,
+                const int32_t* zx, const float* sw, const int32_t* wsum, bool accumulate,
+                float* out);
+}  // namespace internal
 
 }  // namespace neodb::encoder::ops

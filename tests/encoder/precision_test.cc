@@ -136,6 +136,9 @@ TEST(LowPrecisionLinearTest, Int8WithinQuantisationBound) {
     CheckLinear(Precision::kInt8, 1, 64, 48, acc);
     CheckLinear(Precision::kInt8, 23, 37, 19, acc);
     CheckLinear(Precision::kInt8, 70, 256, 96, acc);
+    // 8200 outputs: the op works in row blocks of 32 here (4 blocks, the
+    // last one partial).
+    CheckLinear(Precision::kInt8, 100, 24, 8200, acc);
   }
 }
 
@@ -170,6 +173,49 @@ TEST(LowPrecisionLinearTest, Int8ExactOnRepresentableValues) {
     low.Apply(x.data<float>(), n, accumulate, got.data<float>(), &scratch);
     for (int64_t i = 0; i < n * out; ++i) {
       ASSERT_EQ(got.data<float>()[i], want.data<float>()[i]) << "accumulate " << accumulate << " element " << i;
+    }
+  }
+}
+
+// The AVX-512 bodies of the per-call conversions against the portable ones
+// (which run on AVX-VNNI-only hosts): the same values, ties and NaN included.
+TEST(LowPrecisionConversionsTest, VectorBodiesMatchPortableOnes) {
+  if (!HostCpuFeatures().avx512f) GTEST_SKIP() << "no AVX-512 body on this CPU";
+  const int64_t n = 7, k = 83, cols = 45;  // tails after every 16/32-wide loop
+  Tensor x = Activations(n, k, 3);
+  float* xp = x.data<float>();
+  xp[5] = std::nanf("");
+  xp[6] = 1.00390625f;  // exactly halfway between two BF16 values (tie → even)
+  xp[7] = -1.01171875f;
+  std::vector<uint16_t> b0(n * k), b1(n * k);
+  ops::internal::ToBf16(false, xp, n * k, b0.data());
+  ops::internal::ToBf16(true, xp, n * k, b1.data());
+  EXPECT_EQ(b0, b1);
+  EXPECT_EQ(b0[6], 0x3f80);  // tie rounded to even
+  xp[5] = 0.0f;
+  std::vector<uint8_t> q0(n * k), q1(n * k);
+  std::vector<float> s0(n), s1(n);
+  std::vector<int32_t> z0(n), z1(n);
+  ops::internal::QuantiseRowsU8(false, xp, n, k, q0.data(), s0.data(), z0.data());
+  ops::internal::QuantiseRowsU8(true, xp, n, k, q1.data(), s1.data(), z1.data());
+  EXPECT_EQ(q0, q1);
+  EXPECT_EQ(s0, s1);
+  EXPECT_EQ(z0, z1);
+  testing::Prng prng(8);
+  std::vector<int32_t> acc(n * cols), wsum(cols);
+  std::vector<float> sw(cols);
+  for (auto& a : acc) a = static_cast<int32_t>(prng.Next() % 2000001) - 1000000;
+  for (auto& w : wsum) w = static_cast<int32_t>(prng.Next() % 20001) - 10000;
+  for (auto& w : sw) w = 0.001f + std::fabs(prng.Uniform(0.01f));
+  for (bool accumulate : {false, true}) {
+    std::vector<float> o0(n * cols, 3.0f), o1(n * cols, 3.0f);
+    ops::internal::Dequantise(false, acc.data(), n, cols, s0.data(), z0.data(), sw.data(),
+                              wsum.data(), accumulate, o0.data());
+    ops::internal::Dequantise(true, acc.data(), n, cols, s0.data(), z0.data(), sw.data(),
+                              wsum.data(), accumulate, o1.data());
+    for (int64_t i = 0; i < n * cols; ++i) {
+      // The vector body may fuse the final multiply-add (one rounding less).
+      EXPECT_NEAR(o0[i], o1[i], 2e-7 * (std::fabs(o0[i]) + 3.0f)) << i;
     }
   }
 }
