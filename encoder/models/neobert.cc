@@ -5,6 +5,7 @@
 #include <string>
 
 #include "encoder/ops/attention.h"
+#include "encoder/ops/low_precision_linear.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "encoder/ops/embedding.h"
 #include "encoder/ops/gemm_cpu.h"
@@ -60,6 +61,8 @@ NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weigh
     CheckWeight(l.w12, {2 * ffn_, hidden_});
     CheckWeight(l.w3, {hidden_, ffn_});
   }
+  attention_bf16_ = precision_ != Precision::kF32 &&
+                    CpuPrecisionFor(Precision::kBf16, nullptr) == Precision::kBf16;
   if (precision_ != Precision::kF32) {
     for (const LayerWeights& l : weights_->layers) {
       low_.push_back({ops::LowPrecisionLinear::Make(l.qkv, precision_),
@@ -108,6 +111,11 @@ void NeoBertCpuBackend::EnsureScratch(int64_t tokens, int64_t longest) {
   if (!scores_.defined() || scores_.numel() < need) {
     scores_ = Tensor::Empty({need}, DType::kF32);
   }
+  if (attention_bf16_) {
+    const size_t heads = static_cast<size_t>(3 * tokens * hidden_);
+    if (heads_bf16_.size() < heads) heads_bf16_.resize(heads);
+    if (probs_bf16_.size() < static_cast<size_t>(need)) probs_bf16_.resize(need);
+  }
 }
 
 int64_t NeoBertCpuBackend::converted_weight_bytes() const {
@@ -152,7 +160,19 @@ void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
     ops::RmsNorm(x, layer.attention_norm, eps_, &normed);
     Project(normed, layer.qkv, low.qkv, /*accumulate=*/false, &qkv);
     ops::SplitQkvRope(qkv, batch.offsets, heads_, rope_, &q, &k, &v);
-    ops::Attention(q, k, v, batch.offsets, scale, &scores_, &normed);
+    if (attention_bf16_) {
+      // q · scale first (the scale is folded before rounding), then q | k | v
+      // to BF16 in one pass.
+      float* qf = q.data<float>();
+      for (int64_t i = 0; i < per_head; ++i) qf[i] *= scale;
+      ops::ConvertToBf16(qf, 3 * per_head, heads_bf16_.data());
+      const uint16_t* qb = heads_bf16_.data();
+      ops::cpu::AttentionBf16(qb, qb + per_head, qb + 2 * per_head, batch.offsets.data(),
+                              batch.batch_size(), heads_, head_dim_, scores_.data<float>(),
+                              probs_bf16_.data(), normed.data<float>());
+    } else {
+      ops::Attention(q, k, v, batch.offsets, scale, &scores_, &normed);
+    }
     Project(normed, layer.wo, low.wo, /*accumulate=*/true, &x);
     ops::RmsNorm(x, layer.ffn_norm, eps_, &normed);
     Project(normed, layer.w12, low.w12, /*accumulate=*/false, &u);

@@ -26,15 +26,17 @@ Dnnl& Context() {
 
 // Creating a primitive for a shape oneDNN has seen costs a few microseconds
 // (its primitive cache, 1024 entries by default); a new shape ~0.2 ms.
+// c[m, n] (+)= a[m, k] · op(b), op(b) = b[n, k]ᵀ (trans_b) or b[k, n].
 void RunMatmul(memory::data_type src_type, memory::data_type wei_type, memory::data_type dst_type,
-               const void* a, const void* w, int64_t m, int64_t n, int64_t k, bool accumulate,
-               void* out) {
+               bool trans_b, const void* a, int64_t lda, const void* w, int64_t ldb, int64_t m,
+               int64_t n, int64_t k, bool accumulate, void* out, int64_t ldc) {
   try {
     Dnnl& ctx = Context();
-    const memory::desc src_md({m, k}, src_type, memory::format_tag::ab);
-    // w is [n, k] row-major: the {k, n} weights matrix in "ba" order.
-    const memory::desc wei_md({k, n}, wei_type, memory::format_tag::ba);
-    const memory::desc dst_md({m, n}, dst_type, memory::format_tag::ab);
+    const memory::desc src_md({m, k}, src_type, {lda, 1});
+    // trans_b: w is [n, k] row-major, the {k, n} weights matrix with strides {1, ldb}.
+    const memory::desc wei_md({k, n}, wei_type,
+                              trans_b ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+    const memory::desc dst_md({m, n}, dst_type, {ldc, 1});
     dnnl::primitive_attr attr;
     if (accumulate) {
       dnnl::post_ops ops;
@@ -69,18 +71,23 @@ void Sgemm(bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const flo
   NEODB_CHECK(status == dnnl_success);
 }
 
+void GemmBf16(bool trans_b, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda,
+              const uint16_t* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  RunMatmul(memory::data_type::bf16, memory::data_type::bf16, memory::data_type::f32, trans_b, a,
+            lda, b, ldb, m, n, k, accumulate, c, ldc);
+}
+
 void MatmulBf16(const uint16_t* a, const uint16_t* w, int64_t m, int64_t n, int64_t k,
                 bool accumulate, float* out) {
-  if (m == 0 || n == 0) return;
-  RunMatmul(memory::data_type::bf16, memory::data_type::bf16, memory::data_type::f32, a, w, m, n,
-            k, accumulate, out);
+  GemmBf16(/*trans_b=*/true, m, n, k, a, k, w, k, accumulate, out, n);
 }
 
 void MatmulU8S8(const uint8_t* a, const int8_t* w, int64_t m, int64_t n, int64_t k,
                 int32_t* acc) {
   if (m == 0 || n == 0) return;
-  RunMatmul(memory::data_type::u8, memory::data_type::s8, memory::data_type::s32, a, w, m, n, k,
-            /*accumulate=*/false, acc);
+  RunMatmul(memory::data_type::u8, memory::data_type::s8, memory::data_type::s32,
+            /*trans_b=*/true, a, k, w, k, m, n, k, /*accumulate=*/false, acc, n);
 }
 
 }  // namespace neodb::encoder::ops::cpu

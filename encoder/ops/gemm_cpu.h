@@ -20,6 +20,13 @@ void SetGemmThreads(int num_threads);
 void Sgemm(bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
+// c[m, n] (+)= a[m, k] · op(b) with BF16 inputs and F32 accumulation and
+// output: op(b) = bᵀ with b [n, k] when trans_b, else b [k, n]. Leading
+// dimensions in elements; `accumulate` adds to c.
+// REQUIRES: the host runs BF16 (CpuPrecisionFor); CHECK-fails otherwise.
+void GemmBf16(bool trans_b, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda,
+              const uint16_t* b, int64_t ldb, bool accumulate, float* c, int64_t ldc);
+
 // out[m, n] (+)= a[m, k] · w[n, k]ᵀ with BF16 inputs and F32 accumulation
 // and output; `accumulate` adds to out instead of overwriting it. All
 // operands dense (lda = k, ldw = k, ldo = n).

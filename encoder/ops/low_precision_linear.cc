@@ -185,6 +185,8 @@ void Dequantise(const int32_t* acc, int64_t n, int64_t cols, const float* sx, co
 
 }  // namespace
 
+void ConvertToBf16(const float* x, int64_t n, uint16_t* out) { ToBf16(x, n, out); }
+
 namespace internal {
 void ToBf16(bool avx512, const float* x, int64_t n, uint16_t* out) {
   if (!avx512) return ToBf16Portable(x, n, out);

@@ -88,6 +88,10 @@ class LowPrecisionLinear {
 // norms in F32. The MLM head is not counted.
 int64_t EncoderWeightBytes(const NeoBertConfig& config, Precision precision);
 
+// out[i] = BF16(x[i]), round to nearest even, with the widest body the CPU
+// has.
+void ConvertToBf16(const float* x, int64_t n, uint16_t* out);
+
 namespace internal {
 // The per-call conversions of Apply with an explicit body, so tests can run
 // the portable body on any host and compare it with the AVX-512 one.

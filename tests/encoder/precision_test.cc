@@ -17,6 +17,7 @@
 #include "encoder/ops/linear.h"
 #include "encoder/ops/low_precision_linear.h"
 #include "encoder/ops/pooling.h"
+#include "encoder/ops/vec_math_cpu.h"
 #include "gtest/gtest.h"
 #include "tests/encoder/precision_test_util.h"
 #include "tests/encoder/test_weights.h"
@@ -217,6 +218,22 @@ TEST(LowPrecisionConversionsTest, VectorBodiesMatchPortableOnes) {
       // The vector body may fuse the final multiply-add (one rounding less).
       EXPECT_NEAR(o0[i], o1[i], 2e-7 * (std::fabs(o0[i]) + 3.0f)) << i;
     }
+  }
+}
+
+// The fused exp → BF16 pass of the BF16 attention against the F32 pass
+// followed by rounding (both use the widest exp body of this host).
+TEST(LowPrecisionConversionsTest, ExpShiftRowToBf16MatchesUnfused) {
+  testing::Prng prng(12);
+  for (int64_t n : {1, 15, 16, 17, 100, 2049}) {
+    std::vector<float> x(n), y(n);
+    for (auto& v : x) v = prng.Uniform(20.0f);
+    y = x;
+    std::vector<uint16_t> probs(n);
+    const float sum = ops::cpu::ExpShiftRowToBf16(x.data(), n, probs.data());
+    const float want_sum = ops::cpu::ExpShiftRowInplace(y.data(), n);
+    EXPECT_EQ(sum, want_sum) << n;
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(probs[i], F32ToBF16(y[i])) << n << " " << i;
   }
 }
 
