@@ -61,8 +61,9 @@ NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weigh
     CheckWeight(l.w12, {2 * ffn_, hidden_});
     CheckWeight(l.w3, {hidden_, ffn_});
   }
-  attention_bf16_ = precision_ != Precision::kF32 &&
-                    CpuPrecisionFor(Precision::kBf16, nullptr) == Precision::kBf16;
+  // BF16 attention only on AMX: without it BF16 matmuls were slower than
+  // SGEMM (cpu_kernels.h).
+  attention_bf16_ = precision_ != Precision::kF32 && CpuRunsAmxBf16();
   if (precision_ != Precision::kF32) {
     for (const LayerWeights& l : weights_->layers) {
       low_.push_back({ops::LowPrecisionLinear::Make(l.qkv, precision_),

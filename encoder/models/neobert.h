@@ -2,7 +2,8 @@
 // The NeoBERT forward pass on the CPU (NEOBERT.md §3): F32, oneDNN SGEMM; or,
 // with Precision kBf16/kInt8, the four projections per layer in BF16 or INT8
 // (ops/low_precision_linear.h), the attention's two matmuls in BF16 where
-// the host has BF16 (scores, softmax and the output F32), everything else F32.
+// the host has AMX-BF16 (scores, softmax and the output F32), everything
+// else F32.
 //
 // Over a packed batch of N tokens (sequences end to end, no padding):
 //   x  = Embedding(ids)                                  [N, C]
@@ -75,7 +76,7 @@ class NeoBertCpuBackend final : public Backend {
   Precision precision_;
   std::vector<LowPrecisionLayer> low_;
   ops::LowPrecisionScratch low_scratch_;
-  // Reduced precisions on a host with BF16: the attention matmuls in BF16
+  // Reduced precisions on a host with AMX-BF16: the attention matmuls in BF16
   // (ops::cpu::AttentionBf16); q·scale, k, v and the probabilities here.
   bool attention_bf16_ = false;
   ops::AlignedVector<uint16_t> heads_bf16_;

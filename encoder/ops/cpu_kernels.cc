@@ -107,4 +107,10 @@ Precision CpuPrecisionFor(Precision requested, std::string* why) {
   return Precision::kF32;
 }
 
+bool CpuRunsAmxBf16() {
+  const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const unsigned amx = static_cast<unsigned>(dnnl_cpu_isa_avx512_core_amx);
+  return HostCpuFeatures().amx_bf16 && (isa & amx) == amx;
+}
+
 }  // namespace neodb::encoder
