@@ -79,10 +79,15 @@ def main():
 
     eps_c = const(np.array(eps, np.float32), "eps")
 
+    two_c = const(np.array(2.0, np.float32), "two")
+
     def rms(x, weight):
-        ms = op("ReduceMean", [op("Mul", [x, x])], axes=[-1], keepdims=1)
-        inv = op("Reciprocal", [op("Sqrt", [op("Add", [ms, eps_c])])])
-        return op("Mul", [op("Mul", [x, inv]), const(weight.astype(np.float32), "norm")])
+        # Pow → ReduceMean → Add → Sqrt → Div → Mul: what a PyTorch export of
+        # x * rsqrt(mean(x²) + eps) * w gives, and the pattern ONNX Runtime
+        # fuses into one SimplifiedLayerNormalization.
+        ms = op("ReduceMean", [op("Pow", [x, two_c])], axes=[-1], keepdims=1)
+        normed = op("Div", [x, op("Sqrt", [op("Add", [ms, eps_c])])])
+        return op("Mul", [normed, const(weight.astype(np.float32), "norm")])
 
     # RoPE tables [L, D/2, 1]: angle = position × inv_freq, in F32.
     inv_freq = (1.0 / (theta ** (np.arange(0, D, 2, dtype=np.float32) / np.float32(D)))).astype(np.float32)
@@ -111,8 +116,9 @@ def main():
         qkv = op("MatMul", [a_, const(w[p + "qkv.weight"][perm].T, "wqkv")])
         q, k, v = ops("Split", [qkv], 3, axis=-1)
         heads = [op("Transpose", [op("Reshape", [t, shape_blhd])], perm=[0, 2, 1, 3]) for t in (q, k, v)]
-        q, k, v = rope(heads[0]), rope(heads[1]), heads[2]
-        s = op("Mul", [op("MatMul", [q, op("Transpose", [k], perm=[0, 1, 3, 2])]), scale_c])
+        # The scale on q before q·kᵀ (one pass over [B, H, L, D], not [B, H, L, L]).
+        q, k, v = op("Mul", [rope(heads[0]), scale_c]), rope(heads[1]), heads[2]
+        s = op("MatMul", [q, op("Transpose", [k], perm=[0, 1, 3, 2])])
         o = op("MatMul", [op("Softmax", [s], axis=-1), v])
         o = op("Reshape", [op("Transpose", [o], perm=[0, 2, 1, 3]), shape_blc])
         x = op("Add", [x, op("MatMul", [o, const(w[p + "wo.weight"].T, "wo")])])
