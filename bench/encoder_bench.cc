@@ -1,15 +1,20 @@
-// encoder_bench: CPU forward-pass throughput of the NeoBERT backend against
-// the machine's own SGEMM rate, measured in the same run.
+// encoder_bench: CPU forward-pass throughput of the NeoBERT backend in each
+// precision against the machine's own ceilings measured in the same run: the
+// GEMM rate of that precision (oneDNN, the encoder's kernels) and the
+// register peak of its instructions (bench/peak.h).
 //
 //   encoder_bench [--threads N] [--layers L] [--tokens N] [--reps R]
-//                 [--lengths 128,512,...]
+//                 [--lengths 128,512,...] [--precisions f32,bf16,int8]
 //
 // Weights are generated in memory (uniform ±0.02, norms at 1; the values do
 // not change the work), so no checkpoint is needed. Every step packs
 // max(1, tokens / length) sequences of one length. FLOPs are counted as
 // 2·T·C·(3C + C + 2F + F) GEMM FLOPs per layer plus 4·T·len·C for attention
-// (QKᵀ and PV). The SGEMM reference is the FLOP-weighted rate of the four
-// projection shapes (M = 4096 tokens) run through the same OpenBLAS.
+// (QKᵀ and PV), whatever the precision (attention stays F32). The GEMM
+// reference is the FLOP-weighted rate of the four projection shapes
+// (M = 4096 tokens) in the row's precision, re-measured before each row; the
+// peak is the best register-only rate of that precision's instructions
+// (F32 FMA, BF16 VDPBF16PS/AMX, INT8 VPDPBUSD/AMX), measured once.
 #include <cblas.h>
 
 #include <algorithm>
@@ -23,7 +28,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/peak.h"
 #include "encoder/backend.h"
+#include "encoder/ops/cpu_kernels.h"
+#include "encoder/ops/gemm_cpu.h"
 #include "encoder/ops/vec_math_cpu.h"
 
 namespace neodb::encoder {
@@ -56,6 +64,7 @@ struct Args {
   int64_t tokens = 4096;
   int reps = 1;
   std::vector<int64_t> lengths = {128, 512, 1024, 2048, 4096};
+  std::vector<Precision> precisions = {Precision::kF32};
 };
 
 uint64_t g_state = 42;
@@ -95,35 +104,6 @@ std::shared_ptr<NeoBertWeights> FullSizeWeights(int layers) {
   return w;
 }
 
-// GFLOP per CPU-second (and per wall second) of the projection-shaped SGEMMs.
-struct Rate {
-  double per_wall = 0, per_cpu = 0;
-};
-Rate SgemmRate(int64_t m) {
-  struct S {
-    int64_t n, k;
-  };
-  const S shapes[] = {{2304, 768}, {768, 768}, {4096, 768}, {768, 2048}};
-  double flops = 0;
-  Times total;
-  for (const S& s : shapes) {
-    std::vector<float> a(m * s.k, 0.01f), b(s.n * s.k, 0.02f), c(m * s.n);
-    auto run = [&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, s.n, s.k, 1.0f, a.data(), s.k,
-                  b.data(), s.k, 0.0f, c.data(), s.n);
-    };
-    run();  // warm-up
-    Stopwatch sw;
-    const int reps = 2;
-    for (int r = 0; r < reps; ++r) run();
-    const Times t = sw.Elapsed();
-    total.wall += t.wall;
-    total.cpu += t.cpu;
-    flops += 2.0 * m * s.n * s.k * reps;
-  }
-  return {flops / total.wall / 1e9, flops / total.cpu / 1e9};
-}
-
 std::string CpuModel() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -154,62 +134,106 @@ int Main(int argc, char** argv) {
         if (!p) break;
         ++p;
       }
+    } else if (k == "--precisions") {
+      args.precisions.clear();
+      std::string list = v;
+      for (size_t start = 0; start <= list.size();) {
+        size_t end = list.find(',', start);
+        if (end == std::string::npos) end = list.size();
+        auto p = ParsePrecision(list.substr(start, end - start));
+        if (!p.ok()) {
+          std::fprintf(stderr, "%s\n", std::string(p.status().message()).c_str());
+          return 2;
+        }
+        args.precisions.push_back(*p);
+        start = end + 1;
+      }
     } else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
     }
   }
   openblas_set_num_threads(args.threads);
-  std::printf("cpu: %s | OpenBLAS %s | threads %d | vector kernels %s\n", CpuModel().c_str(),
-              openblas_get_config(), args.threads, ops::cpu::VecIsaName(ops::cpu::ActiveVecIsa()));
+  ops::cpu::SetGemmThreads(args.threads);
+  std::printf("cpu: %s | %s | threads %d | vector kernels %s\n", CpuModel().c_str(),
+              CpuKernelInfo().c_str(), args.threads,
+              ops::cpu::VecIsaName(ops::cpu::ActiveVecIsa()));
   std::printf(
       "model: hidden 768, heads 12, ffn 2048, layers %d; >= %lld tokens per step, %d rep(s)\n",
       args.layers, static_cast<long long>(args.tokens), args.reps);
   std::fflush(stdout);
+  // Register peaks, once (1 thread: the loops run on the calling thread).
+  const std::vector<bench::PeakRow> peaks = bench::RegisterPeaks();
+  std::printf("\nregister peaks (per CPU-second, 1 thread):\n");
+  for (const auto& r : peaks) {
+    if (r.gflops < 0) {
+      std::printf("  %-38s n/a\n", r.name.c_str());
+    } else {
+      std::printf("  %-38s %.1f\n", r.name.c_str(), r.gflops);
+    }
+  }
   auto weights = FullSizeWeights(args.layers);
-  auto backend = MakeCpuBackend(weights, args.threads);
   std::printf(
-      "wall = wall clock; cpu = per second of CPU time this process got (robust to other\n"
-      "load on a shared machine). sgemm is re-measured right before each row.\n\n");
+      "\nwall = wall clock; cpu = per second of CPU time this process got (robust to other\n"
+      "load on a shared machine). gemm = the row's precision at the projection shapes,\n"
+      "re-measured right before each row; peak = best register-only rate of that\n"
+      "precision's instructions (per thread x threads).\n\n");
   std::printf(
-      "| seq len | seqs/step | tokens/step | wall s/step | tokens/s (wall) | GFLOP/s (wall) | "
-      "tokens/cpu-s | GFLOP/cpu-s | sgemm GFLOP/cpu-s | ratio (cpu) |\n");
-  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "| precision | seq len | seqs/step | tokens/step | wall s/step | tokens/s (wall) | "
+      "tokens/cpu-s | GFLOP/cpu-s | gemm GFLOP/cpu-s | of gemm | peak GFLOP/s | of peak |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   std::fflush(stdout);
   const double c = 768, f = 2048;
-  for (int64_t len : args.lengths) {
-    const int64_t seqs = std::max<int64_t>(1, args.tokens / len);
-    PackedBatch batch;
-    for (int64_t s = 0; s < seqs; ++s) {
-      std::vector<int32_t> ids(len);
-      for (int64_t t = 0; t < len; ++t)
-        ids[t] = static_cast<int32_t>((s * 7919 + t * 104729) % 30522);
-      batch.Add(ids);
+  for (Precision precision : args.precisions) {
+    std::string why;
+    if (CpuPrecisionFor(precision, &why) != precision) {
+      std::printf("| %s | n/a: %s |\n", std::string(PrecisionName(precision)).c_str(),
+                  why.c_str());
+      continue;
     }
-    const double tokens = static_cast<double>(batch.total_tokens());
-    const double flops = args.layers * (2 * tokens * c * (3 * c + c + 2 * f + f) +
-                                        4.0 * tokens * static_cast<double>(len) * c);
-    auto warm = backend->Pool(batch, Pooling::kMean);  // sizes the scratch, faults pages in
-    if (!warm.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(warm.status().message()).c_str());
-      return 1;
+    auto backend = MakeCpuBackend(weights, args.threads, precision);
+    const std::string gemm_name = precision == Precision::kF32    ? "dnnl"
+                                  : precision == Precision::kBf16 ? "bf16"
+                                                                  : "int8";
+    const double peak =
+        bench::BestPeak(peaks, std::string(PrecisionName(precision))) * args.threads;
+    for (int64_t len : args.lengths) {
+      const int64_t seqs = std::max<int64_t>(1, args.tokens / len);
+      PackedBatch batch;
+      for (int64_t s = 0; s < seqs; ++s) {
+        std::vector<int32_t> ids(len);
+        for (int64_t t = 0; t < len; ++t)
+          ids[t] = static_cast<int32_t>((s * 7919 + t * 104729) % 30522);
+        batch.Add(ids);
+      }
+      const double tokens = static_cast<double>(batch.total_tokens());
+      const double flops = args.layers * (2 * tokens * c * (3 * c + c + 2 * f + f) +
+                                          4.0 * tokens * static_cast<double>(len) * c);
+      auto warm = backend->Pool(batch, Pooling::kMean);  // sizes the scratch, faults pages in
+      if (!warm.ok()) {
+        std::fprintf(stderr, "%s\n", std::string(warm.status().message()).c_str());
+        return 1;
+      }
+      const double gemm = bench::GemmRate(gemm_name, 4096);
+      Times best{1e30, 1e30};
+      for (int r = 0; r < args.reps; ++r) {
+        Stopwatch sw;
+        auto out = backend->Pool(batch, Pooling::kMean);
+        const Times t = sw.Elapsed();
+        best.wall = std::min(best.wall, t.wall);
+        best.cpu = std::min(best.cpu, t.cpu);
+        if (!out.ok()) return 1;
+      }
+      const double cpu_gflops = flops / best.cpu / 1e9;
+      std::printf(
+          "| %s | %lld | %lld | %.0f | %.3f | %.0f | %.0f | %.1f | %.1f | %.0f%% | %.1f | "
+          "%.0f%% |\n",
+          std::string(PrecisionName(precision)).c_str(), static_cast<long long>(len),
+          static_cast<long long>(seqs), tokens, best.wall, tokens / best.wall, tokens / best.cpu,
+          cpu_gflops, gemm, 100 * cpu_gflops / gemm, peak,
+          peak > 0 ? 100 * cpu_gflops / peak : 0.0);
+      std::fflush(stdout);
     }
-    const Rate sgemm = SgemmRate(4096);
-    Times best{1e30, 1e30};
-    for (int r = 0; r < args.reps; ++r) {
-      Stopwatch sw;
-      auto out = backend->Pool(batch, Pooling::kMean);
-      const Times t = sw.Elapsed();
-      best.wall = std::min(best.wall, t.wall);
-      best.cpu = std::min(best.cpu, t.cpu);
-      if (!out.ok()) return 1;
-    }
-    const double cpu_gflops = flops / best.cpu / 1e9;
-    std::printf("| %lld | %lld | %.0f | %.3f | %.0f | %.1f | %.0f | %.1f | %.1f | %.0f%% |\n",
-                static_cast<long long>(len), static_cast<long long>(seqs), tokens, best.wall,
-                tokens / best.wall, flops / best.wall / 1e9, tokens / best.cpu, cpu_gflops,
-                sgemm.per_cpu, 100 * cpu_gflops / sgemm.per_cpu);
-    std::fflush(stdout);
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "common/status_macros.h"
@@ -15,6 +16,21 @@
 namespace neodb::encoder {
 
 enum class Pooling : uint8_t { kCls, kMean };
+
+// What the CPU backend's projection and FFN matmuls compute in. Embeddings,
+// RMSNorm, RoPE, the attention (scores, softmax, P·V), pooling and the
+// residual stream stay F32 in every precision.
+//   kF32:  F32 weights and activations (SGEMM).
+//   kBf16: BF16 weights and activations, F32 accumulation and output.
+//   kInt8: S8 weights with one scale per output channel; activations
+//          quantised per token to U8 (scale and zero point from the row's
+//          range) right before each matmul; S32 accumulation, F32 output.
+// Reduced precisions change the vectors slightly (a collection must record
+// which one embedded it).
+enum class Precision : uint8_t { kF32, kBf16, kInt8 };
+std::string_view PrecisionName(Precision p);  // "f32", "bf16", "int8"
+// Parses "f32", "bf16" or "int8"; INVALID_ARGUMENT naming the bad value.
+absl::StatusOr<Precision> ParsePrecision(std::string_view name);
 
 // Sequences laid end to end with no padding. Sequence b is
 // ids[offsets[b], offsets[b+1]); positions restart at 0 for every sequence.
@@ -45,10 +61,16 @@ struct BackendOptions {
   int device_index = 0;
   int num_threads = 1;         // CPU: OpenBLAS and op threads
   DType compute_dtype = DType::kF32;  // CUDA: BF16 (default there), F16 or F32
+  // CPU: precision of the projection and FFN matmuls (see Precision). A CPU
+  // without the instructions runs F32 and Encoder::precision_note() says
+  // why. Ignored by the CUDA backend (compute_dtype). Default: kF32.
+  Precision precision = Precision::kF32;
 };
 
 // The CPU backend over `weights` (which it keeps alive).
+// `precision` must be one the host runs (CpuPrecisionFor in
+// ops/cpu_kernels.h; CHECKed); BF16/INT8 weights are converted here, once.
 std::unique_ptr<Backend> MakeCpuBackend(std::shared_ptr<const NeoBertWeights> weights,
-                                        int num_threads);
+                                        int num_threads, Precision precision = Precision::kF32);
 
 }  // namespace neodb::encoder

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "encoder/cuda/cuda_backend.h"
+#include "encoder/ops/cpu_kernels.h"
 
 namespace neodb::encoder {
 namespace {
@@ -42,7 +43,11 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(
   auto encoder = std::unique_ptr<Encoder>(new Encoder());
   switch (options.backend.device) {
     case Device::kCpu:
-      encoder->backend_ = MakeCpuBackend(weights, options.backend.num_threads);
+      // Reduced precision without the instructions: F32 and a note, not an
+      // error (the vectors are still right, only slower to compute).
+      encoder->precision_ = CpuPrecisionFor(options.backend.precision, &encoder->precision_note_);
+      encoder->backend_ =
+          MakeCpuBackend(weights, options.backend.num_threads, encoder->precision_);
       break;
     case Device::kCuda: {
       // An explicit CUDA request that cannot be met is the caller's error to

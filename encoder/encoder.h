@@ -76,6 +76,11 @@ class Encoder {
   const std::string& model_id() const { return weights_->model_id; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   Device device() const { return backend_->device(); }
+  // The CPU matmul precision in effect: options.backend.precision, or kF32
+  // when the CPU lacks its instructions (then precision_note() says so, else
+  // it is empty). kF32 on CUDA, where compute_dtype governs.
+  Precision precision() const { return precision_; }
+  const std::string& precision_note() const { return precision_note_; }
 
  private:
   Encoder() = default;
@@ -88,6 +93,8 @@ class Encoder {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Backend> backend_;
   EncoderOptions options_;
+  Precision precision_ = Precision::kF32;
+  std::string precision_note_;
   std::mutex mu_;
 };
 

@@ -1,13 +1,14 @@
 #include "encoder/models/neobert.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "encoder/ops/attention.h"
+#include "encoder/ops/low_precision_linear.h"
+#include "encoder/ops/cpu_kernels.h"
 #include "encoder/ops/embedding.h"
+#include "encoder/ops/gemm_cpu.h"
 #include "encoder/ops/linear.h"
 #include "encoder/ops/pooling.h"
 #include "encoder/ops/rms_norm.h"
@@ -37,8 +38,10 @@ Tensor ViewAt(Tensor& buffer, int64_t offset, Shape shape) {
 
 }  // namespace
 
-NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights, int num_threads)
-    : weights_(std::move(weights)), num_threads_(std::max(1, num_threads)) {
+NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights, int num_threads,
+                                     Precision precision)
+    : weights_(std::move(weights)), num_threads_(std::max(1, num_threads)), precision_(precision) {
+  NEODB_CHECK(CpuPrecisionFor(precision_, nullptr) == precision_);
   const NeoBertConfig& cfg = weights_->config;
   hidden_ = cfg.hidden_size;
   heads_ = cfg.num_attention_heads;
@@ -57,6 +60,17 @@ NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weigh
     CheckWeight(l.ffn_norm, {hidden_});
     CheckWeight(l.w12, {2 * ffn_, hidden_});
     CheckWeight(l.w3, {hidden_, ffn_});
+  }
+  // BF16 attention only on AMX: without it BF16 matmuls were slower than
+  // SGEMM (cpu_kernels.h).
+  attention_bf16_ = precision_ != Precision::kF32 && CpuRunsAmxBf16();
+  if (precision_ != Precision::kF32) {
+    for (const LayerWeights& l : weights_->layers) {
+      low_.push_back({ops::LowPrecisionLinear::Make(l.qkv, precision_),
+                      ops::LowPrecisionLinear::Make(l.wo, precision_),
+                      ops::LowPrecisionLinear::Make(l.w12, precision_),
+                      ops::LowPrecisionLinear::Make(l.w3, precision_)});
+    }
   }
   rope_ = ops::MakeRopeTable(std::max<int64_t>(cfg.max_length, 1), head_dim_, cfg.rope_theta);
 }
@@ -98,10 +112,31 @@ void NeoBertCpuBackend::EnsureScratch(int64_t tokens, int64_t longest) {
   if (!scores_.defined() || scores_.numel() < need) {
     scores_ = Tensor::Empty({need}, DType::kF32);
   }
+  if (attention_bf16_) {
+    const size_t heads = static_cast<size_t>(3 * tokens * hidden_);
+    if (heads_bf16_.size() < heads) heads_bf16_.resize(heads);
+    if (probs_bf16_.size() < static_cast<size_t>(need)) probs_bf16_.resize(need);
+  }
+}
+
+int64_t NeoBertCpuBackend::converted_weight_bytes() const {
+  int64_t bytes = 0;
+  for (const LowPrecisionLayer& l : low_) {
+    bytes += l.qkv.bytes() + l.wo.bytes() + l.w12.bytes() + l.w3.bytes();
+  }
+  return bytes;
+}
+
+void NeoBertCpuBackend::Project(const Tensor& in, const Tensor& w,
+                                const ops::LowPrecisionLinear& low, bool accumulate,
+                                Tensor* out) {
+  if (precision_ == Precision::kF32) return ops::Linear(in, w, accumulate, out);
+  NEODB_CHECK(in.dim(1) == low.in_features() && out->dim(1) == low.out_features());
+  low.Apply(in.data<float>(), in.dim(0), accumulate, out->data<float>(), &low_scratch_);
 }
 
 void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
-  openblas_set_num_threads(num_threads_);
+  ops::cpu::SetGemmThreads(num_threads_);
   const int64_t n = batch.total_tokens();
   int64_t longest = 0;
   for (int64_t b = 0; b < batch.batch_size(); ++b) longest = std::max(longest, batch.length(b));
@@ -119,16 +154,31 @@ void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
 
   ops::Embedding(weights_->embeddings, batch.ids, &x);
-  for (const LayerWeights& layer : weights_->layers) {
+  static const LowPrecisionLayer kNone;
+  for (size_t i = 0; i < weights_->layers.size(); ++i) {
+    const LayerWeights& layer = weights_->layers[i];
+    const LowPrecisionLayer& low = low_.empty() ? kNone : low_[i];
     ops::RmsNorm(x, layer.attention_norm, eps_, &normed);
-    ops::Linear(normed, layer.qkv, /*accumulate=*/false, &qkv);
+    Project(normed, layer.qkv, low.qkv, /*accumulate=*/false, &qkv);
     ops::SplitQkvRope(qkv, batch.offsets, heads_, rope_, &q, &k, &v);
-    ops::Attention(q, k, v, batch.offsets, scale, &scores_, &normed);
-    ops::Linear(normed, layer.wo, /*accumulate=*/true, &x);
+    if (attention_bf16_) {
+      // q · scale first (the scale is folded before rounding), then q | k | v
+      // to BF16 in one pass.
+      float* qf = q.data<float>();
+      for (int64_t i = 0; i < per_head; ++i) qf[i] *= scale;
+      ops::ConvertToBf16(qf, 3 * per_head, heads_bf16_.data());
+      const uint16_t* qb = heads_bf16_.data();
+      ops::cpu::AttentionBf16(qb, qb + per_head, qb + 2 * per_head, batch.offsets.data(),
+                              batch.batch_size(), heads_, head_dim_, scores_.data<float>(),
+                              probs_bf16_.data(), normed.data<float>());
+    } else {
+      ops::Attention(q, k, v, batch.offsets, scale, &scores_, &normed);
+    }
+    Project(normed, layer.wo, low.wo, /*accumulate=*/true, &x);
     ops::RmsNorm(x, layer.ffn_norm, eps_, &normed);
-    ops::Linear(normed, layer.w12, /*accumulate=*/false, &u);
+    Project(normed, layer.w12, low.w12, /*accumulate=*/false, &u);
     ops::SwiGlu(u, &g);
-    ops::Linear(g, layer.w3, /*accumulate=*/true, &x);
+    Project(g, layer.w3, low.w3, /*accumulate=*/true, &x);
   }
   ops::RmsNorm(x, weights_->final_norm, eps_, out);
 }
@@ -148,8 +198,8 @@ absl::StatusOr<Tensor> NeoBertCpuBackend::Pool(const PackedBatch& batch, Pooling
 }
 
 std::unique_ptr<Backend> MakeCpuBackend(std::shared_ptr<const NeoBertWeights> weights,
-                                        int num_threads) {
-  return std::make_unique<NeoBertCpuBackend>(std::move(weights), num_threads);
+                                        int num_threads, Precision precision) {
+  return std::make_unique<NeoBertCpuBackend>(std::move(weights), num_threads, precision);
 }
 
 }  // namespace neodb::encoder

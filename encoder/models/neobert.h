@@ -1,5 +1,9 @@
 #pragma once
-// The NeoBERT forward pass on the CPU (NEOBERT.md §3), F32, OpenBLAS SGEMM.
+// The NeoBERT forward pass on the CPU (NEOBERT.md §3): F32, oneDNN SGEMM; or,
+// with Precision kBf16/kInt8, the four projections per layer in BF16 or INT8
+// (ops/low_precision_linear.h), the attention's two matmuls in BF16 where
+// the host has AMX-BF16 (scores, softmax and the output F32), everything
+// else F32.
 //
 // Over a packed batch of N tokens (sequences end to end, no padding):
 //   x  = Embedding(ids)                                  [N, C]
@@ -20,16 +24,18 @@
 // share memory (y and u; q/k/v and g; a, o and f).
 //
 // Thread-safety: a backend instance is not thread-safe (its scratch is
-// shared); Encoder serialises calls. num_threads is applied with
-// openblas_set_num_threads, which is process-global in OpenBLAS: it is set
-// again before each forward pass. Only the GEMMs use more than one thread;
+// shared); Encoder serialises calls. num_threads is the calling thread's
+// OpenMP thread count for oneDNN (ops::cpu::SetGemmThreads), set before each
+// forward pass. Only the GEMMs use more than one thread;
 // the elementwise ops and the softmax run on the calling thread (they are a
 // few percent of the time at one thread; on the 2-vCPU build machine a second
 // thread adds nothing).
 
 #include <memory>
+#include <vector>
 
 #include "encoder/backend.h"
+#include "encoder/ops/low_precision_linear.h"
 #include "encoder/ops/qkv_rope.h"
 
 namespace neodb::encoder {
@@ -38,20 +44,43 @@ class NeoBertCpuBackend final : public Backend {
  public:
   // REQUIRES: every weight CPU F32 with the shapes of NEOBERT.md §2 for
   // weights->config (CHECKed).
-  NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights, int num_threads);
+  // `precision` (BF16 or INT8 converts the projection and FFN weights here,
+  // once) must be one the host runs: CpuPrecisionFor(precision) == precision
+  // (CHECKed).
+  NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weights, int num_threads,
+                    Precision precision = Precision::kF32);
 
   absl::StatusOr<Tensor> HiddenStates(const PackedBatch& batch) override;
   absl::StatusOr<Tensor> Pool(const PackedBatch& batch, Pooling pooling) override;
   Device device() const override { return Device::kCpu; }
+  Precision precision() const { return precision_; }
+  // Bytes of the converted weights (0 for F32, which uses `weights` as is).
+  int64_t converted_weight_bytes() const;
 
  private:
   absl::Status Validate(const PackedBatch& batch) const;
   void EnsureScratch(int64_t tokens, int64_t longest);
   // Runs the layers and the final norm into `out` [N, C].
   void Forward(const PackedBatch& batch, Tensor* out);
+  // out (+)= in · wᵀ in this backend's precision; `low` is w converted.
+  void Project(const Tensor& in, const Tensor& w, const ops::LowPrecisionLinear& low,
+               bool accumulate, Tensor* out);
+
+  // A layer's matrices converted for BF16/INT8 (empty in F32).
+  struct LowPrecisionLayer {
+    ops::LowPrecisionLinear qkv, wo, w12, w3;
+  };
 
   std::shared_ptr<const NeoBertWeights> weights_;
   int num_threads_;
+  Precision precision_;
+  std::vector<LowPrecisionLayer> low_;
+  ops::LowPrecisionScratch low_scratch_;
+  // Reduced precisions on a host with AMX-BF16: the attention matmuls in BF16
+  // (ops::cpu::AttentionBf16); q·scale, k, v and the probabilities here.
+  bool attention_bf16_ = false;
+  ops::AlignedVector<uint16_t> heads_bf16_;
+  ops::AlignedVector<uint16_t> probs_bf16_;
   int64_t hidden_;    // C
   int64_t heads_;     // H
   int64_t head_dim_;  // D

@@ -30,6 +30,16 @@ namespace cpu {
 void Attention(const float* q, const float* k, const float* v, const int64_t* offsets,
                int64_t batch, int64_t num_heads, int64_t head_dim, float scale, float* scratch,
                float* out);
+
+// The same with BF16 matmuls (reduced precisions): q (already multiplied by
+// the scale), k and v in BF16, scores · kᵀ and the exp-scores · v with F32
+// accumulation; scores, softmax, row sums and out stay F32, and the
+// unnormalised probabilities (≤ 1) are rounded to BF16 for P·V.
+// `probs` has as many elements as `scratch`.
+// REQUIRES: the host runs BF16 (CpuPrecisionFor).
+void AttentionBf16(const uint16_t* q, const uint16_t* k, const uint16_t* v,
+                   const int64_t* offsets, int64_t batch, int64_t num_heads, int64_t head_dim,
+                   float* scratch, uint16_t* probs, float* out);
 }  // namespace cpu
 
 }  // namespace neodb::encoder::ops

@@ -1,8 +1,8 @@
 #pragma once
 // Linear layer without bias, weights in the PyTorch [out, in] layout:
 // out = x · wᵀ, or out += x · wᵀ when `accumulate` (the residual add fused
-// into the GEMM's beta = 1). The CPU body is one OpenBLAS SGEMM over every
-// token of the packed batch.
+// into the GEMM's beta = 1). The CPU body is one SGEMM over every
+// token of the packed batch (oneDNN, gemm_cpu.h).
 
 #include <cstdint>
 

@@ -1,5 +1,7 @@
 #include "encoder/ops/vec_math_cpu.h"
 
+#include "encoder/core/dtype.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -81,6 +83,25 @@ NEODB_AVX512 float ExpShiftRowAvx512(float* x, int64_t n) {
     const __mmask16 k = TailMask16(n - i);
     const __m512 e = Exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), m));
     _mm512_mask_storeu_ps(x + i, k, e);
+    vsum = _mm512_mask_add_ps(vsum, k, vsum, e);
+  }
+  return _mm512_reduce_add_ps(vsum);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) float ExpShiftRowToBf16Avx512(const float* x,
+                                                                             int64_t n,
+                                                                             uint16_t* probs) {
+  __m512 vmax = _mm512_set1_ps(-INFINITY);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = TailMask16(n - i);
+    vmax = _mm512_mask_max_ps(vmax, k, vmax, _mm512_maskz_loadu_ps(k, x + i));
+  }
+  const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
+  __m512 vsum = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = TailMask16(n - i);
+    const __m512 e = Exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), m));
+    _mm256_mask_storeu_epi16(probs + i, k, (__m256i)_mm512_cvtneps_pbh(e));
     vsum = _mm512_mask_add_ps(vsum, k, vsum, e);
   }
   return _mm512_reduce_add_ps(vsum);
@@ -243,6 +264,18 @@ void SiluMul(VecIsa isa, const float* gate, const float* lin, float* out, int64_
 
 float ExpShiftRowInplace(float* x, int64_t n) {
   return internal::ExpShiftRowInplace(kActiveIsa, x, n);
+}
+
+float ExpShiftRowToBf16(float* x, int64_t n, uint16_t* probs) {
+#if NEODB_HAVE_X86
+  static const bool fused = __builtin_cpu_supports("avx512bf16") &&
+                            __builtin_cpu_supports("avx512bw") &&
+                            __builtin_cpu_supports("avx512vl");
+  if (fused) return ExpShiftRowToBf16Avx512(x, n, probs);
+#endif
+  const float sum = ExpShiftRowInplace(x, n);
+  for (int64_t i = 0; i < n; ++i) probs[i] = F32ToBF16(x[i]);
+  return sum;
 }
 
 void SoftmaxRowInplace(float* x, int64_t n) {

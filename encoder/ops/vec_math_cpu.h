@@ -20,6 +20,11 @@ void SoftmaxRowInplace(float* x, int64_t n);
 // instead of scaling the [rows, T] probabilities. REQUIRES: n ≥ 1.
 float ExpShiftRowInplace(float* x, int64_t n);
 
+// probs[0, n) ← BF16(exp(x − max(x))) (round to nearest even); returns the
+// sum of the F32 exps. x is left as is on hosts with AVX512_BF16 (one fused
+// pass) and holds the F32 exps elsewhere. REQUIRES: n ≥ 1.
+float ExpShiftRowToBf16(float* x, int64_t n, uint16_t* probs);
+
 // out[i] = SiLU(gate[i]) · lin[i] = gate[i] / (1 + exp(−gate[i])) · lin[i].
 void SiluMul(const float* gate, const float* lin, float* out, int64_t n);
 

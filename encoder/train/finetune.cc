@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
+#include <memory>
 #include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "encoder/checkpoint/weights.h"
+#include "encoder/ops/cpu_kernels.h"
 #include "encoder/tokenizer/tokenizer.h"
 #include "encoder/train/loss_plot.h"
 #include "nlohmann/json.hpp"
@@ -282,6 +285,16 @@ absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options) {
   ASSIGN_OR_RETURN(const int64_t max_length, ResolveMaxLength(options.max_length, weights.config));
   ASSIGN_OR_RETURN(std::vector<TokenizedPair> pairs,
                    LoadPairs(options.pairs_file, *tokenizer, max_length));
+  if (options.precision != Precision::kF32) {
+    std::string why;
+    const Precision precision = CpuPrecisionFor(options.precision, &why);
+    if (!why.empty()) std::fprintf(stderr, "neodb eval: %s\n", why.c_str());
+    const int64_t dim = weights.config.hidden_size;
+    std::unique_ptr<Backend> backend =
+        MakeCpuBackend(std::make_shared<const NeoBertWeights>(std::move(weights)),
+                       std::max(1, options.threads), precision);
+    return Evaluate(*backend, dim, BuildEvalSet(pairs), options.pooling);
+  }
   const TrainParams<float> params = ParamsFromWeights(weights);
   const TrainModel<float> model(params.layout);
   return Evaluate(model, params.values.data(), BuildEvalSet(pairs), options.pooling);

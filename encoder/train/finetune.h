@@ -42,6 +42,10 @@ struct EvalOptions {
   Pooling pooling = Pooling::kMean;
   int64_t max_length = 0;  // 0 = the model's max_length
   int threads = 0;
+  // kF32 embeds with the training forward (as fine-tuning evaluates);
+  // kBf16/kInt8 with the CPU inference backend in that precision (F32 with
+  // a note on stderr when the CPU lacks the instructions).
+  Precision precision = Precision::kF32;
 };
 
 absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options);

@@ -122,4 +122,39 @@ RetrievalMetrics Evaluate(const TrainModel<float>& model, const float* params, c
                         static_cast<int64_t>(set.pool.size()), c, set.relevant);
 }
 
+namespace {
+
+absl::StatusOr<std::vector<float>> EmbedWithBackend(
+    Backend& backend, int64_t dim, const std::vector<std::vector<int32_t>>& sequences,
+    Pooling pooling, int64_t max_batch_tokens) {
+  std::vector<float> out(sequences.size() * static_cast<size_t>(dim));
+  size_t next = 0;
+  while (next < sequences.size()) {
+    PackedBatch batch;
+    const size_t first = next;
+    while (next < sequences.size() &&
+           (batch.total_tokens() == 0 ||
+            batch.total_tokens() + static_cast<int64_t>(sequences[next].size()) <=
+                max_batch_tokens)) {
+      batch.Add(sequences[next++]);
+    }
+    ASSIGN_OR_RETURN(Tensor pooled, backend.Pool(batch, pooling));
+    std::copy(pooled.data<float>(), pooled.data<float>() + pooled.numel(),
+              out.begin() + static_cast<int64_t>(first) * dim);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<RetrievalMetrics> Evaluate(Backend& backend, int64_t dim, const EvalSet& set,
+                                          Pooling pooling, int64_t max_batch_tokens) {
+  ASSIGN_OR_RETURN(const std::vector<float> q,
+                   EmbedWithBackend(backend, dim, set.queries, pooling, max_batch_tokens));
+  ASSIGN_OR_RETURN(const std::vector<float> p,
+                   EmbedWithBackend(backend, dim, set.pool, pooling, max_batch_tokens));
+  return ScoreRetrieval(q.data(), static_cast<int64_t>(set.queries.size()), p.data(),
+                        static_cast<int64_t>(set.pool.size()), dim, set.relevant);
+}
+
 }  // namespace neodb::encoder::train

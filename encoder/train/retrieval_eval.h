@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/status_macros.h"
+#include "encoder/backend.h"
 #include "encoder/train/pairs.h"
 #include "encoder/train/train_model.h"
 
@@ -43,5 +45,11 @@ std::vector<float> EmbedSequences(const TrainModel<float>& model, const float* p
 
 RetrievalMetrics Evaluate(const TrainModel<float>& model, const float* params, const EvalSet& set,
                           Pooling pooling);
+
+// The same metrics with the vectors from an inference backend (used for
+// reduced precisions, which only the inference path has). Sequences are
+// packed at most max_batch_tokens tokens per pass.
+absl::StatusOr<RetrievalMetrics> Evaluate(Backend& backend, int64_t dim, const EvalSet& set,
+                                          Pooling pooling, int64_t max_batch_tokens = 8192);
 
 }  // namespace neodb::encoder::train

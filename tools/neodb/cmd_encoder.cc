@@ -73,6 +73,7 @@ struct EmbedArgs {
   int64_t batch_tokens = 16384;
   int64_t batch_lines = 256;
   std::string prefix;
+  std::string precision = "f32";
 };
 
 absl::Status EmbedBatch(encoder::Encoder& enc, const std::vector<std::string>& texts,
@@ -117,9 +118,13 @@ absl::Status RunEmbed(const EmbedArgs& a) {
   options.prefix = a.prefix;
   encoder::EncoderOptions eopts;
   eopts.backend.num_threads = a.threads;
+  ASSIGN_OR_RETURN(eopts.backend.precision, encoder::ParsePrecision(a.precision));
   eopts.max_batch_tokens = a.batch_tokens;
   ASSIGN_OR_RETURN(const std::string model_dir, encoder::ResolveModelDir(a.model));
   ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, encoder::Encoder::Open(model_dir, eopts));
+  if (!enc->precision_note().empty()) {
+    std::fprintf(stderr, "neodb embed: %s\n", enc->precision_note().c_str());
+  }
   LineReader reader;
   std::vector<std::string> texts;
   int64_t first_line = 1;
@@ -178,6 +183,9 @@ void RegisterEncoderCommands(CLI::App& app) {
   embed->add_option("--batch-lines", embed_args->batch_lines,
                     "lines embedded per call (default 256)");
   embed->add_option("--prefix", embed_args->prefix, "instruction prepended to every text");
+  embed->add_option("--precision", embed_args->precision,
+                    "matmul precision on the CPU: f32 (default), bf16 or int8; a CPU without "
+                    "the instructions runs f32 and says so");
   embed->callback([embed_args] { ExitIfError(RunEmbed(*embed_args)); });
 
   auto model = std::make_shared<std::string>();

@@ -14,6 +14,7 @@
 #include "encoder/checkpoint/presets.h"
 #include "encoder/checkpoint/safetensors.h"
 #include "encoder/checkpoint/weights.h"
+#include "encoder/ops/low_precision_linear.h"
 #include "encoder/tokenizer/tokenizer.h"
 #include "tools/neodb/commands.h"
 
@@ -225,6 +226,15 @@ absl::Status Info(const std::string& dir) {
   std::printf("parameters           %lld (encoder %lld)\n",
               static_cast<long long>(encoder::ParameterCount(w)),
               static_cast<long long>(encoder::ParameterCount(encoder_only)));
+  // What the CPU backend holds for each --precision: projection and FFN
+  // matrices converted at load, embeddings and norms F32 (MLM head not
+  // counted). BF16/INT8 convert from the F32 tensors, which stay mapped.
+  for (encoder::Precision p :
+       {encoder::Precision::kF32, encoder::Precision::kBf16, encoder::Precision::kInt8}) {
+    const std::string label = "memory " + std::string(encoder::PrecisionName(p));
+    std::printf("%-20s %.1f MiB\n", label.c_str(),
+                static_cast<double>(encoder::ops::EncoderWeightBytes(c, p)) / (1 << 20));
+  }
   return absl::OkStatus();
 }
 

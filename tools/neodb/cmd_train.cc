@@ -83,8 +83,15 @@ void RegisterTrainCommands(CLI::App& app) {
       ->capture_default_str();
   eval->add_option("--max-length", ev->max_length, "0 = the model's max_length");
   eval->add_option("--threads", ev->threads, "OpenBLAS threads (0 = default)");
-  eval->callback([ev, pooling] {
+  auto precision = std::make_shared<std::string>("f32");
+  eval->add_option("--precision", *precision,
+                   "f32 (default: the training forward), bf16 or int8 (the CPU inference "
+                   "backend in that precision)")
+      ->check(CLI::IsMember({"f32", "bf16", "int8"}))
+      ->capture_default_str();
+  eval->callback([ev, pooling, precision] {
     ev->pooling = *pooling == "cls" ? encoder::Pooling::kCls : encoder::Pooling::kMean;
+    ev->precision = *encoder::ParsePrecision(*precision);
     auto metrics = encoder::train::RunEval(*ev);
     ExitIfError(metrics.status());
     std::printf("%s\n", encoder::train::FormatMetrics(*metrics).c_str());

@@ -1,6 +1,9 @@
 // neodb: the one binary. Subcommands live in cmd_*.cc (see commands.h).
 #include <cstdio>
+#include <functional>
+#include <string>
 
+#include "encoder/ops/cpu_kernels.h"
 #include "tools/neodb/commands.h"
 
 namespace neodb::cli {
@@ -16,7 +19,10 @@ void ExitIfError(const absl::Status& status) {
 int main(int argc, char** argv) {
   CLI::App app{"neodb: a vector search database with a built-in NeoBERT encoder"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "neodb 0.1.0");
+  // The kernels are found at run time (CPUID), so the version says which.
+  app.set_version_flag("--version", std::function<std::string()>([] {
+    return "neodb 0.1.0\nCPU kernels: " + neodb::encoder::CpuKernelInfo();
+  }));
   neodb::cli::RegisterModelCommands(app);
   neodb::cli::RegisterEncoderCommands(app);
   neodb::cli::RegisterTrainCommands(app);
