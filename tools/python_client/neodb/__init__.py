@@ -1,0 +1,24 @@
+"""neodb: a Python client for the neodb vector database.
+
+    import neodb
+
+    with neodb.connect_embedded("./data") as client:          # or neodb.connect("host:port")
+        docs = client.collections.create("docs", vectors="external", dimension=768)
+        docs.insert_many([{"id": "a", "text": "...", "vector": [...]}])
+        for hit in docs.near_vector([...], limit=3, include_vector=True):
+            print(hit.id, hit.score, hit.metadata, hit.vector)
+
+Errors raise neodb.NeodbError with the gRPC `code` and the server's `message`.
+Filters are the server's one JSON filter grammar (as the CLI's --filter), as a
+dict or a JSON string:
+    {"field": "year", "gte": 2020}       ops: eq ne lt lte gt gte in exists
+    {"and": [...]}  {"or": [...]}  {"not": {...}}
+"""
+
+from neodb.client import (Client, Collection, CollectionInfo, Collections, Document, Hit,
+                          connect)
+from neodb.embedded import connect_embedded
+from neodb.errors import EmbeddedServerError, NeodbError
+
+__all__ = ["Client", "Collection", "CollectionInfo", "Collections", "Document", "Hit",
+           "NeodbError", "EmbeddedServerError", "connect", "connect_embedded"]
