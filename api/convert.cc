@@ -304,13 +304,14 @@ void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
       ToProto(engine::ParseOverflow(info.spec.overflow).value_or(encoder::Overflow::kError)));
   s->set_query_prefix(info.spec.query_instruction);
   s->set_document_prefix(info.spec.document_instruction);
-  const bool external = info.spec.vector_source == engine::VectorSourceName(
-                                                      engine::VectorSource::kExternal);
+  const bool external =
+      info.spec.vector_source == engine::VectorSourceName(engine::VectorSource::kExternal);
   s->set_vectors(external ? v1::VECTOR_SOURCE_EXTERNAL : v1::VECTOR_SOURCE_MODEL);
   if (external) {
     s->set_dimension(static_cast<int32_t>(info.spec.dimension));
     if (absl::StartsWith(info.spec.model_id, engine::kExternalModelPrefix)) {
-      s->set_vectors_name(info.spec.model_id.substr(std::string_view(engine::kExternalModelPrefix).size()));
+      s->set_vectors_name(
+          info.spec.model_id.substr(std::string_view(engine::kExternalModelPrefix).size()));
     } else {
       s->set_vectors_name(info.spec.model_id);
       s->set_query_model(info.spec.model_dir.empty() ? "default" : info.spec.model_dir);

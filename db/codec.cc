@@ -237,8 +237,7 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
       !r.Fixed64(&created) ||
       (version >= kSpecVersionV2 && (!r.String(&spec.model_dir, kMaxStringBytes) ||
                                      !r.String(&spec.engine_state, kMaxStringBytes))) ||
-      (version >= kSpecVersion && !r.String(&spec.vector_source, kMaxStringBytes)) ||
-      !r.done()) {
+      (version >= kSpecVersion && !r.String(&spec.vector_source, kMaxStringBytes)) || !r.done()) {
     return Corrupt("collection", "truncated or malformed");
   }
   spec.dimension = static_cast<uint32_t>(dim);

@@ -97,10 +97,10 @@ std::vector<std::shared_ptr<Collection>> Database::AllCollections() const {
 absl::StatusOr<std::shared_ptr<Model>> Database::ModelOf(const Collection::State& state) const {
   const db::CollectionSpec& spec = state.settings.spec;
   if (!state.settings.HasModel()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "collection '", spec.name, "' holds client-supplied vectors (", spec.model_id,
-        ") and has no query model, so no model can embed text for it: search it with "
-        "near-vector, or create it with a query model whose vectors these are"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("collection '", spec.name, "' holds client-supplied vectors (", spec.model_id,
+                     ") and has no query model, so no model can embed text for it: search it with "
+                     "near-vector, or create it with a query model whose vectors these are"));
   }
   auto m = models_->Acquire(spec.model_dir, spec.model_id);
   if (!m.ok() && absl::IsFailedPrecondition(m.status())) {
@@ -182,9 +182,9 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
         ASSIGN_OR_RETURN(q, models_->Load(vectors.query_model));
       }
       if (q->embedder->dim() != static_cast<int>(vectors.dimension)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("query model '", vectors.query_model, "' has dimension ",
-                         q->embedder->dim(), "; the collection's vectors have ", vectors.dimension));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "query model '", vectors.query_model, "' has dimension ", q->embedder->dim(),
+            "; the collection's vectors have ", vectors.dimension));
       }
       // Near-text compares a query embedded by this model with the stored
       // vectors: only meaningful when they are that model's too.

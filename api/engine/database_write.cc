@@ -67,9 +67,9 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
     }
     if (external) {
       if (!d.vector) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "document '", d.id, "' has no vector; collection '", spec.name,
-            "' takes client-supplied vectors of dimension ", spec.dimension));
+        return absl::InvalidArgumentError(
+            absl::StrCat("document '", d.id, "' has no vector; collection '", spec.name,
+                         "' takes client-supplied vectors of dimension ", spec.dimension));
       }
       const std::string vwhat = absl::StrCat("document '", d.id, "': vector");
       RETURN_IF_ERROR(CheckVector(vwhat, *d.vector, spec.dimension, spec.name));

@@ -73,7 +73,8 @@ class CliVectorsTest : public ::testing::Test {
 };
 
 TEST_F(CliVectorsTest, ExternalVectorsEndToEnd) {
-  CommandResult r = Run("collections create e --vectors external --dimension 4 --vectors-name mine");
+  CommandResult r =
+      Run("collections create e --vectors external --dimension 4 --vectors-name mine");
   ASSERT_EQ(r.status, 0) << r.err;
   auto info = nlohmann::json::parse(r.out);
   EXPECT_EQ(info["vectors"], "external");
@@ -82,8 +83,9 @@ TEST_F(CliVectorsTest, ExternalVectorsEndToEnd) {
 
   std::string jsonl;
   for (int i = 0; i < 7; ++i) {
-    absl::StrAppend(&jsonl, "{\"id\":\"d", i, "\",\"metadata\":{\"n\":", i, "},\"vector\":",
-                    JsonArray(VectorOf(i)), i == 2 ? ",\"text\":\"two\"" : "", "}\n");
+    absl::StrAppend(&jsonl, "{\"id\":\"d", i, "\",\"metadata\":{\"n\":", i,
+                    "},\"vector\":", JsonArray(VectorOf(i)), i == 2 ? ",\"text\":\"two\"" : "",
+                    "}\n");
   }
   r = Run(absl::StrCat("ingest --collection e ", Write("docs.jsonl", jsonl)));
   ASSERT_EQ(r.status, 0) << r.err;

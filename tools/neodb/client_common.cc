@@ -89,16 +89,16 @@ absl::Status JsonToMetadata(const json& j, google::protobuf::Map<std::string, v1
 
 json InfoToJson(const v1::CollectionInfo& i) {
   json j{{"name", i.spec().name()},
-              {"count", i.count()},
-              {"dimension", i.dimension()},
-              {"model_id", i.model_id()},
-              {"index_type", i.index_type()},
-              {"index_size", i.index_size()},
-              {"metric", v1::Metric_Name(i.spec().metric())},
-              {"pooling", v1::Pooling_Name(i.spec().pooling())},
-              {"overflow", v1::Overflow_Name(i.spec().overflow())},
-              {"query_prefix", i.spec().query_prefix()},
-              {"document_prefix", i.spec().document_prefix()}};
+         {"count", i.count()},
+         {"dimension", i.dimension()},
+         {"model_id", i.model_id()},
+         {"index_type", i.index_type()},
+         {"index_size", i.index_size()},
+         {"metric", v1::Metric_Name(i.spec().metric())},
+         {"pooling", v1::Pooling_Name(i.spec().pooling())},
+         {"overflow", v1::Overflow_Name(i.spec().overflow())},
+         {"query_prefix", i.spec().query_prefix()},
+         {"document_prefix", i.spec().document_prefix()}};
   if (i.spec().vectors() == v1::VECTOR_SOURCE_EXTERNAL) {
     j["vectors"] = "external";
     j["vectors_name"] = i.spec().vectors_name();
@@ -136,7 +136,8 @@ void PrintWithFloats(const json& j, std::optional<float> score, std::span<const 
 
 absl::StatusOr<std::vector<float>> VectorFromJson(const JsonF32& j, const std::string& what) {
   if (!j.is_array() || j.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": expected a non-empty array of numbers"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": expected a non-empty array of numbers"));
   }
   std::vector<float> v;
   v.reserve(j.size());

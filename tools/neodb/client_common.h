@@ -73,7 +73,6 @@ void Print(const json& j);
 // not widened to doubles.
 void PrintWithFloats(const json& j, std::optional<float> score, std::span<const float> vector);
 
-
 // A JSON value whose numbers parse as float (strtof on the number's own
 // text), so a vector written shortest round-trip reads back bit for bit
 // (through double it could round twice).

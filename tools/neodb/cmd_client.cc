@@ -186,8 +186,8 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
     const bool has_text = j.is_object() && j.contains("text") && j["text"].is_string();
     if (!j.is_object() || (!has_text && !has_vector) ||
         (j.contains("text") && !j["text"].is_string())) {
-      input = absl::InvalidArgumentError(absl::StrCat(
-          path, ":", line_no, ": expected {\"id\",\"text\",\"metadata\",\"vector\"}"));
+      input = absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_no, ": expected {\"id\",\"text\",\"metadata\",\"vector\"}"));
       break;
     }
     v1::Document* d = batch.add_documents();

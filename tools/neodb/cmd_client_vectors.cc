@@ -86,8 +86,8 @@ void RegisterList(CLI::App& app) {
   auto page_token = std::make_shared<std::string>();
   auto all = std::make_shared<bool>(false);
   auto include_vector = std::make_shared<bool>(false);
-  CLI::App* c = AddClientCommand(&app, "list", "List a collection's documents, a page at a time",
-                                 f.get());
+  CLI::App* c =
+      AddClientCommand(&app, "list", "List a collection's documents, a page at a time", f.get());
   c->add_option("--collection", *collection, "Collection")->required();
   c->add_option("--page-size", *page_size, "Documents per page, 1..1000")->capture_default_str();
   c->add_option("--page-token", *page_token, "Where to go on (the last run's next_page_token)");
