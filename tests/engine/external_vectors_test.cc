@@ -41,6 +41,10 @@ class ExternalVectorsTest : public ::testing::Test {
     o.data_dir = dir_.string();
     o.sync_writes = false;
     o.snapshot_interval = absl::ZeroDuration();
+    // A model directory "<n>" loads the fake model of seed n.
+    o.embedder_factory = [](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+      return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, std::stoull(d)));
+    };
     auto db = Database::Open(o, std::make_unique<FakeEmbedder>(kDim, 32, 1));
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = std::move(*db);
@@ -235,6 +239,37 @@ TEST_F(ExternalVectorsTest, AQueryModelEmbedsNearTextAgainstItsOwnVectors) {
   ASSERT_EQ(r->hits.size(), 1u);
   EXPECT_EQ(r->hits[0].id, "green pear");
   EXPECT_EQ(r->model_id, "fake-8-1");
+}
+
+TEST_F(ExternalVectorsTest, AQueryModelDirectoryIsKeptAcrossARestart) {
+  auto info = CreateExternal("e", kDim, "", "2");
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->spec.model_id, "fake-8-2");
+  EXPECT_EQ(info->spec.model_dir, "2");
+  // The client's vectors are model 2's (the fake is deterministic, so a
+  // second instance computes the same ones).
+  FakeEmbedder two(kDim, 32, 2);
+  encoder::EmbedOptions o;
+  o.normalize = false;
+  auto e = two.Embed({"red apple", "blue sky"}, o);
+  ASSERT_TRUE(e.ok());
+  ASSERT_TRUE(
+      db_->Upsert("e", {Doc("a", (*e)[0].vector, "red apple"), Doc("b", (*e)[1].vector)}, kFar)
+          .ok());
+  Open();
+  SearchParams q;
+  q.k = 1;
+  auto r = db_->NearText("e", "blue sky", std::nullopt, q, kFar);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->hits.size(), 1u);
+  EXPECT_EQ(r->hits[0].id, "b");
+  EXPECT_EQ(r->model_id, "fake-8-2");
+  // Still external: a document without a vector is refused, reindex too.
+  DocumentInput text_only;
+  text_only.id = "c";
+  text_only.text = "green pear";
+  EXPECT_EQ(db_->Upsert("e", {text_only}, kFar).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(db_->Reindex("e", "").code(), StatusCode::kFailedPrecondition);
 }
 
 }  // namespace
