@@ -90,7 +90,8 @@ void RegisterList(CLI::App& app) {
       AddClientCommand(&app, "list", "List a collection's documents, a page at a time", f.get());
   c->add_option("--collection", *collection, "Collection")->required();
   c->add_option("--page-size", *page_size, "Documents per page, 1..1000")->capture_default_str();
-  c->add_option("--page-token", *page_token, "Where to go on (the last run's next_page_token)");
+  c->add_option("--page-token", *page_token,
+                "Where to go on: the next_page_token the last run printed on stderr");
   c->add_flag("--all", *all, "Follow next_page_token to the end");
   c->add_flag("--include-vector", *include_vector, "Return each document's stored vector");
   c->callback([=] {
