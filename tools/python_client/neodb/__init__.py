@@ -15,6 +15,14 @@ dict or a JSON string:
     {"and": [...]}  {"or": [...]}  {"not": {...}}
 """
 
+try:
+    import google.protobuf  # noqa: F401
+    import grpc  # noqa: F401
+except ImportError as _e:
+    raise ImportError(
+        "neodb needs grpcio and protobuf: Debian's python3-grpcio and python3-protobuf, "
+        "seen from a venv made with `python3 -m venv --system-site-packages` (%s)" % _e) from _e
+
 from neodb.client import (Client, Collection, CollectionInfo, Collections, Document, Hit,
                           connect)
 from neodb.embedded import connect_embedded
