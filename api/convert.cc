@@ -175,6 +175,7 @@ absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
   p.index.nprobe = req.nprobe();
   p.include_text = req.include_text();
   p.include_metadata = req.include_metadata();
+  p.include_vector = req.include_vector();
   // Range checks happen once, where the engine takes the value
   // (SearchParams::Validate at NearText/NearVector).
   return p;
@@ -303,6 +304,19 @@ void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
       ToProto(engine::ParseOverflow(info.spec.overflow).value_or(encoder::Overflow::kError)));
   s->set_query_prefix(info.spec.query_instruction);
   s->set_document_prefix(info.spec.document_instruction);
+  const bool external =
+      info.spec.vector_source == engine::VectorSourceName(engine::VectorSource::kExternal);
+  s->set_vectors(external ? v1::VECTOR_SOURCE_EXTERNAL : v1::VECTOR_SOURCE_MODEL);
+  if (external) {
+    s->set_dimension(static_cast<int32_t>(info.spec.dimension));
+    if (absl::StartsWith(info.spec.model_id, engine::kExternalModelPrefix)) {
+      s->set_vectors_name(
+          info.spec.model_id.substr(std::string_view(engine::kExternalModelPrefix).size()));
+    } else {
+      s->set_vectors_name(info.spec.model_id);
+      s->set_query_model(info.spec.model_dir.empty() ? "default" : info.spec.model_dir);
+    }
+  }
   out->set_count(info.count);
   out->set_dimension(static_cast<int32_t>(info.spec.dimension));
   out->set_model_id(info.spec.model_id);
@@ -311,9 +325,38 @@ void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
 }
 
 void ToProto(const db::Document& d, bool include_text, bool include_metadata, v1::Document* out) {
+  ToProto(d, include_text, include_metadata, false, out);
+}
+
+void ToProto(const db::Document& d, bool include_text, bool include_metadata, bool include_vector,
+             v1::Document* out) {
   out->set_id(d.id);
   if (include_text) out->set_text(d.text);
   if (include_metadata) ToProto(d.metadata, out->mutable_metadata());
+  if (include_vector) out->mutable_vector()->Add(d.vector.begin(), d.vector.end());
+}
+
+absl::StatusOr<engine::VectorOptions> VectorOptionsFromProto(const v1::CollectionSpec& s) {
+  engine::VectorOptions o;
+  switch (s.vectors()) {
+    case v1::VECTOR_SOURCE_UNSPECIFIED:
+    case v1::VECTOR_SOURCE_MODEL:
+      o.source = engine::VectorSource::kModel;
+      break;
+    case v1::VECTOR_SOURCE_EXTERNAL:
+      o.source = engine::VectorSource::kExternal;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown vector source ", s.vectors()));
+  }
+  if (s.dimension() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("dimension ", s.dimension(), " is negative"));
+  }
+  // The engine checks the range and which options fit the source.
+  o.dimension = static_cast<uint32_t>(s.dimension());
+  o.name = s.vectors_name();
+  o.query_model = s.query_model();
+  return o;
 }
 
 }  // namespace neodb::api

@@ -38,6 +38,11 @@ v1::Overflow ToProto(encoder::Overflow overflow);
 absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s);
 void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out);
 void ToProto(const db::Document& d, bool include_text, bool include_metadata, v1::Document* out);
+// As above; the stored vector too when `include_vector`.
+void ToProto(const db::Document& d, bool include_text, bool include_metadata, bool include_vector,
+             v1::Document* out);
+// The vector-source part of a collection spec (fields 20..23).
+absl::StatusOr<engine::VectorOptions> VectorOptionsFromProto(const v1::CollectionSpec& s);
 
 // The search parameters of a NearText or NearVector request (the filter from
 // its message or from its JSON form, db::ParseFilterJson): the one place they

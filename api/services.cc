@@ -33,7 +33,9 @@ class CollectionsService final : public v1::Collections::Service {
                       v1::CreateCollectionResponse* resp) override {
     auto spec = FromProto(req->spec());
     if (!spec.ok()) return Error(spec.status());
-    auto info = db_->CreateCollection(std::move(*spec));
+    auto vectors = VectorOptionsFromProto(req->spec());
+    if (!vectors.ok()) return Error(vectors.status());
+    auto info = db_->CreateCollection(std::move(*spec), *vectors);
     if (!info.ok()) return Error(info.status());
     ToProto(*info, resp->mutable_info());
     return grpc::Status::OK;
@@ -124,7 +126,7 @@ class DocumentsService final : public v1::Documents::Service {
     if (!docs.ok()) return Error(docs.status());
     for (size_t i = 0; i < ids.size(); ++i) {
       if ((*docs)[i]) {
-        ToProto(*(*docs)[i], true, true, resp->add_documents());
+        ToProto(*(*docs)[i], true, true, req->include_vector(), resp->add_documents());
       } else {
         resp->add_missing_ids(ids[i]);
       }
@@ -155,7 +157,8 @@ class DocumentsService final : public v1::Documents::Service {
                           req->page_size() == 0 ? 100 : static_cast<size_t>(req->page_size()));
     if (!page.ok()) return Error(page.status());
     for (const auto& d : page->documents) {
-      ToProto(d, req->include_text(), req->include_metadata(), resp->add_documents());
+      ToProto(d, req->include_text(), req->include_metadata(), req->include_vector(),
+              resp->add_documents());
     }
     resp->set_next_page_token(page->next_page_token);
     return grpc::Status::OK;
@@ -180,6 +183,7 @@ class DocumentsService final : public v1::Documents::Service {
       DocumentInput x;
       x.id = d.id();
       x.text = d.text();
+      if (d.vector_size() > 0) x.vector.emplace(d.vector().begin(), d.vector().end());
       ASSIGN_OR_RETURN(
           x.metadata,
           FromProto(d.metadata(), d.id().empty() ? absl::StrCat("document #", i)
@@ -201,6 +205,7 @@ void HitsToProto(SearchResult& r, v1::SearchResponse* resp) {
     p->set_score(h.score);
     p->set_text(std::move(h.text));
     ToProto(h.metadata, p->mutable_metadata());
+    p->mutable_vector()->Add(h.vector.begin(), h.vector.end());
   }
 }
 

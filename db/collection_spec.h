@@ -35,6 +35,10 @@ struct CollectionSpec {
   // Bytes the engine keeps with the collection and the store never reads
   // (e.g. a reindex's commit marker). At most 4096 bytes.
   std::string engine_state;
+  // Where the vectors come from: "model" (the collection's model embeds each
+  // text) or "external" (the client supplies them). Named by the engine
+  // (engine::VectorSourceName); the store keeps the printable string.
+  std::string vector_source = "model";
   // Unix time in microseconds; set by Store::CreateCollection when 0.
   int64_t created_at_micros = 0;
 };

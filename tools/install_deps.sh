@@ -12,6 +12,7 @@ PKGS=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-grpcio python3-protobuf python3-stemmer
+  python3-venv python3-pip python3-setuptools python3-wheel
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -96,6 +96,12 @@ std::vector<std::shared_ptr<Collection>> Database::AllCollections() const {
 
 absl::StatusOr<std::shared_ptr<Model>> Database::ModelOf(const Collection::State& state) const {
   const db::CollectionSpec& spec = state.settings.spec;
+  if (!state.settings.HasModel()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("collection '", spec.name, "' holds client-supplied vectors (", spec.model_id,
+                     ") and has no query model, so no model can embed text for it: search it with "
+                     "near-vector, or create it with a query model whose vectors these are"));
+  }
   auto m = models_->Acquire(spec.model_dir, spec.model_id);
   if (!m.ok() && absl::IsFailedPrecondition(m.status())) {
     return absl::FailedPreconditionError(
@@ -107,7 +113,33 @@ absl::StatusOr<std::shared_ptr<Model>> Database::ModelOf(const Collection::State
 
 // --- Collections ------------------------------------------------------------
 
+namespace {
+
+// Names of external vectors: printable, no spaces, short.
+absl::Status CheckVectorsName(const std::string& name) {
+  if (name.empty() || name.size() > 128) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("vectors name is ", name.size(), " characters; it must be 1..128"));
+  }
+  for (char ch : name) {
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '-' || ch == '.' || ch == ':' || ch == '/';
+    if (!ok) {
+      return absl::InvalidArgumentError(
+          "vectors name may contain only letters, digits and '_', '-', '.', ':', '/'");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spec) {
+  return CreateCollection(std::move(spec), VectorOptions());
+}
+
+absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spec,
+                                                          const VectorOptions& vectors) {
   if (IsStagingName(spec.name)) {
     return absl::InvalidArgumentError(absl::StrCat("collection names beginning with '",
                                                    std::string(kStagingPrefix), "' are reserved"));
@@ -117,11 +149,56 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
                                                    " characters; the limit is ",
                                                    kMaxUserCollectionNameBytes));
   }
-  std::shared_ptr<Model> m = models_->Default();
-  if (!m) return absl::UnavailableError("server is shutting down");
-  spec.dimension = static_cast<uint32_t>(m->embedder->dim());
-  spec.model_id = m->embedder->model_id();
-  spec.model_dir = m->dir;
+  spec.vector_source = std::string(VectorSourceName(vectors.source));
+  if (vectors.source == VectorSource::kModel) {
+    if (vectors.dimension != 0 || !vectors.name.empty() || !vectors.query_model.empty()) {
+      return absl::InvalidArgumentError(
+          "dimension, vectors name and query model apply to external-vector collections only "
+          "(the model's own dimension and id are used)");
+    }
+    std::shared_ptr<Model> m = models_->Default();
+    if (!m) return absl::UnavailableError("server is shutting down");
+    spec.dimension = static_cast<uint32_t>(m->embedder->dim());
+    spec.model_id = m->embedder->model_id();
+    spec.model_dir = m->dir;
+  } else {
+    if (vectors.dimension < 1 || vectors.dimension > db::kMaxDimension) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("an external-vector collection needs a dimension in 1..", db::kMaxDimension,
+                       " (got ", vectors.dimension, ")"));
+    }
+    if (!vectors.name.empty()) RETURN_IF_ERROR(CheckVectorsName(vectors.name));
+    spec.dimension = vectors.dimension;
+    if (vectors.query_model.empty()) {
+      spec.model_id =
+          absl::StrCat(kExternalModelPrefix, vectors.name.empty() ? spec.name : vectors.name);
+      spec.model_dir.clear();
+    } else {
+      std::shared_ptr<Model> q;
+      if (vectors.query_model == "default") {
+        q = models_->Default();
+        if (!q) return absl::UnavailableError("server is shutting down");
+      } else {
+        ASSIGN_OR_RETURN(q, models_->Load(vectors.query_model));
+      }
+      if (q->embedder->dim() != static_cast<int>(vectors.dimension)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "query model '", vectors.query_model, "' has dimension ", q->embedder->dim(),
+            "; the collection's vectors have ", vectors.dimension));
+      }
+      // Near-text compares a query embedded by this model with the stored
+      // vectors: only meaningful when they are that model's too.
+      if (!vectors.name.empty() && vectors.name != q->embedder->model_id()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the vectors are named '", vectors.name, "' but the query model's id is '",
+            q->embedder->model_id(),
+            "': with a query model the vectors must be that model's (name them by its id, "
+            "or leave the name empty)"));
+      }
+      spec.model_id = q->embedder->model_id();
+      spec.model_dir = q->dir;
+    }
+  }
   spec.engine_state.clear();
   ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(spec));
   RETURN_IF_ERROR(index::ValidateIndexSpec(spec.index_spec, static_cast<int>(spec.dimension)));

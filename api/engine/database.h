@@ -96,8 +96,30 @@ struct CollectionInfo {
 
 struct DocumentInput {
   std::string id;  // empty: generated
+  // Model collections: non-empty UTF-8, embedded by the model. External-vector
+  // collections: optional (empty allowed), stored and returned as is.
   std::string text;
   db::Metadata metadata;
+  // The client's vector: required by external-vector collections (their
+  // dimension, finite values), refused by model collections.
+  std::optional<std::vector<float>> vector;
+};
+
+// How a new collection gets its vectors (CreateCollection).
+struct VectorOptions {
+  // Default: kModel (the server's default model embeds every text).
+  VectorSource source = VectorSource::kModel;
+  // kExternal only: the vectors' dimension, 1..65536.
+  uint32_t dimension = 0;
+  // kExternal only: what the vectors are, 1..128 characters of
+  // [A-Za-z0-9_.:/-]; the model id stored with them is "external:<name>".
+  // Empty: the collection's name. With a query model it must be empty or that
+  // model's id (the client claims its vectors are that model's).
+  std::string name;
+  // kExternal only: the model that embeds near-text queries. Empty: none
+  // (near-text is refused); "default": the server's default model; else a
+  // model directory on the server. Its dimension must equal `dimension`.
+  std::string query_model;
 };
 
 struct Hit {
@@ -105,6 +127,7 @@ struct Hit {
   float score = 0;  // higher is better (index/metric.h)
   std::string text;
   db::Metadata metadata;
+  std::vector<float> vector;  // when include_vector: the stored one
 };
 
 struct SearchResult {
@@ -154,6 +177,12 @@ class Database {
   // --- Collections. `spec.dimension` and the model are the default model's;
   // the index spec is validated against the dimension.
   absl::StatusOr<CollectionInfo> CreateCollection(db::CollectionSpec spec);
+  // As above, with the vectors' source: the default model (as above), or the
+  // client's vectors (`vectors`' dimension, name and optional query model).
+  // INVALID_ARGUMENT for options that do not fit the source; FAILED_PRECONDITION
+  // when the query model cannot be loaded.
+  absl::StatusOr<CollectionInfo> CreateCollection(db::CollectionSpec spec,
+                                                  const VectorOptions& vectors);
   absl::Status DropCollection(const std::string& name);
   absl::StatusOr<CollectionInfo> DescribeCollection(const std::string& name) const;
   absl::StatusOr<std::vector<CollectionInfo>> ListCollections() const;
@@ -174,6 +203,7 @@ class Database {
 
   // --- Search. `instruction` replaces the collection's query prefix. The
   // query is embedded with the model of the collection state it searches.
+  // FAILED_PRECONDITION for an external-vector collection without a query model.
   absl::StatusOr<SearchResult> NearText(const std::string& collection, const std::string& query,
                                         const std::optional<std::string>& instruction,
                                         const SearchParams& params, absl::Time deadline) const;
@@ -192,7 +222,8 @@ class Database {
   // Loads the model in `model_dir` (when non-empty, else the collection's
   // own) and starts re-embedding `collection` with it in the background; the
   // collection, and only it, moves to that model. FAILED_PRECONDITION when
-  // one is running, the model cannot be loaded or its dimension differs.
+  // one is running, the model cannot be loaded or its dimension differs, or
+  // the collection holds client-supplied vectors (nothing to re-embed).
   absl::Status Reindex(const std::string& collection, const std::string& model_dir);
   absl::StatusOr<ReindexProgress> GetReindexProgress(const std::string& collection) const;
   absl::StatusOr<VerifyReport> Verify(const std::string& collection) const;

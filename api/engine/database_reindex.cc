@@ -33,6 +33,12 @@ absl::Status Database::Reindex(const std::string& collection, const std::string&
   // The target model is loaded here, so a bad directory or dimension is the
   // caller's answer rather than a failed job.
   std::shared_ptr<const Collection::State> state = c->state();
+  if (state->settings.source == VectorSource::kExternal) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("collection '", collection, "' holds client-supplied vectors (",
+                     state->settings.spec.model_id,
+                     "); the server cannot re-embed them: upsert the new vectors instead"));
+  }
   std::shared_ptr<Model> target;
   if (model_dir.empty()) {
     ASSIGN_OR_RETURN(target, ModelOf(*state));

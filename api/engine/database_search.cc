@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/engine/database.h"
 #include "api/engine/text_checks.h"
+#include "api/engine/vector_checks.h"
 #include "common/status_macros.h"
 
 namespace neodb::engine {
@@ -16,14 +17,7 @@ absl::StatusOr<SearchResult> SearchState(const db::Store& store, const Collectio
                                          const std::vector<float>& vector,
                                          const SearchParams& params) {
   const db::CollectionSpec& spec = state.settings.spec;
-  if (vector.size() != spec.dimension) {
-    return absl::InvalidArgumentError(absl::StrCat("vector has ", vector.size(),
-                                                   " values; collection '", spec.name,
-                                                   "' has dimension ", spec.dimension));
-  }
-  for (float v : vector) {
-    if (!std::isfinite(v)) return absl::InvalidArgumentError("vector holds a non-finite value");
-  }
+  RETURN_IF_ERROR(CheckVector("vector", vector, spec.dimension, spec.name));
   const IndexSet& indexes = *state.indexes;
   SearchResult result;
   result.model_id = spec.model_id;
@@ -51,6 +45,7 @@ absl::StatusOr<SearchResult> SearchState(const db::Store& store, const Collectio
       hit.score = h.score;
       if (params.include_text) hit.text = std::move(d->text);
       if (params.include_metadata) hit.metadata = std::move(d->metadata);
+      if (params.include_vector) hit.vector = std::move(d->vector);
       result.hits.push_back(std::move(hit));
       if (result.hits.size() == static_cast<size_t>(params.k)) break;
     }

@@ -4,6 +4,7 @@
 #include "api/engine/change_replay.h"
 #include "api/engine/database.h"
 #include "api/engine/text_checks.h"
+#include "api/engine/vector_checks.h"
 #include "common/status_macros.h"
 
 namespace neodb::engine {
@@ -43,7 +44,12 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
   std::shared_ptr<const Collection::State> state = c->state();
   const CollectionSettings& settings = state->settings;
   const db::CollectionSpec& spec = settings.spec;
-  ASSIGN_OR_RETURN(std::shared_ptr<Model> m, ModelOf(*state));
+  const bool external = settings.source == VectorSource::kExternal;
+  // External vectors need no model (and the write must not fail for want of one).
+  std::shared_ptr<Model> m;
+  if (!external) {
+    ASSIGN_OR_RETURN(m, ModelOf(*state));
+  }
 
   std::vector<std::string> ids;
   std::vector<std::string> texts;
@@ -56,10 +62,30 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
       return absl::InvalidArgumentError(absl::StrCat("document #", i, ": ", s.message()));
     }
     const std::string what = absl::StrCat("document '", d.id, "': text");
-    RETURN_IF_ERROR(CheckText(what, d.text));
     if (absl::Status s = db::ValidateMetadata(d.metadata); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("document '", d.id, "': ", s.message()));
     }
+    if (external) {
+      if (!d.vector) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("document '", d.id, "' has no vector; collection '", spec.name,
+                         "' takes client-supplied vectors of dimension ", spec.dimension));
+      }
+      const std::string vwhat = absl::StrCat("document '", d.id, "': vector");
+      RETURN_IF_ERROR(CheckVector(vwhat, *d.vector, spec.dimension, spec.name));
+      RETURN_IF_ERROR(CheckStorableVector(vwhat, *d.vector, settings.metric));
+      // The text is optional here (nothing embeds it) but, when given, UTF-8.
+      if (!d.text.empty()) RETURN_IF_ERROR(CheckText(what, d.text));
+      ids.push_back(d.id);
+      continue;
+    }
+    if (d.vector) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "document '", d.id, "' carries a vector, but collection '", spec.name,
+          "' embeds its texts with its model (create a collection with external vectors "
+          "to supply your own)"));
+    }
+    RETURN_IF_ERROR(CheckText(what, d.text));
     if (settings.overflow != encoder::Overflow::kChunk) {
       ASSIGN_OR_RETURN(int n, m->embedder->CountTokens(spec.document_instruction, d.text));
       if (n > m->embedder->max_tokens()) {
@@ -73,10 +99,11 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
     ids.push_back(d.id);
     texts.push_back(d.text);
   }
-  ASSIGN_OR_RETURN(
-      std::vector<encoder::Embedding> embeddings,
-      m->batcher->Embed(std::move(texts), EmbedOptionsFor(settings, spec.document_instruction),
-                        deadline));
+  std::vector<encoder::Embedding> embeddings;
+  if (!external) {
+    const encoder::EmbedOptions options = EmbedOptionsFor(settings, spec.document_instruction);
+    ASSIGN_OR_RETURN(embeddings, m->batcher->Embed(std::move(texts), options, deadline));
+  }
   std::vector<db::Document> out;
   out.reserve(docs.size());
   int64_t total_tokens = 0;
@@ -85,9 +112,14 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
     d.id = std::move(docs[i].id);
     d.text = std::move(docs[i].text);
     d.metadata = std::move(docs[i].metadata);
-    d.vector = std::move(embeddings[i].vector);
+    if (external) {
+      // Stored exactly as sent: include_vector returns these bits.
+      d.vector = std::move(*docs[i].vector);
+    } else {
+      d.vector = std::move(embeddings[i].vector);
+      total_tokens += embeddings[i].num_tokens;
+    }
     d.model_id = spec.model_id;
-    total_tokens += embeddings[i].num_tokens;
     out.push_back(std::move(d));
   }
   if (tokens) *tokens = total_tokens;

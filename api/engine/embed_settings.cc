@@ -1,5 +1,6 @@
 #include "api/engine/embed_settings.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
@@ -27,6 +28,21 @@ std::string_view OverflowName(encoder::Overflow overflow) {
   return overflow == encoder::Overflow::kChunk ? "chunk" : "error";
 }
 
+absl::StatusOr<VectorSource> ParseVectorSource(std::string_view name) {
+  if (name == "model") return VectorSource::kModel;
+  if (name == "external") return VectorSource::kExternal;
+  return absl::InvalidArgumentError(
+      absl::StrCat("vector source '", std::string(name), "' is not one of model, external"));
+}
+
+std::string_view VectorSourceName(VectorSource source) {
+  return source == VectorSource::kExternal ? "external" : "model";
+}
+
+bool CollectionSettings::HasModel() const {
+  return source == VectorSource::kModel || !absl::StartsWith(spec.model_id, kExternalModelPrefix);
+}
+
 absl::StatusOr<CollectionSettings> ParseSettings(const db::CollectionSpec& spec) {
   RETURN_IF_ERROR(db::ValidateCollectionSpec(spec));
   CollectionSettings s;
@@ -34,6 +50,12 @@ absl::StatusOr<CollectionSettings> ParseSettings(const db::CollectionSpec& spec)
   ASSIGN_OR_RETURN(s.metric, index::ParseMetric(spec.metric));
   ASSIGN_OR_RETURN(s.pooling, ParsePooling(spec.pooling));
   ASSIGN_OR_RETURN(s.overflow, ParseOverflow(spec.overflow));
+  ASSIGN_OR_RETURN(s.source, ParseVectorSource(spec.vector_source));
+  if (s.source == VectorSource::kModel && absl::StartsWith(spec.model_id, kExternalModelPrefix)) {
+    return absl::InvalidArgumentError(absl::StrCat("collection '", spec.name,
+                                                   "' embeds with its model, but its model id '",
+                                                   spec.model_id, "' names external vectors"));
+  }
   return s;
 }
 

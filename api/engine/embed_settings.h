@@ -22,12 +22,30 @@ std::string_view PoolingName(encoder::Pooling pooling);
 absl::StatusOr<encoder::Overflow> ParseOverflow(std::string_view name);
 std::string_view OverflowName(encoder::Overflow overflow);
 
+// Where a collection's vectors come from. kModel: the collection's model
+// embeds every document's text. kExternal: the client sends each document's
+// vector; the model id stored with them is "external:<name>" (the name given
+// at creation) or, when the collection has a query model for near-text, that
+// model's content hash (then the client claims its vectors are that model's).
+enum class VectorSource { kModel, kExternal };
+// "model" | "external"; INVALID_ARGUMENT otherwise.
+absl::StatusOr<VectorSource> ParseVectorSource(std::string_view name);
+std::string_view VectorSourceName(VectorSource source);
+
+// The model id prefix of client-supplied vectors no model on the server made.
+inline constexpr char kExternalModelPrefix[] = "external:";
+
 // A collection spec with its enumerated settings parsed.
 struct CollectionSettings {
   db::CollectionSpec spec;
   index::Metric metric = index::Metric::kCosine;
   encoder::Pooling pooling = encoder::Pooling::kMean;
   encoder::Overflow overflow = encoder::Overflow::kError;
+  VectorSource source = VectorSource::kModel;
+
+  // True when a model on the server can embed texts for this collection:
+  // always for kModel; for kExternal only with a query model.
+  bool HasModel() const;
 };
 
 // Parses and validates a stored or requested spec (the store's own checks

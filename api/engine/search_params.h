@@ -28,6 +28,9 @@ struct SearchParams {
   index::SearchOptions index;
   bool include_text = false;
   bool include_metadata = false;
+  // Each hit carries its stored vector, as the store holds it (bit for bit,
+  // not re-read from a possibly lossy index). Default: false.
+  bool include_vector = false;
 
   // INVALID_ARGUMENT naming the first field out of range or a malformed filter.
   absl::Status Validate() const;

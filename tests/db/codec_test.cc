@@ -100,6 +100,33 @@ TEST(CodecTest, SpecAndChangelogRoundTrip) {
   EXPECT_FALSE(DecodeChangelogRecord(bad).ok());
 }
 
+TEST(CodecTest, SpecVectorSourceRoundTripsAndOlderVersionsReadAsModel) {
+  CollectionSpec spec;
+  spec.name = "ext";
+  spec.dimension = 3;
+  spec.model_id = "external:mine";
+  spec.model_dir = "/m";
+  spec.engine_state = "state";
+  spec.vector_source = "external";
+  std::string bytes = EncodeCollectionSpec(spec);
+  auto s = DecodeCollectionSpec(bytes);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->vector_source, "external");
+  EXPECT_EQ(s->model_dir, "/m");
+  EXPECT_EQ(s->engine_state, "state");
+
+  // A v2 record is the v3 one without its last string (1 length byte + 8).
+  std::string v2 = bytes.substr(0, bytes.size() - 1 - spec.vector_source.size());
+  v2[0] = 2;
+  auto old = DecodeCollectionSpec(v2);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->vector_source, "model");
+  EXPECT_EQ(old->engine_state, "state");
+  // The v3 record cut short is corrupt, not a v2 record.
+  EXPECT_EQ(DecodeCollectionSpec(bytes.substr(0, bytes.size() - 1)).status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
 TEST(CodecTest, BigEndianSortsNumerically) {
   EXPECT_LT(EncodeBigEndian64(255), EncodeBigEndian64(256));
   EXPECT_EQ(*DecodeBigEndian64(EncodeBigEndian64(0x0102030405060708ull)), 0x0102030405060708ull);

@@ -18,134 +18,11 @@
 #include "index/metric.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "tools/neodb/client_common.h"
 #include "tools/neodb/commands.h"
 
 namespace neodb::cli {
 namespace {
-
-using json = nlohmann::json;
-
-struct ClientFlags {
-  std::string server = "127.0.0.1:50051";
-  double timeout_s = 30;
-};
-
-void AddClientFlags(CLI::App* cmd, ClientFlags* f) {
-  cmd->add_option("--server", f->server, "Server address host:port")->capture_default_str();
-  cmd->add_option("--timeout", f->timeout_s, "Deadline of each call, seconds")
-      ->capture_default_str();
-}
-
-std::shared_ptr<grpc::Channel> Connect(const ClientFlags& f) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
-  args.SetMaxSendMessageSize(64 << 20);
-  return grpc::CreateCustomChannel(f.server, grpc::InsecureChannelCredentials(), args);
-}
-
-void SetDeadline(grpc::ClientContext* ctx, const ClientFlags& f) {
-  ctx->set_deadline(std::chrono::system_clock::now() +
-                    std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
-}
-
-// A call's status, with gRPC's "failed to connect to all addresses" said in
-// our words: nothing listens at --server.
-absl::Status CallStatus(const grpc::Status& s, const ClientFlags& f) {
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
-      absl::StrContains(s.error_message(), "failed to connect to all addresses")) {
-    return absl::UnavailableError(
-        absl::StrCat("no neodb server at ", f.server, " (start one with `neodb serve`)"));
-  }
-  return api::FromGrpcStatus(s);
-}
-
-// A client subcommand under `parent` whose --server/--timeout land in *f; the callback captures f.
-CLI::App* AddClientCommand(CLI::App* parent, const std::string& name,
-                           const std::string& description, ClientFlags* f) {
-  CLI::App* c = parent->add_subcommand(name, description);
-  AddClientFlags(c, f);
-  return c;
-}
-
-// One unary call on `stub` under the --timeout deadline. A failed call prints the error and exits
-// (Check), so the caller only ever sees a successful response.
-template <typename Stub, typename Request, typename Response>
-Response CallOrExit(Stub& stub, const ClientFlags& f,
-                    grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
-                    const Request& req) {
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx, f);
-  Response resp;
-  ExitIfError(CallStatus((stub.*method)(&ctx, req, &resp), f));
-  return resp;
-}
-
-// As above, on a fresh connection to --server; `Service` is the generated service class.
-template <typename Service, typename Request, typename Response>
-Response CallOrExit(const ClientFlags& f,
-                    grpc::Status (Service::Stub::*method)(grpc::ClientContext*, const Request&,
-                                                          Response*),
-                    const Request& req) {
-  auto stub = Service::NewStub(Connect(f));
-  return CallOrExit(*stub, f, method, req);
-}
-
-json ValueToJson(const v1::Value& v) {
-  switch (v.kind_case()) {
-    case v1::Value::kStringValue:
-      return v.string_value();
-    case v1::Value::kIntValue:
-      return v.int_value();
-    case v1::Value::kDoubleValue:
-      return v.double_value();
-    case v1::Value::kBoolValue:
-      return v.bool_value();
-    default:
-      return nullptr;
-  }
-}
-
-json MetadataToJson(const google::protobuf::Map<std::string, v1::Value>& m) {
-  json j = json::object();
-  for (const auto& [k, v] : m) j[k] = ValueToJson(v);
-  return j;
-}
-
-absl::Status JsonToMetadata(const json& j, google::protobuf::Map<std::string, v1::Value>* out) {
-  if (!j.is_object()) return absl::InvalidArgumentError("\"metadata\" must be an object");
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    v1::Value v;
-    if (it->is_string())
-      v.set_string_value(it->get<std::string>());
-    else if (it->is_boolean())
-      v.set_bool_value(it->get<bool>());
-    else if (it->is_number_integer())
-      v.set_int_value(it->get<int64_t>());
-    else if (it->is_number())
-      v.set_double_value(it->get<double>());
-    else
-      return absl::InvalidArgumentError(
-          absl::StrCat("metadata '", it.key(), "': unsupported type"));
-    (*out)[it.key()] = v;
-  }
-  return absl::OkStatus();
-}
-
-json InfoToJson(const v1::CollectionInfo& i) {
-  return json{{"name", i.spec().name()},
-              {"count", i.count()},
-              {"dimension", i.dimension()},
-              {"model_id", i.model_id()},
-              {"index_type", i.index_type()},
-              {"index_size", i.index_size()},
-              {"metric", v1::Metric_Name(i.spec().metric())},
-              {"pooling", v1::Pooling_Name(i.spec().pooling())},
-              {"overflow", v1::Overflow_Name(i.spec().overflow())},
-              {"query_prefix", i.spec().query_prefix()},
-              {"document_prefix", i.spec().document_prefix()}};
-}
-
-void Print(const json& j) { std::printf("%s\n", j.dump().c_str()); }
 
 // --- collections ------------------------------------------------------------
 
@@ -163,6 +40,10 @@ void RegisterCollections(CLI::App& app) {
     auto name = std::make_shared<std::string>();
     auto qp = std::make_shared<std::string>();
     auto dp = std::make_shared<std::string>();
+    auto vectors = std::make_shared<std::string>("model");
+    auto dimension = std::make_shared<int>(0);
+    auto vectors_name = std::make_shared<std::string>();
+    auto query_model = std::make_shared<std::string>();
     CLI::App* c = AddClientCommand(group, "create", "Create a collection", f.get());
     c->add_option("name", *name, "Collection name")->required();
     c->add_option("--index", *index, "flat | hnsw | ivfpq | a factory string (HNSW32, IVF256,PQ16)")
@@ -173,6 +54,16 @@ void RegisterCollections(CLI::App& app) {
         ->capture_default_str();
     c->add_option("--query-prefix", *qp, "Instruction prepended to queries");
     c->add_option("--document-prefix", *dp, "Instruction prepended to documents");
+    c->add_option("--vectors", *vectors,
+                  "model (the model embeds texts) | external (documents carry vectors)")
+        ->capture_default_str();
+    c->add_option("--dimension", *dimension, "Vector dimension (--vectors external)");
+    c->add_option("--vectors-name", *vectors_name,
+                  "What the external vectors are (model id external:<name>; default: the "
+                  "collection name)");
+    c->add_option("--query-model", *query_model,
+                  "A model for near-text on external vectors: default | a model directory on "
+                  "the server");
     c->callback([=] {
       v1::CreateCollectionRequest req;
       auto* s = req.mutable_spec();
@@ -190,6 +81,19 @@ void RegisterCollections(CLI::App& app) {
       s->set_overflow(api::ToProto(*o));
       s->set_query_prefix(*qp);
       s->set_document_prefix(*dp);
+      if (*vectors == "external") {
+        s->set_vectors(v1::VECTOR_SOURCE_EXTERNAL);
+      } else if (*vectors != "model") {
+        ExitIfError(absl::InvalidArgumentError(
+            absl::StrCat("--vectors '", *vectors, "' is not one of model, external")));
+      }
+      s->set_dimension(*dimension);
+      s->set_vectors_name(*vectors_name);
+      // A local directory is sent absolute (as reindex --model does).
+      std::error_code ec;
+      const bool local = !query_model->empty() && *query_model != "default" &&
+                         std::filesystem::exists(*query_model, ec);
+      s->set_query_model(local ? std::filesystem::absolute(*query_model).string() : *query_model);
       Print(
           InfoToJson(CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::Create, req).info()));
     });
@@ -278,9 +182,12 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
           absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": not JSON: ", e.what()));
       break;
     }
-    if (!j.is_object() || !j.contains("text") || !j["text"].is_string()) {
+    const bool has_vector = j.is_object() && j.contains("vector");
+    const bool has_text = j.is_object() && j.contains("text") && j["text"].is_string();
+    if (!j.is_object() || (!has_text && !has_vector) ||
+        (j.contains("text") && !j["text"].is_string())) {
       input = absl::InvalidArgumentError(
-          absl::StrCat(path, ":", line_no, ": expected {\"id\",\"text\",\"metadata\"}"));
+          absl::StrCat(path, ":", line_no, ": expected {\"id\",\"text\",\"metadata\",\"vector\"}"));
       break;
     }
     v1::Document* d = batch.add_documents();
@@ -295,7 +202,17 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
         break;
       }
     }
-    d->set_text(j["text"].get<std::string>());
+    if (has_text) d->set_text(j["text"].get<std::string>());
+    if (has_vector) {
+      // Parsed again with float numbers: the floats sent are strtof's of the
+      // text, the same bits a float reader of the file would get.
+      auto v = ParseVectorJson(line, absl::StrCat(path, ":", line_no, ": \"vector\""));
+      if (!v.ok()) {
+        input = v.status();
+        break;
+      }
+      d->mutable_vector()->Add(v->begin(), v->end());
+    }
     if (j.contains("metadata")) {
       absl::Status s = JsonToMetadata(j["metadata"], d->mutable_metadata());
       if (!s.ok()) {
@@ -362,7 +279,10 @@ void RegisterDocuments(CLI::App& app) {
         AddClientCommand(&app, "ingest", "Stream a JSON-lines file of documents in", f.get());
     f->timeout_s = 3600;
     c->add_option("--collection", *collection, "Collection")->required();
-    c->add_option("file", *path, "JSON lines: {\"id\",\"text\",\"metadata\"}")->required();
+    c->add_option("file", *path,
+                  "JSON lines: {\"id\",\"text\",\"metadata\",\"vector\"} (vector: external-vector "
+                  "collections)")
+        ->required();
     c->add_option("--batch", *batch, "Documents per stream message")->capture_default_str();
     c->callback([=] { ExitIfError(Ingest(*f, *collection, *path, std::max(1, *batch))); });
   }
@@ -404,13 +324,18 @@ void RegisterDocuments(CLI::App& app) {
   {
     auto f = std::make_shared<ClientFlags>();
     auto args = std::make_shared<IdsArgs>();
+    auto include_vector = std::make_shared<bool>(false);
     CLI::App* c = AddClientCommand(&app, "get", "Get documents by id", f.get());
     AddIdsOptions(c, args.get());
+    c->add_flag("--include-vector", *include_vector, "Return each document's stored vector");
     c->callback([=] {
-      const auto req = IdsRequest<v1::GetRequest>(*args);
+      auto req = IdsRequest<v1::GetRequest>(*args);
+      req.set_include_vector(*include_vector);
       const auto resp = CallOrExit<v1::Documents>(*f, &v1::Documents::Stub::Get, req);
       for (const auto& d : resp.documents()) {
-        Print(json{{"id", d.id()}, {"text", d.text()}, {"metadata", MetadataToJson(d.metadata())}});
+        PrintWithFloats(
+            json{{"id", d.id()}, {"text", d.text()}, {"metadata", MetadataToJson(d.metadata())}},
+            std::nullopt, {d.vector().data(), static_cast<size_t>(d.vector_size())});
       }
       for (const auto& id : resp.missing_ids())
         std::fprintf(stderr, "neodb: '%s' not found\n", id.c_str());
@@ -512,6 +437,7 @@ void RegisterClientCommands(CLI::App& app) {
   RegisterCollections(app);
   RegisterDocuments(app);
   RegisterAdmin(app);
+  RegisterClientVectorCommands(app);
 }
 
 }  // namespace neodb::cli

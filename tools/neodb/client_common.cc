@@ -1,0 +1,171 @@
+#include "tools/neodb/client_common.h"
+
+#include <cstdio>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "api/grpc_status.h"
+#include "common/float_text.h"
+
+namespace neodb::cli {
+
+void AddClientFlags(CLI::App* cmd, ClientFlags* f) {
+  cmd->add_option("--server", f->server, "Server address host:port")->capture_default_str();
+  cmd->add_option("--timeout", f->timeout_s, "Deadline of each call, seconds")
+      ->capture_default_str();
+}
+
+std::shared_ptr<grpc::Channel> Connect(const ClientFlags& f) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetMaxSendMessageSize(64 << 20);
+  return grpc::CreateCustomChannel(f.server, grpc::InsecureChannelCredentials(), args);
+}
+
+void SetDeadline(grpc::ClientContext* ctx, const ClientFlags& f) {
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+}
+
+// A call's status, with gRPC's "failed to connect to all addresses" said in
+// our words: nothing listens at --server.
+absl::Status CallStatus(const grpc::Status& s, const ClientFlags& f) {
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
+      absl::StrContains(s.error_message(), "failed to connect to all addresses")) {
+    return absl::UnavailableError(
+        absl::StrCat("no neodb server at ", f.server, " (start one with `neodb serve`)"));
+  }
+  return api::FromGrpcStatus(s);
+}
+
+// A client subcommand under `parent` whose --server/--timeout land in *f; the callback captures f.
+CLI::App* AddClientCommand(CLI::App* parent, const std::string& name,
+                           const std::string& description, ClientFlags* f) {
+  CLI::App* c = parent->add_subcommand(name, description);
+  AddClientFlags(c, f);
+  return c;
+}
+
+json ValueToJson(const v1::Value& v) {
+  switch (v.kind_case()) {
+    case v1::Value::kStringValue:
+      return v.string_value();
+    case v1::Value::kIntValue:
+      return v.int_value();
+    case v1::Value::kDoubleValue:
+      return v.double_value();
+    case v1::Value::kBoolValue:
+      return v.bool_value();
+    default:
+      return nullptr;
+  }
+}
+
+json MetadataToJson(const google::protobuf::Map<std::string, v1::Value>& m) {
+  json j = json::object();
+  for (const auto& [k, v] : m) j[k] = ValueToJson(v);
+  return j;
+}
+
+absl::Status JsonToMetadata(const json& j, google::protobuf::Map<std::string, v1::Value>* out) {
+  if (!j.is_object()) return absl::InvalidArgumentError("\"metadata\" must be an object");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    v1::Value v;
+    if (it->is_string())
+      v.set_string_value(it->get<std::string>());
+    else if (it->is_boolean())
+      v.set_bool_value(it->get<bool>());
+    else if (it->is_number_integer())
+      v.set_int_value(it->get<int64_t>());
+    else if (it->is_number())
+      v.set_double_value(it->get<double>());
+    else
+      return absl::InvalidArgumentError(
+          absl::StrCat("metadata '", it.key(), "': unsupported type"));
+    (*out)[it.key()] = v;
+  }
+  return absl::OkStatus();
+}
+
+json InfoToJson(const v1::CollectionInfo& i) {
+  json j{{"name", i.spec().name()},
+         {"count", i.count()},
+         {"dimension", i.dimension()},
+         {"model_id", i.model_id()},
+         {"index_type", i.index_type()},
+         {"index_size", i.index_size()},
+         {"metric", v1::Metric_Name(i.spec().metric())},
+         {"pooling", v1::Pooling_Name(i.spec().pooling())},
+         {"overflow", v1::Overflow_Name(i.spec().overflow())},
+         {"query_prefix", i.spec().query_prefix()},
+         {"document_prefix", i.spec().document_prefix()}};
+  if (i.spec().vectors() == v1::VECTOR_SOURCE_EXTERNAL) {
+    j["vectors"] = "external";
+    j["vectors_name"] = i.spec().vectors_name();
+    if (!i.spec().query_model().empty()) j["query_model"] = i.spec().query_model();
+  } else {
+    j["vectors"] = "model";
+  }
+  return j;
+}
+
+void Print(const json& j) { std::printf("%s\n", j.dump().c_str()); }
+
+void PrintWithFloats(const json& j, std::optional<float> score, std::span<const float> vector) {
+  std::string line = j.dump();
+  if (line.empty() || line.back() != '}') {
+    std::printf("%s\n", line.c_str());
+    return;
+  }
+  line.pop_back();
+  auto key = [&](const char* name) {
+    if (line.size() > 1) line.push_back(',');
+    absl::StrAppend(&line, "\"", name, "\":");
+  };
+  if (score) {
+    key("score");
+    AppendFloatJson(&line, *score);
+  }
+  if (!vector.empty()) {
+    key("vector");
+    AppendFloatJsonArray(&line, vector);
+  }
+  line.push_back('}');
+  std::printf("%s\n", line.c_str());
+}
+
+absl::StatusOr<std::vector<float>> VectorFromJson(const JsonF32& j, const std::string& what) {
+  if (!j.is_array() || j.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": expected a non-empty array of numbers"));
+  }
+  std::vector<float> v;
+  v.reserve(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_number()) {
+      return absl::InvalidArgumentError(absl::StrCat(what, "[", i, "] is not a number"));
+    }
+    v.push_back(j[i].get<float>());
+  }
+  return v;
+}
+
+absl::StatusOr<std::vector<float>> ParseVectorJson(const std::string& text,
+                                                   const std::string& what) {
+  JsonF32 j;
+  try {
+    j = JsonF32::parse(text);
+  } catch (const JsonF32::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": not JSON: ", e.what()));
+  }
+  if (j.is_object()) {
+    if (!j.contains("vector")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": expected [numbers] or {\"vector\": [numbers]}"));
+    }
+    return VectorFromJson(j["vector"], what);
+  }
+  return VectorFromJson(j, what);
+}
+
+}  // namespace neodb::cli

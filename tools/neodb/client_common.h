@@ -1,0 +1,92 @@
+#pragma once
+// What the client subcommands (cmd_client*.cc) share: the --server/--timeout
+// flags, the channel, deadlines, calls that print their error and exit, and
+// the JSON forms of metadata, collection info and vectors.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "grpcpp/grpcpp.h"
+#include "neodb/v1/neodb.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "tools/neodb/commands.h"
+
+namespace neodb::cli {
+
+using json = nlohmann::json;
+
+struct ClientFlags {
+  std::string server = "127.0.0.1:50051";
+  double timeout_s = 30;
+};
+
+void AddClientFlags(CLI::App* cmd, ClientFlags* f);
+std::shared_ptr<grpc::Channel> Connect(const ClientFlags& f);
+void SetDeadline(grpc::ClientContext* ctx, const ClientFlags& f);
+// A call's status, with gRPC's "failed to connect to all addresses" said in
+// our words: nothing listens at --server.
+absl::Status CallStatus(const grpc::Status& s, const ClientFlags& f);
+// A client subcommand under `parent` whose --server/--timeout land in *f; the callback captures f.
+CLI::App* AddClientCommand(CLI::App* parent, const std::string& name,
+                           const std::string& description, ClientFlags* f);
+
+// One unary call on `stub` under the --timeout deadline. A failed call prints the error and exits
+// (Check), so the caller only ever sees a successful response.
+template <typename Stub, typename Request, typename Response>
+Response CallOrExit(Stub& stub, const ClientFlags& f,
+                    grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                    const Request& req) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, f);
+  Response resp;
+  ExitIfError(CallStatus((stub.*method)(&ctx, req, &resp), f));
+  return resp;
+}
+
+// As above, on a fresh connection to --server; `Service` is the generated service class.
+template <typename Service, typename Request, typename Response>
+Response CallOrExit(const ClientFlags& f,
+                    grpc::Status (Service::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                          Response*),
+                    const Request& req) {
+  auto stub = Service::NewStub(Connect(f));
+  return CallOrExit(*stub, f, method, req);
+}
+
+json ValueToJson(const v1::Value& v);
+json MetadataToJson(const google::protobuf::Map<std::string, v1::Value>& m);
+absl::Status JsonToMetadata(const json& j, google::protobuf::Map<std::string, v1::Value>* out);
+json InfoToJson(const v1::CollectionInfo& i);
+// One JSON line on stdout.
+void Print(const json& j);
+// `j` (an object) with "score" (when given) and "vector" (when non-empty)
+// appended, their floats written shortest round-trip (common/float_text.h),
+// not widened to doubles.
+void PrintWithFloats(const json& j, std::optional<float> score, std::span<const float> vector);
+
+// A JSON value whose numbers parse as float (strtof on the number's own
+// text), so a vector written shortest round-trip reads back bit for bit
+// (through double it could round twice).
+using JsonF32 = nlohmann::basic_json<std::map, std::vector, std::string, bool, std::int64_t,
+                                     std::uint64_t, float>;
+
+// The floats of a JSON array of numbers; INVALID_ARGUMENT naming `what`
+// otherwise (including an empty array).
+absl::StatusOr<std::vector<float>> VectorFromJson(const JsonF32& j, const std::string& what);
+// A vector given as JSON text: `[0.1, …]` or `{"vector": [0.1, …]}`.
+absl::StatusOr<std::vector<float>> ParseVectorJson(const std::string& text,
+                                                   const std::string& what);
+
+// near-vector, list, verify, reindex-status (cmd_client_vectors.cc).
+void RegisterClientVectorCommands(CLI::App& app);
+
+}  // namespace neodb::cli

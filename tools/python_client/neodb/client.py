@@ -1,0 +1,345 @@
+"""The client: a connection, its collections, and a handle per collection.
+
+Thread-safety: a Client (and its handles) may be shared by threads; gRPC
+channels are thread-safe. Every call carries a deadline (`timeout` seconds).
+"""
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence,
+                    Union)
+
+import grpc
+
+from neodb.errors import NeodbError, from_rpc_error
+from neodb.v1 import neodb_pb2 as pb
+from neodb.v1 import neodb_pb2_grpc as pb_grpc
+
+Metadata = Dict[str, Union[str, int, float, bool]]
+Filter = Union[str, Mapping[str, Any]]
+
+_METRICS = {"cosine": pb.METRIC_COSINE, "ip": pb.METRIC_INNER_PRODUCT,
+            "inner_product": pb.METRIC_INNER_PRODUCT, "l2": pb.METRIC_L2}
+_POOLING = {"mean": pb.POOLING_MEAN, "cls": pb.POOLING_CLS}
+_OVERFLOW = {"error": pb.OVERFLOW_ERROR, "chunk": pb.OVERFLOW_CHUNK}
+_SOURCES = {"model": pb.VECTOR_SOURCE_MODEL, "external": pb.VECTOR_SOURCE_EXTERNAL}
+
+
+@dataclass
+class Hit:
+    """One search result. `vector` is the stored vector (bit for bit, as
+    float32 values) when the search asked for include_vector, else None."""
+    id: str
+    score: float
+    text: str = ""
+    metadata: Metadata = field(default_factory=dict)
+    vector: Optional[List[float]] = None
+
+
+@dataclass
+class Document:
+    """A stored document. `vector` as in Hit."""
+    id: str
+    text: str = ""
+    metadata: Metadata = field(default_factory=dict)
+    vector: Optional[List[float]] = None
+
+
+@dataclass
+class CollectionInfo:
+    name: str
+    count: int
+    dimension: int
+    model_id: str
+    vectors: str          # "model" or "external"
+    index_type: str
+    vectors_name: str = ""
+    query_model: str = ""
+
+
+def _value(v: Any) -> "pb.Value":
+    if isinstance(v, bool):
+        return pb.Value(bool_value=v)
+    if isinstance(v, int):
+        return pb.Value(int_value=v)
+    if isinstance(v, float):
+        return pb.Value(double_value=v)
+    if isinstance(v, str):
+        return pb.Value(string_value=v)
+    raise TypeError("metadata values are str, int, float or bool, not %s" % type(v).__name__)
+
+
+def _unvalue(v: "pb.Value") -> Any:
+    kind = v.WhichOneof("kind")
+    return getattr(v, kind) if kind else None
+
+
+def _metadata(m: Any) -> Metadata:
+    return {k: _unvalue(v) for k, v in m.items()}
+
+
+def _filter_json(f: Optional[Filter]) -> str:
+    if f is None:
+        return ""
+    return f if isinstance(f, str) else json.dumps(f)
+
+
+def _info(i: "pb.CollectionInfo") -> CollectionInfo:
+    return CollectionInfo(
+        name=i.spec.name, count=i.count, dimension=i.dimension, model_id=i.model_id,
+        vectors="external" if i.spec.vectors == pb.VECTOR_SOURCE_EXTERNAL else "model",
+        index_type=i.index_type, vectors_name=i.spec.vectors_name,
+        query_model=i.spec.query_model)
+
+
+def _document(obj: Mapping[str, Any], where: str) -> "pb.Document":
+    """A proto Document from {"id", "text", "metadata" (or "properties"), "vector"}."""
+    if not isinstance(obj, Mapping):
+        raise TypeError("%s: expected a dict with id, text, metadata, vector" % where)
+    unknown = set(obj) - {"id", "text", "metadata", "properties", "vector"}
+    if unknown:
+        raise ValueError("%s: unknown keys %s" % (where, sorted(unknown)))
+    doc = pb.Document(id=str(obj.get("id") or ""), text=str(obj.get("text") or "").encode())
+    meta = obj.get("metadata", obj.get("properties")) or {}
+    for k, v in meta.items():
+        doc.metadata[k].CopyFrom(_value(v))
+    vector = obj.get("vector")
+    if vector is not None:
+        doc.vector.extend(float(x) for x in vector)
+    return doc
+
+
+class Client:
+    """A connection to a neodb server. Use neodb.connect(); close() (or a
+    `with` block) releases it."""
+
+    def __init__(self, address: str, api_key: Optional[str] = None, timeout: float = 30.0):
+        self.address = address
+        self.timeout = timeout
+        self._channel = grpc.insecure_channel(
+            address, options=[("grpc.max_send_message_length", 64 << 20),
+                              ("grpc.max_receive_message_length", 64 << 20)])
+        # Sent with every call as `authorization: Bearer <key>` (for servers that
+        # check one; a server without authentication ignores it).
+        self._metadata = (("authorization", "Bearer " + api_key),) if api_key else ()
+        self._collections = pb_grpc.CollectionsStub(self._channel)
+        self._documents = pb_grpc.DocumentsStub(self._channel)
+        self._search = pb_grpc.SearchStub(self._channel)
+        self._admin = pb_grpc.AdminStub(self._channel)
+        self.collections = Collections(self)
+
+    def _call(self, method: Callable, request: Any, timeout: Optional[float] = None) -> Any:
+        try:
+            return method(request, timeout=timeout or self.timeout, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+
+    def is_ready(self) -> bool:
+        """True when the server answers a Stats call."""
+        try:
+            self._call(self._admin.Stats, pb.StatsRequest(), timeout=min(self.timeout, 5))
+            return True
+        except NeodbError:
+            return False
+
+    def stats(self) -> Dict[str, Any]:
+        r = self._call(self._admin.Stats, pb.StatsRequest())
+        return {"model_id": r.model_id, "dimension": r.dimension,
+                "collections": r.collections, "documents": r.documents}
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class Collections:
+    """client.collections: create, look up, list and delete collections."""
+
+    def __init__(self, client: Client):
+        self._c = client
+
+    def create(self, name: str, *, vectors: str = "model", dimension: Optional[int] = None,
+               vectors_name: str = "", query_model: str = "", index: str = "flat",
+               metric: str = "cosine", pooling: str = "mean", query_prefix: str = "",
+               document_prefix: str = "", overflow: str = "error") -> "Collection":
+        """Creates a collection and returns its handle.
+
+        vectors: "model" (the server's model embeds every text; no vectors sent)
+            or "external" (every object carries its vector; `dimension` required).
+        vectors_name: external only: what the vectors are; stored as model id
+            "external:<name>" (default: the collection name).
+        query_model: external only: a model that embeds near_text queries
+            ("default" = the server's; else a model directory on the server);
+            the vectors must be that model's. Without one, near_text raises
+            FAILED_PRECONDITION.
+        """
+        for what, value, table in (("vectors", vectors, _SOURCES), ("metric", metric, _METRICS),
+                                   ("pooling", pooling, _POOLING),
+                                   ("overflow", overflow, _OVERFLOW)):
+            if value not in table:
+                raise ValueError("%s %r is not one of %s" % (what, value, ", ".join(table)))
+        spec = pb.CollectionSpec(
+            name=name, index=pb.IndexSpec(type=index), metric=_METRICS[metric],
+            pooling=_POOLING[pooling], query_prefix=query_prefix,
+            document_prefix=document_prefix, overflow=_OVERFLOW[overflow],
+            vectors=_SOURCES[vectors], dimension=int(dimension or 0),
+            vectors_name=vectors_name, query_model=query_model)
+        self._c._call(self._c._collections.Create, pb.CreateCollectionRequest(spec=spec))
+        return Collection(self._c, name)
+
+    def get(self, name: str) -> "Collection":
+        """A handle on `name` (no call: an unknown name fails on first use)."""
+        return Collection(self._c, name)
+
+    def exists(self, name: str) -> bool:
+        try:
+            self._c._call(self._c._collections.Describe, pb.DescribeCollectionRequest(name=name))
+            return True
+        except NeodbError as e:
+            if e.code == grpc.StatusCode.NOT_FOUND:
+                return False
+            raise
+
+    def delete(self, name: str) -> None:
+        """Drops the collection and all its documents."""
+        self._c._call(self._c._collections.Drop, pb.DropCollectionRequest(name=name))
+
+    def list(self) -> List[CollectionInfo]:
+        r = self._c._call(self._c._collections.List, pb.ListCollectionsRequest())
+        return [_info(i) for i in r.collections]
+
+
+class Collection:
+    """A handle on one collection: insert, search, read, delete."""
+
+    def __init__(self, client: Client, name: str):
+        self._c = client
+        self.name = name
+
+    def info(self) -> CollectionInfo:
+        r = self._c._call(self._c._collections.Describe,
+                          pb.DescribeCollectionRequest(name=self.name))
+        return _info(r.info)
+
+    def insert_many(self, objects: Iterable[Mapping[str, Any]], batch_size: int = 64,
+                    progress: Optional[Callable[[int], None]] = None) -> List[str]:
+        """Upserts `objects` through the streaming Ingest RPC, `batch_size` a
+        message; returns their ids in order (ids left out are generated here).
+
+        Each object: {"id"?, "text"?, "metadata" (or "properties")?, "vector"?}.
+        A model collection needs "text" and refuses "vector"; an external one
+        needs "vector" (its dimension) and takes "text" optionally.
+        progress(n) is called with the number of documents the server has
+        committed so far, after every batch it acknowledges. On an error,
+        batches acknowledged before it stay committed (the error says how many).
+        """
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        docs = []
+        for i, o in enumerate(objects):
+            d = _document(o, "object #%d" % i)
+            if not d.id:
+                d.id = uuid.uuid4().hex
+            docs.append(d)
+        if not docs:
+            return []
+
+        def batches() -> Iterator["pb.IngestBatch"]:
+            for i in range(0, len(docs), batch_size):
+                yield pb.IngestBatch(collection=self.name, documents=docs[i:i + batch_size])
+
+        timeout = max(self._c.timeout, 600)
+        try:
+            for ack in self._c._documents.Ingest(batches(), timeout=timeout,
+                                                 metadata=self._c._metadata):
+                if progress:
+                    progress(ack.documents)
+        except grpc.RpcError as e:
+            raise from_rpc_error(e) from None
+        return [d.id for d in docs]
+
+    def _hits(self, r: Any, include_vector: bool) -> List[Hit]:
+        return [Hit(id=h.id, score=h.score, text=h.text.decode("utf-8"),
+                    metadata=_metadata(h.metadata),
+                    vector=list(h.vector) if include_vector else None) for h in r.hits]
+
+    def near_text(self, query: str, limit: int = 10, filter: Optional[Filter] = None,
+                  include_vector: bool = False, include_text: bool = True,
+                  include_metadata: bool = True, instruction: Optional[str] = None,
+                  ef_search: int = 0, nprobe: int = 0) -> List[Hit]:
+        """The `limit` documents nearest to `query`, embedded by the collection's
+        model (FAILED_PRECONDITION for external vectors without a query model)."""
+        req = pb.NearTextRequest(collection=self.name, query=query.encode("utf-8"), k=limit,
+                                 filter_json=_filter_json(filter), include_text=include_text,
+                                 include_metadata=include_metadata, include_vector=include_vector,
+                                 ef_search=ef_search, nprobe=nprobe)
+        if instruction is not None:
+            req.instruction = instruction
+        return self._hits(self._c._call(self._c._search.NearText, req), include_vector)
+
+    def near_vector(self, vector: Sequence[float], limit: int = 10,
+                    filter: Optional[Filter] = None, include_vector: bool = False,
+                    include_text: bool = True, include_metadata: bool = True,
+                    ef_search: int = 0, nprobe: int = 0) -> List[Hit]:
+        """The `limit` documents nearest to `vector` (the collection's dimension)."""
+        req = pb.NearVectorRequest(collection=self.name, vector=[float(x) for x in vector],
+                                   k=limit, filter_json=_filter_json(filter),
+                                   include_text=include_text, include_metadata=include_metadata,
+                                   include_vector=include_vector, ef_search=ef_search,
+                                   nprobe=nprobe)
+        return self._hits(self._c._call(self._c._search.NearVector, req), include_vector)
+
+    def get(self, ids: Union[str, Sequence[str]],
+            include_vector: bool = False) -> Union[Optional[Document], List[Optional[Document]]]:
+        """One id: its Document or None. A list of ids: a list of the same
+        length, None where missing."""
+        one = isinstance(ids, str)
+        wanted = [ids] if one else list(ids)
+        r = self._c._call(self._c._documents.Get,
+                          pb.GetRequest(collection=self.name, ids=wanted,
+                                        include_vector=include_vector))
+        found = {d.id: Document(id=d.id, text=d.text.decode("utf-8"),
+                                metadata=_metadata(d.metadata),
+                                vector=list(d.vector) if include_vector else None)
+                 for d in r.documents}
+        out = [found.get(i) for i in wanted]
+        return out[0] if one else out
+
+    def delete(self, ids: Union[str, Sequence[str]]) -> int:
+        """Deletes by id; returns how many existed."""
+        wanted = [ids] if isinstance(ids, str) else list(ids)
+        r = self._c._call(self._c._documents.Delete,
+                          pb.DeleteRequest(collection=self.name, ids=wanted))
+        return r.deleted
+
+    def iterate(self, page_size: int = 100, include_vector: bool = False) -> Iterator[Document]:
+        """Every document, in id order, fetched a page at a time."""
+        token = ""
+        while True:
+            r = self._c._call(self._c._documents.List,
+                              pb.ListDocumentsRequest(collection=self.name, page_size=page_size,
+                                                      page_token=token, include_text=True,
+                                                      include_metadata=True,
+                                                      include_vector=include_vector))
+            for d in r.documents:
+                yield Document(id=d.id, text=d.text.decode("utf-8"),
+                               metadata=_metadata(d.metadata),
+                               vector=list(d.vector) if include_vector else None)
+            token = r.next_page_token
+            if not token:
+                return
+
+    def __len__(self) -> int:
+        return self.info().count
+
+
+def connect(address: str, api_key: Optional[str] = None, timeout: float = 30.0) -> Client:
+    """A client of the server at `address` ("host:port"). Every call carries a
+    deadline of `timeout` seconds. No call is made here."""
+    return Client(address, api_key=api_key, timeout=timeout)
