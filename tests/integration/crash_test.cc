@@ -140,7 +140,17 @@ TEST(CrashTest, KillDuringStreamingIngestLosesNothingAcknowledged) {
       std::lock_guard<std::mutex> l(mu);
       next_id = local_next;
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(100 + rng() % 700));
+    // Kill at a random point after this cycle's first acknowledged stream:
+    // waiting for the acknowledgement (not a fixed time) keeps every cycle
+    // meaningful however loaded the machine is.
+    while (true) {
+      {
+        std::lock_guard<std::mutex> l(mu);
+        if (!newly_acked.empty() || !newly_tainted.empty()) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 700));
     server.Kill();
     stop = true;
     writer.join();

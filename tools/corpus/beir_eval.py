@@ -314,12 +314,13 @@ def metrics(run, qrels, k=10):
     return ndcg / len(qrels), recall / len(qrels)
 
 
-def embed(neodb, model, texts):
+def embed(neodb, model, texts, precision="f32"):
     """Unit vectors [len(texts), dim] from `neodb embed` (one text per line)."""
     import subprocess
     import numpy as np
     data = "".join(t.replace("\n", " ").replace("\r", " ") + "\n" for t in texts).encode("utf-8")
-    cmd = [neodb, "embed", "--model", model, "--normalize", "--chunk", "--threads", "1"]
+    cmd = [neodb, "embed", "--model", model, "--normalize", "--chunk", "--threads", "1",
+           "--precision", precision]
     proc = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if proc.returncode != 0:
         fail("%s failed: %s" % (" ".join(cmd), proc.stderr.decode("utf-8", "replace").strip()))
@@ -329,11 +330,11 @@ def embed(neodb, model, texts):
     return np.asarray(rows, dtype=np.float32)
 
 
-def dense_run(corpus, queries, neodb, model):
+def dense_run(corpus, queries, neodb, model, precision="f32"):
     import numpy as np
     doc_ids, q_ids = list(corpus), list(queries)
-    docs = embed(neodb, model, [corpus[d] for d in doc_ids])
-    qs = embed(neodb, model, [queries[q] for q in q_ids])
+    docs = embed(neodb, model, [corpus[d] for d in doc_ids], precision)
+    qs = embed(neodb, model, [queries[q] for q in q_ids], precision)
     scores = qs @ docs.T
     run = {}
     for i, q in enumerate(q_ids):
@@ -354,6 +355,8 @@ def main():
                     help="bm25: tokenise as neodb's keyword index does (see above)")
     ap.add_argument("--model", help="dense: the checkpoint directory")
     ap.add_argument("--neodb", default="build/tools/neodb/neodb", help="dense: the neodb binary")
+    ap.add_argument("--precision", default="f32", choices=["f32", "bf16", "int8"],
+                    help="dense: the encoder's matmul precision (neodb embed --precision)")
     ap.add_argument("--name", help="the row's name in the output (default: the mode or run file)")
     args = ap.parse_args()
     if not os.path.isdir(args.dataset):
@@ -369,7 +372,7 @@ def main():
     elif args.mode == "dense":
         if not args.model:
             fail("dense needs --model DIR")
-        run = dense_run(corpus, queries, args.neodb, args.model)
+        run = dense_run(corpus, queries, args.neodb, args.model, args.precision)
         name = "dense " + args.model
     else:
         if not args.run:
