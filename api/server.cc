@@ -1,8 +1,10 @@
 #include "api/server.h"
 
 #include "absl/strings/str_cat.h"
+#include "api/auth/auth_processor.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "spdlog/spdlog.h"
 
 namespace neodb::api {
 
@@ -11,10 +13,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   if (options.threads < 1) return absl::InvalidArgumentError("threads must be at least 1");
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  std::shared_ptr<grpc::AuthMetadataProcessor> auth;
+  if (options.keys) auth = std::make_shared<ApiKeyAuthProcessor>(options.keys);
+  auto creds = MakeServerCredentials(options.security, options.listen, std::move(auth));
+  if (!creds.ok()) return creds.status();
+  if (!creds->warning.empty()) spdlog::warn("{}", creds->warning);
   std::unique_ptr<Server> s(new Server());
   s->services_ = MakeServices(db, options.limits);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(options.listen, creds->credentials, &s->port_);
   // gRPC sets SO_REUSEPORT by default: a second server on a busy port would
   // start and share its requests. Refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);

@@ -63,8 +63,9 @@ inline int RunNeodb(const std::string& args) {
 
 class ServerProcess {
  public:
-  // `args`: everything after `neodb serve` except --listen.
-  explicit ServerProcess(std::vector<std::string> args) : args_(std::move(args)) {}
+  // `args`: everything after `neodb serve` except --listen, which is `listen`.
+  explicit ServerProcess(std::vector<std::string> args, std::string listen = "127.0.0.1:0")
+      : args_(std::move(args)), listen_(std::move(listen)) {}
   ~ServerProcess() { Kill(); }
 
   // Starts the server and waits (at most `timeout`) for its listening line.
@@ -76,7 +77,7 @@ class ServerProcess {
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       close(out[1]);
-      std::vector<std::string> argv_s = {NeodbBinary(), "serve", "--listen", "127.0.0.1:0"};
+      std::vector<std::string> argv_s = {NeodbBinary(), "serve", "--listen", listen_};
       argv_s.insert(argv_s.end(), args_.begin(), args_.end());
       std::vector<char*> argv;
       for (auto& a : argv_s) argv.push_back(a.data());
@@ -127,6 +128,10 @@ class ServerProcess {
     return waitpid(pid_, &status, WNOHANG) == 0;
   }
 
+  // Sends `sig` (SIGHUP: reload the key file) and returns at once.
+  void Notify(int sig) {
+    if (pid_ > 0) ::kill(pid_, sig);
+  }
   // SIGKILL: the crash.
   void Kill() { Signal(SIGKILL); }
   // SIGTERM and wait for a clean exit; returns the exit status (-1 if killed).
@@ -168,6 +173,7 @@ class ServerProcess {
   }
 
   std::vector<std::string> args_;
+  std::string listen_;
   pid_t pid_ = -1;
   int port_ = 0;
   std::thread drain_;

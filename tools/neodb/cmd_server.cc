@@ -36,6 +36,9 @@ struct ServeFlags {
   double max_wait_ms = 2;
   double grace_s = 10;
   int64_t max_model_mib = 8192;
+  std::string key_file;
+  std::string models_dir;
+  api::SecurityOptions security;
 };
 
 // Test hook (--test-encoder-delay-ms): every encoder call takes at least
@@ -77,8 +80,11 @@ absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeF
                                                                     const std::string& dir) {
   if (f.fake_dim > 0) {
     // Test/benchmark stand-in: `dir` names the fake's seed ("fake:7").
+    // The seed is in the last component, so a confined path
+    // (<models-dir>/fake:7) names the same fake.
     uint64_t seed = 1;
-    if (dir.rfind("fake:", 0) == 0) seed = std::stoull(dir.substr(5));
+    const std::string base = std::filesystem::path(dir).filename().string();
+    if (base.rfind("fake:", 0) == 0) seed = std::stoull(base.substr(5));
     return std::unique_ptr<engine::Embedder>(new engine::FakeEmbedder(f.fake_dim, 512, seed));
   }
 #ifdef NEODB_HAVE_ENCODER
@@ -106,6 +112,7 @@ absl::Status Serve(const ServeFlags& f) {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);  // reloads the key file
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   // Logs go to stderr; stdout carries only the listening line.
@@ -138,6 +145,14 @@ absl::Status Serve(const ServeFlags& f) {
   api::ServerOptions so;
   so.listen = f.listen;
   so.threads = f.threads;
+  so.security = f.security;
+  so.limits.models_dir = f.models_dir;
+  std::shared_ptr<api::KeyRing> keys;
+  if (!f.key_file.empty()) {
+    ASSIGN_OR_RETURN(keys, api::KeyRing::Open(f.key_file));
+    spdlog::info("{} API keys from {}", keys->size(), f.key_file);
+    so.keys = keys;
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(db.get(), so));
   // The listening line is what scripts and tests wait for.
   std::string where = f.listen.substr(0, f.listen.rfind(':') + 1) + std::to_string(server->port());
@@ -145,7 +160,18 @@ absl::Status Serve(const ServeFlags& f) {
   std::fflush(stdout);
 
   int sig = 0;
-  sigwait(&set, &sig);
+  while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
+    if (!keys) {
+      spdlog::info("SIGHUP: no --key-file to reload");
+      continue;
+    }
+    absl::Status r = keys->Reload();
+    if (r.ok()) {
+      spdlog::info("SIGHUP: {} API keys from {}", keys->size(), keys->path());
+    } else {
+      spdlog::error("SIGHUP: key file not reloaded, the previous keys stay: {}", std::string(r.message()));
+    }
+  }
   spdlog::info("signal {}: shutting down", sig);
   server->Shutdown(absl::Seconds(f.grace_s));
   server.reset();
@@ -182,6 +208,18 @@ void RegisterServerCommands(CLI::App& app) {
                   "Memory for loaded models (MiB of weights); the least recently used "
                   "beyond it are unloaded")
       ->capture_default_str();
+  cmd->add_option("--key-file", f->key_file,
+                  "API keys (`sha256:<hex> <role> <name>` lines; `neodb keys add` writes them); "
+                  "every call then needs a key. Reloaded on SIGHUP");
+  cmd->add_option("--models-dir", f->models_dir,
+                  "The only directory model paths given over the API (reindex --model) may "
+                  "name; without it they are refused");
+  cmd->add_option("--tls-cert", f->security.tls_cert, "Server certificate (PEM); turns on TLS");
+  cmd->add_option("--tls-key", f->security.tls_key, "Server private key (PEM)");
+  cmd->add_option("--tls-client-ca", f->security.tls_client_ca,
+                  "CA (PEM) that signs client certificates: mutual TLS");
+  cmd->add_flag("--insecure", f->security.insecure,
+                "Allow a non-loopback --listen without TLS or without API keys");
   cmd->add_option("--fake-model", f->fake_dim,
                   "Serve a deterministic fake embedder of this dimension instead of a model "
                   "(tests and service benchmarks only)");

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
 #ifdef NEODB_BUILD_SERVER
   neodb::cli::RegisterServerCommands(app);
   neodb::cli::RegisterClientCommands(app);
+  neodb::cli::RegisterKeysCommands(app);
 #endif
   try {
     app.parse(argc, argv);
