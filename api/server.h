@@ -13,6 +13,7 @@
 #include "api/auth/api_keys.h"
 #include "api/auth/transport_security.h"
 #include "api/engine/database.h"
+#include "api/metrics/request_metrics.h"
 #include "api/services.h"
 #include "grpcpp/grpcpp.h"
 
@@ -32,6 +33,9 @@ struct ServerOptions {
   // API keys every call is checked against (auth_processor.h); null serves
   // without keys, which only loopback allows unless security.insecure.
   std::shared_ptr<const KeyRing> keys;
+  // Every call is counted and timed here (not owned; must outlive the
+  // server). Null: no request metrics.
+  RequestMetrics* metrics = nullptr;
 };
 
 class Server {

@@ -198,6 +198,9 @@ class Database {
   absl::StatusOr<VerifyReport> Verify(const std::string& collection) const;
   absl::Status Compact();
   DatabaseStats Stats() const;
+  // A RocksDB integer property of the store, summed over column families
+  // (db::Store::IntProperty), for metrics.
+  absl::StatusOr<uint64_t> StoreIntProperty(const std::string& name) const;
 
   // Blocks until no reindex runs (tests).
   void WaitForReindex() const;

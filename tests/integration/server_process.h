@@ -93,6 +93,10 @@ class ServerProcess {
       char line[512];
       while (fgets(line, sizeof line, f)) {
         int p = 0;
+        if (const char* m = strstr(line, "(metrics port ")) {
+          if (sscanf(m, "(metrics port %d)", &p) == 1) metrics_port_ = p;
+          continue;
+        }
         const char* at = strstr(line, "(port ");
         if (at && sscanf(at, "(port %d)", &p) == 1) {
           port = p;
@@ -155,6 +159,8 @@ class ServerProcess {
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
+  // The port of --metrics-listen, as the server printed it (0 without one).
+  int metrics_port() const { return metrics_port_; }
   pid_t pid() const { return pid_; }
   std::shared_ptr<grpc::Channel> Channel() const {
     grpc::ChannelArguments args;
@@ -176,6 +182,7 @@ class ServerProcess {
   std::string listen_;
   pid_t pid_ = -1;
   int port_ = 0;
+  int metrics_port_ = 0;
   std::thread drain_;
 };
 

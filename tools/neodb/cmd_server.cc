@@ -9,6 +9,8 @@
 #include "absl/time/clock.h"
 #include "api/engine/database.h"
 #include "api/engine/fake_embedder.h"
+#include "api/metrics/database_metrics.h"
+#include "api/metrics/http_endpoint.h"
 #include "api/server.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -39,6 +41,7 @@ struct ServeFlags {
   std::string key_file;
   std::string models_dir;
   api::SecurityOptions security;
+  std::string metrics_listen;
 };
 
 // Test hook (--test-encoder-delay-ms): every encoder call takes at least
@@ -153,7 +156,21 @@ absl::Status Serve(const ServeFlags& f) {
     spdlog::info("{} API keys from {}", keys->size(), f.key_file);
     so.keys = keys;
   }
+  api::RequestMetrics metrics;
+  std::unique_ptr<api::HttpEndpoint> metrics_http;
+  if (!f.metrics_listen.empty()) so.metrics = &metrics;
   ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(db.get(), so));
+  if (!f.metrics_listen.empty()) {
+    engine::Database* d = db.get();
+    ASSIGN_OR_RETURN(metrics_http,
+                     api::HttpEndpoint::Start(f.metrics_listen, [&metrics, d] {
+                       return metrics.Render() + api::RenderDatabaseMetrics(*d);
+                     }));
+    // Before the listening line, which scripts and tests wait for.
+    std::printf("neodb: metrics on http://%s:%d/metrics (metrics port %d)\n",
+                f.metrics_listen.substr(0, f.metrics_listen.rfind(':')).c_str(),
+                metrics_http->port(), metrics_http->port());
+  }
   // The listening line is what scripts and tests wait for.
   std::string where = f.listen.substr(0, f.listen.rfind(':') + 1) + std::to_string(server->port());
   std::printf("neodb: listening on %s (port %d)\n", where.c_str(), server->port());
@@ -175,6 +192,7 @@ absl::Status Serve(const ServeFlags& f) {
   spdlog::info("signal {}: shutting down", sig);
   server->Shutdown(absl::Seconds(f.grace_s));
   server.reset();
+  metrics_http.reset();
   absl::Status s = db->Close();
   db.reset();
   spdlog::info("shut down cleanly");
@@ -220,6 +238,9 @@ void RegisterServerCommands(CLI::App& app) {
                   "CA (PEM) that signs client certificates: mutual TLS");
   cmd->add_flag("--insecure", f->security.insecure,
                 "Allow a non-loopback --listen without TLS or without API keys");
+  cmd->add_option("--metrics-listen", f->metrics_listen,
+                  "host:port (IPv4) for a Prometheus text endpoint at /metrics, e.g. "
+                  "127.0.0.1:9464; port 0 picks one (printed). Default: none");
   cmd->add_option("--fake-model", f->fake_dim,
                   "Serve a deterministic fake embedder of this dimension instead of a model "
                   "(tests and service benchmarks only)");
