@@ -355,6 +355,21 @@ class AdminService final : public v1::Admin::Service {
     resp->set_foreign_model(r->foreign_model);
     return grpc::Status::OK;
   }
+  grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest* req,
+                      v1::BackupResponse* resp) override {
+    auto dir = ConfineNewPath(limits_.backup_dir, req->dir());
+    if (!dir.ok()) return Error(dir.status());
+    auto m = db_->Backup(*dir);
+    if (!m.ok()) return Error(m.status());
+    resp->set_path(*dir);
+    resp->set_covered_seq(m->covered_seq);
+    resp->set_files(m->files.size());
+    uint64_t bytes = 0;
+    for (const auto& f : m->files) bytes += f.size;
+    resp->set_bytes(bytes);
+    resp->set_models(static_cast<uint32_t>(m->models.size()));
+    return grpc::Status::OK;
+  }
 
  private:
   Database* db_;

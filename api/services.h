@@ -29,6 +29,9 @@ struct ServiceLimits {
   // (ReindexRequest.model_dir; model_paths.h). Empty: such paths are refused.
   // Default: empty.
   std::string models_dir;
+  // The only directory Admin.Backup may write into (ConfineNewPath). Empty:
+  // backups over the API are refused. Default: empty.
+  std::string backup_dir;
 };
 
 // One object per service of neodb.v1; all share the Database (not owned).

@@ -27,6 +27,7 @@ const std::vector<std::pair<absl::string_view, Role>>& MethodRoleTable() {
       {"/neodb.v1.Admin/ReindexStatus", Role::kRead},
       {"/neodb.v1.Admin/Compact", Role::kAdmin},
       {"/neodb.v1.Admin/Verify", Role::kAdmin},
+      {"/neodb.v1.Admin/Backup", Role::kAdmin},
   };
   return *table;
 }

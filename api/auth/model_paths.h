@@ -18,4 +18,11 @@ namespace neodb::api {
 absl::StatusOr<std::string> ConfineModelPath(const std::string& models_dir,
                                              const std::string& requested);
 
+// The path for a new entry `requested` inside `root` (the server's
+// --backup-dir): its parent must resolve inside root as ConfineModelPath
+// says, its last component be a plain name, and nothing exist there yet.
+//   root empty -> FAILED_PRECONDITION (not configured); outside -> PERMISSION_DENIED;
+//   exists -> ALREADY_EXISTS.
+absl::StatusOr<std::string> ConfineNewPath(const std::string& root, const std::string& requested);
+
 }  // namespace neodb::api

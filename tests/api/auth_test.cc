@@ -133,6 +133,28 @@ TEST(ModelPathsTest, ConfinesToTheModelsDir) {
   EXPECT_EQ(ConfineModelPath("", "m1").status().code(), absl::StatusCode::kPermissionDenied);
 }
 
+TEST(ModelPathsTest, NewPathsStayInsideTheBackupDir) {
+  Scratch dir;
+  fs::create_directories(dir.Sub("backups/old"));
+  fs::create_directories(dir.Sub("elsewhere"));
+  fs::create_directory_symlink(dir.Sub("elsewhere"), dir.Sub("backups/out"));
+  const std::string root = dir.Sub("backups");
+  auto b = ConfineNewPath(root, "b1");
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(*b, (fs::canonical(root) / "b1").string());
+  EXPECT_TRUE(ConfineNewPath(root, "old/b2").ok());
+  EXPECT_EQ(ConfineNewPath(root, "old").status().code(), absl::StatusCode::kAlreadyExists);
+  for (const std::string& bad :
+       {std::string("../b"), std::string("out/b"), dir.Sub("b"), std::string("/tmp/b")}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(ConfineNewPath(root, bad).status().code(), absl::StatusCode::kPermissionDenied);
+  }
+  // ".." and "." name the backup dir's parent or itself: outside, or no new entry.
+  EXPECT_EQ(ConfineNewPath(root, "..").status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_FALSE(ConfineNewPath(root, ".").ok());
+  EXPECT_EQ(ConfineNewPath("", "b").status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(TransportSecurityTest, LoopbackAndTheInsecureRule) {
   EXPECT_TRUE(IsLoopbackListen("127.0.0.1:0"));
   EXPECT_TRUE(IsLoopbackListen("127.1.2.3:50051"));

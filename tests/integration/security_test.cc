@@ -76,7 +76,7 @@ const std::map<std::string, std::string>& ExpectedRoles() {
       {"/neodb.v1.Embedding/Embed", "read"},      {"/neodb.v1.Admin/Stats", "read"},
       {"/neodb.v1.Admin/Snapshot", "admin"},      {"/neodb.v1.Admin/Reindex", "admin"},
       {"/neodb.v1.Admin/ReindexStatus", "read"},  {"/neodb.v1.Admin/Compact", "admin"},
-      {"/neodb.v1.Admin/Verify", "admin"},
+      {"/neodb.v1.Admin/Verify", "admin"},          {"/neodb.v1.Admin/Backup", "admin"},
   };
   return *m;
 }

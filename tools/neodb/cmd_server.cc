@@ -42,6 +42,7 @@ struct ServeFlags {
   std::string models_dir;
   api::SecurityOptions security;
   std::string metrics_listen;
+  std::string backup_dir;
 };
 
 // Test hook (--test-encoder-delay-ms): every encoder call takes at least
@@ -150,6 +151,7 @@ absl::Status Serve(const ServeFlags& f) {
   so.threads = f.threads;
   so.security = f.security;
   so.limits.models_dir = f.models_dir;
+  so.limits.backup_dir = f.backup_dir;
   std::shared_ptr<api::KeyRing> keys;
   if (!f.key_file.empty()) {
     ASSIGN_OR_RETURN(keys, api::KeyRing::Open(f.key_file));
@@ -238,6 +240,9 @@ void RegisterServerCommands(CLI::App& app) {
                   "CA (PEM) that signs client certificates: mutual TLS");
   cmd->add_flag("--insecure", f->security.insecure,
                 "Allow a non-loopback --listen without TLS or without API keys");
+  cmd->add_option("--backup-dir", f->backup_dir,
+                  "The directory `neodb backup --out NAME` writes backups into; without it "
+                  "backups over the API are refused");
   cmd->add_option("--metrics-listen", f->metrics_listen,
                   "host:port (IPv4) for a Prometheus text endpoint at /metrics, e.g. "
                   "127.0.0.1:9464; port 0 picks one (printed). Default: none");

@@ -29,5 +29,6 @@ void RegisterPretrainCommands(CLI::App& app);  // pretrain, fill-mask
 void RegisterServerCommands(CLI::App& app);    // serve (NEODB_BUILD_SERVER only)
 void RegisterClientCommands(CLI::App& app);    // collections, ingest, search, … (NEODB_BUILD_SERVER only)
 void RegisterKeysCommands(CLI::App& app);      // keys add (NEODB_BUILD_SERVER only)
+void RegisterRestoreCommands(CLI::App& app);   // restore (NEODB_BUILD_SERVER only)
 
 }  // namespace neodb::cli

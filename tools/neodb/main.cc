@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   neodb::cli::RegisterServerCommands(app);
   neodb::cli::RegisterClientCommands(app);
   neodb::cli::RegisterKeysCommands(app);
+  neodb::cli::RegisterRestoreCommands(app);
 #endif
   try {
     app.parse(argc, argv);
