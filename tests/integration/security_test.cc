@@ -9,12 +9,15 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/descriptor.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "neodb/v1/neodb.grpc.pb.h"
+#include "nlohmann/json.hpp"
 #include "tests/integration/test_env.h"
 
 namespace neodb::testing {
@@ -76,7 +79,7 @@ const std::map<std::string, std::string>& ExpectedRoles() {
       {"/neodb.v1.Embedding/Embed", "read"},      {"/neodb.v1.Admin/Stats", "read"},
       {"/neodb.v1.Admin/Snapshot", "admin"},      {"/neodb.v1.Admin/Reindex", "admin"},
       {"/neodb.v1.Admin/ReindexStatus", "read"},  {"/neodb.v1.Admin/Compact", "admin"},
-      {"/neodb.v1.Admin/Verify", "admin"},          {"/neodb.v1.Admin/Backup", "admin"},
+      {"/neodb.v1.Admin/Verify", "admin"},        {"/neodb.v1.Admin/Backup", "admin"},
   };
   return *m;
 }
@@ -164,13 +167,24 @@ TEST(SecurityTest, NonLoopbackNeedsTlsAndKeysOrInsecure) {
   TestDir dir("sec_bind");
   std::string model;
   for (auto& x : ModelArgs(dir, 1)) model += " " + x;
-  CommandResult r = RunNeodbCapture(
-      absl::StrCat("serve --data-dir ", dir.Sub("data"), model, " --listen 0.0.0.0:0"),
-      dir.Sub(""));
+  CommandResult r = RunNeodbCapture(absl::StrCat("serve --data-dir ", dir.Sub("data"), model,
+                                                 " --listen 0.0.0.0:0 --log-format json"),
+                                    dir.Sub(""));
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("refusing to listen on 0.0.0.0:0 without TLS and without API keys"),
             std::string::npos)
       << r.err;
+  // --log-format json: every log line is a JSON object (the final error line
+  // is the CLI's own "neodb: ..." message).
+  int json_lines = 0;
+  for (absl::string_view line : absl::StrSplit(r.err, '\n', absl::SkipEmpty())) {
+    if (absl::StartsWith(line, "neodb: ")) continue;
+    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(j.is_object()) << line;
+    EXPECT_TRUE(j["time"].is_string() && j["level"].is_string() && j["msg"].is_string()) << line;
+    ++json_lines;
+  }
+  EXPECT_GE(json_lines, 1) << r.err;
   // With keys but no TLS: still refused (keys would travel in clear).
   const std::string keys = dir.Sub("keys");
   AddKey(dir, "admin", keys);

@@ -15,6 +15,7 @@
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tools/neodb/commands.h"
+#include "tools/neodb/json_log.h"
 #ifdef NEODB_HAVE_ENCODER
 #include "api/engine/encoder_embedder.h"
 #include "encoder/default_model_dir.h"
@@ -43,6 +44,7 @@ struct ServeFlags {
   api::SecurityOptions security;
   std::string metrics_listen;
   std::string backup_dir;
+  std::string log_format = "text";
 };
 
 // Test hook (--test-encoder-delay-ms): every encoder call takes at least
@@ -120,7 +122,13 @@ absl::Status Serve(const ServeFlags& f) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   // Logs go to stderr; stdout carries only the listening line.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("neodb"));
+  if (f.log_format == "json") {
+    spdlog::set_default_logger(MakeJsonStderrLogger());
+  } else if (f.log_format == "text") {
+    spdlog::set_default_logger(spdlog::stderr_color_mt("neodb"));
+  } else {
+    return absl::InvalidArgumentError("--log-format is text or json");
+  }
   spdlog::info(
       "loading model {}{}", f.fake_dim > 0 ? "(fake)" : model_dir,
       f.model_dir.empty() && f.fake_dim <= 0 ? " (the default model; --model picks another)" : "");
@@ -164,8 +172,7 @@ absl::Status Serve(const ServeFlags& f) {
   ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(db.get(), so));
   if (!f.metrics_listen.empty()) {
     engine::Database* d = db.get();
-    ASSIGN_OR_RETURN(metrics_http,
-                     api::HttpEndpoint::Start(f.metrics_listen, [&metrics, d] {
+    ASSIGN_OR_RETURN(metrics_http, api::HttpEndpoint::Start(f.metrics_listen, [&metrics, d] {
                        return metrics.Render() + api::RenderDatabaseMetrics(*d);
                      }));
     // Before the listening line, which scripts and tests wait for.
@@ -188,7 +195,8 @@ absl::Status Serve(const ServeFlags& f) {
     if (r.ok()) {
       spdlog::info("SIGHUP: {} API keys from {}", keys->size(), keys->path());
     } else {
-      spdlog::error("SIGHUP: key file not reloaded, the previous keys stay: {}", std::string(r.message()));
+      spdlog::error("SIGHUP: key file not reloaded, the previous keys stay: {}",
+                    std::string(r.message()));
     }
   }
   spdlog::info("signal {}: shutting down", sig);
@@ -240,6 +248,9 @@ void RegisterServerCommands(CLI::App& app) {
                   "CA (PEM) that signs client certificates: mutual TLS");
   cmd->add_flag("--insecure", f->security.insecure,
                 "Allow a non-loopback --listen without TLS or without API keys");
+  cmd->add_option("--log-format", f->log_format,
+                  "text, or json (one JSON object per line on stderr)")
+      ->capture_default_str();
   cmd->add_option("--backup-dir", f->backup_dir,
                   "The directory `neodb backup --out NAME` writes backups into; without it "
                   "backups over the API are refused");

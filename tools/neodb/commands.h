@@ -21,6 +21,9 @@ struct ExitRequest {
 // INVALID_ARGUMENT-style usage errors) when `status` is not OK.
 void ExitIfError(const absl::Status& status);
 
+// `neodb --version`: version, git commit, build options, BLAS kernel, CPU features.
+std::string VersionText();
+
 void RegisterModelCommands(CLI::App& app);     // model init, model info
 void RegisterEncoderCommands(CLI::App& app);   // embed, tokenize
 void RegisterTrainCommands(CLI::App& app);     // finetune, eval

@@ -16,7 +16,9 @@ void ExitIfError(const absl::Status& status) {
 int main(int argc, char** argv) {
   CLI::App app{"neodb: a vector search database with a built-in NeoBERT encoder"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "neodb 0.1.0");
+  app.set_version_flag(
+      "--version", [] { return neodb::cli::VersionText(); },
+      "Print version, git commit, build options and CPU kernels, then exit");
   neodb::cli::RegisterModelCommands(app);
   neodb::cli::RegisterEncoderCommands(app);
   neodb::cli::RegisterTrainCommands(app);
