@@ -1,8 +1,11 @@
 #include "api/server.h"
 
 #include "absl/strings/str_cat.h"
+#include "api/auth/auth_processor.h"
+#include "api/metrics/metrics_interceptor.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "spdlog/spdlog.h"
 
 namespace neodb::api {
 
@@ -11,10 +14,23 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   if (options.threads < 1) return absl::InvalidArgumentError("threads must be at least 1");
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  std::shared_ptr<grpc::AuthMetadataProcessor> auth;
+  if (options.keys) {
+    ApiKeyAuthProcessor::RejectHook hook;
+    if (RequestMetrics* m = options.metrics) {
+      hook = [m](absl::string_view method, grpc::StatusCode code) {
+        m->RecordRefused(method, StatusCodeName(code));
+      };
+    }
+    auth = std::make_shared<ApiKeyAuthProcessor>(options.keys, std::move(hook));
+  }
+  auto creds = MakeServerCredentials(options.security, options.listen, std::move(auth));
+  if (!creds.ok()) return creds.status();
+  if (!creds->warning.empty()) spdlog::warn("{}", creds->warning);
   std::unique_ptr<Server> s(new Server());
   s->services_ = MakeServices(db, options.limits);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &s->port_);
+  builder.AddListeningPort(options.listen, creds->credentials, &s->port_);
   // gRPC sets SO_REUSEPORT by default: a second server on a busy port would
   // start and share its requests. Refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -25,6 +41,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   quota.SetMaxThreads(std::max(2, options.threads) + 2);
   builder.SetResourceQuota(quota);
   for (auto& svc : s->services_) builder.RegisterService(svc.get());
+  if (options.metrics) {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> icpt;
+    icpt.push_back(std::make_unique<MetricsInterceptorFactory>(options.metrics));
+    builder.experimental().SetInterceptorCreators(std::move(icpt));
+  }
   s->server_ = builder.BuildAndStart();
   if (!s->server_ || s->port_ == 0) {
     return absl::UnavailableError(

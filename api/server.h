@@ -10,7 +10,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/auth/api_keys.h"
+#include "api/auth/transport_security.h"
 #include "api/engine/database.h"
+#include "api/metrics/request_metrics.h"
 #include "api/services.h"
 #include "grpcpp/grpcpp.h"
 
@@ -25,11 +28,21 @@ struct ServerOptions {
   // RESOURCE_EXHAUSTED before they reach a handler. Default: 32 MiB.
   int max_message_bytes = 32 << 20;
   ServiceLimits limits;
+  // TLS files and the --insecure override (transport_security.h).
+  SecurityOptions security;
+  // API keys every call is checked against (auth_processor.h); null serves
+  // without keys, which only loopback allows unless security.insecure.
+  std::shared_ptr<const KeyRing> keys;
+  // Every call is counted and timed here (not owned; must outlive the
+  // server). Null: no request metrics.
+  RequestMetrics* metrics = nullptr;
 };
 
 class Server {
  public:
-  // Starts serving `db` (not owned; must outlive the server). UNAVAILABLE when
+  // Starts serving `db` (not owned; must outlive the server). FAILED_PRECONDITION
+  // for a listen address the security options do not allow (see
+  // MakeServerCredentials), INVALID_ARGUMENT for bad TLS files. UNAVAILABLE when
   // the address cannot be bound, e.g. another process listens there: the
   // port is never shared (SO_REUSEPORT off), so two servers cannot split one
   // address's requests between them.

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "api/auth/model_paths.h"
 #include "api/convert.h"
 #include "api/grpc_status.h"
 #include "neodb/v1/neodb.grpc.pb.h"
@@ -277,7 +278,7 @@ class EmbeddingService final : public v1::Embedding::Service {
 
 class AdminService final : public v1::Admin::Service {
  public:
-  explicit AdminService(Database* db) : db_(db) {}
+  AdminService(Database* db, const ServiceLimits& limits) : db_(db), limits_(limits) {}
 
   grpc::Status Stats(grpc::ServerContext*, const v1::StatsRequest*,
                      v1::StatsResponse* resp) override {
@@ -307,7 +308,13 @@ class AdminService final : public v1::Admin::Service {
   }
   grpc::Status Reindex(grpc::ServerContext*, const v1::ReindexRequest* req,
                        v1::ReindexResponse* resp) override {
-    absl::Status s = db_->Reindex(req->collection(), req->model_dir());
+    std::string model_dir;
+    if (!req->model_dir().empty()) {
+      auto confined = ConfineModelPath(limits_.models_dir, req->model_dir());
+      if (!confined.ok()) return Error(confined.status());
+      model_dir = *std::move(confined);
+    }
+    absl::Status s = db_->Reindex(req->collection(), model_dir);
     if (!s.ok()) return Error(s);
     resp->set_job_id(req->collection());
     return grpc::Status::OK;
@@ -353,9 +360,25 @@ class AdminService final : public v1::Admin::Service {
     resp->set_foreign_model(r->foreign_model);
     return grpc::Status::OK;
   }
+  grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest* req,
+                      v1::BackupResponse* resp) override {
+    auto dir = ConfineNewPath(limits_.backup_dir, req->dir());
+    if (!dir.ok()) return Error(dir.status());
+    auto m = db_->Backup(*dir);
+    if (!m.ok()) return Error(m.status());
+    resp->set_path(*dir);
+    resp->set_covered_seq(m->covered_seq);
+    resp->set_files(m->files.size());
+    uint64_t bytes = 0;
+    for (const auto& f : m->files) bytes += f.size;
+    resp->set_bytes(bytes);
+    resp->set_models(static_cast<uint32_t>(m->models.size()));
+    return grpc::Status::OK;
+  }
 
  private:
   Database* db_;
+  ServiceLimits limits_;
 };
 
 }  // namespace
@@ -367,7 +390,7 @@ std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
   out.push_back(std::make_unique<DocumentsService>(db, limits));
   out.push_back(std::make_unique<SearchService>(db, limits));
   out.push_back(std::make_unique<EmbeddingService>(db, limits));
-  out.push_back(std::make_unique<AdminService>(db));
+  out.push_back(std::make_unique<AdminService>(db, limits));
   return out;
 }
 

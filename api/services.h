@@ -25,6 +25,13 @@ struct ServiceLimits {
   int max_texts_per_request = 256;
   // Used when a client sets no deadline. Default: 5 min.
   absl::Duration default_deadline = absl::Minutes(5);
+  // The only directory model paths given over the API may name
+  // (ReindexRequest.model_dir; model_paths.h). Empty: such paths are refused.
+  // Default: empty.
+  std::string models_dir;
+  // The only directory Admin.Backup may write into (ConfineNewPath). Empty:
+  // backups over the API are refused. Default: empty.
+  std::string backup_dir;
 };
 
 // One object per service of neodb.v1; all share the Database (not owned).

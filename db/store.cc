@@ -206,4 +206,16 @@ absl::Status Store::Flush() {
   return FromRocks(impl_->db->Flush(rocksdb::FlushOptions(), impl_->handles), "flush");
 }
 
+absl::StatusOr<uint64_t> Store::IntProperty(const std::string& name) const {
+  uint64_t total = 0;
+  for (auto* h : impl_->handles) {
+    uint64_t v = 0;
+    if (!impl_->db->GetIntProperty(h, name, &v)) {
+      return absl::NotFoundError(absl::StrCat("no RocksDB integer property ", name));
+    }
+    total += v;
+  }
+  return total;
+}
+
 }  // namespace neodb::db

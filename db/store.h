@@ -139,6 +139,10 @@ class Store {
   absl::Status Compact();
   // Flushes memtables (used before a snapshot or on shutdown).
   absl::Status Flush();
+  // A RocksDB integer property summed over every column family
+  // ("rocksdb.estimate-num-keys", "rocksdb.total-sst-files-size", ...).
+  // NOT_FOUND when RocksDB does not know `name`.
+  absl::StatusOr<uint64_t> IntProperty(const std::string& name) const;
 
  private:
   struct Impl;

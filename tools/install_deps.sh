@@ -9,7 +9,7 @@ PKGS=(
   libopenblas-dev libdnnl-dev libabsl-dev nlohmann-json3-dev libspdlog-dev libcli11-dev
   libutf8proc-dev libstemmer-dev libsentencepiece-dev sentencepiece libxxhash-dev libpng-dev zlib1g-dev
   librocksdb-dev libfaiss-dev
-  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-grpcio python3-protobuf python3-stemmer
   python3-venv python3-pip python3-setuptools python3-wheel

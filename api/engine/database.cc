@@ -285,4 +285,8 @@ DatabaseStats Database::Stats() const {
   return s;
 }
 
+absl::StatusOr<uint64_t> Database::StoreIntProperty(const std::string& name) const {
+  return store_->IntProperty(name);
+}
+
 }  // namespace neodb::engine

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "api/engine/backup.h"
 #include "api/engine/collection.h"
 #include "api/engine/data_dir_lock.h"
 #include "api/engine/embed_batcher.h"
@@ -229,6 +230,13 @@ class Database {
   absl::StatusOr<VerifyReport> Verify(const std::string& collection) const;
   absl::Status Compact();
   DatabaseStats Stats() const;
+  // A RocksDB integer property of the store, summed over column families
+  // (db::Store::IntProperty), for metrics.
+  absl::StatusOr<uint64_t> StoreIntProperty(const std::string& name) const;
+  // An online backup into `dir` (which must not exist; backup.h says what it
+  // holds) while reads and writes continue. Every write acknowledged before
+  // the call is in it.
+  absl::StatusOr<BackupManifest> Backup(const std::string& dir);
 
   // Blocks until no reindex runs (tests).
   void WaitForReindex() const;

@@ -60,8 +60,15 @@ std::string PluginPath() {
   const char* env = std::getenv("NEODB_SPM_PLUGIN");
   if (env != nullptr && env[0] != '\0') return env;
   const std::string baked = NEODB_SPM_PLUGIN_PATH;
-  if (FileExists(baked)) return baked;
+  // The installed layout first (<prefix>/bin/neodb, <prefix>/lib/neodb/), so
+  // an installed or unpacked neodb uses its own plugin even where a build
+  // tree exists; a build-tree binary has neither of these.
   const std::string dir = ExecutableDir();
+  if (!dir.empty()) {
+    const std::string installed = dir + "/../lib/neodb/" + NEODB_SPM_PLUGIN_NAME;
+    if (FileExists(installed)) return installed;
+  }
+  if (FileExists(baked)) return baked;
   if (!dir.empty()) {
     const std::string beside = dir + "/" + NEODB_SPM_PLUGIN_NAME;
     if (FileExists(beside)) return beside;

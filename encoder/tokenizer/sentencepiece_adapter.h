@@ -7,9 +7,11 @@
 // cannot be dlmopen'ed (the namespace would load a second libasan, which
 // aborts), and those builds have no gRPC server, so no libprotobuf to clash.
 //
-// Plugin lookup: $NEODB_SPM_PLUGIN when set; else the path baked in at build
-// time (the build tree's libneodb_spm.so) when it exists; else
-// libneodb_spm.so next to the running executable (a relocated install).
+// Plugin lookup: $NEODB_SPM_PLUGIN when set; else <exe dir>/../lib/neodb/
+// libneodb_spm.so (the installed layout, e.g. /usr/bin + /usr/lib/neodb);
+// else the path baked in at build time (the build tree's libneodb_spm.so)
+// when it exists; else libneodb_spm.so next to the running executable (a
+// relocated binary).
 //
 // Errors are (code, message) with absl's codes; a plugin that cannot be
 // loaded is kFailedPrecondition "cannot load the SentencePiece plugin

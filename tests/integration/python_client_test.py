@@ -40,10 +40,10 @@ def model_args(tmp):
 
 
 class Server:
-    def __init__(self, tmp):
+    def __init__(self, tmp, extra=()):
         self.proc = subprocess.Popen(
             [NEODB, "serve", "--listen", "127.0.0.1:0", "--data-dir", os.path.join(tmp, "data"),
-             "--snapshot-interval", "0"] + model_args(tmp),
+             "--snapshot-interval", "0"] + model_args(tmp) + list(extra),
             stdout=subprocess.PIPE, text=True)
         port = [None]
 
@@ -135,6 +135,50 @@ class PythonClientTest(unittest.TestCase):
             c.create_collection("err")
         self.assertEqual(e.exception.code(), grpc.StatusCode.ALREADY_EXISTS)
         self.assertGreaterEqual(c.stats().collections, 1)  # still up
+
+
+
+def add_key(tmp, role):
+    """`neodb keys add`: the key it prints once."""
+    out = subprocess.run([NEODB, "keys", "add", "--role", role, "--key-file",
+                          os.path.join(tmp, "keys")], check=True, capture_output=True,
+                         text=True, timeout=60)
+    return out.stdout.strip()
+
+
+class PythonClientKeysTest(unittest.TestCase):
+    """The client's api_key (and $NEODB_API_KEY) against a --key-file server."""
+
+    def test_keys_and_roles(self):
+        tmp = tempfile.mkdtemp(prefix="neodb_pykeys_")
+        try:
+            read, admin = add_key(tmp, "read"), add_key(tmp, "admin")
+            server = Server(tmp, ["--key-file", os.path.join(tmp, "keys")])
+            try:
+                anonymous = NeodbClient(server.address, api_key="")
+                with self.assertRaises(grpc.RpcError) as e:
+                    anonymous.stats()
+                self.assertEqual(e.exception.code(), grpc.StatusCode.UNAUTHENTICATED)
+                anonymous.close()
+                boss = NeodbClient(server.address, api_key=admin)
+                boss.create_collection("k")
+                # Streaming calls carry the key too.
+                boss.ingest("k", [{"id": "a", "text": "alpha bravo"}])
+                boss.close()
+                os.environ["NEODB_API_KEY"] = read
+                try:
+                    reader = NeodbClient(server.address)
+                finally:
+                    del os.environ["NEODB_API_KEY"]
+                self.assertEqual([h["id"] for h in reader.search("k", "alpha bravo", k=1)], ["a"])
+                with self.assertRaises(grpc.RpcError) as e:
+                    reader.upsert("k", [{"id": "b", "text": "charlie"}])
+                self.assertEqual(e.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
+                reader.close()
+            finally:
+                self.assertEqual(server.stop(), 0)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -63,8 +63,9 @@ inline int RunNeodb(const std::string& args) {
 
 class ServerProcess {
  public:
-  // `args`: everything after `neodb serve` except --listen.
-  explicit ServerProcess(std::vector<std::string> args) : args_(std::move(args)) {}
+  // `args`: everything after `neodb serve` except --listen, which is `listen`.
+  explicit ServerProcess(std::vector<std::string> args, std::string listen = "127.0.0.1:0")
+      : args_(std::move(args)), listen_(std::move(listen)) {}
   ~ServerProcess() { Kill(); }
 
   // Starts the server and waits (at most `timeout`) for its listening line.
@@ -76,7 +77,7 @@ class ServerProcess {
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       close(out[1]);
-      std::vector<std::string> argv_s = {NeodbBinary(), "serve", "--listen", "127.0.0.1:0"};
+      std::vector<std::string> argv_s = {NeodbBinary(), "serve", "--listen", listen_};
       argv_s.insert(argv_s.end(), args_.begin(), args_.end());
       std::vector<char*> argv;
       for (auto& a : argv_s) argv.push_back(a.data());
@@ -92,6 +93,10 @@ class ServerProcess {
       char line[512];
       while (fgets(line, sizeof line, f)) {
         int p = 0;
+        if (const char* m = strstr(line, "(metrics port ")) {
+          if (sscanf(m, "(metrics port %d)", &p) == 1) metrics_port_ = p;
+          continue;
+        }
         const char* at = strstr(line, "(port ");
         if (at && sscanf(at, "(port %d)", &p) == 1) {
           port = p;
@@ -127,6 +132,10 @@ class ServerProcess {
     return waitpid(pid_, &status, WNOHANG) == 0;
   }
 
+  // Sends `sig` (SIGHUP: reload the key file) and returns at once.
+  void Notify(int sig) {
+    if (pid_ > 0) ::kill(pid_, sig);
+  }
   // SIGKILL: the crash.
   void Kill() { Signal(SIGKILL); }
   // SIGTERM and wait for a clean exit; returns the exit status (-1 if killed).
@@ -150,6 +159,8 @@ class ServerProcess {
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
+  // The port of --metrics-listen, as the server printed it (0 without one).
+  int metrics_port() const { return metrics_port_; }
   pid_t pid() const { return pid_; }
   std::shared_ptr<grpc::Channel> Channel() const {
     grpc::ChannelArguments args;
@@ -168,8 +179,10 @@ class ServerProcess {
   }
 
   std::vector<std::string> args_;
+  std::string listen_;
   pid_t pid_ = -1;
   int port_ = 0;
+  int metrics_port_ = 0;
   std::thread drain_;
 };
 

@@ -54,7 +54,8 @@ class TestDir {
 };
 
 // Server arguments selecting model number `seed` (different seeds are
-// different models). The model lives in dir (created on first use).
+// different models). The model lives in dir (created on first use), which is
+// also the server's --models-dir, so Reindex may name any model made here.
 inline std::vector<std::string> ModelArgs(const TestDir& dir, int seed) {
 #ifdef NEODB_HAVE_ENCODER
   const std::string model = dir.Sub(absl::StrCat("model", seed));
@@ -68,9 +69,13 @@ inline std::vector<std::string> ModelArgs(const TestDir& dir, int seed) {
     RunNeodb(absl::StrCat("model init --preset tiny --seed ", seed, " --vocab ",
                           dir.Sub("vocab.txt"), " --out ", model));
   }
-  return {"--model", model};
+  return {"--model", model, "--models-dir", dir.Sub("")};
 #else
-  return {"--fake-model", "32", "--model", absl::StrCat("fake:", seed)};
+  // The fake's seed is the last path component; the directory exists so that
+  // a Reindex naming it passes the models-directory check.
+  std::filesystem::create_directories(dir.Sub(absl::StrCat("fake:", seed)));
+  return {"--fake-model", "32", "--model", absl::StrCat("fake:", seed), "--models-dir",
+          dir.Sub("")};
 #endif
 }
 
@@ -80,7 +85,8 @@ inline std::string ModelDir(const TestDir& dir, int seed) {
   ModelArgs(dir, seed);
   return dir.Sub(absl::StrCat("model", seed));
 #else
-  return absl::StrCat("fake:", seed);
+  ModelArgs(dir, seed);
+  return dir.Sub(absl::StrCat("fake:", seed));
 #endif
 }
 

@@ -1,6 +1,9 @@
 #include "tools/neodb/client_common.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -13,18 +16,52 @@ void AddClientFlags(CLI::App* cmd, ClientFlags* f) {
   cmd->add_option("--server", f->server, "Server address host:port")->capture_default_str();
   cmd->add_option("--timeout", f->timeout_s, "Deadline of each call, seconds")
       ->capture_default_str();
+  cmd->add_option("--api-key", f->api_key, "API key (default: $NEODB_API_KEY)");
+  cmd->add_option("--tls-ca", f->tls_ca, "CA (PEM) that signed the server's certificate: TLS");
+  cmd->add_option("--tls-cert", f->tls_cert, "Client certificate (PEM), for mutual TLS");
+  cmd->add_option("--tls-key", f->tls_key, "Client private key (PEM), for mutual TLS");
 }
+
+namespace {
+
+std::string ReadPemOrExit(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) ExitIfError(absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
 
 std::shared_ptr<grpc::Channel> Connect(const ClientFlags& f) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
   args.SetMaxSendMessageSize(64 << 20);
-  return grpc::CreateCustomChannel(f.server, grpc::InsecureChannelCredentials(), args);
+  if (f.tls_ca.empty() && f.tls_cert.empty() && f.tls_key.empty()) {
+    return grpc::CreateCustomChannel(f.server, grpc::InsecureChannelCredentials(), args);
+  }
+  if (f.tls_cert.empty() != f.tls_key.empty()) {
+    ExitIfError(absl::InvalidArgumentError("--tls-cert and --tls-key go together"));
+  }
+  grpc::SslCredentialsOptions ssl;
+  if (!f.tls_ca.empty()) ssl.pem_root_certs = ReadPemOrExit(f.tls_ca, "--tls-ca");
+  if (!f.tls_cert.empty()) {
+    ssl.pem_cert_chain = ReadPemOrExit(f.tls_cert, "--tls-cert");
+    ssl.pem_private_key = ReadPemOrExit(f.tls_key, "--tls-key");
+  }
+  return grpc::CreateCustomChannel(f.server, grpc::SslCredentials(ssl), args);
 }
 
+// Every call goes through here: its deadline and its API key.
 void SetDeadline(grpc::ClientContext* ctx, const ClientFlags& f) {
   ctx->set_deadline(std::chrono::system_clock::now() +
                     std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+  std::string key = f.api_key;
+  if (key.empty()) {
+    if (const char* env = std::getenv("NEODB_API_KEY")) key = env;
+  }
+  if (!key.empty()) ctx->AddMetadata("authorization", "Bearer " + key);
 }
 
 // A call's status, with gRPC's "failed to connect to all addresses" said in

@@ -27,6 +27,8 @@ using json = nlohmann::json;
 struct ClientFlags {
   std::string server = "127.0.0.1:50051";
   double timeout_s = 30;
+  std::string api_key;  // --api-key, else $NEODB_API_KEY
+  std::string tls_ca, tls_cert, tls_key;
 };
 
 void AddClientFlags(CLI::App* cmd, ClientFlags* f);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -277,6 +278,7 @@ void RegisterDocuments(CLI::App& app) {
     auto batch = std::make_shared<int>(64);
     CLI::App* c =
         AddClientCommand(&app, "ingest", "Stream a JSON-lines file of documents in", f.get());
+    c->alias("import");  // the reverse of `export`
     f->timeout_s = 3600;
     c->add_option("--collection", *collection, "Collection")->required();
     c->add_option("file", *path,
@@ -383,6 +385,65 @@ void RegisterAdmin(CLI::App& app) {
     c->callback([=] {
       const auto r = CallOrExit<v1::Admin>(*f, &v1::Admin::Stub::Snapshot, v1::SnapshotRequest());
       Print(json{{"collections", r.collections()}, {"covered_seq", r.covered_seq()}});
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto out = std::make_shared<std::string>();
+    CLI::App* c = AddClientCommand(
+        &app, "backup",
+        "Online backup into a new directory inside the server's --backup-dir", f.get());
+    c->add_option("--out", *out, "New backup directory (relative: inside --backup-dir)")
+        ->required();
+    c->callback([=] {
+      v1::BackupRequest req;
+      req.set_dir(*out);
+      const auto r = CallOrExit<v1::Admin>(*f, &v1::Admin::Stub::Backup, req);
+      Print(json{{"path", r.path()},
+                 {"covered_seq", r.covered_seq()},
+                 {"files", r.files()},
+                 {"bytes", r.bytes()},
+                 {"models", r.models()}});
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto collection = std::make_shared<std::string>();
+    auto out = std::make_shared<std::string>();
+    CLI::App* c = AddClientCommand(
+        &app, "export", "Write a collection as JSONL ({id, text, metadata}; `import` reads it)",
+        f.get());
+    c->add_option("--collection", *collection, "Collection")->required();
+    c->add_option("--out", *out, "Output file (written whole, then renamed into place)")
+        ->required();
+    c->callback([=] {
+      const std::string tmp = *out + ".partial";
+      std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+      if (!file) ExitIfError(absl::PermissionDeniedError(absl::StrCat("cannot write ", tmp)));
+      auto stub = v1::Documents::NewStub(Connect(*f));
+      v1::ListDocumentsRequest req;
+      req.set_collection(*collection);
+      req.set_page_size(1000);
+      req.set_include_text(true);
+      req.set_include_metadata(true);
+      uint64_t n = 0;
+      do {
+        const auto r = CallOrExit(*stub, *f, &v1::Documents::Stub::List, req);
+        for (const auto& d : r.documents()) {
+          file << json{{"id", d.id()}, {"text", d.text()}, {"metadata", MetadataToJson(d.metadata())}}
+                      .dump(-1, ' ', false, json::error_handler_t::replace)
+               << "\n";
+          ++n;
+        }
+        req.set_page_token(r.next_page_token());
+      } while (!req.page_token().empty());
+      file.close();
+      if (!file) ExitIfError(absl::DataLossError(absl::StrCat("error writing ", tmp)));
+      std::error_code ec;
+      std::filesystem::rename(tmp, *out, ec);
+      if (ec) ExitIfError(absl::InternalError(absl::StrCat("renaming ", tmp, ": ", ec.message())));
+      std::fprintf(stderr, "neodb: exported %llu documents to %s\n",
+                   static_cast<unsigned long long>(n), out->c_str());
     });
   }
   {

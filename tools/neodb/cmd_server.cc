@@ -9,10 +9,13 @@
 #include "absl/time/clock.h"
 #include "api/engine/database.h"
 #include "api/engine/fake_embedder.h"
+#include "api/metrics/database_metrics.h"
+#include "api/metrics/http_endpoint.h"
 #include "api/server.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tools/neodb/commands.h"
+#include "tools/neodb/json_log.h"
 #ifdef NEODB_HAVE_ENCODER
 #include "api/engine/encoder_embedder.h"
 #include "encoder/default_model_dir.h"
@@ -36,6 +39,12 @@ struct ServeFlags {
   double max_wait_ms = 2;
   double grace_s = 10;
   int64_t max_model_mib = 8192;
+  std::string key_file;
+  std::string models_dir;
+  api::SecurityOptions security;
+  std::string metrics_listen;
+  std::string backup_dir;
+  std::string log_format = "text";
 };
 
 // Test hook (--test-encoder-delay-ms): every encoder call takes at least
@@ -77,8 +86,11 @@ absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeF
                                                                     const std::string& dir) {
   if (f.fake_dim > 0) {
     // Test/benchmark stand-in: `dir` names the fake's seed ("fake:7").
+    // The seed is in the last component, so a confined path
+    // (<models-dir>/fake:7) names the same fake.
     uint64_t seed = 1;
-    if (dir.rfind("fake:", 0) == 0) seed = std::stoull(dir.substr(5));
+    const std::string base = std::filesystem::path(dir).filename().string();
+    if (base.rfind("fake:", 0) == 0) seed = std::stoull(base.substr(5));
     return std::unique_ptr<engine::Embedder>(new engine::FakeEmbedder(f.fake_dim, 512, seed));
   }
 #ifdef NEODB_HAVE_ENCODER
@@ -106,10 +118,17 @@ absl::Status Serve(const ServeFlags& f) {
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);  // reloads the key file
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   // Logs go to stderr; stdout carries only the listening line.
-  spdlog::set_default_logger(spdlog::stderr_color_mt("neodb"));
+  if (f.log_format == "json") {
+    spdlog::set_default_logger(MakeJsonStderrLogger());
+  } else if (f.log_format == "text") {
+    spdlog::set_default_logger(spdlog::stderr_color_mt("neodb"));
+  } else {
+    return absl::InvalidArgumentError("--log-format is text or json");
+  }
   spdlog::info(
       "loading model {}{}", f.fake_dim > 0 ? "(fake)" : model_dir,
       f.model_dir.empty() && f.fake_dim <= 0 ? " (the default model; --model picks another)" : "");
@@ -138,17 +157,52 @@ absl::Status Serve(const ServeFlags& f) {
   api::ServerOptions so;
   so.listen = f.listen;
   so.threads = f.threads;
+  so.security = f.security;
+  so.limits.models_dir = f.models_dir;
+  so.limits.backup_dir = f.backup_dir;
+  std::shared_ptr<api::KeyRing> keys;
+  if (!f.key_file.empty()) {
+    ASSIGN_OR_RETURN(keys, api::KeyRing::Open(f.key_file));
+    spdlog::info("{} API keys from {}", keys->size(), f.key_file);
+    so.keys = keys;
+  }
+  api::RequestMetrics metrics;
+  std::unique_ptr<api::HttpEndpoint> metrics_http;
+  if (!f.metrics_listen.empty()) so.metrics = &metrics;
   ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(db.get(), so));
+  if (!f.metrics_listen.empty()) {
+    engine::Database* d = db.get();
+    ASSIGN_OR_RETURN(metrics_http, api::HttpEndpoint::Start(f.metrics_listen, [&metrics, d] {
+                       return metrics.Render() + api::RenderDatabaseMetrics(*d);
+                     }));
+    // Before the listening line, which scripts and tests wait for.
+    std::printf("neodb: metrics on http://%s:%d/metrics (metrics port %d)\n",
+                f.metrics_listen.substr(0, f.metrics_listen.rfind(':')).c_str(),
+                metrics_http->port(), metrics_http->port());
+  }
   // The listening line is what scripts and tests wait for.
   std::string where = f.listen.substr(0, f.listen.rfind(':') + 1) + std::to_string(server->port());
   std::printf("neodb: listening on %s (port %d)\n", where.c_str(), server->port());
   std::fflush(stdout);
 
   int sig = 0;
-  sigwait(&set, &sig);
+  while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
+    if (!keys) {
+      spdlog::info("SIGHUP: no --key-file to reload");
+      continue;
+    }
+    absl::Status r = keys->Reload();
+    if (r.ok()) {
+      spdlog::info("SIGHUP: {} API keys from {}", keys->size(), keys->path());
+    } else {
+      spdlog::error("SIGHUP: key file not reloaded, the previous keys stay: {}",
+                    std::string(r.message()));
+    }
+  }
   spdlog::info("signal {}: shutting down", sig);
   server->Shutdown(absl::Seconds(f.grace_s));
   server.reset();
+  metrics_http.reset();
   absl::Status s = db->Close();
   db.reset();
   spdlog::info("shut down cleanly");
@@ -182,6 +236,27 @@ void RegisterServerCommands(CLI::App& app) {
                   "Memory for loaded models (MiB of weights); the least recently used "
                   "beyond it are unloaded")
       ->capture_default_str();
+  cmd->add_option("--key-file", f->key_file,
+                  "API keys (`sha256:<hex> <role> <name>` lines; `neodb keys add` writes them); "
+                  "every call then needs a key. Reloaded on SIGHUP");
+  cmd->add_option("--models-dir", f->models_dir,
+                  "The only directory model paths given over the API (reindex --model) may "
+                  "name; without it they are refused");
+  cmd->add_option("--tls-cert", f->security.tls_cert, "Server certificate (PEM); turns on TLS");
+  cmd->add_option("--tls-key", f->security.tls_key, "Server private key (PEM)");
+  cmd->add_option("--tls-client-ca", f->security.tls_client_ca,
+                  "CA (PEM) that signs client certificates: mutual TLS");
+  cmd->add_flag("--insecure", f->security.insecure,
+                "Allow a non-loopback --listen without TLS or without API keys");
+  cmd->add_option("--log-format", f->log_format,
+                  "text, or json (one JSON object per line on stderr)")
+      ->capture_default_str();
+  cmd->add_option("--backup-dir", f->backup_dir,
+                  "The directory `neodb backup --out NAME` writes backups into; without it "
+                  "backups over the API are refused");
+  cmd->add_option("--metrics-listen", f->metrics_listen,
+                  "host:port (IPv4) for a Prometheus text endpoint at /metrics, e.g. "
+                  "127.0.0.1:9464; port 0 picks one (printed). Default: none");
   cmd->add_option("--fake-model", f->fake_dim,
                   "Serve a deterministic fake embedder of this dimension instead of a model "
                   "(tests and service benchmarks only)");

@@ -21,6 +21,9 @@ struct ExitRequest {
 // INVALID_ARGUMENT-style usage errors) when `status` is not OK.
 void ExitIfError(const absl::Status& status);
 
+// `neodb --version`: version, git commit, build options, BLAS kernel, CPU features.
+std::string VersionText();
+
 void RegisterModelCommands(CLI::App& app);     // model init, model info
 void RegisterEncoderCommands(CLI::App& app);   // embed, tokenize
 void RegisterTrainCommands(CLI::App& app);     // finetune, eval
@@ -28,5 +31,7 @@ void RegisterTokenizerCommands(CLI::App& app); // tokenizer train
 void RegisterPretrainCommands(CLI::App& app);  // pretrain, fill-mask
 void RegisterServerCommands(CLI::App& app);    // serve (NEODB_BUILD_SERVER only)
 void RegisterClientCommands(CLI::App& app);    // collections, ingest, search, … (NEODB_BUILD_SERVER only)
+void RegisterKeysCommands(CLI::App& app);      // keys add (NEODB_BUILD_SERVER only)
+void RegisterRestoreCommands(CLI::App& app);   // restore (NEODB_BUILD_SERVER only)
 
 }  // namespace neodb::cli

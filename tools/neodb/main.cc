@@ -19,10 +19,9 @@ void ExitIfError(const absl::Status& status) {
 int main(int argc, char** argv) {
   CLI::App app{"neodb: a vector search database with a built-in NeoBERT encoder"};
   app.require_subcommand(1);
-  // The kernels are found at run time (CPUID), so the version says which.
-  app.set_version_flag("--version", std::function<std::string()>([] {
-    return "neodb 0.1.0\nCPU kernels: " + neodb::encoder::CpuKernelInfo();
-  }));
+  app.set_version_flag(
+      "--version", [] { return neodb::cli::VersionText(); },
+      "Print version, git commit, build options and CPU kernels, then exit");
   neodb::cli::RegisterModelCommands(app);
   neodb::cli::RegisterEncoderCommands(app);
   neodb::cli::RegisterTrainCommands(app);
@@ -31,6 +30,8 @@ int main(int argc, char** argv) {
 #ifdef NEODB_BUILD_SERVER
   neodb::cli::RegisterServerCommands(app);
   neodb::cli::RegisterClientCommands(app);
+  neodb::cli::RegisterKeysCommands(app);
+  neodb::cli::RegisterRestoreCommands(app);
 #endif
   try {
     app.parse(argc, argv);

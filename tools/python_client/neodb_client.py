@@ -52,16 +52,70 @@ def _import_stubs(proto_dir=None):
     return neodb_pb2, neodb_pb2_grpc
 
 
-class NeodbClient:
-    """Every call carries a deadline (timeout seconds, default 30)."""
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read()
 
-    def __init__(self, address, timeout=30.0, proto_dir=None):
+
+def _key_interceptor(grpc, api_key):
+    """A client interceptor that sends `authorization: Bearer <api_key>` with
+    every call, of every kind (unary and streaming)."""
+
+    class _Details(grpc.ClientCallDetails):
+        def __init__(self, d, metadata):
+            self.method, self.timeout, self.credentials = d.method, d.timeout, d.credentials
+            self.wait_for_ready = getattr(d, "wait_for_ready", None)
+            self.compression = getattr(d, "compression", None)
+            self.metadata = metadata
+
+    class _Interceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor,
+                       grpc.StreamUnaryClientInterceptor, grpc.StreamStreamClientInterceptor):
+        def _details(self, d):
+            md = list(d.metadata or []) + [("authorization", "Bearer " + api_key)]
+            return _Details(d, md)
+
+        def intercept_unary_unary(self, cont, d, request):
+            return cont(self._details(d), request)
+
+        def intercept_unary_stream(self, cont, d, request):
+            return cont(self._details(d), request)
+
+        def intercept_stream_unary(self, cont, d, it):
+            return cont(self._details(d), it)
+
+        def intercept_stream_stream(self, cont, d, it):
+            return cont(self._details(d), it)
+
+    return _Interceptor()
+
+
+class NeodbClient:
+    """Every call carries a deadline (timeout seconds, default 30).
+
+    api_key (default: $NEODB_API_KEY) is sent with every call to a server
+    started with --key-file. tls_ca (a PEM file) turns on TLS; tls_cert and
+    tls_key add a client certificate for a server with --tls-client-ca."""
+
+    def __init__(self, address, timeout=30.0, proto_dir=None, api_key=None, tls_ca=None,
+                 tls_cert=None, tls_key=None):
         self.pb, grpc_mod = _import_stubs(proto_dir)
         grpc = _require("grpc", "python3-grpcio")
         self.grpc = grpc
-        self.channel = grpc.insecure_channel(
-            address, options=[("grpc.max_send_message_length", 64 << 20),
-                              ("grpc.max_receive_message_length", 64 << 20)])
+        options = [("grpc.max_send_message_length", 64 << 20),
+                   ("grpc.max_receive_message_length", 64 << 20)]
+        if tls_ca or tls_cert or tls_key:
+            if bool(tls_cert) != bool(tls_key):
+                raise ValueError("tls_cert and tls_key go together")
+            creds = grpc.ssl_channel_credentials(
+                root_certificates=_read(tls_ca) if tls_ca else None,
+                private_key=_read(tls_key) if tls_key else None,
+                certificate_chain=_read(tls_cert) if tls_cert else None)
+            self.channel = grpc.secure_channel(address, creds, options=options)
+        else:
+            self.channel = grpc.insecure_channel(address, options=options)
+        api_key = api_key if api_key is not None else os.environ.get("NEODB_API_KEY")
+        if api_key:
+            self.channel = grpc.intercept_channel(self.channel, _key_interceptor(grpc, api_key))
         self.timeout = timeout
         self.collections = grpc_mod.CollectionsStub(self.channel)
         self.documents = grpc_mod.DocumentsStub(self.channel)

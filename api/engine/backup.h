@@ -1,0 +1,68 @@
+#pragma once
+// Online backup and offline restore of a data directory.
+//
+// A backup directory holds
+//   store/          a RocksDB checkpoint of the whole store (consistent: one
+//                   point in the change log, taken while writes continue)
+//   models/<i>/     the checkpoint files of every model a collection uses
+//   manifest.json   written last: {"format": "neodb-backup", "version": 1,
+//                   "covered_seq": N, "files": [{"path", "size", "sha256"}],
+//                   "models": [{"source", "dir", "model_id"}]}
+// Index snapshots are not included: the first start on a restored directory
+// rebuilds every index from the store, so nothing in the backup can disagree
+// with the documents. A directory without manifest.json is not a backup.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace neodb::engine {
+
+inline constexpr int kBackupFormatVersion = 1;
+
+struct BackupFile {
+  std::string path;  // relative to the backup directory, '/'-separated
+  uint64_t size = 0;
+  std::string sha256;  // lowercase hex
+};
+
+struct BackupModel {
+  std::string source;  // the model directory the collections name
+  std::string dir;     // its copy, relative ("models/0")
+  std::string model_id;
+};
+
+struct BackupManifest {
+  int version = kBackupFormatVersion;
+  uint64_t covered_seq = 0;  // every change up to here is in store/
+  std::vector<BackupFile> files;
+  std::vector<BackupModel> models;
+};
+
+// Lowercase hex SHA-256 of the file at `path`.
+absl::StatusOr<std::string> FileSha256(const std::string& path);
+
+// Lists every regular file under `root` with size and checksum (paths
+// relative, sorted). Symlinks and other non-regular files: FAILED_PRECONDITION.
+absl::StatusOr<std::vector<BackupFile>> DescribeFiles(const std::string& root);
+
+std::string ManifestToJson(const BackupManifest& m);
+// INVALID_ARGUMENT / DATA_LOSS for anything malformed: unknown format or
+// version, paths that are absolute or contain "..", missing fields.
+absl::StatusOr<BackupManifest> ManifestFromJson(const std::string& text);
+
+// Reads `from`/manifest.json and checks every file it lists against its size
+// and checksum. DATA_LOSS naming the first file that differs or is missing.
+absl::StatusOr<BackupManifest> VerifyBackup(const std::string& from);
+
+// Offline: verifies the backup at `from` completely, then builds a data
+// directory at `data_dir` (which must not exist) through a temporary
+// directory beside it, renamed into place at the end. Collections that named
+// a model the backup carries are pointed at its restored copy
+// (<data_dir>/models/<i>). On any failure nothing is left at `data_dir` or
+// beside it.
+absl::Status RestoreBackup(const std::string& from, const std::string& data_dir);
+
+}  // namespace neodb::engine
