@@ -48,9 +48,12 @@ absl::Status ValidateCollectionSpec(const CollectionSpec& spec) {
   // metric, pooling and overflow belong to the index and the encoder: the
   // engine parses them (index::ParseMetric, engine/embed_settings.h). The store
   // keeps them as the short printable strings they are.
-  for (const std::string* v : {&spec.metric, &spec.pooling, &spec.overflow}) {
+  for (const std::string* v :
+       {&spec.metric, &spec.pooling, &spec.overflow, &spec.analyzer, &spec.title_field}) {
     if (v->size() > kMaxSpecStringBytes || !Printable(*v)) {
-      return absl::InvalidArgumentError("metric, pooling and overflow must be printable ASCII");
+      return absl::InvalidArgumentError(
+          "metric, pooling, overflow, analyzer and title field must be printable ASCII (at most "
+          "256 bytes)");
     }
   }
   if (spec.query_instruction.size() > kMaxInstructionBytes ||

@@ -100,6 +100,41 @@ TEST(CodecTest, SpecAndChangelogRoundTrip) {
   EXPECT_FALSE(DecodeChangelogRecord(bad).ok());
 }
 
+TEST(CodecTest, KeywordSettingsRoundTripAndOlderSpecsGetDefaults) {
+  CollectionSpec spec;
+  spec.name = "k";
+  spec.dimension = 8;
+  spec.analyzer = "simple";
+  spec.bm25_k1 = 1.2;
+  spec.bm25_b = 0.75;
+  spec.title_field = "title";
+  spec.title_weight = 2.5;
+  auto s = DecodeCollectionSpec(EncodeCollectionSpec(spec));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->analyzer, "simple");
+  EXPECT_EQ(s->bm25_k1, 1.2);
+  EXPECT_EQ(s->bm25_b, 0.75);
+  EXPECT_EQ(s->title_field, "title");
+  EXPECT_EQ(s->title_weight, 2.5);
+
+  // A version 2 record (written before the keyword settings existed) is the
+  // v3 encoding without its keyword suffix: analyzer "simple" (1 + 6 bytes),
+  // k1, b (8 each), title_field "title" (1 + 5), title_weight (8).
+  std::string v3 = EncodeCollectionSpec(spec);
+  std::string v2 = v3.substr(0, v3.size() - (7 + 8 + 8 + 6 + 8));
+  v2[0] = 2;
+  auto old = DecodeCollectionSpec(v2);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->name, "k");
+  EXPECT_EQ(old->analyzer, "english");
+  EXPECT_EQ(old->bm25_k1, 0.9);
+  EXPECT_EQ(old->bm25_b, 0.4);
+  EXPECT_EQ(old->title_field, "");
+  EXPECT_EQ(old->title_weight, 1.0);
+  // A v3 record cut inside its keyword suffix is corrupt, not defaulted.
+  EXPECT_FALSE(DecodeCollectionSpec(v3.substr(0, v3.size() - 4)).ok());
+}
+
 TEST(CodecTest, BigEndianSortsNumerically) {
   EXPECT_LT(EncodeBigEndian64(255), EncodeBigEndian64(256));
   EXPECT_EQ(*DecodeBigEndian64(EncodeBigEndian64(0x0102030405060708ull)), 0x0102030405060708ull);
