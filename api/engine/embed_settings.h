@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "db/collection_spec.h"
 #include "encoder/encoder.h"
+#include "index/keyword/keyword_index.h"
 #include "index/metric.h"
 
 namespace neodb::engine {
@@ -28,6 +29,11 @@ struct CollectionSettings {
   index::Metric metric = index::Metric::kCosine;
   encoder::Pooling pooling = encoder::Pooling::kMean;
   encoder::Overflow overflow = encoder::Overflow::kError;
+  // The keyword index: analyzer and BM25 parameters (spec.analyzer,
+  // bm25_k1, bm25_b), and the optional title field and its weight.
+  keyword::KeywordOptions keyword;
+  std::string title_field;
+  float title_weight = 1.0f;
 };
 
 // Parses and validates a stored or requested spec (the store's own checks
