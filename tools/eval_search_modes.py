@@ -99,7 +99,7 @@ def main():
     data_dir = tempfile.mkdtemp(prefix="eval_modes_data_")
     proc, address = start_server(a.neodb, data_dir, a.model)
     try:
-        c = NeodbClient(address, timeout=600)
+        c = NeodbClient(address, timeout=3600)
         c.create_collection("scifact", overflow="chunk", analyzer="english",
                             title_field=a.title_field, title_weight=a.title_weight)
         corpus = load_jsonl(os.path.join(a.data, "corpus.jsonl"))
