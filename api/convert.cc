@@ -1,11 +1,13 @@
 #include "api/convert.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/engine/embed_settings.h"
+#include "index/keyword/fusion.h"
 #include "index/metric.h"
 
 namespace neodb::api {
@@ -176,6 +178,26 @@ absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
   p.include_text = req.include_text();
   p.include_metadata = req.include_metadata();
   p.include_vector = req.include_vector();
+  if constexpr (std::is_same_v<Request, v1::NearTextRequest>) {
+    if (!req.mode().empty()) {
+      ASSIGN_OR_RETURN(p.mode, engine::ParseSearchMode(req.mode()));
+    }
+    if (!req.fusion().empty()) {
+      ASSIGN_OR_RETURN(p.fusion.method, keyword::ParseFusionMethod(req.fusion()));
+    }
+    if (req.has_alpha()) {
+      // An alpha alone asks for the weighted fusion it is the weight of.
+      if (req.fusion().empty()) p.fusion.method = keyword::FusionMethod::kWeighted;
+      if (p.fusion.method != keyword::FusionMethod::kWeighted) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("alpha applies to fusion weighted, not ", req.fusion()));
+      }
+      p.fusion.alpha = req.alpha();
+    }
+    p.explain = req.explain();
+  } else {
+    p.mode = engine::SearchMode::kVector;
+  }
   // Range checks happen once, where the engine takes the value
   // (SearchParams::Validate at NearText/NearVector).
   return p;
@@ -269,6 +291,12 @@ absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
   out.overflow = std::string(engine::OverflowName(overflow));
   out.query_instruction = s.query_prefix();
   out.document_instruction = s.document_prefix();
+  // The keyword settings are the engine's to range-check (engine::ParseSettings).
+  if (!s.analyzer().empty()) out.analyzer = s.analyzer();
+  if (s.has_bm25_k1()) out.bm25_k1 = s.bm25_k1();
+  if (s.has_bm25_b()) out.bm25_b = s.bm25_b();
+  out.title_field = s.title_field();
+  if (s.has_title_weight()) out.title_weight = s.title_weight();
   return out;
 }
 
@@ -317,6 +345,17 @@ void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
       s->set_query_model(info.spec.model_dir.empty() ? "default" : info.spec.model_dir);
     }
   }
+  s->set_analyzer(info.spec.analyzer);
+  s->set_bm25_k1(info.spec.bm25_k1);
+  s->set_bm25_b(info.spec.bm25_b);
+  s->set_title_field(info.spec.title_field);
+  s->set_title_weight(info.spec.title_weight);
+  auto* k = out->mutable_keyword();
+  k->set_documents(info.keyword.documents);
+  k->set_terms(info.keyword.terms);
+  k->set_postings(info.keyword.postings);
+  k->set_memory_bytes(info.keyword.memory_bytes);
+  k->set_snapshot_bytes(info.keyword.snapshot_bytes);
   out->set_count(info.count);
   out->set_dimension(static_cast<int32_t>(info.spec.dimension));
   out->set_model_id(info.spec.model_id);

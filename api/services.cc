@@ -200,6 +200,8 @@ class DocumentsService final : public v1::Documents::Service {
 
 void HitsToProto(SearchResult& r, v1::SearchResponse* resp) {
   resp->set_model_id(r.model_id);
+  resp->set_mode(std::string(engine::SearchModeName(r.mode)));
+  resp->set_alpha(r.alpha);
   for (auto& h : r.hits) {
     auto* p = resp->add_hits();
     p->set_id(std::move(h.id));
@@ -207,6 +209,14 @@ void HitsToProto(SearchResult& r, v1::SearchResponse* resp) {
     p->set_text(std::move(h.text));
     ToProto(h.metadata, p->mutable_metadata());
     p->mutable_vector()->Add(h.vector.begin(), h.vector.end());
+    if (h.explain) {
+      auto* e = p->mutable_explain();
+      e->set_keyword_rank(h.explain->keyword_rank);
+      e->set_keyword_score(h.explain->keyword_score);
+      e->set_vector_rank(h.explain->vector_rank);
+      e->set_vector_score(h.explain->vector_score);
+      e->set_fused_score(h.explain->fused_score);
+    }
   }
 }
 
@@ -296,6 +306,8 @@ class AdminService final : public v1::Admin::Service {
     resp->set_encoder_seconds(s.embed.encoder_seconds);
     resp->set_snapshots_written(s.snapshots_written);
     resp->set_models_loaded(s.models_loaded);
+    resp->set_keyword_snapshot_loads(s.keyword_snapshot_loads);
+    resp->set_keyword_rebuilds(s.keyword_rebuilds);
     return grpc::Status::OK;
   }
   grpc::Status Snapshot(grpc::ServerContext*, const v1::SnapshotRequest*,
@@ -358,6 +370,10 @@ class AdminService final : public v1::Admin::Service {
     resp->set_stale_in_index(r->stale_in_index);
     resp->set_model_id(r->model_id);
     resp->set_foreign_model(r->foreign_model);
+    resp->set_keyword_indexed(r->keyword_indexed);
+    resp->set_keyword_missing(r->keyword_missing);
+    resp->set_keyword_stale(r->keyword_stale);
+    resp->set_keyword_content_matches(r->keyword_content_matches);
     return grpc::Status::OK;
   }
   grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest* req,

@@ -1,5 +1,6 @@
 #include "db/codec.h"
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -11,7 +12,8 @@ namespace {
 // Record format versions (first byte of every encoded value).
 constexpr uint8_t kDocumentVersion = 1;
 // Spec v2 appends model_dir and engine_state; v1 records decode with them
-// empty. v3 appends vector_source; v1 and v2 records decode as "model".
+// empty. v3 appends vector_source and the keyword settings; v1 and v2 records
+// decode as "model" with the keyword defaults.
 constexpr uint8_t kSpecVersion = 3;
 constexpr uint8_t kSpecVersionV2 = 2;
 constexpr uint8_t kSpecVersionV1 = 1;
@@ -216,6 +218,11 @@ std::string EncodeCollectionSpec(const CollectionSpec& spec) {
   PutString(&out, spec.model_dir);
   PutString(&out, spec.engine_state);
   PutString(&out, spec.vector_source);
+  PutString(&out, spec.analyzer);
+  PutFixed64(&out, std::bit_cast<uint64_t>(spec.bm25_k1));
+  PutFixed64(&out, std::bit_cast<uint64_t>(spec.bm25_b));
+  PutString(&out, spec.title_field);
+  PutFixed64(&out, std::bit_cast<uint64_t>(spec.title_weight));
   return out;
 }
 
@@ -227,7 +234,7 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
     return Corrupt("collection", "version");
   }
   CollectionSpec spec;
-  uint64_t dim, created;
+  uint64_t dim, created, k1 = 0, b = 0, title_weight = 0;
   if (!r.String(&spec.name, kMaxStringBytes) || !r.Varint(&dim) || dim > kMaxDimension ||
       !r.String(&spec.index_spec, kMaxStringBytes) || !r.String(&spec.metric, kMaxStringBytes) ||
       !r.String(&spec.pooling, kMaxStringBytes) ||
@@ -237,8 +244,17 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
       !r.Fixed64(&created) ||
       (version >= kSpecVersionV2 && (!r.String(&spec.model_dir, kMaxStringBytes) ||
                                      !r.String(&spec.engine_state, kMaxStringBytes))) ||
-      (version >= kSpecVersion && !r.String(&spec.vector_source, kMaxStringBytes)) || !r.done()) {
+      (version >= kSpecVersion &&
+       (!r.String(&spec.vector_source, kMaxStringBytes) ||
+        !r.String(&spec.analyzer, kMaxStringBytes) || !r.Fixed64(&k1) || !r.Fixed64(&b) ||
+        !r.String(&spec.title_field, kMaxStringBytes) || !r.Fixed64(&title_weight))) ||
+      !r.done()) {
     return Corrupt("collection", "truncated or malformed");
+  }
+  if (version >= kSpecVersion) {
+    spec.bm25_k1 = std::bit_cast<double>(k1);
+    spec.bm25_b = std::bit_cast<double>(b);
+    spec.title_weight = std::bit_cast<double>(title_weight);
   }
   spec.dimension = static_cast<uint32_t>(dim);
   spec.created_at_micros = static_cast<int64_t>(created);

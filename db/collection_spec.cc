@@ -48,10 +48,12 @@ absl::Status ValidateCollectionSpec(const CollectionSpec& spec) {
   // metric, pooling and overflow belong to the index and the encoder: the
   // engine parses them (index::ParseMetric, engine/embed_settings.h). The store
   // keeps them as the short printable strings they are.
-  for (const std::string* v : {&spec.metric, &spec.pooling, &spec.overflow, &spec.vector_source}) {
+  for (const std::string* v : {&spec.metric, &spec.pooling, &spec.overflow, &spec.vector_source,
+                                &spec.analyzer, &spec.title_field}) {
     if (v->size() > kMaxSpecStringBytes || !Printable(*v)) {
       return absl::InvalidArgumentError(
-          "metric, pooling, overflow and vector source must be printable ASCII");
+          "metric, pooling, overflow, vector source, analyzer and title field must be printable "
+          "ASCII (at most 256 bytes)");
     }
   }
   if (spec.query_instruction.size() > kMaxInstructionBytes ||

@@ -32,6 +32,16 @@ struct CollectionSpec {
   // Where that model's checkpoint lives (opaque to the store; empty when the
   // collection predates per-collection models and uses the server's default).
   std::string model_dir;
+  // The keyword index's settings (engine/keyword_part.h parses them; the store
+  // checks only that the strings are short and printable). Records written
+  // before these existed decode with these defaults.
+  std::string analyzer = "english";  // english | simple | none
+  double bm25_k1 = 0.9;
+  double bm25_b = 0.4;
+  // A metadata field also indexed for keyword search, as a field of weight
+  // title_weight (BM25F); empty: none.
+  std::string title_field;
+  double title_weight = 1.0;
   // Bytes the engine keeps with the collection and the store never reads
   // (e.g. a reindex's commit marker). At most 4096 bytes.
   std::string engine_state;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job, on a fresh Debian 12 machine (as root): install dependencies,
 # build, start `neodb serve` on loopback, ingest a sample of real text through
-# the streaming API, run near-text searches (with and without a metadata
-# filter), print the server's stats, and shut the server down cleanly.
+# the streaming API, run near-text searches in the default (hybrid: BM25 and
+# vector legs, fused) mode, with and without a metadata filter, print the
+# server's stats, and shut the server down cleanly.
 #
 # Model: the default model neodb ships (encoder/default_model/, a small
 # NeoBERT-architecture encoder trained by tools/train_default_model.sh; see
@@ -76,7 +77,8 @@ set -x
 "$NEODB" collections create demo --server "$ADDR" --index flat --metric cosine --pooling mean --overflow chunk
 "$NEODB" ingest --collection demo --server "$ADDR" "$WORK/docs.jsonl"
 "$NEODB" collections describe demo --server "$ADDR"
-"$NEODB" search --collection demo --server "$ADDR" -k 5 "$QUERY1"
+# The default mode is hybrid; --explain shows each hit's keyword and vector rank.
+"$NEODB" search --collection demo --server "$ADDR" -k 5 --explain "$QUERY1"
 "$NEODB" search --collection demo --server "$ADDR" -k 3 --filter '{"field":"length","lt":600}' "$QUERY2"
 "$NEODB" stats --server "$ADDR"
 set +x

@@ -218,7 +218,7 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
   settings.spec = stored;
   applied_seq_ = store_->LastSequence();
   auto c = std::make_shared<Collection>(settings, indexes);
-  CollectionInfo info{stored, 0, 0, indexes->vector().index().spec()};
+  CollectionInfo info{stored, 0, 0, indexes->vector().index().spec(), {}};
   std::unique_lock<std::shared_mutex> lock(collections_mu_);
   collections_[spec.name] = std::move(c);
   return info;
@@ -249,6 +249,9 @@ absl::StatusOr<CollectionInfo> Database::DescribeCollection(const std::string& n
   info.spec = state->settings.spec;
   info.index_size = state->indexes->vector().size();
   info.index_spec = state->indexes->vector().index().spec();
+  const KeywordPart& kw = state->indexes->keyword();
+  const keyword::KeywordStats ks = kw.index().Stats();
+  info.keyword = {ks.documents, ks.terms, ks.postings, ks.memory_bytes, kw.snapshot_bytes()};
   ASSIGN_OR_RETURN(info.count, store_->Count(name));
   return info;
 }
@@ -282,6 +285,8 @@ DatabaseStats Database::Stats() const {
   s.replayed_changes = replayed_changes_;
   s.snapshots_written = snapshots_written_;
   s.models_loaded = models_->loaded();
+  s.keyword_snapshot_loads = keyword_snapshot_loads_;
+  s.keyword_rebuilds = keyword_rebuilds_;
   return s;
 }
 

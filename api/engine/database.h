@@ -88,11 +88,21 @@ struct DatabaseOptions {
   absl::Duration test_commit_chunk_delay = absl::ZeroDuration();
 };
 
+// The keyword index of a collection, for Describe and stats.
+struct KeywordInfo {
+  uint64_t documents = 0;
+  uint64_t terms = 0;
+  uint64_t postings = 0;
+  uint64_t memory_bytes = 0;    // estimated heap
+  uint64_t snapshot_bytes = 0;  // its snapshot file (0: none written yet)
+};
+
 struct CollectionInfo {
   db::CollectionSpec spec;
   uint64_t count = 0;       // stored documents
   uint64_t index_size = 0;  // searchable vectors
   std::string index_spec;   // canonical, e.g. "HNSW32"
+  KeywordInfo keyword;
 };
 
 struct DocumentInput {
@@ -123,17 +133,32 @@ struct VectorOptions {
   std::string query_model;
 };
 
+// Where a hit stood in each leg of a text search (SearchParams::explain).
+struct HitExplain {
+  int keyword_rank = 0;     // 1-based; 0: the keyword leg did not return it
+  float keyword_score = 0;  // BM25
+  int vector_rank = 0;      // 1-based; 0: the vector leg did not return it
+  float vector_score = 0;   // the metric's similarity
+  double fused_score = 0;   // hybrid: the fused score; otherwise the leg's score
+};
+
 struct Hit {
   std::string id;
-  float score = 0;  // higher is better (index/metric.h)
+  // Higher is better: the metric's similarity (vector, index/metric.h), BM25
+  // (keyword) or the fused score (hybrid, index/keyword/fusion.h).
+  float score = 0;
   std::string text;
   db::Metadata metadata;
   std::vector<float> vector;  // when include_vector: the stored one
+  std::optional<HitExplain> explain;
 };
 
 struct SearchResult {
   std::vector<Hit> hits;
   std::string model_id;
+  SearchMode mode = SearchMode::kVector;
+  // Hybrid (weighted, adaptive): the vector leg's share that was used.
+  double alpha = 0;
 };
 
 struct VerifyReport {
@@ -143,6 +168,14 @@ struct VerifyReport {
   uint64_t stale_in_index = 0;
   uint64_t foreign_model = 0;
   std::string model_id;
+  // The keyword index alone (its discrepancies are also counted in
+  // missing_from_index / stale_in_index above).
+  uint64_t keyword_indexed = 0;
+  uint64_t keyword_missing = 0;
+  uint64_t keyword_stale = 0;
+  // A keyword index built afresh from the stored documents has the same
+  // content (ids, lengths, terms, frequencies: keyword::KeywordIndex::Digest).
+  bool keyword_content_matches = false;
 };
 
 struct DatabaseStats {
@@ -155,6 +188,10 @@ struct DatabaseStats {
   uint64_t replayed_changes = 0;
   uint64_t snapshots_written = 0;
   uint64_t models_loaded = 0;
+  // Keyword indexes loaded from their snapshot / built from the store (at
+  // startup, and by rebuilds) since the database opened.
+  uint64_t keyword_snapshot_loads = 0;
+  uint64_t keyword_rebuilds = 0;
   EmbedBatcherStats embed;  // the default model's batcher
 };
 
@@ -203,8 +240,11 @@ class Database {
                                       size_t limit) const;
 
   // --- Search. `instruction` replaces the collection's query prefix. The
-  // query is embedded with the model of the collection state it searches.
-  // FAILED_PRECONDITION for an external-vector collection without a query model.
+  // query is embedded with the model of the collection state it searches;
+  // params.mode keyword never embeds (so it also works where no model can
+  // be loaded). Filters apply inside every leg, before its top-N.
+  // FAILED_PRECONDITION for an external-vector collection without a query
+  // model, unless the mode is keyword.
   absl::StatusOr<SearchResult> NearText(const std::string& collection, const std::string& query,
                                         const std::optional<std::string>& instruction,
                                         const SearchParams& params, absl::Time deadline) const;
@@ -293,6 +333,8 @@ class Database {
   std::atomic<uint64_t> index_rebuilds_{0};
   std::atomic<uint64_t> replayed_changes_{0};
   std::atomic<uint64_t> snapshots_written_{0};
+  std::atomic<uint64_t> keyword_snapshot_loads_{0};
+  std::atomic<uint64_t> keyword_rebuilds_{0};
 
   std::mutex maint_mu_;
   std::condition_variable maint_cv_;

@@ -11,34 +11,99 @@
 namespace neodb::engine {
 namespace {
 
+// One ranked candidate before verification against the store.
+struct Candidate {
+  int64_t id = 0;
+  float score = 0;
+  HitExplain explain;
+};
+
+struct Ranked {
+  std::vector<Candidate> candidates;
+  bool exhausted = false;  // asking for more would return no more
+};
+
+// Ranks up to `want` candidates of `state` by params.mode. REQUIRES: `vector`
+// is the embedded query unless the mode is keyword.
+absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* vector,
+                            std::string_view query, const SearchParams& params, SearchMode mode,
+                            int want, double* alpha) {
+  std::optional<MetadataTable::FilterView> f;
+  if (params.filter) f.emplace(indexes.metadata(), *params.filter);
+  // The keyword leg's filter is the same metadata lookup as the vector leg's.
+  keyword::IdFilter allow;
+  if (f) allow = [&f](uint64_t id) { return f->Allowed(static_cast<int64_t>(id)); };
+  auto keyword_leg = [&](int depth) -> absl::StatusOr<std::vector<keyword::KeywordHit>> {
+    return indexes.keyword().index().Search(query, std::min(depth, keyword::kMaxSearchK), allow);
+  };
+  auto vector_leg = [&](int depth) -> absl::StatusOr<std::vector<index::SearchHit>> {
+    ASSIGN_OR_RETURN(auto hits, indexes.vector().index().Search(*vector, depth, f ? &*f : nullptr,
+                                                                params.index));
+    return std::move(hits[0]);
+  };
+  Ranked r;
+  if (mode == SearchMode::kVector) {
+    ASSIGN_OR_RETURN(std::vector<index::SearchHit> hits, vector_leg(want));
+    r.exhausted = hits.size() < static_cast<size_t>(want);
+    for (size_t i = 0; i < hits.size(); ++i) {
+      HitExplain e{0, 0, static_cast<int>(i + 1), hits[i].score, hits[i].score};
+      r.candidates.push_back({hits[i].id, hits[i].score, e});
+    }
+    return r;
+  }
+  if (mode == SearchMode::kKeyword) {
+    ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits, keyword_leg(want));
+    r.exhausted = hits.size() < static_cast<size_t>(want);
+    for (size_t i = 0; i < hits.size(); ++i) {
+      HitExplain e{static_cast<int>(i + 1), hits[i].score, 0, 0, hits[i].score};
+      r.candidates.push_back({static_cast<int64_t>(hits[i].id), hits[i].score, e});
+    }
+    return r;
+  }
+  const int depth = std::max(want, kHybridLegDepth);
+  ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> kh, keyword_leg(depth));
+  ASSIGN_OR_RETURN(std::vector<index::SearchHit> vh, vector_leg(depth));
+  std::vector<keyword::RankedId> kl, vl;
+  kl.reserve(kh.size());
+  vl.reserve(vh.size());
+  for (const auto& h : kh) kl.push_back({h.id, h.score});
+  for (const auto& h : vh) vl.push_back({static_cast<uint64_t>(h.id), h.score});
+  ASSIGN_OR_RETURN(keyword::FusionResult fused, keyword::Fuse(kl, vl, want, params.fusion));
+  *alpha = fused.alpha;
+  r.exhausted = kh.size() < static_cast<size_t>(depth) && vh.size() < static_cast<size_t>(depth);
+  for (const keyword::FusedHit& h : fused.hits) {
+    HitExplain e{h.keyword.rank, h.keyword.score, h.vector.rank, h.vector.score, h.score};
+    r.candidates.push_back({static_cast<int64_t>(h.id), static_cast<float>(h.score), e});
+  }
+  return r;
+}
+
 // Searches `state`'s indexes and verifies every hit against the store.
 // REQUIRES: the collection's commit_mu held shared (internal ids stable).
 absl::StatusOr<SearchResult> SearchState(const db::Store& store, const Collection::State& state,
-                                         const std::vector<float>& vector,
-                                         const SearchParams& params) {
+                                         const std::vector<float>* vector, std::string_view query,
+                                         const SearchParams& params, SearchMode mode) {
   const db::CollectionSpec& spec = state.settings.spec;
-  RETURN_IF_ERROR(CheckVector("vector", vector, spec.dimension, spec.name));
+  if (mode != SearchMode::kKeyword) {
+    RETURN_IF_ERROR(CheckVector("vector", *vector, spec.dimension, spec.name));
+  }
   const IndexSet& indexes = *state.indexes;
   SearchResult result;
   result.model_id = spec.model_id;
+  result.mode = mode;
   // Hits can be dropped by verification (a concurrent overwrite or delete);
   // widen the search then, a bounded number of times.
   int want = params.k;
   for (int attempt = 0; attempt < 4; ++attempt) {
-    std::vector<index::SearchHit> raw;
-    {
-      std::optional<MetadataTable::FilterView> f;
-      if (params.filter) f.emplace(indexes.metadata(), *params.filter);
-      ASSIGN_OR_RETURN(auto hits, indexes.vector().index().Search(vector, want, f ? &*f : nullptr,
-                                                                  params.index));
-      raw = std::move(hits[0]);
-    }
+    ASSIGN_OR_RETURN(Ranked ranked,
+                     Rank(indexes, vector, query, params, mode, want, &result.alpha));
     result.hits.clear();
-    for (const auto& h : raw) {
+    for (Candidate& h : ranked.candidates) {
       auto d = store.GetByInternalId(spec.name, static_cast<uint64_t>(h.id));
       if (absl::IsNotFound(d.status())) continue;  // overwritten or deleted meanwhile
       RETURN_IF_ERROR(d.status());
-      if (d->model_id != spec.model_id) continue;  // never mix models
+      // Never mix models (a keyword score does not depend on one).
+      if (mode != SearchMode::kKeyword && d->model_id != spec.model_id) continue;
       if (params.filter && !params.filter->Matches(d->metadata)) continue;
       Hit hit;
       hit.id = std::move(d->id);
@@ -46,11 +111,11 @@ absl::StatusOr<SearchResult> SearchState(const db::Store& store, const Collectio
       if (params.include_text) hit.text = std::move(d->text);
       if (params.include_metadata) hit.metadata = std::move(d->metadata);
       if (params.include_vector) hit.vector = std::move(d->vector);
+      if (params.explain) hit.explain = h.explain;
       result.hits.push_back(std::move(hit));
       if (result.hits.size() == static_cast<size_t>(params.k)) break;
     }
-    if (result.hits.size() == static_cast<size_t>(params.k) ||
-        raw.size() < static_cast<size_t>(want) || want >= 10000) {
+    if (result.hits.size() == static_cast<size_t>(params.k) || ranked.exhausted || want >= 10000) {
       break;
     }
     want = std::min(want * 2, 10000);
@@ -97,6 +162,9 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   absl::ReaderMutexLock commit(&c->commit_mu());
   std::shared_ptr<const Collection::State> state = c->state();
   const CollectionSettings& settings = state->settings;
+  if (params.mode == SearchMode::kKeyword) {
+    return SearchState(*store_, *state, nullptr, query, params, SearchMode::kKeyword);
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<Model> m, ModelOf(*state));
   const std::string prefix = instruction ? *instruction : settings.spec.query_instruction;
   if (settings.overflow != encoder::Overflow::kChunk) {
@@ -108,7 +176,7 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   }
   ASSIGN_OR_RETURN(std::vector<encoder::Embedding> e,
                    m->batcher->Embed({query}, EmbedOptionsFor(settings, prefix), deadline));
-  return SearchState(*store_, *state, e[0].vector, params);
+  return SearchState(*store_, *state, &e[0].vector, query, params, params.mode);
 }
 
 absl::StatusOr<SearchResult> Database::NearVector(const std::string& collection,
@@ -117,7 +185,7 @@ absl::StatusOr<SearchResult> Database::NearVector(const std::string& collection,
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   RETURN_IF_ERROR(params.Validate());
   absl::ReaderMutexLock commit(&c->commit_mu());
-  return SearchState(*store_, *c->state(), vector, params);
+  return SearchState(*store_, *c->state(), &vector, "", params, SearchMode::kVector);
 }
 
 absl::StatusOr<std::vector<encoder::Embedding>> Database::Embed(

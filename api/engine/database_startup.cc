@@ -44,9 +44,12 @@ absl::StatusOr<std::shared_ptr<Collection>> Database::LoadCollection(const db::C
   // startup); the loaded ones are brought forward by the replay in Startup.
   uint64_t covered = last_seq;
   std::vector<DerivedIndex*> missing;
-  const SnapshotKey key{spec.model_id, last_seq};
+  SnapshotKey key{spec.model_id, last_seq, std::nullopt};
   for (DerivedIndex* d : indexes->all()) {
     auto seq = d->Load(SnapshotDir(spec.name), key);
+    // The others share the vector index's internal ids (keyword_part.h).
+    if (d == &indexes->vector()) key.paired_seq = seq.ok() ? *seq : 0;
+    if (d == &indexes->keyword()) ++(seq.ok() ? keyword_snapshot_loads_ : keyword_rebuilds_);
     if (seq.ok()) {
       covered = std::min(covered, *seq);
       continue;
@@ -150,7 +153,7 @@ absl::Status Database::Startup() {
   }
   applied_seq_ = last;
   snapshot_seq_ = last;
-  bool all_from_snapshot = index_rebuilds_ == 0 && replayed_changes_ == 0;
+  bool all_from_snapshot = index_rebuilds_ == 0 && keyword_rebuilds_ == 0 && replayed_changes_ == 0;
   if (!all_from_snapshot && !collections_.empty()) RETURN_IF_ERROR(SnapshotLocked().status());
   started_ = true;
   spdlog::info("database open: {} collections, {} from snapshots, {} rebuilt, {} changes replayed",
@@ -189,6 +192,7 @@ absl::Status Database::RebuildIndexes(Collection& c, bool background) {
   c.SwapIndexes(std::move(fresh));
   c.needs_rebuild = false;
   ++index_rebuilds_;
+  ++keyword_rebuilds_;
   return absl::OkStatus();
 }
 

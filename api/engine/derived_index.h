@@ -40,6 +40,10 @@ struct Change {
 struct SnapshotKey {
   std::string model_id;
   uint64_t last_seq = 0;  // the log's end now: covered_seq may not exceed it
+  // Set for indexes loaded after the vector index: the sequence the vector
+  // snapshot covers (0 when it could not be loaded). An index keyed by the
+  // same internal ids must cover exactly this, or be rebuilt.
+  std::optional<uint64_t> paired_seq;
 };
 
 class DerivedIndex {

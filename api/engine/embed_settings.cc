@@ -1,10 +1,18 @@
 #include "api/engine/embed_settings.h"
 
 #include "absl/strings/match.h"
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
 namespace neodb::engine {
+namespace {
+
+// Past this a term's frequency no longer saturates at all; nobody needs more.
+constexpr double kMaxBm25K1 = 100;
+
+}  // namespace
 
 absl::StatusOr<encoder::Pooling> ParsePooling(std::string_view name) {
   if (name == "mean") return encoder::Pooling::kMean;
@@ -56,6 +64,24 @@ absl::StatusOr<CollectionSettings> ParseSettings(const db::CollectionSpec& spec)
                                                    "' embeds with its model, but its model id '",
                                                    spec.model_id, "' names external vectors"));
   }
+  ASSIGN_OR_RETURN(s.keyword.analyzer, keyword::ParseAnalyzerKind(spec.analyzer));
+  if (!std::isfinite(spec.bm25_k1) || spec.bm25_k1 < 0 || spec.bm25_k1 > kMaxBm25K1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bm25_k1 is ", spec.bm25_k1, "; it must be in 0..", kMaxBm25K1));
+  }
+  if (!(spec.bm25_b >= 0 && spec.bm25_b <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bm25_b is ", spec.bm25_b, "; it must be in 0..1"));
+  }
+  s.keyword.k1 = spec.bm25_k1;
+  s.keyword.b = spec.bm25_b;
+  if (!(spec.title_weight > 0 && spec.title_weight <= keyword::kMaxFieldWeight)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("title_weight is ", spec.title_weight,
+                     "; it must be > 0 and <= ", keyword::kMaxFieldWeight));
+  }
+  s.title_field = spec.title_field;
+  s.title_weight = static_cast<float>(spec.title_weight);
   return s;
 }
 

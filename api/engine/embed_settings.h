@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "db/collection_spec.h"
 #include "encoder/encoder.h"
+#include "index/keyword/keyword_index.h"
 #include "index/metric.h"
 
 namespace neodb::engine {
@@ -46,6 +47,11 @@ struct CollectionSettings {
   // True when a model on the server can embed texts for this collection:
   // always for kModel; for kExternal only with a query model.
   bool HasModel() const;
+  // The keyword index: analyzer and BM25 parameters (spec.analyzer,
+  // bm25_k1, bm25_b), and the optional title field and its weight.
+  keyword::KeywordOptions keyword;
+  std::string title_field;
+  float title_weight = 1.0f;
 };
 
 // Parses and validates a stored or requested spec (the store's own checks

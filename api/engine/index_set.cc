@@ -12,7 +12,8 @@ absl::StatusOr<std::unique_ptr<IndexSet>> IndexSet::Make(const CollectionSetting
                                     static_cast<int>(settings.spec.dimension), settings.metric));
   s->vector_ = std::make_unique<VectorPart>(std::move(v));
   s->metadata_ = std::make_unique<MetadataTable>();
-  s->all_ = {s->vector_.get(), s->metadata_.get()};
+  ASSIGN_OR_RETURN(s->keyword_, KeywordPart::Make(settings));
+  s->all_ = {s->vector_.get(), s->metadata_.get(), s->keyword_.get()};
   return s;
 }
 

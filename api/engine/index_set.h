@@ -15,6 +15,7 @@
 
 #include "api/engine/derived_index.h"
 #include "api/engine/embed_settings.h"
+#include "api/engine/keyword_part.h"
 #include "api/engine/metadata_table.h"
 #include "api/engine/vector_part.h"
 
@@ -28,6 +29,7 @@ class IndexSet {
   VectorPart& vector() { return *vector_; }
   const VectorPart& vector() const { return *vector_; }
   const MetadataTable& metadata() const { return *metadata_; }
+  const KeywordPart& keyword() const { return *keyword_; }
   // Every member, vector first.
   std::span<DerivedIndex* const> all() const { return all_; }
 
@@ -40,6 +42,7 @@ class IndexSet {
   IndexSet() = default;
   std::unique_ptr<VectorPart> vector_;
   std::unique_ptr<MetadataTable> metadata_;
+  std::unique_ptr<KeywordPart> keyword_;
   std::vector<DerivedIndex*> all_;
 };
 

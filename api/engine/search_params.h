@@ -2,13 +2,15 @@
 // SearchParams: everything one search asks for, built once by the transport
 // from its request, validated once (Validate), and carried down to the index
 // untouched: k, the metadata filter, the index's search knobs (HNSW
-// ef_search, IVF nprobe) and what each hit returns. A keyword or hybrid
-// `mode` joins it when the keyword index does.
+// ef_search, IVF nprobe), what each hit returns, and for text queries the
+// mode (vector, keyword or hybrid) and how hybrid fuses its two legs.
 
 #include <optional>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "db/filter.h"
+#include "index/keyword/fusion.h"
 #include "index/vector_index.h"
 
 namespace neodb::engine {
@@ -16,6 +18,18 @@ namespace neodb::engine {
 inline constexpr int kMaxSearchK = 1000;
 inline constexpr int kMaxEfSearch = 2048;  // index/hnsw_index.h caps there too
 inline constexpr int kMaxNprobe = 65536;
+
+// What a text query ranks by. NearVector is always kVector.
+enum class SearchMode : uint8_t { kVector = 0, kKeyword = 1, kHybrid = 2 };
+// "vector" | "keyword" | "hybrid"; INVALID_ARGUMENT otherwise.
+absl::StatusOr<SearchMode> ParseSearchMode(std::string_view name);
+std::string_view SearchModeName(SearchMode mode);
+
+// Hybrid fetches each leg this deep (or k, when larger) before fusing: deep
+// enough that a document one leg ranks well and the other ranks at 50 still
+// gets both contributions (the fusion README's figures were measured at 100),
+// shallow enough that the keyword leg's heap and the vector search stay cheap.
+inline constexpr int kHybridLegDepth = 100;
 
 struct SearchParams {
   // Hits wanted, 1..kMaxSearchK. Default: 10.
@@ -31,6 +45,13 @@ struct SearchParams {
   // Each hit carries its stored vector, as the store holds it (bit for bit,
   // not re-read from a possibly lossy index). Default: false.
   bool include_vector = false;
+  // NearText only. Default: hybrid.
+  SearchMode mode = SearchMode::kHybrid;
+  // Hybrid only: method (default adaptive), alpha (weighted: the vector
+  // leg's share, in [0, 1]; default 0.5), rrf_k. Validated by Validate.
+  keyword::FusionOptions fusion;
+  // Each hit carries its rank and score in each leg and the fused score.
+  bool explain = false;
 
   // INVALID_ARGUMENT naming the first field out of range or a malformed filter.
   absl::Status Validate() const;

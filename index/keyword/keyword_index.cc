@@ -185,13 +185,18 @@ absl::StatusOr<std::vector<KeywordHit>> KeywordIndex::Search(std::string_view qu
     }
   }
 
-  // Filter, then keep the best k in a heap whose top is the worst kept hit.
+  // Keep the best k allowed hits in a heap whose top is the worst kept hit.
+  // The filter is asked only about a hit that would enter the heap: a common
+  // query word matches most of the collection, and the filter (a metadata
+  // lookup) would otherwise cost more than the scoring.
   std::vector<KeywordHit> heap;
   heap.reserve(std::min<size_t>(touched.size(), static_cast<size_t>(k)));
   for (uint32_t slot : touched) {
     KeywordHit hit{id_of_slot_[slot], static_cast<float>(acc[slot])};
+    const bool full = heap.size() == static_cast<size_t>(k);
+    if (full && !Better(hit, heap.front())) continue;
     if (allow && !allow(hit.id)) continue;
-    if (heap.size() < static_cast<size_t>(k)) {
+    if (!full) {
       heap.push_back(hit);
       std::push_heap(heap.begin(), heap.end(), Better);
     } else if (Better(hit, heap.front())) {

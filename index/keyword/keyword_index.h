@@ -71,9 +71,11 @@ struct KeywordHit {
   float score = 0;
 };
 
-// Returns true for the ids a query may return (a metadata filter). Called on
-// every matching document before top-k selection; must be thread-safe if the
-// caller searches from several threads with one filter.
+// Returns true for the ids a query may return (a metadata filter). Applied
+// before top-k selection (a filtered search returns min(k, allowed matches)),
+// but called only for matching documents that would enter the current top k,
+// so it must be a pure predicate; must be thread-safe if the caller searches
+// from several threads with one filter.
 using IdFilter = std::function<bool(uint64_t id)>;
 
 struct KeywordStats {

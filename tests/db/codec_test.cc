@@ -100,7 +100,7 @@ TEST(CodecTest, SpecAndChangelogRoundTrip) {
   EXPECT_FALSE(DecodeChangelogRecord(bad).ok());
 }
 
-TEST(CodecTest, SpecVectorSourceRoundTripsAndOlderVersionsReadAsModel) {
+TEST(CodecTest, SpecV3FieldsRoundTripAndOlderVersionsGetDefaults) {
   CollectionSpec spec;
   spec.name = "ext";
   spec.dimension = 3;
@@ -108,23 +108,42 @@ TEST(CodecTest, SpecVectorSourceRoundTripsAndOlderVersionsReadAsModel) {
   spec.model_dir = "/m";
   spec.engine_state = "state";
   spec.vector_source = "external";
-  std::string bytes = EncodeCollectionSpec(spec);
-  auto s = DecodeCollectionSpec(bytes);
+  spec.analyzer = "simple";
+  spec.bm25_k1 = 1.2;
+  spec.bm25_b = 0.75;
+  spec.title_field = "title";
+  spec.title_weight = 2.5;
+  const std::string v3 = EncodeCollectionSpec(spec);
+  auto s = DecodeCollectionSpec(v3);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->vector_source, "external");
   EXPECT_EQ(s->model_dir, "/m");
   EXPECT_EQ(s->engine_state, "state");
+  EXPECT_EQ(s->analyzer, "simple");
+  EXPECT_EQ(s->bm25_k1, 1.2);
+  EXPECT_EQ(s->bm25_b, 0.75);
+  EXPECT_EQ(s->title_field, "title");
+  EXPECT_EQ(s->title_weight, 2.5);
 
-  // A v2 record is the v3 one without its last string (1 length byte + 8).
-  std::string v2 = bytes.substr(0, bytes.size() - 1 - spec.vector_source.size());
+  // A v2 record is the v3 one without its suffix: vector_source "external"
+  // (1 + 8 bytes), analyzer "simple" (1 + 6), k1, b (8 each), title_field
+  // "title" (1 + 5), title_weight (8).
+  std::string v2 = v3.substr(0, v3.size() - (9 + 7 + 8 + 8 + 6 + 8));
   v2[0] = 2;
   auto old = DecodeCollectionSpec(v2);
   ASSERT_TRUE(old.ok()) << old.status();
-  EXPECT_EQ(old->vector_source, "model");
+  EXPECT_EQ(old->name, "ext");
   EXPECT_EQ(old->engine_state, "state");
-  // The v3 record cut short is corrupt, not a v2 record.
-  EXPECT_EQ(DecodeCollectionSpec(bytes.substr(0, bytes.size() - 1)).status().code(),
+  EXPECT_EQ(old->vector_source, "model");
+  EXPECT_EQ(old->analyzer, "english");
+  EXPECT_EQ(old->bm25_k1, 0.9);
+  EXPECT_EQ(old->bm25_b, 0.4);
+  EXPECT_EQ(old->title_field, "");
+  EXPECT_EQ(old->title_weight, 1.0);
+  // The v3 record cut short is corrupt, not an older record.
+  EXPECT_EQ(DecodeCollectionSpec(v3.substr(0, v3.size() - 1)).status().code(),
             absl::StatusCode::kDataLoss);
+  EXPECT_FALSE(DecodeCollectionSpec(v3.substr(0, v3.size() - 4)).ok());
 }
 
 TEST(CodecTest, BigEndianSortsNumerically) {

@@ -71,6 +71,9 @@ class DatabaseTest : public ::testing::Test {
                                   const db::Filter* f = nullptr) {
     SearchParams sq;
     sq.k = k;
+    // These tests check the vector path against brute force over the fake's
+    // vectors; hybrid and keyword modes are keyword_search_test.cc's.
+    sq.mode = SearchMode::kVector;
     if (f) sq.filter = *f;
     sq.include_text = true;
     auto r = db_->NearText(c, q, std::nullopt, sq, kFar);

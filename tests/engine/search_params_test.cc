@@ -72,6 +72,7 @@ class SearchRecallTest : public ::testing::Test {
     SearchParams p;
     p.k = 10;
     p.index.ef_search = ef;
+    p.mode = SearchMode::kVector;  // the index's knobs: the vector leg alone
     auto r = db_->NearText(c, q, std::nullopt, p, kFar);
     EXPECT_TRUE(r.ok()) << r.status();
     std::vector<std::string> ids;

@@ -1,7 +1,9 @@
 // Crash safety end to end: kill -9 the server at random moments during
 // streaming ingests, several cycles. After each restart every acknowledged
 // document is present with its text, the index holds exactly the stored ids
-// (Admin.Verify), and a second restart changes nothing. Also: killing the
+// (Admin.Verify: the vector and keyword indexes, the keyword one also against
+// an index rebuilt from the stored documents), and a second restart changes
+// nothing. Also: killing the
 // server in the middle of a reindex leaves the old index serving.
 #include <atomic>
 #include <map>
@@ -90,6 +92,12 @@ TEST(CrashTest, KillDuringStreamingIngestLosesNothingAcknowledged) {
       EXPECT_EQ(v.missing_from_index(), 0u) << "cycle " << cycle;
       EXPECT_EQ(v.stale_in_index(), 0u) << "cycle " << cycle;
       EXPECT_GE(v.stored(), acked.size());
+      // The keyword index too: the stored ids, and the same postings as an
+      // index rebuilt from the stored documents.
+      EXPECT_EQ(v.keyword_indexed(), v.stored()) << "cycle " << cycle;
+      EXPECT_EQ(v.keyword_missing(), 0u) << "cycle " << cycle;
+      EXPECT_EQ(v.keyword_stale(), 0u) << "cycle " << cycle;
+      EXPECT_TRUE(v.keyword_content_matches()) << "cycle " << cycle;
       // A second restart (another crash, no writes) changes nothing.
       server.Kill();
       ASSERT_TRUE(server.Start());
@@ -170,6 +178,8 @@ TEST(CrashTest, KillDuringStreamingIngestLosesNothingAcknowledged) {
   EXPECT_EQ(v.stored(), v.indexed());
   EXPECT_EQ(v.missing_from_index(), 0u);
   EXPECT_EQ(v.stale_in_index(), 0u);
+  EXPECT_EQ(v.keyword_indexed(), v.stored());
+  EXPECT_TRUE(v.keyword_content_matches());
   EXPECT_GT(acked.size(), 0u);
   EXPECT_EQ(server.Stop(), 0);
 }

@@ -107,6 +107,40 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(len(vecs[0]), c.stats().dimension)
         self.assertEqual(model_id, c.stats().model_id)
 
+    def test_keyword_and_hybrid_modes(self):
+        c = self.client
+        c.create_collection("kw", analyzer="english", bm25_k1=1.2, bm25_b=0.75,
+                            title_field="title", title_weight=2.0)
+        info = c.describe("kw")
+        self.assertEqual((info.spec.analyzer, info.spec.bm25_k1, info.spec.bm25_b),
+                         ("english", 1.2, 0.75))
+        self.assertEqual((info.spec.title_field, info.spec.title_weight), ("title", 2.0))
+        c.upsert("kw", [{"id": "a", "text": "alpha bravo", "metadata": {"title": "zulu"}},
+                        {"id": "b", "text": "charlie delta", "metadata": {"title": "echo"}},
+                        {"id": "c", "text": "zulu zulu golf", "metadata": {"title": "hotel"}}])
+        # keyword: only documents holding a query word, the title counted twice.
+        hits = c.search("kw", "zulu", k=10, mode="keyword", explain=True)
+        self.assertEqual(sorted(h["id"] for h in hits), ["a", "c"])
+        for i, h in enumerate(hits):
+            self.assertEqual(h["explain"]["keyword_rank"], i + 1)
+            self.assertEqual(h["explain"]["vector_rank"], 0)
+            self.assertEqual(h["explain"]["mode"], "keyword")
+        hits = c.search("kw", "zulu", k=10, alpha=0.5, explain=True)
+        self.assertEqual(len(hits), 3)  # the vector leg returns every document
+        self.assertEqual(hits[0]["explain"]["alpha"], 0.5)
+        self.assertEqual(hits[0]["explain"]["mode"], "hybrid")
+        hits = c.search("kw", "zulu", k=2, mode="vector", fusion="rrf")
+        self.assertEqual(len(hits), 2)
+        self.assertEqual(c.describe("kw").keyword.documents, 3)
+        for bad in ({"mode": "fuzzy"}, {"fusion": "mean"}, {"alpha": 2.0},
+                    {"fusion": "adaptive", "alpha": 0.2}):
+            with self.assertRaises(grpc.RpcError) as e:
+                c.search("kw", "zulu", **bad)
+            self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, bad)
+        v = c.verify("kw")
+        self.assertEqual((v.keyword_indexed, v.keyword_missing, v.keyword_stale), (3, 0, 0))
+        self.assertTrue(v.keyword_content_matches)
+
     def test_reflection_lists_services(self):
         # Raw bytes: ServerReflectionRequest{list_services: ""} is field 7,
         # length 0. python3-grpcio has no reflection module; the wire is enough.

@@ -124,6 +124,14 @@ absl::Status JsonToMetadata(const json& j, google::protobuf::Map<std::string, v1
   return absl::OkStatus();
 }
 
+json KeywordInfoToJson(const v1::KeywordIndexInfo& k) {
+  return json{{"documents", k.documents()},
+              {"terms", k.terms()},
+              {"postings", k.postings()},
+              {"memory_bytes", k.memory_bytes()},
+              {"snapshot_bytes", k.snapshot_bytes()}};
+}
+
 json InfoToJson(const v1::CollectionInfo& i) {
   json j{{"name", i.spec().name()},
          {"count", i.count()},
@@ -135,7 +143,13 @@ json InfoToJson(const v1::CollectionInfo& i) {
          {"pooling", v1::Pooling_Name(i.spec().pooling())},
          {"overflow", v1::Overflow_Name(i.spec().overflow())},
          {"query_prefix", i.spec().query_prefix()},
-         {"document_prefix", i.spec().document_prefix()}};
+         {"document_prefix", i.spec().document_prefix()},
+         {"analyzer", i.spec().analyzer()},
+         {"bm25_k1", i.spec().bm25_k1()},
+         {"bm25_b", i.spec().bm25_b()},
+         {"title_field", i.spec().title_field()},
+         {"title_weight", i.spec().title_weight()},
+         {"keyword", KeywordInfoToJson(i.keyword())}};
   if (i.spec().vectors() == v1::VECTOR_SOURCE_EXTERNAL) {
     j["vectors"] = "external";
     j["vectors_name"] = i.spec().vectors_name();

@@ -67,6 +67,7 @@ Response CallOrExit(const ClientFlags& f,
 json ValueToJson(const v1::Value& v);
 json MetadataToJson(const google::protobuf::Map<std::string, v1::Value>& m);
 absl::Status JsonToMetadata(const json& j, google::protobuf::Map<std::string, v1::Value>* out);
+json KeywordInfoToJson(const v1::KeywordIndexInfo& k);
 json InfoToJson(const v1::CollectionInfo& i);
 // One JSON line on stdout.
 void Print(const json& j);

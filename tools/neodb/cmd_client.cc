@@ -13,9 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "api/convert.h"
 #include "api/engine/embed_settings.h"
+#include "api/engine/search_params.h"
 #include "api/grpc_status.h"
 #include "common/status_macros.h"
 #include "grpcpp/grpcpp.h"
+#include "index/keyword/analyzer_kind.h"
+#include "index/keyword/fusion.h"
 #include "index/metric.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 #include "nlohmann/json.hpp"
@@ -65,6 +68,19 @@ void RegisterCollections(CLI::App& app) {
     c->add_option("--query-model", *query_model,
                   "A model for near-text on external vectors: default | a model directory on "
                   "the server");
+    auto analyzer = std::make_shared<std::string>("english");
+    auto k1 = std::make_shared<double>(0.9);
+    auto b = std::make_shared<double>(0.4);
+    auto title_field = std::make_shared<std::string>();
+    auto title_weight = std::make_shared<double>(1.0);
+    c->add_option("--analyzer", *analyzer, "Keyword analyzer: english | simple | none")
+        ->capture_default_str();
+    c->add_option("--bm25-k1", *k1, "BM25 k1 (0..100)")->capture_default_str();
+    c->add_option("--bm25-b", *b, "BM25 b (0..1)")->capture_default_str();
+    c->add_option("--title-field", *title_field,
+                  "A string metadata field also indexed for keyword search");
+    c->add_option("--title-weight", *title_weight, "Its weight (> 0, <= 1000)")
+        ->capture_default_str();
     c->callback([=] {
       v1::CreateCollectionRequest req;
       auto* s = req.mutable_spec();
@@ -95,6 +111,13 @@ void RegisterCollections(CLI::App& app) {
       const bool local = !query_model->empty() && *query_model != "default" &&
                          std::filesystem::exists(*query_model, ec);
       s->set_query_model(local ? std::filesystem::absolute(*query_model).string() : *query_model);
+      // The one codec of the analyzer's names; the server range-checks k1, b.
+      ExitIfError(keyword::ParseAnalyzerKind(*analyzer).status());
+      s->set_analyzer(*analyzer);
+      s->set_bm25_k1(*k1);
+      s->set_bm25_b(*b);
+      s->set_title_field(*title_field);
+      s->set_title_weight(*title_weight);
       Print(
           InfoToJson(CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::Create, req).info()));
     });
@@ -246,6 +269,16 @@ json HitsToJson(const v1::SearchResponse& resp) {
     json j{{"id", h.id()}, {"score", h.score()}};
     if (!h.text().empty()) j["text"] = h.text();
     if (!h.metadata().empty()) j["metadata"] = MetadataToJson(h.metadata());
+    if (h.has_explain()) {
+      const auto& e = h.explain();
+      j["explain"] = json{{"keyword_rank", e.keyword_rank()},
+                          {"keyword_score", e.keyword_score()},
+                          {"vector_rank", e.vector_rank()},
+                          {"vector_score", e.vector_score()},
+                          {"fused_score", e.fused_score()},
+                          {"mode", resp.mode()},
+                          {"alpha", resp.alpha()}};
+    }
     hits.push_back(std::move(j));
   }
   return hits;
@@ -307,8 +340,24 @@ void RegisterDocuments(CLI::App& app) {
     c->add_option("--nprobe", *nprobe, "IVF lists probed (0 = the index's default)");
     auto* instr = c->add_option("--instruction", *instruction, "Override the query instruction");
     c->add_flag("--no-text", *no_text, "Do not return texts and metadata");
+    auto mode = std::make_shared<std::string>("hybrid");
+    auto fusion = std::make_shared<std::string>();
+    auto alpha = std::make_shared<double>(0.5);
+    auto explain = std::make_shared<bool>(false);
+    c->add_option("--mode", *mode, "hybrid | keyword | vector")->capture_default_str();
+    c->add_option("--fusion", *fusion, "Hybrid fusion: adaptive (default) | weighted | rrf");
+    auto* alpha_opt = c->add_option("--alpha", *alpha,
+                                    "Weighted fusion: the vector share, 0..1 (implies weighted)");
+    c->add_flag("--explain", *explain, "Each hit carries its per-leg ranks and scores");
     c->callback([=] {
+      // The engine's codecs, so a typo fails here with the server's words.
+      ExitIfError(engine::ParseSearchMode(*mode).status());
+      if (!fusion->empty()) ExitIfError(keyword::ParseFusionMethod(*fusion).status());
       v1::NearTextRequest req;
+      req.set_mode(*mode);
+      req.set_fusion(*fusion);
+      if (alpha_opt->count() > 0) req.set_alpha(*alpha);
+      req.set_explain(*explain);
       req.set_collection(*collection);
       req.set_query(*query);
       req.set_k(*k);
@@ -365,6 +414,12 @@ void RegisterAdmin(CLI::App& app) {
     CLI::App* c = AddClientCommand(&app, "stats", "Server statistics", f.get());
     c->callback([=] {
       const auto r = CallOrExit<v1::Admin>(*f, &v1::Admin::Stub::Stats, v1::StatsRequest());
+      const auto list = CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::List,
+                                                    v1::ListCollectionsRequest());
+      json keyword = json::object();
+      for (const auto& i : list.collections()) {
+        keyword[i.spec().name()] = KeywordInfoToJson(i.keyword());
+      }
       Print(json{{"model_id", r.model_id()},
                  {"dimension", r.dimension()},
                  {"collections", r.collections()},
@@ -376,7 +431,10 @@ void RegisterAdmin(CLI::App& app) {
                  {"embed_queue_depth", r.embed_queue_depth()},
                  {"embedded_texts", r.embedded_texts()},
                  {"embedded_tokens", r.embedded_tokens()},
-                 {"encoder_seconds", r.encoder_seconds()}});
+                 {"encoder_seconds", r.encoder_seconds()},
+                 {"keyword_snapshot_loads", r.keyword_snapshot_loads()},
+                 {"keyword_rebuilds", r.keyword_rebuilds()},
+                 {"keyword", keyword}});
     });
   }
   {

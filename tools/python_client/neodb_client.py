@@ -155,11 +155,22 @@ class NeodbClient:
 
     # --- calls ------------------------------------------------------------------
     def create_collection(self, name, index="flat", query_prefix="", document_prefix="",
-                          overflow="error"):
+                          overflow="error", analyzer="", bm25_k1=None, bm25_b=None,
+                          title_field="", title_weight=None):
+        """analyzer: english (default) | simple | none; bm25_k1, bm25_b: BM25's
+        parameters (default 0.9, 0.4); title_field: a string metadata field also
+        indexed for keyword search, with weight title_weight (default 1)."""
         spec = self.pb.CollectionSpec(
             name=name, index=self.pb.IndexSpec(type=index), query_prefix=query_prefix,
             document_prefix=document_prefix,
-            overflow=self.pb.OVERFLOW_CHUNK if overflow == "chunk" else self.pb.OVERFLOW_ERROR)
+            overflow=self.pb.OVERFLOW_CHUNK if overflow == "chunk" else self.pb.OVERFLOW_ERROR,
+            analyzer=analyzer, title_field=title_field)
+        if bm25_k1 is not None:
+            spec.bm25_k1 = bm25_k1
+        if bm25_b is not None:
+            spec.bm25_b = bm25_b
+        if title_weight is not None:
+            spec.title_weight = title_weight
         return self.collections.Create(self.pb.CreateCollectionRequest(spec=spec),
                                        timeout=self.timeout).info
 
@@ -199,17 +210,36 @@ class NeodbClient:
                                      timeout=self.timeout).deleted
 
     def search(self, collection, query, k=10, filter=None, instruction=None, ef_search=0,
-               nprobe=0):
+               nprobe=0, mode="", fusion="", alpha=None, explain=False, include_text=True):
+        """mode: hybrid (the server's default) | keyword | vector; fusion (hybrid):
+        adaptive (default) | weighted | rrf; alpha: the vector share of weighted
+        fusion (alone it implies weighted); explain: each hit gets an "explain"
+        dict (per-leg ranks and scores, fused score, the mode and alpha used)."""
         req = self.pb.NearTextRequest(collection=collection, query=query.encode(), k=k,
-                                      include_text=True, include_metadata=True,
-                                      ef_search=ef_search, nprobe=nprobe)
+                                      include_text=include_text,
+                                      include_metadata=include_text,
+                                      ef_search=ef_search, nprobe=nprobe, mode=mode,
+                                      fusion=fusion, explain=explain)
+        if alpha is not None:
+            req.alpha = alpha
         if filter:
             req.filter_json = self.filter_json(filter)
         if instruction is not None:
             req.instruction = instruction
         r = self.search_stub.NearText(req, timeout=self.timeout)
-        return [{"id": h.id, "score": h.score, "text": h.text.decode(),
-                 "metadata": {k: self.unvalue(v) for k, v in h.metadata.items()}} for h in r.hits]
+        hits = []
+        for h in r.hits:
+            hit = {"id": h.id, "score": h.score, "text": h.text.decode(),
+                   "metadata": {k: self.unvalue(v) for k, v in h.metadata.items()}}
+            if explain:
+                e = h.explain
+                hit["explain"] = {"keyword_rank": e.keyword_rank,
+                                  "keyword_score": e.keyword_score,
+                                  "vector_rank": e.vector_rank, "vector_score": e.vector_score,
+                                  "fused_score": e.fused_score, "mode": r.mode,
+                                  "alpha": r.alpha}
+            hits.append(hit)
+        return hits
 
     def search_vector(self, collection, vector, k=10, filter=None, ef_search=0, nprobe=0):
         req = self.pb.NearVectorRequest(collection=collection, vector=vector, k=k,
