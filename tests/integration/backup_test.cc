@@ -4,6 +4,7 @@
 // backup started is there, Verify passes, and search answers as the original
 // did. A truncated or incomplete backup is refused and leaves the target
 // untouched; export/import round-trips a collection.
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -64,6 +65,11 @@ std::vector<std::pair<std::string, float>> Search(ServerProcess& s, const std::s
   EXPECT_TRUE(search->NearText(&ctx, req, &resp).ok());
   std::vector<std::pair<std::string, float>> out;
   for (const auto& h : resp.hits()) out.push_back({h.id(), h.score()});
+  // Hits of equal score may come in either order (ties break by internal id,
+  // which a restore renumbers): compare them in id order.
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.second > b.second || (a.second == b.second && a.first < b.first);
+  });
   return out;
 }
 
