@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
   neodb::cli::RegisterServerCommands(app);
   neodb::cli::RegisterClientCommands(app);
 #endif
+#ifdef NEODB_BUILD_ADAPT
+  neodb::cli::RegisterAdaptCommands(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
