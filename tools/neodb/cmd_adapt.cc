@@ -1,7 +1,7 @@
-// neodb adapt / neodb adapt --rollback / neodb models list: make a live
-// collection better with the user's (query, relevant document) pairs.
+// neodb adapt / neodb adapt --rollback: make a live collection better with
+// the user's (query, relevant document) pairs (tools/adapt/README.md).
 //
-// A client-side command (README "Adapting a collection"): it lists the
+// A client-side command (tools/adapt/README.md argues why): it lists the
 // collection's documents and asks the server's own search for hard negatives
 // over gRPC, trains and evaluates here (encoder/train, tools/adapt), and asks
 // the server to swap the collection onto the new checkpoint (Admin.Reindex,
@@ -12,34 +12,26 @@
 // collection's previous model, which --rollback swaps back to);
 // <out>.adapt/ holds the mined training pairs and the held-out queries
 // (kept, so a --resume reuses them); <out>.work/ the training checkpoints.
-#include <unistd.h>
-
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <set>
-#include <sstream>
-#include <thread>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "api/engine/embed_settings.h"
-#include "api/grpc_status.h"
 #include "common/status_macros.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/encoder.h"
 #include "encoder/train/finetune.h"
-#include "grpcpp/grpcpp.h"
-#include "neodb/v1/neodb.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tools/adapt/adapt_pairs.h"
 #include "tools/adapt/collection_eval.h"
 #include "tools/adapt/negative_mining.h"
+#include "tools/neodb/adapt_client.h"
 #include "tools/neodb/commands.h"
 
 namespace neodb::cli {
@@ -67,123 +59,6 @@ struct AdaptArgs {
   bool resume = false;
   bool apply = false;
   double min_gain = 0;  // apply when new hybrid nDCG@10 > old + min_gain
-};
-
-// ---------------------------------------------------------------------------
-// gRPC plumbing (every call under a deadline).
-
-class Server {
- public:
-  explicit Server(const AdaptArgs& a) : address_(a.server), timeout_s_(a.timeout_s) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(64 << 20);
-    channel_ = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
-    collections_ = v1::Collections::NewStub(channel_);
-    documents_ = v1::Documents::NewStub(channel_);
-    search_ = v1::Search::NewStub(channel_);
-    admin_ = v1::Admin::NewStub(channel_);
-  }
-
-  template <typename Stub, typename Request, typename Response>
-  absl::StatusOr<Response> Call(
-      Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
-      const Request& req) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() +
-                     std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000)));
-    Response resp;
-    const grpc::Status s = (stub.*method)(&ctx, req, &resp);
-    if (s.ok()) return resp;
-    if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
-        absl::StrContains(s.error_message(), "failed to connect to all addresses")) {
-      return absl::UnavailableError(absl::StrCat("no neodb server at ", address_));
-    }
-    return api::FromGrpcStatus(s);
-  }
-
-  absl::StatusOr<v1::CollectionInfo> Describe(const std::string& name) {
-    v1::DescribeCollectionRequest req;
-    req.set_name(name);
-    ASSIGN_OR_RETURN(auto resp, Call(*collections_, &v1::Collections::Stub::Describe, req));
-    return resp.info();
-  }
-
-  // Every document, paged.
-  absl::StatusOr<adapt::CollectionDocs> ListDocuments(const std::string& name) {
-    adapt::CollectionDocs docs;
-    v1::ListDocumentsRequest req;
-    req.set_collection(name);
-    req.set_page_size(1000);
-    req.set_include_text(true);
-    do {
-      ASSIGN_OR_RETURN(auto resp, Call(*documents_, &v1::Documents::Stub::List, req));
-      for (const v1::Document& d : resp.documents()) {
-        if (docs.index_of_id.contains(d.id())) {
-          return absl::DataLossError(absl::StrCat("listing returned ", d.id(), " twice"));
-        }
-        docs.Add(d.id(), d.text());
-      }
-      req.set_page_token(resp.next_page_token());
-    } while (!req.page_token().empty());
-    return docs;
-  }
-
-  absl::StatusOr<std::vector<std::string>> NearTextIds(const std::string& collection,
-                                                       const std::string& query, int k) {
-    v1::NearTextRequest req;
-    req.set_collection(collection);
-    req.set_query(query);
-    req.set_k(k);
-    ASSIGN_OR_RETURN(auto resp, Call(*search_, &v1::Search::Stub::NearText, req));
-    std::vector<std::string> ids;
-    for (const v1::Hit& h : resp.hits()) ids.push_back(h.id());
-    return ids;
-  }
-
-  // Starts a reindex of `collection` onto `model_dir` and waits for its end,
-  // printing progress. OK only when it finished (DONE).
-  absl::Status ReindexAndWait(const std::string& collection, const std::string& model_dir) {
-    v1::ReindexRequest req;
-    req.set_collection(collection);
-    req.set_model_dir(model_dir);
-    RETURN_IF_ERROR(Call(*admin_, &v1::Admin::Stub::Reindex, req).status());
-    v1::ReindexStatusRequest sreq;
-    sreq.set_collection(collection);
-    while (true) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      ASSIGN_OR_RETURN(auto st, Call(*admin_, &v1::Admin::Stub::ReindexStatus, sreq));
-      std::fprintf(stderr, "\rreindex %s: %llu/%llu%s   ", collection.c_str(),
-                   static_cast<unsigned long long>(st.done()),
-                   static_cast<unsigned long long>(st.total()),
-                   st.committed() ? " (committed)" : "");
-      if (st.state() == v1::ReindexStatusResponse::RUNNING) continue;
-      std::fprintf(stderr, "\n");
-      if (st.state() == v1::ReindexStatusResponse::DONE) return absl::OkStatus();
-      return absl::InternalError(absl::StrCat("reindex of ", collection, " failed: ", st.error()));
-    }
-  }
-
-  absl::StatusOr<v1::VerifyResponse> Verify(const std::string& collection) {
-    v1::VerifyRequest req;
-    req.set_collection(collection);
-    return Call(*admin_, &v1::Admin::Stub::Verify, req);
-  }
-
-  absl::StatusOr<v1::ListCollectionsResponse> ListCollections() {
-    return Call(*collections_, &v1::Collections::Stub::List, v1::ListCollectionsRequest{});
-  }
-  absl::StatusOr<v1::StatsResponse> Stats() {
-    return Call(*admin_, &v1::Admin::Stub::Stats, v1::StatsRequest{});
-  }
-
- private:
-  const std::string address_;
-  const double timeout_s_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Collections::Stub> collections_;
-  std::unique_ptr<v1::Documents::Stub> documents_;
-  std::unique_ptr<v1::Search::Stub> search_;
-  std::unique_ptr<v1::Admin::Stub> admin_;
 };
 
 // ---------------------------------------------------------------------------
@@ -249,7 +124,7 @@ absl::StatusOr<adapt::EmbedSettings> SettingsOf(const v1::CollectionInfo& info) 
 
 // Mines the training file: one line per (query, positive) with the query's
 // mined negatives. Returns counts for the report.
-absl::StatusOr<json> MineTrainingFile(Server& server, const AdaptArgs& a,
+absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
                                       const adapt::CollectionDocs& docs,
                                       const keyword::KeywordIndex& keyword_index,
                                       const std::vector<adapt::QueryPositives>& train,
@@ -344,7 +219,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   }
   const auto t_all = std::chrono::steady_clock::now();
   json timings = json::object();
-  Server server(a);
+  AdaptClient server(a.server, a.timeout_s);
   ASSIGN_OR_RETURN(const v1::CollectionInfo info, server.Describe(a.collection));
   if (info.model_dir().empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -517,7 +392,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
 }
 
 absl::Status RunRollback(const AdaptArgs& a) {
-  Server server(a);
+  AdaptClient server(a.server, a.timeout_s);
   ASSIGN_OR_RETURN(const v1::CollectionInfo info, server.Describe(a.rollback));
   const fs::path record_path = fs::path(info.model_dir()) / "adapt.json";
   std::error_code ec;
@@ -551,41 +426,6 @@ absl::Status RunRollback(const AdaptArgs& a) {
   if (v.model_id() != prev_id) {
     return absl::InternalError(absl::StrCat("after the rollback the collection is on ",
                                             v.model_id(), ", not ", prev_id));
-  }
-  return absl::OkStatus();
-}
-
-// One JSON line per checkpoint the server's collections use (and its default
-// model): id, directory, lineage.json when the directory has one, users.
-absl::Status RunModelsList(const AdaptArgs& a) {
-  Server server(a);
-  ASSIGN_OR_RETURN(const v1::ListCollectionsResponse list, server.ListCollections());
-  ASSIGN_OR_RETURN(const v1::StatsResponse stats, server.Stats());
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> users;  // (id, dir)
-  for (const v1::CollectionInfo& c : list.collections()) {
-    users[{c.model_id(), c.model_dir()}].push_back(c.spec().name());
-  }
-  bool default_listed = false;
-  for (const auto& [key, _] : users) default_listed |= key.first == stats.model_id();
-  if (!default_listed) users[{stats.model_id(), ""}];
-  for (const auto& [key, names] : users) {
-    const auto& [id, dir] = key;
-    json line = {{"model_id", id},
-                 {"model_dir", dir},
-                 {"default", id == stats.model_id()},
-                 {"collections", names}};
-    if (!dir.empty()) {
-      auto lineage = ReadJson(fs::path(dir) / "lineage.json");
-      if (lineage.ok()) {
-        line["lineage"] = {{"parent", lineage->value("parent", json())},
-                           {"train_hash", lineage->value("train_hash", json())},
-                           {"steps", lineage->value("steps", json())},
-                           {"negatives", lineage->value("negatives", json())},
-                           {"dtype", lineage->value("dtype", json())}};
-        if (lineage->value("model_id", id) != id) line["lineage_stale"] = true;
-      }
-    }
-    std::printf("%s\n", line.dump().c_str());
   }
   return absl::OkStatus();
 }
@@ -653,15 +493,6 @@ void RegisterAdaptCommands(CLI::App& app) {
     ExitIfError(RunAdapt(*a));
   });
 
-  auto m = std::make_shared<AdaptArgs>();
-  CLI::App* models = app.add_subcommand("models", "The checkpoints a server's collections use");
-  models->require_subcommand(1);
-  CLI::App* list = models->add_subcommand(
-      "list", "One JSON line per model: id, directory, lineage, collections using it");
-  list->add_option("--server", m->server, "Server address host:port")->capture_default_str();
-  list->add_option("--timeout", m->timeout_s, "Deadline of each call, seconds")
-      ->capture_default_str();
-  list->callback([m] { ExitIfError(RunModelsList(*m)); });
 }
 
 }  // namespace neodb::cli

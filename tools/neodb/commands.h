@@ -28,6 +28,7 @@ void RegisterTokenizerCommands(CLI::App& app); // tokenizer train
 void RegisterPretrainCommands(CLI::App& app);  // pretrain, fill-mask
 void RegisterServerCommands(CLI::App& app);    // serve (NEODB_BUILD_SERVER only)
 void RegisterClientCommands(CLI::App& app);    // collections, ingest, search, … (NEODB_BUILD_SERVER only)
-void RegisterAdaptCommands(CLI::App& app);     // adapt, models list (NEODB_BUILD_ADAPT only)
+void RegisterAdaptCommands(CLI::App& app);     // adapt (NEODB_BUILD_ADAPT only)
+void RegisterModelsCommands(CLI::App& app);    // models list (NEODB_BUILD_ADAPT only)
 
 }  // namespace neodb::cli

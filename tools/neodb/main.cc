@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
 #endif
 #ifdef NEODB_BUILD_ADAPT
   neodb::cli::RegisterAdaptCommands(app);
+  neodb::cli::RegisterModelsCommands(app);
 #endif
   try {
     app.parse(argc, argv);
