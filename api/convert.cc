@@ -359,6 +359,7 @@ void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
   out->set_count(info.count);
   out->set_dimension(static_cast<int32_t>(info.spec.dimension));
   out->set_model_id(info.spec.model_id);
+  out->set_model_dir(info.spec.model_dir);
   out->set_index_type(info.index_spec);
   out->set_index_size(info.index_size);
 }

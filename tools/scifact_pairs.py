@@ -8,7 +8,8 @@ train), each with --distractors random non-relevant abstracts as
 "negatives", so the evaluation pool is the test positives plus distractors;
 with --full-corpus the pool is the whole corpus instead (BEIR's setting).
 Abstracts are cut to --max-words words so that they fit the model length.
-Deterministic for a --seed.
+Deterministic for a --seed. --with-ids writes {"query", "positive_id"} lines
+instead (the corpus _id; no texts, no distractors): pairs for `neodb adapt`.
 """
 import argparse
 import json
@@ -40,6 +41,9 @@ def main():
     ap.add_argument("--max-words", type=int, default=120)
     ap.add_argument("--distractors", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--with-ids", action="store_true",
+                    help="add \"positive_id\" (the corpus _id) to every line: the form "
+                         "`neodb adapt` reads against a collection ingested with those ids")
     ap.add_argument("--full-corpus", action="store_true",
                     help="eval pool = the whole corpus (BEIR setting): the first eval line "
                          "carries every other abstract as a negative")
@@ -71,7 +75,9 @@ def main():
                 if q not in queries or d not in corpus:
                     continue
                 rec = {"query": queries[q], "positive": doc_text(d)}
-                if split == "test" and args.full_corpus:
+                if args.with_ids:
+                    rec = {"query": queries[q], "positive_id": d}
+                elif split == "test" and args.full_corpus:
                     if first:
                         rec["negatives"] = [doc_text(x) for x in doc_ids if x not in relevant[q]]
                 elif split == "test" and args.distractors > 0:

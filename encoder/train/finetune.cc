@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "xxhash.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "encoder/tokenizer/tokenizer.h"
@@ -69,9 +70,20 @@ absl::StatusOr<NeoBertWeights> LoadWithHeadIfPresent(const std::string& dir) {
 
 absl::StatusOr<std::vector<TokenizedPair>> LoadPairs(const std::string& path,
                                                      const Tokenizer& tokenizer,
-                                                     int64_t max_length) {
+                                                     int64_t max_length, bool truncate = false) {
   ASSIGN_OR_RETURN(std::vector<TextPair> text, ReadPairs(path));
-  return TokenizePairs(text, tokenizer, max_length, path);
+  return TokenizePairs(text, tokenizer, max_length, path, truncate);
+}
+
+const char* DTypeConfigName(DType dtype) {
+  switch (dtype) {
+    case DType::kF16:
+      return "float16";
+    case DType::kBF16:
+      return "bfloat16";
+    default:
+      return "float32";
+  }
 }
 
 std::string Duration(double seconds) {
@@ -97,7 +109,7 @@ absl::Status WriteText(const fs::path& path, const std::string& text) {
 // Everything that goes into the output directory, written into `dir`.
 absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
                          const NeoBertWeights& original, const Tokenizer& tokenizer,
-                         const nlohmann::json& report) {
+                         const nlohmann::json& report, DType dtype, nlohmann::json lineage) {
   NeoBertWeights weights = WeightsFromParams(trainer.params(), original);
   if (const MlmObjective* mlm = trainer.mlm(); mlm != nullptr) {
     const NeoBertConfig& config = original.config;
@@ -105,8 +117,12 @@ absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
         VectorToTensor(mlm->decoder_weight(), {config.vocab_size, config.hidden_size});
     weights.decoder_bias = VectorToTensor(mlm->decoder_bias(), {config.vocab_size});
   }
-  RETURN_IF_ERROR(SaveCheckpoint(weights, dir.string()));
+  RETURN_IF_ERROR(SaveCheckpoint(weights, dir.string(), {.dtype = dtype}));
   RETURN_IF_ERROR(tokenizer.SaveTo(dir.string()));
+  // The id of what was stored (F16/BF16-rounded), as the server will hash it.
+  ASSIGN_OR_RETURN(NeoBertWeights stored, LoadCheckpoint(dir.string()));
+  lineage["model_id"] = stored.model_id;
+  RETURN_IF_ERROR(WriteText(dir / "lineage.json", lineage.dump(2) + "\n"));
   std::string csv = "step,loss,accuracy,lr,grad_norm,tokens,seconds,mlm_loss,mlm_accuracy\n";
   std::vector<double> xs, ys;
   for (const StepRecord& r : trainer.history()) {
@@ -122,6 +138,39 @@ absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
 }
 
 }  // namespace
+
+absl::StatusOr<DType> CheckpointStorageDType(const std::string& model_dir) {
+  std::ifstream in(fs::path(model_dir) / "config.json", std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", model_dir, "/config.json"));
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(model_dir, "/config.json: malformed JSON: ", e.what()));
+  }
+  const auto it = config.find("torch_dtype");
+  if (it == config.end() || !it->is_string()) return DType::kF32;
+  const std::string name = it->get<std::string>();
+  if (name == "float16") return DType::kF16;
+  if (name == "bfloat16") return DType::kBF16;
+  return DType::kF32;
+}
+
+absl::StatusOr<std::string> FileHash(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  std::vector<char> buf(1 << 16);
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    XXH3_64bits_update(state, buf.data(), static_cast<size_t>(in.gcount()));
+  }
+  const uint64_t h = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading ", path));
+  return absl::StrFormat("%016x", h);
+}
 
 std::string FormatMetrics(const RetrievalMetrics& m) {
   return absl::StrFormat("R@1 %.4f  R@10 %.4f  MRR@10 %.4f  nDCG@10 %.4f  (%d queries, pool %d)",
@@ -147,11 +196,13 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   ASSIGN_OR_RETURN(NeoBertWeights weights, LoadWithHeadIfPresent(options.model_dir));
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(options.model_dir));
   ASSIGN_OR_RETURN(const int64_t max_length, ResolveMaxLength(options.max_length, weights.config));
+  ASSIGN_OR_RETURN(const DType dtype, CheckpointStorageDType(options.model_dir));
   ASSIGN_OR_RETURN(std::vector<TokenizedPair> train,
-                   LoadPairs(options.train_file, *tokenizer, max_length));
+                   LoadPairs(options.train_file, *tokenizer, max_length, options.truncate));
   std::vector<TokenizedPair> eval_pairs;
   if (!options.eval_file.empty()) {
-    ASSIGN_OR_RETURN(eval_pairs, LoadPairs(options.eval_file, *tokenizer, max_length));
+    ASSIGN_OR_RETURN(eval_pairs,
+                     LoadPairs(options.eval_file, *tokenizer, max_length, options.truncate));
   }
   const fs::path work = fs::path(out.string() + ".work");
   TrainerOptions topt = options.trainer;
@@ -186,6 +237,22 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
                  options.mlm_corpus.c_str(), static_cast<long long>(mlm->num_chunks()),
                  static_cast<long long>(mopt.seq_len), options.trainer.mlm_weight);
   }
+
+  int64_t given_negatives = 0;
+  for (const TokenizedPair& p : train) given_negatives += static_cast<int64_t>(p.negatives.size());
+  ASSIGN_OR_RETURN(const std::string train_hash, FileHash(options.train_file));
+  nlohmann::json lineage = {
+      {"parent", {{"model_id", weights.model_id}, {"dir", options.model_dir}}},
+      {"train_file", options.train_file},
+      {"train_hash", train_hash},
+      {"train_pairs", train.size()},
+      {"steps", options.trainer.steps},
+      {"batch_size", options.trainer.batch_size},
+      {"seed", options.trainer.seed},
+      {"negatives", given_negatives > 0 ? "in-batch+given" : "in-batch"},
+      {"given_negatives", given_negatives},
+      {"dtype", DTypeConfigName(dtype)}};
+  if (options.lineage_extra.is_object()) lineage.update(options.lineage_extra);
 
   TrainParams<float> params = ParamsFromWeights(weights);
   nlohmann::json report;
@@ -261,7 +328,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   if (!fs::create_directory(tmp, ec)) {
     return absl::InternalError(absl::StrCat("cannot create ", tmp.string(), ": ", ec.message()));
   }
-  absl::Status written = WriteOutput(tmp, *trainer, weights, *tokenizer, report);
+  absl::Status written = WriteOutput(tmp, *trainer, weights, *tokenizer, report, dtype, lineage);
   if (written.ok()) {
     fs::rename(tmp, out, ec);
     if (ec) {

@@ -11,6 +11,7 @@
 #include "encoder/backend.h"
 #include "encoder/train/retrieval_eval.h"
 #include "encoder/train/trainer.h"
+#include "nlohmann/json.hpp"
 
 namespace neodb::encoder::train {
 
@@ -29,11 +30,28 @@ struct FinetuneOptions {
   // objective's seed is the trainer's; its weight is trainer.mlm_weight.
   std::string mlm_corpus;
   MlmObjectiveOptions mlm;
+  // Cut texts over max_length instead of rejecting them (TokenizePairs).
+  // Default: false.
+  bool truncate = false;
+  // Merged into lineage.json (e.g. `neodb adapt`'s mining settings).
+  nlohmann::json lineage_extra = nlohmann::json::object();
 };
 
-// Output files: config.json, model.safetensors (original tensor names, MLM
-// head kept if the input had it, trained with the encoder under --mlm-corpus), tokenizer files,
-// loss.csv, loss.png, finetune.json (settings and metrics). Progress goes to `log`.
+// The storage dtype of a checkpoint directory, from its config.json
+// "torch_dtype" ("float16" → F16, "bfloat16" → BF16, anything else or none →
+// F32). Fine-tuning writes its output in this dtype: F16 in, F16 out.
+absl::StatusOr<DType> CheckpointStorageDType(const std::string& model_dir);
+
+// Hex XXH3-64 of a file's bytes (a data file's identity in lineage.json).
+absl::StatusOr<std::string> FileHash(const std::string& path);
+
+// Output files: config.json, model.safetensors (in the input's storage dtype;
+// original tensor names, MLM head kept if the input had it, trained with the
+// encoder under --mlm-corpus), tokenizer files, loss.csv, loss.png,
+// finetune.json (settings and metrics) and lineage.json (what the model was
+// made from: {"model_id", "parent": {"model_id", "dir"}, "train_file",
+// "train_hash", "steps", "batch_size", "seed", "negatives", "dtype", ...
+// lineage_extra}). Progress goes to `log`.
 absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log);
 
 struct EvalOptions {

@@ -1,5 +1,6 @@
 #include "encoder/train/pairs.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -89,7 +90,8 @@ absl::StatusOr<std::vector<TextPair>> ReadPairs(const std::string& path) {
 absl::StatusOr<std::vector<TokenizedPair>> TokenizePairs(const std::vector<TextPair>& pairs,
                                                          const Tokenizer& tokenizer,
                                                          int64_t max_length,
-                                                         const std::string& name) {
+                                                         const std::string& name,
+                                                         bool truncate) {
   std::vector<TokenizedPair> out;
   out.reserve(pairs.size());
   auto encode = [&](const std::string& text, const TextPair& pair,
@@ -97,6 +99,9 @@ absl::StatusOr<std::vector<TokenizedPair>> TokenizePairs(const std::vector<TextP
     auto ids = tokenizer.Tokenize(text);
     if (!ids.ok()) {
       return LineError(name, pair.line, absl::StrCat(field, ": ", ids.status().message()));
+    }
+    if (truncate && static_cast<int64_t>(ids->size()) + 2 > max_length) {
+      ids->resize(static_cast<size_t>(std::max<int64_t>(max_length - 2, 0)));
     }
     std::vector<int32_t> framed;
     framed.reserve(ids->size() + 2);

@@ -37,10 +37,13 @@ absl::StatusOr<std::vector<TextPair>> ReadPairs(const std::string& path);
 
 // Tokenises every text and frames it with [CLS]/[SEP]; a text longer than
 // max_length tokens (framing included) is an error naming the line, the
-// field and both lengths — never silently truncated.
+// field and both lengths — never silently truncated — unless `truncate`,
+// when its first max_length - 2 tokens are kept (the caller asked for it:
+// `neodb adapt` trains on whole collection documents, which may be long).
 absl::StatusOr<std::vector<TokenizedPair>> TokenizePairs(const std::vector<TextPair>& pairs,
                                                          const Tokenizer& tokenizer,
                                                          int64_t max_length,
-                                                         const std::string& name);
+                                                         const std::string& name,
+                                                         bool truncate = false);
 
 }  // namespace neodb::encoder::train

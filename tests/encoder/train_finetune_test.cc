@@ -238,6 +238,41 @@ TEST_F(FinetuneTest, TooLongTextNamesTheLine) {
   EXPECT_THAT(std::string(RunFinetune(o, quiet_).message()), HasSubstr("max_length 16"));
 }
 
+TEST_F(FinetuneTest, KeepsTheInputDtypeAndWritesLineage) {
+  // Re-store the input model in F16: the output must come back F16.
+  auto weights = LoadCheckpoint((root_ / "model").string(), {.load_decoder = true});
+  ASSERT_TRUE(weights.ok());
+  ASSERT_TRUE(SaveCheckpoint(*weights, (root_ / "model").string(), {.dtype = DType::kF16}).ok());
+  auto input = LoadCheckpoint((root_ / "model").string());
+  ASSERT_TRUE(input.ok());
+  EXPECT_EQ(*CheckpointStorageDType((root_ / "model").string()), DType::kF16);
+  FinetuneOptions o = Options("out");
+  o.trainer.steps = 3;
+  o.eval_file.clear();
+  o.lineage_extra = {{"negatives", "mined:1"}, {"adapt", {{"collection", "c"}}}};
+  ASSERT_TRUE(RunFinetune(o, quiet_).ok());
+  EXPECT_EQ(*CheckpointStorageDType((root_ / "out").string()), DType::kF16);
+  // F16 is 2 bytes a value: the output file is about as large as the input's.
+  EXPECT_NEAR(static_cast<double>(fs::file_size(root_ / "out" / "model.safetensors")),
+              static_cast<double>(fs::file_size(root_ / "model" / "model.safetensors")), 4096);
+  auto output = LoadCheckpoint((root_ / "out").string());
+  ASSERT_TRUE(output.ok());
+  std::ifstream in(root_ / "out" / "lineage.json");
+  const nlohmann::json lineage = nlohmann::json::parse(in);
+  EXPECT_EQ(lineage["model_id"], output->model_id);
+  EXPECT_EQ(lineage["parent"]["model_id"], input->model_id);
+  EXPECT_EQ(lineage["parent"]["dir"], o.model_dir);
+  EXPECT_EQ(lineage["train_hash"], *FileHash(o.train_file));
+  EXPECT_EQ(lineage["steps"], 3);
+  EXPECT_EQ(lineage["dtype"], "float16");
+  EXPECT_EQ(lineage["given_negatives"], 2 * kConcepts);  // one per training line
+  EXPECT_EQ(lineage["negatives"], "mined:1");             // lineage_extra wins
+  EXPECT_EQ(lineage["adapt"]["collection"], "c");
+  // Another file, another hash.
+  EXPECT_NE(*FileHash(o.train_file), *FileHash((root_ / "eval.jsonl").string()));
+  EXPECT_EQ(FileHash((root_ / "none").string()).status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(FinetuneTest, ExistingOutputIsRefused) {
   fs::create_directories(root_ / "out");
   const absl::Status s = RunFinetune(Options("out"), quiet_);

@@ -87,6 +87,17 @@ TEST(TrainPairs, TooLongAfterTokenisingNamesLineFieldAndLengths) {
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("maximum length 8"));
 }
 
+TEST(TrainPairs, TruncateKeepsTheFirstTokensAndTheFraming) {
+  auto pairs = ParsePairs(R"({"query": "q", "positive": "a bb ccc dddd eeeee ffffff g"})", "p.jsonl");
+  ASSERT_TRUE(pairs.ok());
+  WordTokenizer tok;
+  auto cut = TokenizePairs(*pairs, tok, 5, "p.jsonl", /*truncate=*/true);
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  // [CLS] a bb ccc [SEP]: the first 3 words (ids 1000 + length), framed.
+  EXPECT_EQ((*cut)[0].positive, (std::vector<int32_t>{101, 1001, 1002, 1003, 102}));
+  EXPECT_EQ((*cut)[0].query, (std::vector<int32_t>{101, 1001, 102}));  // short: untouched
+}
+
 TEST(TrainPairs, MissingFileIsNotFound) {
   EXPECT_EQ(ReadPairs("/nonexistent/pairs.jsonl").status().code(), absl::StatusCode::kNotFound);
 }

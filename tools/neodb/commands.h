@@ -33,5 +33,7 @@ void RegisterServerCommands(CLI::App& app);    // serve (NEODB_BUILD_SERVER only
 void RegisterClientCommands(CLI::App& app);    // collections, ingest, search, … (NEODB_BUILD_SERVER only)
 void RegisterKeysCommands(CLI::App& app);      // keys add (NEODB_BUILD_SERVER only)
 void RegisterRestoreCommands(CLI::App& app);   // restore (NEODB_BUILD_SERVER only)
+void RegisterAdaptCommands(CLI::App& app);     // adapt (NEODB_BUILD_ADAPT only)
+void RegisterModelsCommands(CLI::App& app);    // models list (NEODB_BUILD_ADAPT only)
 
 }  // namespace neodb::cli

@@ -33,6 +33,10 @@ int main(int argc, char** argv) {
   neodb::cli::RegisterKeysCommands(app);
   neodb::cli::RegisterRestoreCommands(app);
 #endif
+#ifdef NEODB_BUILD_ADAPT
+  neodb::cli::RegisterAdaptCommands(app);
+  neodb::cli::RegisterModelsCommands(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

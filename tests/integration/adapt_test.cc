@@ -1,0 +1,278 @@
+// `neodb adapt` end to end against a real `neodb serve` on a tiny random F16
+// NeoBERT: mine, fine-tune (F16 in, F16 out, lineage.json), evaluate, refuse
+// to apply below --min-gain, apply (kill -9 of the server in the middle of the
+// swap: after the restart the collection is wholly on one model and Verify
+// passes; the same command with --resume then finishes), `neodb models list`,
+// and `neodb adapt --rollback` back to the original model.
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "neodb/v1/neodb.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "tests/integration/test_env.h"
+
+namespace neodb::testing {
+namespace {
+
+constexpr int kDocs = 300;
+constexpr int kQueries = 40;
+
+std::chrono::system_clock::time_point Deadline(int seconds = 60) {
+  return std::chrono::system_clock::now() + std::chrono::seconds(seconds);
+}
+
+nlohmann::json ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+class Admin {
+ public:
+  explicit Admin(ServerProcess& s)
+      : cols_(v1::Collections::NewStub(s.Channel())),
+        docs_(v1::Documents::NewStub(s.Channel())),
+        admin_(v1::Admin::NewStub(s.Channel())) {}
+
+  void CreateWithDocs(const std::string& name, std::vector<std::string>* texts) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline());
+    v1::CreateCollectionRequest req;
+    req.mutable_spec()->set_name(name);
+    v1::CreateCollectionResponse resp;
+    grpc::Status s = cols_->Create(&ctx, req, &resp);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    std::mt19937_64 rng(7);
+    v1::UpsertRequest u;
+    u.set_collection(name);
+    for (int i = 0; i < kDocs; ++i) {
+      auto* d = u.add_documents();
+      d->set_id(absl::StrCat("d", i));
+      d->set_text(RandomText(rng, 12));
+      texts->push_back(d->text());
+    }
+    grpc::ClientContext c2;
+    c2.set_deadline(Deadline(300));
+    v1::UpsertResponse ur;
+    s = docs_->Upsert(&c2, u, &ur);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  v1::CollectionInfo Describe(const std::string& name) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline());
+    v1::DescribeCollectionRequest req;
+    req.set_name(name);
+    v1::DescribeCollectionResponse resp;
+    grpc::Status s = cols_->Describe(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp.info();
+  }
+  v1::ReindexStatusResponse Status(const std::string& c) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline());
+    v1::ReindexStatusRequest req;
+    req.set_collection(c);
+    v1::ReindexStatusResponse r;
+    admin_->ReindexStatus(&ctx, req, &r);
+    return r;
+  }
+  // Wholly on `model_id`: every stored document indexed, none from another model.
+  void ExpectWhole(const std::string& c, const std::string& model_id) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline());
+    v1::VerifyRequest req;
+    req.set_collection(c);
+    v1::VerifyResponse v;
+    grpc::Status s = admin_->Verify(&ctx, req, &v);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(v.model_id(), model_id);
+    EXPECT_EQ(v.foreign_model(), 0u);
+    EXPECT_EQ(v.stored(), static_cast<uint64_t>(kDocs));
+    EXPECT_EQ(v.indexed(), static_cast<uint64_t>(kDocs));
+    EXPECT_EQ(v.missing_from_index(), 0u);
+    EXPECT_EQ(v.stale_in_index(), 0u);
+  }
+
+ private:
+  std::unique_ptr<v1::Collections::Stub> cols_;
+  std::unique_ptr<v1::Documents::Stub> docs_;
+  std::unique_ptr<v1::Admin::Stub> admin_;
+};
+
+TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
+#ifndef NEODB_HAVE_ENCODER
+  GTEST_SKIP() << "neodb adapt needs the encoder";
+#endif
+  TestDir dir("adapt");
+  ModelArgs(dir, 1);  // writes vocab.txt
+  const std::string model = dir.Sub("model_f16");
+  ASSERT_EQ(RunNeodb(absl::StrCat("model init --preset tiny --seed 3 --dtype f16 --vocab ",
+                                  dir.Sub("vocab.txt"), " --out ", model)),
+            0);
+  const std::vector<std::string> serve = {"--data-dir", dir.Sub("data"), "--model", model};
+  std::vector<std::string> slow = serve;
+  for (const char* a : {"--test-encoder-delay-ms", "50", "--test-reindex-commit-delay-ms", "300"}) {
+    slow.push_back(a);
+  }
+  std::vector<std::string> texts;
+  std::string old_id;
+  const std::string out = dir.Sub("adapted");
+  const std::string pairs = dir.Sub("pairs.jsonl");
+  {
+    ServerProcess server(serve);
+    ASSERT_TRUE(server.Start());
+    Admin c(server);
+    c.CreateWithDocs("c", &texts);
+    old_id = c.Describe("c").model_id();
+    EXPECT_EQ(c.Describe("c").model_dir(), model);
+    // Queries: the first four words of a document; its id is the positive.
+    std::ofstream p(pairs);
+    for (int i = 0; i < kQueries; ++i) {
+      const std::string& t = texts[i * 7];
+      size_t cut = 0;
+      for (int w = 0; w < 4; ++w) cut = t.find(' ', cut + 1);
+      p << nlohmann::json{{"query", t.substr(0, cut)}, {"positive_id", absl::StrCat("d", i * 7)}}
+                .dump()
+        << "\n";
+    }
+    p.close();
+    const std::string common =
+        absl::StrCat("adapt --collection c --pairs ", pairs, " --server ", server.address(),
+                     " --eval-split 0.25 --steps 4 --batch-size 8 --negatives 2 --out ", out);
+    // A gain above 2 is impossible for nDCG: trained, measured, not applied.
+    CommandResult r = RunNeodbCapture(common + " --apply --min-gain 2", dir.Sub(""));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("hybrid   new"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("not applied"), std::string::npos) << r.out;
+    EXPECT_EQ(c.Describe("c").model_id(), old_id);
+    // F16 in, F16 out; lineage names the parent and the mined negatives.
+    EXPECT_EQ(ReadJsonFile(out + "/config.json").value("torch_dtype", ""), "float16");
+    const nlohmann::json lineage = ReadJsonFile(out + "/lineage.json");
+    EXPECT_EQ(lineage["parent"].value("model_id", ""), old_id);
+    EXPECT_EQ(lineage.value("negatives", ""), "mined:2");
+    EXPECT_EQ(lineage.value("steps", 0), 4);
+    const nlohmann::json mining = ReadJsonFile(out + ".adapt/mining.json");
+    EXPECT_EQ(mining.value("queries", 0), kQueries - kQueries / 4);
+    EXPECT_EQ(mining.value("negatives", 0), 2 * (kQueries - kQueries / 4));
+    const nlohmann::json record = ReadJsonFile(out + "/adapt.json");
+    EXPECT_EQ(record["previous"].value("model_id", ""), old_id);
+    EXPECT_FALSE(record.value("applied", true));
+    EXPECT_EQ(server.Stop(), 0);
+  }
+  const std::string new_id = ReadJsonFile(out + "/lineage.json").value("model_id", "");
+  ASSERT_FALSE(new_id.empty());
+  ASSERT_NE(new_id, old_id);
+  {
+    // Apply (any gain accepted), and kill -9 the server while the swap runs.
+    ServerProcess server(slow);
+    ASSERT_TRUE(server.Start());
+    Admin c(server);
+    const std::string cmd =
+        absl::StrCat("adapt --collection c --pairs ", pairs, " --server ", server.address(),
+                     " --eval-split 0.25 --steps 4 --batch-size 8 --negatives 2 --out ", out,
+                     " --resume --apply --min-gain -2");
+    CommandResult r;
+    std::thread adapt([&] { r = RunNeodbCapture(cmd, dir.Sub("")); });
+    v1::ReindexStatusResponse st;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+    do {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      st = c.Status("c");
+    } while (!(st.state() == v1::ReindexStatusResponse::RUNNING && st.done() > 0) &&
+             std::chrono::steady_clock::now() < until);
+    ASSERT_EQ(st.state(), v1::ReindexStatusResponse::RUNNING);
+    server.Kill();
+    adapt.join();
+    EXPECT_NE(r.status, 0) << r.out;  // its server went away mid-swap
+  }
+  {
+    ServerProcess server(serve);
+    ASSERT_TRUE(server.Start());
+    Admin c(server);
+    const std::string now = c.Describe("c").model_id();
+    EXPECT_TRUE(now == old_id || now == new_id) << now;
+    c.ExpectWhole("c", now);
+    // The same command finishes the job.
+    CommandResult r = RunNeodbCapture(
+        absl::StrCat("adapt --collection c --pairs ", pairs, " --server ", server.address(),
+                     " --eval-split 0.25 --steps 4 --batch-size 8 --negatives 2 --out ", out,
+                     " --resume --apply --min-gain -2"),
+        dir.Sub(""));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("applied: c is on " + new_id), std::string::npos) << r.out;
+    c.ExpectWhole("c", new_id);
+    EXPECT_TRUE(ReadJsonFile(out + "/adapt.json").value("applied", false));
+
+    // The registry view: the new model, its parent, its collection.
+    r = RunNeodbCapture(absl::StrCat("models list --server ", server.address()), dir.Sub(""));
+    ASSERT_EQ(r.status, 0) << r.err;
+    bool seen_new = false, seen_old = false;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      const nlohmann::json m = nlohmann::json::parse(line);
+      if (m.value("model_id", "") == new_id) {
+        seen_new = true;
+        EXPECT_EQ(m["collections"], nlohmann::json::array({"c"}));
+        EXPECT_EQ(m["lineage"]["parent"].value("model_id", ""), old_id);
+        EXPECT_EQ(m.value("default", true), false);
+      }
+      if (m.value("model_id", "") == old_id) {
+        seen_old = true;
+        EXPECT_TRUE(m.value("default", false));
+        EXPECT_TRUE(m["collections"].empty());
+      }
+    }
+    EXPECT_TRUE(seen_new && seen_old) << r.out;
+
+    // Roll back; a second rollback has nothing to go back to.
+    r = RunNeodbCapture(absl::StrCat("adapt --rollback c --server ", server.address()),
+                        dir.Sub(""));
+    ASSERT_EQ(r.status, 0) << r.err;
+    c.ExpectWhole("c", old_id);
+    EXPECT_EQ(c.Describe("c").model_dir(), model);
+    r = RunNeodbCapture(absl::StrCat("adapt --rollback c --server ", server.address()),
+                        dir.Sub(""));
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find("nothing to roll back to"), std::string::npos) << r.err;
+    EXPECT_EQ(server.Stop(), 0);
+  }
+}
+
+TEST(AdaptTest, HostileInputsGetClearErrors) {
+#ifndef NEODB_HAVE_ENCODER
+  GTEST_SKIP() << "neodb adapt needs the encoder";
+#endif
+  TestDir dir("adapt_bad");
+  ServerProcess server({"--data-dir", dir.Sub("data"), "--model", ModelDir(dir, 1)});
+  ASSERT_TRUE(server.Start());
+  Admin c(server);
+  std::vector<std::string> texts;
+  c.CreateWithDocs("c", &texts);
+  const std::string pairs = dir.Sub("bad.jsonl");
+  std::ofstream(pairs) << "{\"query\":\"a\",\"positive_id\":\"d1\"}\n"
+                       << "{\"query\":\"b\",\"positive_id\":\"nope\"}\n";
+  const std::string base = absl::StrCat("adapt --server ", server.address(), " --out ",
+                                        dir.Sub("o"), " --collection ");
+  CommandResult r = RunNeodbCapture(base + "c --pairs " + pairs, dir.Sub(""));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("bad.jsonl:2: positive_id \"nope\" is not a document"), std::string::npos)
+      << r.err;
+  r = RunNeodbCapture(base + "missing --pairs " + pairs, dir.Sub(""));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("missing"), std::string::npos) << r.err;
+  r = RunNeodbCapture(base + "c --pairs " + dir.Sub("none.jsonl"), dir.Sub(""));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("cannot open pair file"), std::string::npos) << r.err;
+  std::ofstream(pairs) << "{\"query\":\"a\",\"positive_id\":\"d1\"}\n";
+  r = RunNeodbCapture(base + "c --pairs " + pairs, dir.Sub(""));  // one query: no split
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("at least 2 distinct queries"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.Sub("o")));
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace neodb::testing

@@ -1,0 +1,152 @@
+// tools/adapt: pairs tied to a collection, the seeded split, the mining rule
+// and the ranking metrics.
+#include <cmath>
+#include <set>
+
+#include "gtest/gtest.h"
+#include "tools/adapt/adapt_pairs.h"
+#include "tools/adapt/collection_eval.h"
+#include "tools/adapt/negative_mining.h"
+
+namespace neodb::adapt {
+namespace {
+
+CollectionDocs Docs() {
+  CollectionDocs d;
+  d.Add("a", "The cat sat on the mat.");
+  d.Add("b", "Dogs chase cats in the garden.");
+  d.Add("c", "the  CAT sat on the mat.");  // a copy of a, other id
+  d.Add("d", "Quantum chromodynamics of gluons.");
+  d.Add("e", "Gluon fields and quarks in QCD.");
+  return d;
+}
+
+TEST(AdaptPairsTest, ResolvesIdsAndTextsAndGroupsQueries) {
+  const CollectionDocs docs = Docs();
+  auto q = ParseAdaptPairs(
+      "{\"query\":\"cats\",\"positive_id\":\"b\"}\n\n"
+      "{\"query\":\"cats\",\"positive\":\"dogs chase   cats in the garden.\"}\n"
+      "{\"query\":\"qcd\",\"positive_id\":\"e\",\"negatives\":[\"ignored\"]}\n"
+      "{\"query\":\"cats\",\"positive_id\":\"a\"}\n",
+      "p.jsonl", docs);
+  ASSERT_TRUE(q.ok()) << q.status();
+  ASSERT_EQ(q->size(), 2u);
+  EXPECT_EQ((*q)[0].query, "cats");
+  EXPECT_EQ((*q)[0].positives, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ((*q)[1].positives, (std::vector<int64_t>{4}));
+}
+
+TEST(AdaptPairsTest, HostileLinesNameFileAndLine) {
+  const CollectionDocs docs = Docs();
+  const std::pair<const char*, const char*> cases[] = {
+      {"{\"query\":\"x\",\"positive_id\":\"zz\"}", "p:1: positive_id \"zz\" is not a document"},
+      {"{\"query\":\"x\"}", "p:1: give exactly one of"},
+      {"{\"query\":\"x\",\"positive_id\":\"a\",\"positive\":\"t\"}", "p:1: give exactly one"},
+      {"\n{\"query\":\"x\",\"positive\":\"no such text\"}", "p:2: \"positive\" matches no"},
+      {"{\"query\":\"  \",\"positive_id\":\"a\"}", "p:1: \"query\" must be a non-empty"},
+      {"{\"query\":1,\"positive_id\":\"a\"}", "p:1: \"query\" must be"},
+      {"{\"query\":\"x\",\"positive_id\":7}", "p:1: \"positive_id\" must be a string"},
+      {"[1,2]", "p:1: expected a JSON object"},
+      {"{oops", "p:1: malformed JSON"},
+      {"\n\n", "p: no pairs"},
+  };
+  for (const auto& [text, want] : cases) {
+    auto q = ParseAdaptPairs(text, "p", docs);
+    ASSERT_FALSE(q.ok()) << text;
+    EXPECT_EQ(q.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(std::string(q.status().message()).find(want), std::string::npos)
+        << q.status() << " wanted " << want;
+  }
+  EXPECT_EQ(ReadAdaptPairs("/nonexistent/pairs.jsonl", docs).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(AdaptPairsTest, SplitIsSeededDisjointAndComplete) {
+  std::vector<QueryPositives> qs;
+  for (int i = 0; i < 50; ++i) qs.push_back({"q" + std::to_string(i), {i}, i + 1});
+  auto s1 = SplitPairs(qs, 0.2, 7), s2 = SplitPairs(qs, 0.2, 7), s3 = SplitPairs(qs, 0.2, 8);
+  ASSERT_TRUE(s1.ok() && s2.ok() && s3.ok());
+  EXPECT_EQ(s1->held_out.size(), 10u);
+  EXPECT_EQ(s1->train.size(), 40u);
+  std::set<std::string> held, held3, all;
+  for (const auto& q : s1->held_out) held.insert(q.query);
+  for (const auto& q : s3->held_out) held3.insert(q.query);
+  for (const auto& q : s1->train) EXPECT_EQ(held.count(q.query), 0u);
+  for (size_t i = 0; i < s1->held_out.size(); ++i) {
+    EXPECT_EQ(s1->held_out[i].query, s2->held_out[i].query);
+  }
+  EXPECT_NE(held, held3);  // another seed, another split (C(50,10) choices)
+  EXPECT_FALSE(SplitPairs(qs, 0, 1).ok());
+  EXPECT_FALSE(SplitPairs(qs, 1, 1).ok());
+  EXPECT_FALSE(SplitPairs({qs[0]}, 0.5, 1).ok());
+  // Tiny sets still keep one query on each side.
+  auto two = SplitPairs({qs[0], qs[1]}, 0.01, 1);
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->held_out.size(), 1u);
+  EXPECT_EQ(two->train.size(), 1u);
+}
+
+TEST(NegativeMiningTest, InterleavesLegsSkipsPositivesAndNearDuplicates) {
+  const CollectionDocs docs = Docs();
+  // Query's positive: a (0). c (2) is a's copy; b, d, e are fair negatives.
+  MiningOptions opt{.count = 2, .jaccard_threshold = 0.9};
+  EXPECT_EQ(MineNegatives({0, 2, 3}, {1, 2, 4}, {0}, docs, opt), (std::vector<int64_t>{1, 3}));
+  opt.count = 3;
+  EXPECT_EQ(MineNegatives({0, 2, 3}, {1, 2, 4}, {0}, docs, opt),
+            (std::vector<int64_t>{1, 3, 4}));
+  // An empty leg is fine; fewer candidates than asked gives fewer negatives.
+  EXPECT_EQ(MineNegatives({}, {2, 4}, {0}, docs, opt), (std::vector<int64_t>{4}));
+  opt.count = 0;
+  EXPECT_TRUE(MineNegatives({1, 3}, {4}, {0}, docs, opt).empty());
+}
+
+TEST(NegativeMiningTest, NearDuplicateRule) {
+  EXPECT_TRUE(IsNearDuplicate("A  b C", "a b c", 0.9));
+  EXPECT_DOUBLE_EQ(WordJaccard("a b c d", "a b c e"), 3.0 / 5.0);
+  EXPECT_FALSE(IsNearDuplicate("a b c d", "a b c e", 0.9));
+  EXPECT_TRUE(IsNearDuplicate("a b c d", "a b c e", 0.6));
+  // 10 shared words of 11: 0.909 >= 0.9.
+  EXPECT_TRUE(IsNearDuplicate("w1 w2 w3 w4 w5 w6 w7 w8 w9 w10", "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 x",
+                              0.9));
+}
+
+TEST(CollectionEvalTest, RankingMetricsByHand) {
+  // q0: relevant {5}, found at rank 2. q1: relevant {1, 2}, rank 1 and
+  // beyond 10. q2: nothing found.
+  const std::vector<std::vector<int64_t>> ranked = {
+      {9, 5, 7}, {1, 3, 4, 6, 7, 8, 9, 10, 11, 12, 2}, {3}};
+  const std::vector<std::vector<int64_t>> relevant = {{5}, {1, 2}, {8}};
+  const RankMetrics m = ScoreRankings(ranked, relevant);
+  EXPECT_EQ(m.queries, 3);
+  const double ndcg0 = 1 / std::log2(3.0);
+  const double ndcg1 = 1 / (1 + 1 / std::log2(3.0));
+  EXPECT_NEAR(m.ndcg_at_10, (ndcg0 + ndcg1 + 0) / 3, 1e-12);
+  EXPECT_NEAR(m.recall_at_10, (1 + 0.5 + 0) / 3, 1e-12);
+  EXPECT_NEAR(m.mrr_at_10, (0.5 + 1 + 0) / 3, 1e-12);
+}
+
+TEST(CollectionEvalTest, VectorLegsRankByCosineAndKeywordLegsByBm25) {
+  // Unit vectors in 2-D: doc 1 is the query's direction.
+  const std::vector<float> docs = {1, 0, 0.6f, 0.8f, 0, 1};
+  const std::vector<float> query = {0.6f, 0.8f};
+  auto legs = VectorLegs(query, docs, 2, 2);
+  ASSERT_EQ(legs.size(), 1u);
+  ASSERT_EQ(legs[0].size(), 2u);
+  EXPECT_EQ(legs[0][0].id, 1u);
+  EXPECT_EQ(legs[0][1].id, 2u);  // 0.8 > 0.6
+
+  const CollectionDocs cd = Docs();
+  auto index = BuildKeywordIndex(cd);
+  ASSERT_TRUE(index.ok());
+  auto kw = KeywordLegs(**index, {"gluons", "zebra"}, 10);
+  ASSERT_TRUE(kw.ok());
+  ASSERT_EQ(kw->size(), 2u);
+  ASSERT_FALSE((*kw)[0].empty());
+  std::set<uint64_t> got;
+  for (const auto& h : (*kw)[0]) got.insert(h.id);
+  EXPECT_EQ(got, (std::set<uint64_t>{3, 4}));  // stemmed: gluons ~ gluon
+  EXPECT_TRUE((*kw)[1].empty());
+}
+
+}  // namespace
+}  // namespace neodb::adapt

@@ -1,0 +1,168 @@
+#include "tools/adapt/collection_eval.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "index/keyword/fusion.h"
+
+namespace neodb::adapt {
+
+RankMetrics ScoreRankings(const std::vector<std::vector<int64_t>>& ranked,
+                          const std::vector<std::vector<int64_t>>& relevant) {
+  RankMetrics m;
+  m.queries = static_cast<int64_t>(ranked.size());
+  for (size_t q = 0; q < ranked.size(); ++q) {
+    const std::vector<int64_t>& rel = relevant[q];
+    double dcg = 0, idcg = 0, rr = 0, hits = 0;
+    const size_t k = std::min<size_t>(10, ranked[q].size());
+    for (size_t r = 0; r < k; ++r) {
+      if (std::find(rel.begin(), rel.end(), ranked[q][r]) == rel.end()) continue;
+      hits += 1;
+      dcg += 1 / std::log2(static_cast<double>(r) + 2);
+      if (rr == 0) rr = 1 / static_cast<double>(r + 1);
+    }
+    for (size_t r = 0; r < std::min<size_t>(rel.size(), 10); ++r) {
+      idcg += 1 / std::log2(static_cast<double>(r) + 2);
+    }
+    m.ndcg_at_10 += idcg > 0 ? dcg / idcg : 0;
+    m.recall_at_10 += rel.empty() ? 0 : hits / static_cast<double>(rel.size());
+    m.mrr_at_10 += rr;
+  }
+  if (m.queries > 0) {
+    m.ndcg_at_10 /= static_cast<double>(m.queries);
+    m.recall_at_10 /= static_cast<double>(m.queries);
+    m.mrr_at_10 /= static_cast<double>(m.queries);
+  }
+  return m;
+}
+
+absl::StatusOr<std::unique_ptr<keyword::KeywordIndex>> BuildKeywordIndex(
+    const CollectionDocs& docs) {
+  ASSIGN_OR_RETURN(std::unique_ptr<keyword::KeywordIndex> index,
+                   keyword::KeywordIndex::Create(keyword::KeywordOptions{}));
+  for (int64_t i = 0; i < docs.size(); ++i) {
+    RETURN_IF_ERROR(index->Upsert(static_cast<uint64_t>(i), docs.texts[i]));
+  }
+  return index;
+}
+
+absl::StatusOr<std::vector<std::vector<keyword::RankedId>>> KeywordLegs(
+    const keyword::KeywordIndex& index, const std::vector<std::string>& queries, int depth) {
+  std::vector<std::vector<keyword::RankedId>> legs;
+  legs.reserve(queries.size());
+  for (const std::string& q : queries) {
+    ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits, index.Search(q, depth));
+    std::vector<keyword::RankedId> leg;
+    for (const keyword::KeywordHit& h : hits) leg.push_back({h.id, h.score});
+    legs.push_back(std::move(leg));
+  }
+  return legs;
+}
+
+absl::StatusOr<std::vector<float>> EmbedAll(encoder::Encoder& enc,
+                                            const std::vector<std::string>& texts,
+                                            const encoder::EmbedOptions& options,
+                                            const std::function<void(int64_t, int64_t)>& progress) {
+  constexpr size_t kBatch = 64;
+  const int64_t dim = enc.dim();
+  std::vector<float> out;
+  out.reserve(texts.size() * static_cast<size_t>(dim));
+  encoder::EmbedOptions opts = options;
+  opts.normalize = true;
+  for (size_t start = 0; start < texts.size(); start += kBatch) {
+    const size_t end = std::min(texts.size(), start + kBatch);
+    std::vector<std::string> batch(texts.begin() + static_cast<std::ptrdiff_t>(start),
+                                   texts.begin() + static_cast<std::ptrdiff_t>(end));
+    auto embedded = enc.Embed(batch, opts);
+    if (!embedded.ok()) {
+      return absl::Status(embedded.status().code(),
+                          absl::StrCat("embedding texts ", start, "..", end - 1, ": ",
+                                       embedded.status().message()));
+    }
+    for (const encoder::Embedding& e : *embedded) {
+      out.insert(out.end(), e.vector.begin(), e.vector.end());
+    }
+    if (progress) progress(static_cast<int64_t>(end), static_cast<int64_t>(texts.size()));
+  }
+  return out;
+}
+
+std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>& queries,
+                                                       const std::vector<float>& docs,
+                                                       int64_t dim, int depth) {
+  const int64_t nq = static_cast<int64_t>(queries.size()) / dim;
+  const int64_t nd = static_cast<int64_t>(docs.size()) / dim;
+  std::vector<std::vector<keyword::RankedId>> legs(static_cast<size_t>(nq));
+  std::vector<float> score(static_cast<size_t>(nd));
+  std::vector<int64_t> order(static_cast<size_t>(nd));
+  for (int64_t q = 0; q < nq; ++q) {
+    const float* qv = queries.data() + q * dim;
+    for (int64_t d = 0; d < nd; ++d) {
+      const float* dv = docs.data() + d * dim;
+      double s = 0;
+      for (int64_t c = 0; c < dim; ++c) s += static_cast<double>(qv[c]) * dv[c];
+      score[d] = static_cast<float>(s);
+    }
+    std::iota(order.begin(), order.end(), 0);
+    const int64_t k = std::min<int64_t>(depth, nd);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+      return score[a] != score[b] ? score[a] > score[b] : a < b;
+    });
+    for (int64_t r = 0; r < k; ++r) {
+      legs[q].push_back({static_cast<uint64_t>(order[r]), score[order[r]]});
+    }
+  }
+  return legs;
+}
+
+std::vector<int64_t> Positions(const std::vector<keyword::RankedId>& leg, size_t limit) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < leg.size() && i < limit; ++i) out.push_back(static_cast<int64_t>(leg[i].id));
+  return out;
+}
+
+absl::StatusOr<ModelQuality> EvaluateModel(
+    encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<QueryPositives>& queries,
+    const std::vector<std::vector<keyword::RankedId>>& keyword_legs, const EmbedSettings& settings,
+    const std::function<void(int64_t, int64_t)>& progress) {
+  if (keyword_legs.size() != queries.size()) {
+    return absl::InternalError("keyword legs and queries differ in number");
+  }
+  ModelQuality quality;
+  encoder::EmbedOptions doc_opts;
+  doc_opts.pooling = settings.pooling;
+  doc_opts.overflow = settings.overflow;
+  doc_opts.prefix = settings.document_prefix;
+  const auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(std::vector<float> doc_vecs, EmbedAll(enc, docs.texts, doc_opts, progress));
+  quality.embed_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  encoder::EmbedOptions query_opts = doc_opts;
+  query_opts.prefix = settings.query_prefix;
+  std::vector<std::string> texts;
+  std::vector<std::vector<int64_t>> relevant;
+  for (const QueryPositives& q : queries) {
+    texts.push_back(q.query);
+    relevant.push_back(q.positives);
+  }
+  ASSIGN_OR_RETURN(std::vector<float> query_vecs, EmbedAll(enc, texts, query_opts, nullptr));
+  const auto vector_legs = VectorLegs(query_vecs, doc_vecs, enc.dim(), kLegDepth);
+  std::vector<std::vector<int64_t>> vector_ranked, hybrid_ranked;
+  for (size_t q = 0; q < queries.size(); ++q) {
+    vector_ranked.push_back(Positions(vector_legs[q], 10));
+    ASSIGN_OR_RETURN(keyword::FusionResult fused,
+                     keyword::Fuse(keyword_legs[q], vector_legs[q], 10, keyword::FusionOptions{}));
+    std::vector<int64_t> ranked;
+    for (const keyword::FusedHit& h : fused.hits) ranked.push_back(static_cast<int64_t>(h.id));
+    hybrid_ranked.push_back(std::move(ranked));
+  }
+  quality.vector = ScoreRankings(vector_ranked, relevant);
+  quality.hybrid = ScoreRankings(hybrid_ranked, relevant);
+  return quality;
+}
+
+}  // namespace neodb::adapt

@@ -1,0 +1,86 @@
+#pragma once
+// Retrieval quality of a model on a collection, measured in process: every
+// document of the collection is embedded with the model (as the server would:
+// the collection's pooling, document prefix and overflow), each held-out
+// query is ranked against all of them, and the metrics use the query's
+// positives as the relevant set (binary gains).
+//
+// Modes: "vector" ranks by cosine over all documents (exact, as a flat
+// index); "hybrid" fuses the keyword leg (BM25 over the same documents,
+// KeywordIndex with the english analyzer, top kLegDepth) with the vector leg
+// (top kLegDepth) by keyword::Fuse with its default options, and ranks the
+// fused top 10; "keyword" is the keyword leg alone (the same for every model).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "encoder/encoder.h"
+#include "index/keyword/fusion.h"
+#include "index/keyword/keyword_index.h"
+#include "tools/adapt/adapt_pairs.h"
+
+namespace neodb::adapt {
+
+// Documents each leg contributes to a fusion or to mining.
+inline constexpr int kLegDepth = 100;
+
+struct RankMetrics {
+  double ndcg_at_10 = 0;   // log2 discount, ideal DCG over min(|relevant|, 10)
+  double recall_at_10 = 0;  // |relevant ∩ top 10| / |relevant|
+  double mrr_at_10 = 0;    // 1 / rank of the first relevant, 0 beyond 10
+  int64_t queries = 0;
+};
+
+// Metrics of ranked lists (best first) against relevant sets, averaged over
+// queries. REQUIRES: ranked.size() == relevant.size(); no relevant set empty.
+RankMetrics ScoreRankings(const std::vector<std::vector<int64_t>>& ranked,
+                          const std::vector<std::vector<int64_t>>& relevant);
+
+// The collection's documents in the english BM25 index, keyed by position.
+absl::StatusOr<std::unique_ptr<keyword::KeywordIndex>> BuildKeywordIndex(
+    const CollectionDocs& docs);
+
+// The keyword leg of each query: document positions, best first, at most `depth`.
+absl::StatusOr<std::vector<std::vector<keyword::RankedId>>> KeywordLegs(
+    const keyword::KeywordIndex& index, const std::vector<std::string>& queries, int depth);
+
+// How the collection embeds (its spec), for the in-process embedding.
+struct EmbedSettings {
+  encoder::Pooling pooling = encoder::Pooling::kMean;
+  encoder::Overflow overflow = encoder::Overflow::kError;
+  std::string document_prefix;
+  std::string query_prefix;
+};
+
+// L2-normalised vectors [texts, dim]. `progress(done, total)` after each batch.
+absl::StatusOr<std::vector<float>> EmbedAll(encoder::Encoder& enc,
+                                            const std::vector<std::string>& texts,
+                                            const encoder::EmbedOptions& options,
+                                            const std::function<void(int64_t, int64_t)>& progress);
+
+// The vector leg of each query by exact cosine: rows of normalised vectors.
+std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>& queries,
+                                                       const std::vector<float>& docs,
+                                                       int64_t dim, int depth);
+
+struct ModelQuality {
+  RankMetrics vector;
+  RankMetrics hybrid;
+  double embed_seconds = 0;  // embedding the documents
+};
+
+// Embeds the documents with `enc` and scores the queries in both modes.
+// `keyword_legs` from KeywordLegs over the same queries.
+absl::StatusOr<ModelQuality> EvaluateModel(
+    encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<QueryPositives>& queries,
+    const std::vector<std::vector<keyword::RankedId>>& keyword_legs, const EmbedSettings& settings,
+    const std::function<void(int64_t, int64_t)>& progress);
+
+// Top-10 positions of a ranked leg (the "keyword" mode's ranking).
+std::vector<int64_t> Positions(const std::vector<keyword::RankedId>& leg, size_t limit);
+
+}  // namespace neodb::adapt

@@ -1,0 +1,63 @@
+#include "tools/adapt/negative_mining.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <string>
+
+namespace neodb::adapt {
+namespace {
+
+std::set<std::string> Words(const std::string& text) {
+  std::set<std::string> words;
+  std::string w;
+  for (unsigned char c : text) {
+    if (std::isalnum(c)) {
+      w.push_back(static_cast<char>(std::tolower(c)));
+    } else if (!w.empty()) {
+      words.insert(std::move(w));
+      w.clear();
+    }
+  }
+  if (!w.empty()) words.insert(std::move(w));
+  return words;
+}
+
+}  // namespace
+
+double WordJaccard(const std::string& a, const std::string& b) {
+  const std::set<std::string> wa = Words(a), wb = Words(b);
+  if (wa.empty() && wb.empty()) return 1;
+  size_t common = 0;
+  for (const std::string& w : wa) common += wb.count(w);
+  return static_cast<double>(common) / static_cast<double>(wa.size() + wb.size() - common);
+}
+
+bool IsNearDuplicate(const std::string& candidate, const std::string& positive,
+                     double jaccard_threshold) {
+  if (NormalizeText(candidate) == NormalizeText(positive)) return true;
+  return WordJaccard(candidate, positive) >= jaccard_threshold;
+}
+
+std::vector<int64_t> MineNegatives(const std::vector<int64_t>& vector_leg,
+                                   const std::vector<int64_t>& keyword_leg,
+                                   const std::vector<int64_t>& positives,
+                                   const CollectionDocs& docs, const MiningOptions& options) {
+  std::vector<int64_t> out;
+  std::set<int64_t> seen(positives.begin(), positives.end());
+  const size_t depth = std::max(vector_leg.size(), keyword_leg.size());
+  auto consider = [&](int64_t doc) {
+    if (static_cast<int>(out.size()) >= options.count || !seen.insert(doc).second) return;
+    for (int64_t p : positives) {
+      if (IsNearDuplicate(docs.texts[doc], docs.texts[p], options.jaccard_threshold)) return;
+    }
+    out.push_back(doc);
+  };
+  for (size_t r = 0; r < depth && static_cast<int>(out.size()) < options.count; ++r) {
+    if (r < vector_leg.size()) consider(vector_leg[r]);
+    if (r < keyword_leg.size()) consider(keyword_leg[r]);
+  }
+  return out;
+}
+
+}  // namespace neodb::adapt

@@ -1,0 +1,45 @@
+#pragma once
+// Hard negatives for `neodb adapt`, mined from the collection itself: for a
+// training query, the documents the collection's own searches rank high that
+// are not the query's positives. Those are the mistakes the live collection
+// makes today, which is what the fine-tune should unlearn.
+//
+// Rule (MineNegatives): walk the vector leg and the keyword leg interleaved
+// (vector 1st, keyword 1st, vector 2nd, ...), each document once, and take
+// the first `count` documents that are
+//   - not a positive of the query, and
+//   - not a near-duplicate of any positive: the same normalised text
+//     (NormalizeText), or a word-set Jaccard similarity >= jaccard_threshold
+//     (words: maximal runs of ASCII letters/digits, lower-cased). A copy of the
+//     positive under another id is relevant in all but name; training the
+//     model to push it away would teach it noise.
+
+#include <cstdint>
+#include <vector>
+
+#include "tools/adapt/adapt_pairs.h"
+
+namespace neodb::adapt {
+
+struct MiningOptions {
+  // Negatives per training query. Default: 1 (measured on SciFact, README).
+  int count = 1;
+  // Near-duplicate threshold on word-set Jaccard; in (0, 1]. Default: 0.9.
+  double jaccard_threshold = 0.9;
+};
+
+// Word-set Jaccard similarity of two texts (1 for two texts without words).
+double WordJaccard(const std::string& a, const std::string& b);
+
+// True when `candidate` is a near-duplicate of `positive` by the rule above.
+bool IsNearDuplicate(const std::string& candidate, const std::string& positive,
+                     double jaccard_threshold);
+
+// Negatives (document positions) for one query, by the rule above, from the
+// two ranked legs (document positions, best first; either may be empty).
+std::vector<int64_t> MineNegatives(const std::vector<int64_t>& vector_leg,
+                                   const std::vector<int64_t>& keyword_leg,
+                                   const std::vector<int64_t>& positives,
+                                   const CollectionDocs& docs, const MiningOptions& options);
+
+}  // namespace neodb::adapt

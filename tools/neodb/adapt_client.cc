@@ -1,0 +1,117 @@
+#include "tools/neodb/adapt_client.h"
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "api/grpc_status.h"
+#include "common/status_macros.h"
+
+namespace neodb::cli {
+
+AdaptClient::AdaptClient(const std::string& address, double timeout_s)
+    : address_(address), timeout_s_(timeout_s) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  auto channel = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
+  collections_ = v1::Collections::NewStub(channel);
+  documents_ = v1::Documents::NewStub(channel);
+  search_ = v1::Search::NewStub(channel);
+  admin_ = v1::Admin::NewStub(channel);
+}
+
+template <typename Stub, typename Request, typename Response>
+absl::StatusOr<Response> AdaptClient::Call(
+    Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+    const Request& req) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000)));
+  Response resp;
+  const grpc::Status s = (stub.*method)(&ctx, req, &resp);
+  if (s.ok()) return resp;
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
+      absl::StrContains(s.error_message(), "failed to connect to all addresses")) {
+    return absl::UnavailableError(absl::StrCat("no neodb server at ", address_));
+  }
+  return api::FromGrpcStatus(s);
+}
+
+absl::StatusOr<v1::CollectionInfo> AdaptClient::Describe(const std::string& name) {
+  v1::DescribeCollectionRequest req;
+  req.set_name(name);
+  ASSIGN_OR_RETURN(auto resp, Call(*collections_, &v1::Collections::Stub::Describe, req));
+  return resp.info();
+}
+
+absl::StatusOr<v1::ListCollectionsResponse> AdaptClient::ListCollections() {
+  return Call(*collections_, &v1::Collections::Stub::List, v1::ListCollectionsRequest{});
+}
+
+absl::StatusOr<v1::StatsResponse> AdaptClient::Stats() {
+  return Call(*admin_, &v1::Admin::Stub::Stats, v1::StatsRequest{});
+}
+
+absl::StatusOr<adapt::CollectionDocs> AdaptClient::ListDocuments(const std::string& name) {
+  adapt::CollectionDocs docs;
+  v1::ListDocumentsRequest req;
+  req.set_collection(name);
+  req.set_page_size(1000);
+  req.set_include_text(true);
+  do {
+    ASSIGN_OR_RETURN(auto resp, Call(*documents_, &v1::Documents::Stub::List, req));
+    for (const v1::Document& d : resp.documents()) {
+      if (docs.index_of_id.contains(d.id())) {
+        return absl::DataLossError(absl::StrCat("listing returned ", d.id(), " twice"));
+      }
+      docs.Add(d.id(), d.text());
+    }
+    req.set_page_token(resp.next_page_token());
+  } while (!req.page_token().empty());
+  return docs;
+}
+
+absl::StatusOr<std::vector<std::string>> AdaptClient::NearTextIds(const std::string& collection,
+                                                                  const std::string& query,
+                                                                  int k) {
+  v1::NearTextRequest req;
+  req.set_collection(collection);
+  req.set_query(query);
+  req.set_k(k);
+  ASSIGN_OR_RETURN(auto resp, Call(*search_, &v1::Search::Stub::NearText, req));
+  std::vector<std::string> ids;
+  for (const v1::Hit& h : resp.hits()) ids.push_back(h.id());
+  return ids;
+}
+
+absl::Status AdaptClient::ReindexAndWait(const std::string& collection,
+                                         const std::string& model_dir) {
+  v1::ReindexRequest req;
+  req.set_collection(collection);
+  req.set_model_dir(model_dir);
+  RETURN_IF_ERROR(Call(*admin_, &v1::Admin::Stub::Reindex, req).status());
+  v1::ReindexStatusRequest sreq;
+  sreq.set_collection(collection);
+  while (true) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ASSIGN_OR_RETURN(auto st, Call(*admin_, &v1::Admin::Stub::ReindexStatus, sreq));
+    std::fprintf(stderr, "\rreindex %s: %llu/%llu%s   ", collection.c_str(),
+                 static_cast<unsigned long long>(st.done()),
+                 static_cast<unsigned long long>(st.total()),
+                 st.committed() ? " (committed)" : "");
+    if (st.state() == v1::ReindexStatusResponse::RUNNING) continue;
+    std::fprintf(stderr, "\n");
+    if (st.state() == v1::ReindexStatusResponse::DONE) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat("reindex of ", collection, " failed: ", st.error()));
+  }
+}
+
+absl::StatusOr<v1::VerifyResponse> AdaptClient::Verify(const std::string& collection) {
+  v1::VerifyRequest req;
+  req.set_collection(collection);
+  return Call(*admin_, &v1::Admin::Stub::Verify, req);
+}
+
+}  // namespace neodb::cli

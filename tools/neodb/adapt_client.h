@@ -1,0 +1,50 @@
+#pragma once
+// AdaptClient: the calls `neodb adapt` and `neodb models list` make to a
+// server (neodb.v1), each under a deadline, each returning a Status (gRPC's
+// "failed to connect to all addresses" said as "no neodb server at ADDR").
+// Not thread-safe: one command drives it.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/grpcpp.h"
+#include "neodb/v1/neodb.grpc.pb.h"
+#include "tools/adapt/adapt_pairs.h"
+
+namespace neodb::cli {
+
+class AdaptClient {
+ public:
+  AdaptClient(const std::string& address, double timeout_s);
+
+  absl::StatusOr<v1::CollectionInfo> Describe(const std::string& name);
+  absl::StatusOr<v1::ListCollectionsResponse> ListCollections();
+  absl::StatusOr<v1::StatsResponse> Stats();
+  // Every document with its text, paged (1,000 a page); DATA_LOSS if the
+  // listing returns an id twice.
+  absl::StatusOr<adapt::CollectionDocs> ListDocuments(const std::string& name);
+  // The ids of the collection's NearText top k for `query`, best first.
+  absl::StatusOr<std::vector<std::string>> NearTextIds(const std::string& collection,
+                                                       const std::string& query, int k);
+  // Starts a reindex of `collection` onto `model_dir` and polls it to its
+  // end, with progress on stderr. OK only when it finished (DONE).
+  absl::Status ReindexAndWait(const std::string& collection, const std::string& model_dir);
+  absl::StatusOr<v1::VerifyResponse> Verify(const std::string& collection);
+
+ private:
+  template <typename Stub, typename Request, typename Response>
+  absl::StatusOr<Response> Call(
+      Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+      const Request& req);
+
+  const std::string address_;
+  const double timeout_s_;
+  std::unique_ptr<v1::Collections::Stub> collections_;
+  std::unique_ptr<v1::Documents::Stub> documents_;
+  std::unique_ptr<v1::Search::Stub> search_;
+  std::unique_ptr<v1::Admin::Stub> admin_;
+};
+
+}  // namespace neodb::cli

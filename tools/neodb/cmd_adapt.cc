@@ -1,0 +1,498 @@
+// neodb adapt / neodb adapt --rollback: make a live collection better with
+// the user's (query, relevant document) pairs (tools/adapt/README.md).
+//
+// A client-side command (tools/adapt/README.md argues why): it lists the
+// collection's documents and asks the server's own search for hard negatives
+// over gRPC, trains and evaluates here (encoder/train, tools/adapt), and asks
+// the server to swap the collection onto the new checkpoint (Admin.Reindex,
+// the engine's atomic swap). The model directory must be readable by both
+// the server and this command (same machine or shared file system).
+//
+// Files: <out>/ is the new checkpoint (with lineage.json, and adapt.json: the
+// collection's previous model, which --rollback swaps back to);
+// <out>.adapt/ holds the mined training pairs and the held-out queries
+// (kept, so a --resume reuses them); <out>.work/ the training checkpoints.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "encoder/checkpoint/weights.h"
+#include "encoder/encoder.h"
+#include "encoder/train/finetune.h"
+#include "nlohmann/json.hpp"
+#include "tools/adapt/adapt_pairs.h"
+#include "tools/adapt/collection_eval.h"
+#include "tools/adapt/negative_mining.h"
+#include "tools/neodb/adapt_client.h"
+#include "tools/neodb/commands.h"
+
+namespace neodb::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct AdaptArgs {
+  std::string server = "127.0.0.1:50051";
+  double timeout_s = 60;
+  std::string collection;
+  std::string rollback;  // --rollback C
+  std::string pairs;
+  std::string eval_file;
+  double eval_split = 0.2;
+  uint64_t split_seed = 1;
+  std::string out;
+  int negatives = 1;     // mined per training query; 0 = in-batch only
+  int mine_depth = 20;   // documents of each leg searched for negatives
+  double jaccard = 0.9;  // near-duplicate threshold
+  encoder::train::TrainerOptions trainer;
+  int64_t max_length = 0;
+  int threads = 0;
+  bool resume = false;
+  bool apply = false;
+  double min_gain = 0;  // apply when new hybrid nDCG@10 > old + min_gain
+};
+
+// ---------------------------------------------------------------------------
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+absl::Status WriteFile(const fs::path& path, const std::string& text) {
+  const fs::path tmp = fs::path(path.string() + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out) return absl::InternalError(absl::StrCat("error writing ", tmp.string()));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot rename to ", path.string()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<json> ReadJson(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path.string()));
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path.string(), ": malformed JSON: ", e.what()));
+  }
+}
+
+json MetricsJson(const adapt::RankMetrics& m) {
+  return {{"ndcg@10", m.ndcg_at_10},
+          {"recall@10", m.recall_at_10},
+          {"mrr@10", m.mrr_at_10},
+          {"queries", m.queries}};
+}
+
+// Writes the held-out queries (query + positive_id lines) so a rerun, or a
+// reader, can see exactly what was measured.
+std::string PairsJsonl(const std::vector<adapt::QueryPositives>& queries,
+                       const adapt::CollectionDocs& docs) {
+  std::string out;
+  for (const auto& q : queries) {
+    for (int64_t p : q.positives) {
+      absl::StrAppend(&out, json{{"query", q.query}, {"positive_id", docs.ids[p]}}.dump(), "\n");
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<adapt::EmbedSettings> SettingsOf(const v1::CollectionInfo& info) {
+  adapt::EmbedSettings s;
+  s.pooling = info.spec().pooling() == v1::POOLING_CLS ? encoder::Pooling::kCls
+                                                       : encoder::Pooling::kMean;
+  s.overflow = info.spec().overflow() == v1::OVERFLOW_CHUNK ? encoder::Overflow::kChunk
+                                                            : encoder::Overflow::kError;
+  s.document_prefix = info.spec().document_prefix();
+  s.query_prefix = info.spec().query_prefix();
+  return s;
+}
+
+// Mines the training file: one line per (query, positive) with the query's
+// mined negatives. Returns counts for the report.
+absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
+                                      const adapt::CollectionDocs& docs,
+                                      const keyword::KeywordIndex& keyword_index,
+                                      const std::vector<adapt::QueryPositives>& train,
+                                      const fs::path& path) {
+  adapt::MiningOptions mopt{.count = a.negatives, .jaccard_threshold = a.jaccard};
+  std::string out;
+  int64_t mined = 0, from_vector = 0, from_keyword = 0, skipped_duplicates = 0, lines = 0;
+  for (size_t qi = 0; qi < train.size(); ++qi) {
+    const adapt::QueryPositives& q = train[qi];
+    std::vector<int64_t> negatives;
+    if (a.negatives > 0) {
+      ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                       server.NearTextIds(a.collection, q.query, a.mine_depth));
+      std::vector<int64_t> vector_leg, keyword_leg;
+      for (const std::string& id : ids) {
+        auto it = docs.index_of_id.find(id);
+        if (it != docs.index_of_id.end()) vector_leg.push_back(it->second);
+      }
+      ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits,
+                       keyword_index.Search(q.query, a.mine_depth));
+      for (const auto& h : hits) keyword_leg.push_back(static_cast<int64_t>(h.id));
+      negatives = adapt::MineNegatives(vector_leg, keyword_leg, q.positives, docs, mopt);
+      const std::set<int64_t> v(vector_leg.begin(), vector_leg.end());
+      for (int64_t n : negatives) (v.count(n) ? from_vector : from_keyword) += 1;
+      // Candidates passed over as near-duplicates (for the report).
+      for (int64_t c : vector_leg) {
+        if (std::find(q.positives.begin(), q.positives.end(), c) != q.positives.end()) continue;
+        for (int64_t p : q.positives) {
+          if (adapt::IsNearDuplicate(docs.texts[c], docs.texts[p], a.jaccard)) {
+            ++skipped_duplicates;
+            break;
+          }
+        }
+      }
+    }
+    mined += static_cast<int64_t>(negatives.size());
+    json neg = json::array();
+    for (int64_t n : negatives) neg.push_back(docs.texts[n]);
+    for (int64_t p : q.positives) {
+      json line = {{"query", q.query}, {"positive", docs.texts[p]}};
+      if (!neg.empty()) line["negatives"] = neg;
+      absl::StrAppend(&out, line.dump(), "\n");
+      ++lines;
+    }
+    if ((qi + 1) % 50 == 0 || qi + 1 == train.size()) {
+      std::fprintf(stderr, "\rmining: %zu/%zu queries, %lld negatives", qi + 1, train.size(),
+                   static_cast<long long>(mined));
+    }
+  }
+  std::fprintf(stderr, "\n");
+  RETURN_IF_ERROR(WriteFile(path, out));
+  return json{{"queries", train.size()},
+              {"pairs", lines},
+              {"negatives", mined},
+              {"from_vector_leg", from_vector},
+              {"from_keyword_leg_only", from_keyword},
+              {"near_duplicates_in_vector_leg", skipped_duplicates}};
+}
+
+absl::StatusOr<adapt::ModelQuality> EvaluateDir(const std::string& label,
+                                                const std::string& model_dir, int threads,
+                                                const adapt::CollectionDocs& docs,
+                                                const std::vector<adapt::QueryPositives>& held_out,
+                                                const std::vector<std::vector<keyword::RankedId>>& kw,
+                                                const adapt::EmbedSettings& settings) {
+  encoder::EncoderOptions eopts;
+  eopts.backend.num_threads = threads > 0 ? threads : 1;
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, encoder::Encoder::Open(model_dir, eopts));
+  auto last = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+  auto progress = [&](int64_t done, int64_t total) {
+    if (done != total && Seconds(last) < 2) return;
+    last = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "\rembedding the collection with the %s model: %lld/%lld", label.c_str(),
+                 static_cast<long long>(done), static_cast<long long>(total));
+    if (done == total) std::fprintf(stderr, "\n");
+  };
+  return adapt::EvaluateModel(*enc, docs, held_out, kw, settings, progress);
+}
+
+void PrintRow(const char* mode, const char* model, const adapt::RankMetrics& m) {
+  std::printf("%-8s %-4s %8.4f %8.4f %8.4f\n", mode, model, m.ndcg_at_10, m.recall_at_10,
+              m.mrr_at_10);
+}
+
+absl::Status RunAdapt(const AdaptArgs& a) {
+  if (a.negatives < 0) return absl::InvalidArgumentError("--negatives must be >= 0");
+  if (a.mine_depth < 1 || a.mine_depth > 1000) {
+    return absl::InvalidArgumentError("--mine-depth must be in [1, 1000]");
+  }
+  if (!(a.jaccard > 0 && a.jaccard <= 1)) {
+    return absl::InvalidArgumentError("--near-duplicate-jaccard must be in (0, 1]");
+  }
+  const auto t_all = std::chrono::steady_clock::now();
+  json timings = json::object();
+  AdaptClient server(a.server, a.timeout_s);
+  ASSIGN_OR_RETURN(const v1::CollectionInfo info, server.Describe(a.collection));
+  if (info.model_dir().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "collection ", a.collection, " is on the server's unnamed default model (",
+        info.model_id(), "); start the server with --model DIR to fine-tune it"));
+  }
+  const std::string model_dir = info.model_dir();
+  ASSIGN_OR_RETURN(const adapt::EmbedSettings settings, SettingsOf(info));
+  const fs::path out = fs::absolute(a.out.empty() ? absl::StrCat("adapt-", a.collection, "-",
+                                                                 std::time(nullptr))
+                                                  : a.out)
+                           .lexically_normal();
+  const fs::path side = fs::path(out.string() + ".adapt");
+  std::error_code ec;
+  const bool trained = fs::exists(out / "lineage.json", ec);
+  if (fs::exists(out, ec) && !(a.resume && trained)) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "--out ", out.string(), " exists; choose a new directory (or --resume a finished one)"));
+  }
+
+  // 1. The collection's documents and the pairs.
+  auto t = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(const adapt::CollectionDocs docs, server.ListDocuments(a.collection));
+  if (docs.size() == 0) return absl::FailedPreconditionError("the collection is empty");
+  ASSIGN_OR_RETURN(auto keyword_index, adapt::BuildKeywordIndex(docs));
+  timings["list_and_keyword_index_s"] = Seconds(t);
+  std::fprintf(stderr, "collection %s: %lld documents, model %s (%s)\n", a.collection.c_str(),
+               static_cast<long long>(docs.size()), info.model_id().c_str(), model_dir.c_str());
+  ASSIGN_OR_RETURN(std::vector<adapt::QueryPositives> all, adapt::ReadAdaptPairs(a.pairs, docs));
+  adapt::PairSplit split;
+  if (!a.eval_file.empty()) {
+    split.train = std::move(all);
+    ASSIGN_OR_RETURN(split.held_out, adapt::ReadAdaptPairs(a.eval_file, docs));
+  } else {
+    ASSIGN_OR_RETURN(split, adapt::SplitPairs(all, a.eval_split, a.split_seed));
+  }
+  std::fprintf(stderr, "%zu training queries, %zu held-out queries\n", split.train.size(),
+               split.held_out.size());
+
+  // 2. Mine (or reuse a resumed run's mined file).
+  const fs::path train_file = side / "train.jsonl";
+  json mining;
+  if (!trained) {
+    if (a.resume && fs::exists(train_file, ec)) {
+      std::fprintf(stderr, "resuming: reusing %s\n", train_file.string().c_str());
+      ASSIGN_OR_RETURN(json m, ReadJson(side / "mining.json"));
+      mining = m;
+    } else {
+      fs::create_directories(side, ec);
+      if (ec) return absl::InternalError(absl::StrCat("cannot create ", side.string()));
+      t = std::chrono::steady_clock::now();
+      ASSIGN_OR_RETURN(mining, MineTrainingFile(server, a, docs, *keyword_index, split.train,
+                                                train_file));
+      timings["mine_s"] = Seconds(t);
+      RETURN_IF_ERROR(WriteFile(side / "mining.json", mining.dump(2) + "\n"));
+      RETURN_IF_ERROR(WriteFile(side / "held_out.jsonl", PairsJsonl(split.held_out, docs)));
+    }
+  }
+
+  // 3. Fine-tune the collection's model on them.
+  if (!trained) {
+    encoder::train::FinetuneOptions ft;
+    ft.model_dir = model_dir;
+    ft.train_file = train_file.string();
+    ft.out_dir = out.string();
+    ft.trainer = a.trainer;
+    ft.trainer.resume = a.resume;
+    ft.max_length = a.max_length;
+    ft.threads = a.threads;
+    ft.truncate = true;
+    ASSIGN_OR_RETURN(const std::string pairs_hash, encoder::train::FileHash(a.pairs));
+    ft.lineage_extra = {
+        {"negatives", a.negatives > 0 ? absl::StrCat("mined:", a.negatives) : "in-batch"},
+        {"adapt",
+         {{"collection", a.collection},
+          {"pairs_file", fs::absolute(a.pairs).string()},
+          {"pairs_hash", pairs_hash},
+          {"eval", a.eval_file.empty() ? absl::StrCat("split:", a.eval_split, ":seed:",
+                                                      a.split_seed)
+                                       : fs::absolute(a.eval_file).string()},
+          {"mine_depth", a.mine_depth},
+          {"near_duplicate_jaccard", a.jaccard},
+          {"mining", mining}}}};
+    t = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(encoder::train::RunFinetune(ft, stderr));
+    if (!fs::exists(out / "lineage.json", ec)) {
+      return absl::AbortedError(
+          "training stopped before its last step; run the same command with --resume");
+    }
+    timings["finetune_s"] = Seconds(t);
+  }
+  ASSIGN_OR_RETURN(json lineage, ReadJson(out / "lineage.json"));
+  const std::string new_id = lineage.value("model_id", "");
+
+  // 4. Old and new model on the held-out queries against the whole collection.
+  std::vector<std::string> held_texts;
+  std::vector<std::vector<int64_t>> held_relevant;
+  for (const auto& q : split.held_out) {
+    held_texts.push_back(q.query);
+    held_relevant.push_back(q.positives);
+  }
+  ASSIGN_OR_RETURN(auto kw_legs, adapt::KeywordLegs(*keyword_index, held_texts, adapt::kLegDepth));
+  std::vector<std::vector<int64_t>> kw_ranked;
+  for (const auto& leg : kw_legs) kw_ranked.push_back(adapt::Positions(leg, 10));
+  const adapt::RankMetrics keyword_only = adapt::ScoreRankings(kw_ranked, held_relevant);
+  t = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(const adapt::ModelQuality before,
+                   EvaluateDir("old", model_dir, a.threads, docs, split.held_out, kw_legs,
+                               settings));
+  timings["eval_old_s"] = Seconds(t);
+  t = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(const adapt::ModelQuality after,
+                   EvaluateDir("new", out.string(), a.threads, docs, split.held_out, kw_legs,
+                               settings));
+  timings["eval_new_s"] = Seconds(t);
+
+  std::printf("held-out: %zu queries against all %lld documents of %s\n", split.held_out.size(),
+              static_cast<long long>(docs.size()), a.collection.c_str());
+  std::printf("%-8s %-4s %8s %8s %8s\n", "mode", "model", "nDCG@10", "R@10", "MRR@10");
+  PrintRow("keyword", "-", keyword_only);
+  PrintRow("vector", "old", before.vector);
+  PrintRow("vector", "new", after.vector);
+  PrintRow("hybrid", "old", before.hybrid);
+  PrintRow("hybrid", "new", after.hybrid);
+  std::printf("old %s\nnew %s (%s)\n", info.model_id().c_str(), new_id.c_str(),
+              out.string().c_str());
+
+  // 5. The record --rollback needs, then (maybe) the swap.
+  const double gain = after.hybrid.ndcg_at_10 - before.hybrid.ndcg_at_10;
+  const bool better = gain > a.min_gain;
+  json record = {
+      {"collection", a.collection},
+      {"model_id", new_id},
+      {"previous", {{"model_dir", model_dir}, {"model_id", info.model_id()}}},
+      {"criterion", absl::StrFormat("hybrid nDCG@10 new - old > %g", a.min_gain)},
+      {"gain", gain},
+      {"before",
+       {{"vector", MetricsJson(before.vector)}, {"hybrid", MetricsJson(before.hybrid)}}},
+      {"after", {{"vector", MetricsJson(after.vector)}, {"hybrid", MetricsJson(after.hybrid)}}},
+      {"keyword", MetricsJson(keyword_only)},
+      {"timings", timings},
+      {"applied", false}};
+  if (a.apply && better) record["applied"] = true;
+  RETURN_IF_ERROR(WriteFile(out / "adapt.json", record.dump(2) + "\n"));
+  if (!a.apply) {
+    std::printf("hybrid nDCG@10 %+.4f; not applied (pass --apply)\n", gain);
+  } else if (!better) {
+    std::printf("hybrid nDCG@10 %+.4f is not above %g: not applied; %s stays on %s\n", gain,
+                a.min_gain, a.collection.c_str(), info.model_id().c_str());
+  } else {
+    t = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(server.ReindexAndWait(a.collection, out.string()));
+    timings["reindex_s"] = Seconds(t);
+    ASSIGN_OR_RETURN(const v1::VerifyResponse v, server.Verify(a.collection));
+    std::printf("applied: %s is on %s (verify: %llu stored, %llu indexed, %llu foreign)\n",
+                a.collection.c_str(), v.model_id().c_str(),
+                static_cast<unsigned long long>(v.stored()),
+                static_cast<unsigned long long>(v.indexed()),
+                static_cast<unsigned long long>(v.foreign_model()));
+    if (v.model_id() != new_id) {
+      return absl::InternalError(absl::StrCat("after the reindex the collection is on ",
+                                              v.model_id(), ", not ", new_id));
+    }
+  }
+  timings["total_s"] = Seconds(t_all);
+  record["timings"] = timings;
+  RETURN_IF_ERROR(WriteFile(out / "adapt.json", record.dump(2) + "\n"));
+  std::printf("timings: %s\n", timings.dump().c_str());
+  return absl::OkStatus();
+}
+
+absl::Status RunRollback(const AdaptArgs& a) {
+  AdaptClient server(a.server, a.timeout_s);
+  ASSIGN_OR_RETURN(const v1::CollectionInfo info, server.Describe(a.rollback));
+  const fs::path record_path = fs::path(info.model_dir()) / "adapt.json";
+  std::error_code ec;
+  if (info.model_dir().empty() || !fs::exists(record_path, ec)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("collection ", a.rollback, " is on ", info.model_id(), " (",
+                     info.model_dir().empty() ? "the default model" : info.model_dir(),
+                     "), which neodb adapt did not make: nothing to roll back to"));
+  }
+  ASSIGN_OR_RETURN(const json record, ReadJson(record_path));
+  const std::string prev_dir = record.value("/previous/model_dir"_json_pointer, "");
+  const std::string prev_id = record.value("/previous/model_id"_json_pointer, "");
+  if (record.value("collection", "") != a.rollback || prev_dir.empty() || prev_id.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        record_path.string(), " records no previous model of collection ", a.rollback));
+  }
+  // The previous checkpoint must still be the one the collection left.
+  ASSIGN_OR_RETURN(const encoder::NeoBertWeights prev, encoder::LoadCheckpoint(prev_dir));
+  if (prev.model_id != prev_id) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the previous model directory ", prev_dir, " now holds ", prev.model_id,
+                     ", not the recorded ", prev_id, "; not rolling back"));
+  }
+  RETURN_IF_ERROR(server.ReindexAndWait(a.rollback, prev_dir));
+  ASSIGN_OR_RETURN(const v1::VerifyResponse v, server.Verify(a.rollback));
+  std::printf("rolled back: %s is on %s (%s); verify: %llu stored, %llu indexed, %llu foreign\n",
+              a.rollback.c_str(), v.model_id().c_str(), prev_dir.c_str(),
+              static_cast<unsigned long long>(v.stored()),
+              static_cast<unsigned long long>(v.indexed()),
+              static_cast<unsigned long long>(v.foreign_model()));
+  if (v.model_id() != prev_id) {
+    return absl::InternalError(absl::StrCat("after the rollback the collection is on ",
+                                            v.model_id(), ", not ", prev_id));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterAdaptCommands(CLI::App& app) {
+  auto a = std::make_shared<AdaptArgs>();
+  a->trainer.steps = 150;
+  CLI::App* cmd = app.add_subcommand(
+      "adapt",
+      "Fine-tune a collection's model on your (query, document) pairs with negatives mined from "
+      "the collection, compare old and new, and swap the collection onto it (--apply)");
+  cmd->add_option("--server", a->server, "Server address host:port")->capture_default_str();
+  cmd->add_option("--timeout", a->timeout_s, "Deadline of each call, seconds")
+      ->capture_default_str();
+  auto* coll = cmd->add_option("--collection", a->collection, "The collection to adapt");
+  auto* rb = cmd->add_option("--rollback", a->rollback,
+                             "Swap this collection back to the model it had before adapt");
+  coll->excludes(rb);
+  auto* pairs = cmd->add_option(
+      "--pairs", a->pairs,
+      "JSONL {\"query\", \"positive_id\"} (or \"positive\": the document's text) per line");
+  pairs->needs(coll);
+  cmd->add_option("--eval", a->eval_file, "Held-out pairs (same format) instead of a split");
+  cmd->add_option("--eval-split", a->eval_split, "Fraction of the queries held out")
+      ->capture_default_str();
+  cmd->add_option("--split-seed", a->split_seed, "Seed of the split")->capture_default_str();
+  cmd->add_option("--out", a->out, "New model directory (default ./adapt-<collection>-<time>)");
+  cmd->add_option("--negatives", a->negatives,
+                  "Hard negatives mined per training query (0 = in-batch only)")
+      ->capture_default_str();
+  cmd->add_option("--mine-depth", a->mine_depth, "Top documents of each search leg mined")
+      ->capture_default_str();
+  cmd->add_option("--near-duplicate-jaccard", a->jaccard,
+                  "Word-set Jaccard at or above which a candidate counts as a copy of a positive")
+      ->capture_default_str();
+  cmd->add_option("--steps", a->trainer.steps, "Optimiser steps")->capture_default_str();
+  cmd->add_option("--batch-size", a->trainer.batch_size, "Pairs per step")->capture_default_str();
+  cmd->add_option("--lr", a->trainer.lr, "Peak learning rate")->capture_default_str();
+  cmd->add_option("--warmup", a->trainer.warmup, "Linear warm-up steps")->capture_default_str();
+  cmd->add_option("--chunk-size", a->trainer.chunk_size, "GradCache chunk")->capture_default_str();
+  cmd->add_option("--seed", a->trainer.seed, "Seed of the data order")->capture_default_str();
+  cmd->add_option("--checkpoint-every", a->trainer.checkpoint_every,
+                  "Checkpoint into <out>.work every N steps")
+      ->capture_default_str();
+  cmd->add_option("--max-length", a->max_length,
+                  "Tokens kept of each training text (0 = the model's max_length)");
+  cmd->add_option("--threads", a->threads, "Compute threads (0 = default)");
+  cmd->add_flag("--resume", a->resume,
+                "Continue an interrupted run with the same --out (reuses mined pairs, training "
+                "checkpoint, or a finished model)");
+  cmd->add_flag("--apply", a->apply, "Reindex the collection onto the new model if it is better");
+  cmd->add_option("--min-gain", a->min_gain,
+                  "--apply needs new - old hybrid nDCG@10 above this (may be negative)")
+      ->capture_default_str();
+  cmd->callback([a] {
+    if (!a->rollback.empty()) {
+      ExitIfError(RunRollback(*a));
+      return;
+    }
+    if (a->collection.empty() || a->pairs.empty()) {
+      ExitIfError(absl::InvalidArgumentError("adapt needs --collection and --pairs (or --rollback)"));
+    }
+    ExitIfError(RunAdapt(*a));
+  });
+
+}
+
+}  // namespace neodb::cli
