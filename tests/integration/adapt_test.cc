@@ -4,6 +4,7 @@
 // swap: after the restart the collection is wholly on one model and Verify
 // passes; the same command with --resume then finishes), `neodb models list`,
 // and `neodb adapt --rollback` back to the original model.
+#include <atomic>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -112,7 +113,9 @@ TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
   ASSERT_EQ(RunNeodb(absl::StrCat("model init --preset tiny --seed 3 --dtype f16 --vocab ",
                                   dir.Sub("vocab.txt"), " --out ", model)),
             0);
-  const std::vector<std::string> serve = {"--data-dir", dir.Sub("data"), "--model", model};
+  // The server may load any model under the test's directory (adapt's output included).
+  const std::vector<std::string> serve = {"--data-dir", dir.Sub("data"), "--model", model,
+                                          "--models-dir", dir.Sub("")};
   std::vector<std::string> slow = serve;
   for (const char* a : {"--test-encoder-delay-ms", "50", "--test-reindex-commit-delay-ms", "300"}) {
     slow.push_back(a);
@@ -175,15 +178,23 @@ TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
                      " --eval-split 0.25 --steps 4 --batch-size 8 --negatives 2 --out ", out,
                      " --resume --apply --min-gain -2");
     CommandResult r;
-    std::thread adapt([&] { r = RunNeodbCapture(cmd, dir.Sub("")); });
+    std::atomic<bool> adapt_done{false};
+    std::thread adapt([&] {
+      r = RunNeodbCapture(cmd, dir.Sub(""));
+      adapt_done = true;
+    });
     v1::ReindexStatusResponse st;
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(300);
     do {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       st = c.Status("c");
     } while (!(st.state() == v1::ReindexStatusResponse::RUNNING && st.done() > 0) &&
-             std::chrono::steady_clock::now() < until);
-    ASSERT_EQ(st.state(), v1::ReindexStatusResponse::RUNNING);
+             !adapt_done && std::chrono::steady_clock::now() < until);
+    if (st.state() != v1::ReindexStatusResponse::RUNNING) {  // never reached the swap
+      server.Kill();
+      adapt.join();
+    }
+    ASSERT_EQ(st.state(), v1::ReindexStatusResponse::RUNNING) << r.err;
     server.Kill();
     adapt.join();
     EXPECT_NE(r.status, 0) << r.out;  // its server went away mid-swap

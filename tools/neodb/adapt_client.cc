@@ -80,6 +80,7 @@ absl::StatusOr<std::vector<std::string>> AdaptClient::NearTextIds(const std::str
   req.set_collection(collection);
   req.set_query(query);
   req.set_k(k);
+  req.set_mode("vector");  // the keyword leg is mined locally; hybrid would mix the two
   ASSIGN_OR_RETURN(auto resp, Call(*search_, &v1::Search::Stub::NearText, req));
   std::vector<std::string> ids;
   for (const v1::Hit& h : resp.hits()) ids.push_back(h.id());
