@@ -373,7 +373,10 @@ void ToProto(const db::Document& d, bool include_text, bool include_metadata, bo
   out->set_id(d.id);
   if (include_text) out->set_text(d.text);
   if (include_metadata) ToProto(d.metadata, out->mutable_metadata());
-  if (include_vector) out->mutable_vector()->Add(d.vector.begin(), d.vector.end());
+  if (include_vector) {
+    out->mutable_vector()->Add(d.vector.begin(), d.vector.end());
+    out->set_vector_model_id(d.model_id);
+  }
 }
 
 absl::StatusOr<engine::VectorOptions> VectorOptionsFromProto(const v1::CollectionSpec& s) {

@@ -185,6 +185,7 @@ class DocumentsService final : public v1::Documents::Service {
       x.id = d.id();
       x.text = d.text();
       if (d.vector_size() > 0) x.vector.emplace(d.vector().begin(), d.vector().end());
+      x.vector_model_id = d.vector_model_id();
       ASSIGN_OR_RETURN(
           x.metadata,
           FromProto(d.metadata(), d.id().empty() ? absl::StrCat("document #", i)

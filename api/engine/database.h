@@ -112,8 +112,13 @@ struct DocumentInput {
   std::string text;
   db::Metadata metadata;
   // The client's vector: required by external-vector collections (their
-  // dimension, finite values), refused by model collections.
+  // dimension, finite values). Model collections take one only when
+  // vector_model_id is their model's id (re-importing an export): the text is
+  // then stored with that vector, not embedded again.
   std::optional<std::vector<float>> vector;
+  // What produced `vector` (a model id, or an external collection's vectors
+  // name); empty = not said. A mismatch with the collection is refused.
+  std::string vector_model_id;
 };
 
 // How a new collection gets its vectors (CreateCollection).

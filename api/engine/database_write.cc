@@ -52,7 +52,8 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
   }
 
   std::vector<std::string> ids;
-  std::vector<std::string> texts;
+  std::vector<std::string> texts;     // the texts the model embeds
+  std::vector<size_t> embedded_docs;  // which document each of `texts` is
   ids.reserve(docs.size());
   texts.reserve(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) {
@@ -64,6 +65,12 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
     const std::string what = absl::StrCat("document '", d.id, "': text");
     if (absl::Status s = db::ValidateMetadata(d.metadata); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("document '", d.id, "': ", s.message()));
+    }
+    if (!d.vector_model_id.empty() && d.vector_model_id != spec.model_id) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "document '", d.id, "' carries a vector of '", d.vector_model_id, "', but collection '",
+          spec.name, "' holds vectors of '", spec.model_id,
+          "' (import without vectors to embed the texts with the collection's model)"));
     }
     if (external) {
       if (!d.vector) {
@@ -79,13 +86,22 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
       ids.push_back(d.id);
       continue;
     }
-    if (d.vector) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "document '", d.id, "' carries a vector, but collection '", spec.name,
-          "' embeds its texts with its model (create a collection with external vectors "
-          "to supply your own)"));
-    }
     RETURN_IF_ERROR(CheckText(what, d.text));
+    if (d.vector) {
+      // A vector this collection's model made for this text (an export of a
+      // collection on the same model): stored as sent, not embedded again.
+      if (d.vector_model_id.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "document '", d.id, "' carries a vector, but collection '", spec.name,
+            "' embeds its texts with its model; a vector is taken only with vector_model_id '",
+            spec.model_id, "' (create a collection with external vectors to supply your own)"));
+      }
+      const std::string vwhat = absl::StrCat("document '", d.id, "': vector");
+      RETURN_IF_ERROR(CheckVector(vwhat, *d.vector, spec.dimension, spec.name));
+      RETURN_IF_ERROR(CheckStorableVector(vwhat, *d.vector, settings.metric));
+      ids.push_back(d.id);
+      continue;
+    }
     if (settings.overflow != encoder::Overflow::kChunk) {
       ASSIGN_OR_RETURN(int n, m->embedder->CountTokens(spec.document_instruction, d.text));
       if (n > m->embedder->max_tokens()) {
@@ -98,27 +114,27 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
     }
     ids.push_back(d.id);
     texts.push_back(d.text);
+    embedded_docs.push_back(i);
   }
   std::vector<encoder::Embedding> embeddings;
-  if (!external) {
+  if (!texts.empty()) {
     const encoder::EmbedOptions options = EmbedOptionsFor(settings, spec.document_instruction);
     ASSIGN_OR_RETURN(embeddings, m->batcher->Embed(std::move(texts), options, deadline));
   }
+  int64_t total_tokens = 0;
+  for (size_t j = 0; j < embeddings.size(); ++j) {
+    docs[embedded_docs[j]].vector = std::move(embeddings[j].vector);
+    total_tokens += embeddings[j].num_tokens;
+  }
   std::vector<db::Document> out;
   out.reserve(docs.size());
-  int64_t total_tokens = 0;
   for (size_t i = 0; i < docs.size(); ++i) {
     db::Document d;
     d.id = std::move(docs[i].id);
     d.text = std::move(docs[i].text);
     d.metadata = std::move(docs[i].metadata);
-    if (external) {
-      // Stored exactly as sent: include_vector returns these bits.
-      d.vector = std::move(*docs[i].vector);
-    } else {
-      d.vector = std::move(embeddings[i].vector);
-      total_tokens += embeddings[i].num_tokens;
-    }
+    // Embedded here, or stored exactly as sent: include_vector returns these bits.
+    d.vector = std::move(*docs[i].vector);
     d.model_id = spec.model_id;
     out.push_back(std::move(d));
   }

@@ -219,6 +219,85 @@ TEST_F(ExternalVectorsTest, CreationOptionsAreChecked) {
   EXPECT_NE(s.message().find("embeds its texts"), std::string::npos) << s;
 }
 
+// An export of a model collection (texts with their vectors and the model id
+// that made them) goes back into a collection on the same model without
+// embedding again; vectors of another model, or without a model id, are refused.
+TEST_F(ExternalVectorsTest, AModelCollectionTakesVectorsOfItsOwnModel) {
+  db::CollectionSpec spec;
+  spec.name = "src";
+  ASSERT_TRUE(db_->CreateCollection(spec).ok());
+  std::vector<DocumentInput> docs;
+  for (int i = 0; i < 12; ++i) {
+    DocumentInput d;
+    d.id = absl::StrCat("d", i);
+    d.text = absl::StrCat("document number ", i, " about topic ", i % 3);
+    docs.push_back(d);
+  }
+  ASSERT_TRUE(db_->Upsert("src", docs, kFar).ok());
+  auto page = db_->List("src", "", 100);
+  ASSERT_TRUE(page.ok()) << page.status();
+  const std::string model_id = page->documents[0].model_id;
+  ASSERT_FALSE(model_id.empty());
+
+  spec.name = "copy";
+  ASSERT_TRUE(db_->CreateCollection(spec).ok());
+  std::vector<DocumentInput> exported;
+  for (const db::Document& d : page->documents) {
+    DocumentInput x;
+    x.id = d.id;
+    x.text = d.text;
+    x.vector = d.vector;
+    x.vector_model_id = d.model_id;
+    exported.push_back(x);
+  }
+  // One document without a vector in the batch: embedded as usual.
+  exported[4].vector.reset();
+  exported[4].vector_model_id.clear();
+  int64_t tokens = -1;
+  ASSERT_TRUE(db_->Upsert("copy", exported, kFar, &tokens).ok());
+  int64_t one_doc_tokens = -1;
+  ASSERT_TRUE(db_->Upsert("src", {docs[4]}, kFar, &one_doc_tokens).ok());
+  EXPECT_EQ(tokens, one_doc_tokens);  // only the document without a vector was embedded
+  auto copy = db_->List("copy", "", 100);
+  ASSERT_TRUE(copy.ok());
+  ASSERT_EQ(copy->documents.size(), page->documents.size());
+  for (size_t i = 0; i < copy->documents.size(); ++i) {
+    EXPECT_EQ(copy->documents[i].id, page->documents[i].id);
+    EXPECT_TRUE(SameBits(copy->documents[i].vector, page->documents[i].vector))
+        << copy->documents[i].id;
+    EXPECT_EQ(copy->documents[i].model_id, model_id);
+  }
+  SearchParams q;
+  q.k = 5;
+  auto a = db_->NearText("src", "topic 2", std::nullopt, q, kFar);
+  auto b = db_->NearText("copy", "topic 2", std::nullopt, q, kFar);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->hits.size(), b->hits.size());
+  for (size_t i = 0; i < a->hits.size(); ++i) EXPECT_EQ(a->hits[i].id, b->hits[i].id);
+  auto v = db_->Verify("copy");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->foreign_model, 0u);
+  EXPECT_EQ(v->indexed, 12u);
+
+  // Refused: another model's vectors, a vector without its model id, a wrong
+  // dimension; and an external collection refuses a model id it does not hold.
+  auto refused = [&](const std::string& c, DocumentInput d, const char* words) {
+    absl::Status s = db_->Upsert(c, {std::move(d)}, kFar).status();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find(words), std::string::npos) << s;
+  };
+  DocumentInput d = exported[0];
+  d.vector_model_id = "nb-0123456789abcdef";
+  refused("copy", d, "carries a vector of 'nb-0123456789abcdef'");
+  d.vector_model_id.clear();
+  refused("copy", d, "embeds its texts");
+  d.vector_model_id = model_id;
+  d.vector = std::vector<float>(kDim + 1, 0.5f);
+  refused("copy", d, "values");
+  ASSERT_TRUE(CreateExternal("e", kDim, "mine").ok());
+  refused("e", exported[0], "holds vectors of 'external:mine'");
+}
+
 TEST_F(ExternalVectorsTest, AQueryModelEmbedsNearTextAgainstItsOwnVectors) {
   // The client computed its vectors with the same model the server has.
   auto info = CreateExternal("e", kDim, "fake-8-1", "default");

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "neodb/v1/neodb.grpc.pb.h"
+#include "nlohmann/json.hpp"
 #include "tests/integration/test_env.h"
 
 namespace neodb::testing {
@@ -227,18 +229,51 @@ TEST(BackupTest, BackupDuringStreamingIngestRestoresEveryAcknowledgedDocument) {
     for (size_t i = 0; i < queries.size(); ++i) {
       EXPECT_EQ(Search(restored, "b", queries[i]), original[i]) << queries[i];
     }
-    // export, then import into a new collection: the same documents.
+    // export, then import into a new collection: the same documents, and
+    // their vectors taken as they are (the same model): nothing re-embedded.
     r = RunNeodbCapture(absl::StrCat("export --collection b --out ", dir.Sub("b.jsonl"),
                                      " --server ", restored.address()),
                         dir.Sub(""));
     ASSERT_EQ(r.status, 0) << r.err;
+    {
+      std::ifstream in(dir.Sub("b.jsonl"));
+      std::string first;
+      ASSERT_TRUE(std::getline(in, first));
+      const nlohmann::json j = nlohmann::json::parse(first);
+      EXPECT_TRUE(j.contains("vector")) << first;
+      EXPECT_TRUE(j.value("vector_model_id", "").rfind("nb-", 0) == 0) << first;
+    }
     Create(restored, "copy");
     r = RunNeodbCapture(absl::StrCat("import --collection copy ", dir.Sub("b.jsonl"), " --server ",
                                      restored.address()),
                         dir.Sub(""));
     ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out).value("tokens", -1), 0) << r.out;
     EXPECT_EQ(Verify(restored, "copy").stored(), all);
+    EXPECT_EQ(Verify(restored, "copy").foreign_model(), 0u);
     EXPECT_EQ(Search(restored, "copy", queries[0]), original[0]);
+    // Without vectors: the import embeds the texts, to the same ranking.
+    r = RunNeodbCapture(absl::StrCat("export --no-vectors --collection b --out ",
+                                     dir.Sub("b_text.jsonl"), " --server ", restored.address()),
+                        dir.Sub(""));
+    ASSERT_EQ(r.status, 0) << r.err;
+    Create(restored, "embedded");
+    r = RunNeodbCapture(absl::StrCat("import --collection embedded ", dir.Sub("b_text.jsonl"),
+                                     " --server ", restored.address()),
+                        dir.Sub(""));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_GT(nlohmann::json::parse(r.out).value("tokens", -1), 0) << r.out;
+    EXPECT_EQ(Verify(restored, "embedded").stored(), all);
+    // Embedded again, in other batches: the GEMMs may round differently, so
+    // the scores agree to rounding, not to the bit.
+    const auto again = Search(restored, "embedded", queries[0]);
+    ASSERT_EQ(again.size(), original[0].size());
+    for (size_t i = 0; i < again.size(); ++i) {
+      EXPECT_NEAR(again[i].second, original[0][i].second, 1e-4) << i;
+    }
+    if (again.size() > 1 && original[0][0].second - original[0][1].second > 1e-3f) {
+      EXPECT_EQ(again[0].first, original[0][0].first);
+    }
     EXPECT_EQ(restored.Stop(), 0);
   }
 

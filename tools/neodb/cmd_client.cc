@@ -15,6 +15,7 @@
 #include "api/engine/embed_settings.h"
 #include "api/engine/search_params.h"
 #include "api/grpc_status.h"
+#include "common/float_text.h"
 #include "common/status_macros.h"
 #include "grpcpp/grpcpp.h"
 #include "index/keyword/analyzer_kind.h"
@@ -227,6 +228,14 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
       }
     }
     if (has_text) d->set_text(j["text"].get<std::string>());
+    if (j.contains("vector_model_id")) {
+      if (!j["vector_model_id"].is_string()) {
+        input = absl::InvalidArgumentError(
+            absl::StrCat(path, ":", line_no, ": \"vector_model_id\" must be a string"));
+        break;
+      }
+      d->set_vector_model_id(j["vector_model_id"].get<std::string>());
+    }
     if (has_vector) {
       // Parsed again with float numbers: the floats sent are strtof's of the
       // text, the same bits a float reader of the file would get.
@@ -468,12 +477,17 @@ void RegisterAdmin(CLI::App& app) {
     auto f = std::make_shared<ClientFlags>();
     auto collection = std::make_shared<std::string>();
     auto out = std::make_shared<std::string>();
+    auto no_vectors = std::make_shared<bool>(false);
     CLI::App* c = AddClientCommand(
-        &app, "export", "Write a collection as JSONL ({id, text, metadata}; `import` reads it)",
+        &app, "export",
+        "Write a collection as JSONL ({id, text, metadata, vector, vector_model_id}; `import` "
+        "reads it, and takes the vectors as they are into a collection on the same model)",
         f.get());
     c->add_option("--collection", *collection, "Collection")->required();
     c->add_option("--out", *out, "Output file (written whole, then renamed into place)")
         ->required();
+    c->add_flag("--no-vectors", *no_vectors,
+                "Leave the vectors out (an import then embeds the texts with its own model)");
     c->callback([=] {
       const std::string tmp = *out + ".partial";
       std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
@@ -484,13 +498,23 @@ void RegisterAdmin(CLI::App& app) {
       req.set_page_size(1000);
       req.set_include_text(true);
       req.set_include_metadata(true);
+      req.set_include_vector(!*no_vectors);
       uint64_t n = 0;
       do {
         const auto r = CallOrExit(*stub, *f, &v1::Documents::Stub::List, req);
         for (const auto& d : r.documents()) {
-          file << json{{"id", d.id()}, {"text", d.text()}, {"metadata", MetadataToJson(d.metadata())}}
-                      .dump(-1, ' ', false, json::error_handler_t::replace)
-               << "\n";
+          json j{{"id", d.id()}, {"text", d.text()}, {"metadata", MetadataToJson(d.metadata())}};
+          if (d.vector_size() > 0) j["vector_model_id"] = d.vector_model_id();
+          std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
+          if (d.vector_size() > 0) {
+            // Shortest round-trip digits: the import stores the same bits.
+            line.pop_back();
+            line += ",\"vector\":";
+            AppendFloatJsonArray(&line,
+                                 std::span<const float>(d.vector().data(), d.vector().size()));
+            line += "}";
+          }
+          file << line << "\n";
           ++n;
         }
         req.set_page_token(r.next_page_token());
