@@ -94,10 +94,11 @@ def _info(i: "pb.CollectionInfo") -> CollectionInfo:
 
 
 def _document(obj: Mapping[str, Any], where: str) -> "pb.Document":
-    """A proto Document from {"id", "text", "metadata" (or "properties"), "vector"}."""
+    """A proto Document from {"id", "text", "metadata" (or "properties"), "vector",
+    "vector_model_id"} (the last: what made the vector, as `neodb export` writes it)."""
     if not isinstance(obj, Mapping):
         raise TypeError("%s: expected a dict with id, text, metadata, vector" % where)
-    unknown = set(obj) - {"id", "text", "metadata", "properties", "vector"}
+    unknown = set(obj) - {"id", "text", "metadata", "properties", "vector", "vector_model_id"}
     if unknown:
         raise ValueError("%s: unknown keys %s" % (where, sorted(unknown)))
     doc = pb.Document(id=str(obj.get("id") or ""), text=str(obj.get("text") or "").encode())
@@ -107,6 +108,8 @@ def _document(obj: Mapping[str, Any], where: str) -> "pb.Document":
     vector = obj.get("vector")
     if vector is not None:
         doc.vector.extend(float(x) for x in vector)
+    if obj.get("vector_model_id"):
+        doc.vector_model_id = str(obj["vector_model_id"])
     return doc
 
 
@@ -232,9 +235,11 @@ class Collection:
         """Upserts `objects` through the streaming Ingest RPC, `batch_size` a
         message; returns their ids in order (ids left out are generated here).
 
-        Each object: {"id"?, "text"?, "metadata" (or "properties")?, "vector"?}.
-        A model collection needs "text" and refuses "vector"; an external one
-        needs "vector" (its dimension) and takes "text" optionally.
+        Each object: {"id"?, "text"?, "metadata" (or "properties")?, "vector"?,
+        "vector_model_id"?}. A model collection needs "text", and takes a
+        "vector" only with "vector_model_id" equal to its model id (a line of
+        `neodb export`); an external one needs "vector" (its dimension) and
+        takes "text" optionally.
         progress(n) is called with the number of documents the server has
         committed so far, after every batch it acknowledges. On an error,
         batches acknowledged before it stay committed (the error says how many).
