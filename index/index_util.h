@@ -1,6 +1,6 @@
 #pragma once
 // Internal to index/: argument checks shared by every VectorIndex, the FAISS
-// exception adapter and a bounds-checked byte reader/writer for Serialize.
+// exception adapter; the byte reader/writer for Serialize is common/byte_codec.h.
 
 #include <algorithm>
 #include <cstdint>
@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/byte_codec.h"
 #include "index/metric.h"
 
 namespace neodb::index {
@@ -60,61 +61,7 @@ absl::Status CatchExceptions(std::string_view what, Fn&& fn) {
   }
 }
 
-class ByteWriter {
- public:
-  void U8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void U32(uint32_t v) { Raw(&v, 4); }
-  void U64(uint64_t v) { Raw(&v, 8); }
-  void Str(std::string_view s) {
-    U64(s.size());
-    out_.append(s);
-  }
-  void Raw(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
-  template <typename T>
-  void Vec(const std::vector<T>& v) {
-    U64(v.size());
-    Raw(v.data(), v.size() * sizeof(T));
-  }
-  std::string& out() { return out_; }
-
- private:
-  std::string out_;
-};
-
-// Every getter returns false (and reads nothing) when the input is too short.
-class ByteReader {
- public:
-  explicit ByteReader(std::string_view in) : in_(in) {}
-  bool U8(uint8_t* v) { return Raw(v, 1); }
-  bool U32(uint32_t* v) { return Raw(v, 4); }
-  bool U64(uint64_t* v) { return Raw(v, 8); }
-  bool Str(std::string* s) {
-    uint64_t n;
-    if (!U64(&n) || n > in_.size()) return false;
-    s->assign(in_.data(), n);
-    in_.remove_prefix(n);
-    return true;
-  }
-  bool Raw(void* p, size_t n) {
-    if (n > in_.size()) return false;
-    if (n == 0) return true;  // dst may be null (empty vector)
-    std::memcpy(p, in_.data(), n);
-    in_.remove_prefix(n);
-    return true;
-  }
-  template <typename T>
-  bool Vec(std::vector<T>* v) {
-    uint64_t n;
-    if (!U64(&n) || n > in_.size() / sizeof(T)) return false;
-    v->resize(n);
-    return Raw(v->data(), n * sizeof(T));
-  }
-  std::string_view rest() const { return in_; }
-  bool done() const { return in_.empty(); }
-
- private:
-  std::string_view in_;
-};
+// ByteWriter / ByteReader: common/byte_codec.h (neodb::, found from here).
 
 // Header shared by every serialised index: magic, spec, dimension, metric.
 void WriteIndexHeader(ByteWriter* w, std::string_view spec, int dim, Metric metric);

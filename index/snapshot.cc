@@ -28,20 +28,6 @@ constexpr char kPrefix[] = "snapshot-";
 constexpr char kSuffix[] = ".nsnap";
 constexpr char kTempSuffix[] = ".tmp";
 
-// Word-at-a-time 64-bit checksum (corruption detection, not cryptography).
-uint64_t Checksum64(std::string_view data) {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ data.size();
-  size_t i = 0;
-  for (; i + 8 <= data.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, data.data() + i, 8);
-    h = (h ^ w) * 0x100000001b3ull;
-    h ^= h >> 29;
-  }
-  for (; i < data.size(); ++i) h = (h ^ static_cast<uint8_t>(data[i])) * 0x100000001b3ull;
-  return h ^ (h >> 32);
-}
-
 void WriteManifest(ByteWriter* w, const SnapshotManifest& m) {
   w->U32(m.format_version);
   w->Str(m.spec);

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "index/keyword/byte_codec.h"
+#include "common/byte_codec.h"
 #include "index/keyword/file_io.h"
 #include "index/keyword/keyword_index.h"
 

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/engine/database.h"
+#include "tests/engine/engine_test_util.h"
 #include "api/engine/fake_embedder.h"
 #include "api/engine/reindex_staging.h"
 #include "gtest/gtest.h"
@@ -35,25 +36,10 @@ std::string Text(const std::string& collection, int i) {
   return absl::StrCat(collection, "w", i % 7, " x", i % 11, " y", i % 13, " z", i);
 }
 
-class CollectionModelsTest : public ::testing::Test {
+class CollectionModelsTest : public EngineTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           absl::StrCat("neodb_models_test_",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
-                        getpid());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override {
-    db_.reset();
-    fs::remove_all(dir_);
-  }
-
   DatabaseOptions Options(uint64_t default_seed) {
-    DatabaseOptions o;
-    o.data_dir = dir_.string();
-    o.sync_writes = false;
-    o.snapshot_interval = absl::ZeroDuration();
+    DatabaseOptions o = BaseOptions();
     o.default_model_dir = std::to_string(default_seed);
     o.embedder_factory = [this](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
       ++loads_;
@@ -65,11 +51,7 @@ class CollectionModelsTest : public ::testing::Test {
     return o;
   }
   void Open(uint64_t default_seed) {
-    db_.reset();
-    auto db = Database::Open(Options(default_seed),
-                             std::make_unique<FakeEmbedder>(kDim, 32, default_seed));
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_ = std::move(*db);
+    OpenWith(Options(default_seed), std::make_unique<FakeEmbedder>(kDim, 32, default_seed));
   }
   void Create(const std::string& name) {
     db::CollectionSpec spec;
@@ -102,10 +84,8 @@ class CollectionModelsTest : public ::testing::Test {
     EXPECT_EQ(v->foreign_model, 0u);
   }
 
-  fs::path dir_;
   std::atomic<int> loads_{0};
   absl::Duration model_delay_ = absl::ZeroDuration();
-  std::unique_ptr<Database> db_;
 };
 
 TEST_F(CollectionModelsTest, TwoCollectionsKeepTheirModelsAcrossARestart) {

@@ -3,6 +3,7 @@
 // force, validation, restart from snapshot + change-log replay, rebuild
 // without a snapshot, model mismatch, reindex with a new model.
 #include "api/engine/database.h"
+#include "tests/engine/engine_test_util.h"
 
 #include <algorithm>
 #include <cmath>
@@ -23,25 +24,10 @@ using ::absl::StatusCode;
 constexpr int kDim = 16;
 const absl::Time kFar = absl::InfiniteFuture();
 
-class DatabaseTest : public ::testing::Test {
+class DatabaseTest : public EngineTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           absl::StrCat("neodb_db_test_",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
-                        getpid());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override {
-    db_.reset();
-    fs::remove_all(dir_);
-  }
-
   DatabaseOptions Options(bool snapshot_on_close = true) {
-    DatabaseOptions o;
-    o.data_dir = dir_.string();
-    o.sync_writes = false;
-    o.snapshot_interval = absl::ZeroDuration();
+    DatabaseOptions o = BaseOptions();
     o.snapshot_on_close = snapshot_on_close;
     o.embedder_factory = [](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
       return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, std::stoull(d)));
@@ -49,11 +35,7 @@ class DatabaseTest : public ::testing::Test {
     return o;
   }
   void Open(uint64_t seed = 1, bool snapshot_on_close = true) {
-    db_.reset();
-    auto db =
-        Database::Open(Options(snapshot_on_close), std::make_unique<FakeEmbedder>(kDim, 32, seed));
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_ = std::move(*db);
+    OpenWith(Options(snapshot_on_close), std::make_unique<FakeEmbedder>(kDim, 32, seed));
   }
   void Create(const std::string& name, const std::string& index = "Flat") {
     db::CollectionSpec spec;
@@ -92,8 +74,6 @@ class DatabaseTest : public ::testing::Test {
     EXPECT_EQ(v->foreign_model, 0u);
   }
 
-  fs::path dir_;
-  std::unique_ptr<Database> db_;
 };
 
 std::string Words(int i) { return absl::StrCat("w", i % 7, " x", i % 11, " y", i % 13, " z", i); }

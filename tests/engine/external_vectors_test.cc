@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/engine/database.h"
+#include "tests/engine/engine_test_util.h"
 #include "api/engine/fake_embedder.h"
 #include "gtest/gtest.h"
 
@@ -21,33 +22,19 @@ using ::absl::StatusCode;
 constexpr int kDim = 8;
 const absl::Time kFar = absl::InfiniteFuture();
 
-class ExternalVectorsTest : public ::testing::Test {
+class ExternalVectorsTest : public EngineTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           absl::StrCat("neodb_ext_test_",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
-                        getpid());
-    fs::remove_all(dir_);
+    EngineTest::SetUp();
     Open();
   }
-  void TearDown() override {
-    db_.reset();
-    fs::remove_all(dir_);
-  }
   void Open() {
-    db_.reset();
-    DatabaseOptions o;
-    o.data_dir = dir_.string();
-    o.sync_writes = false;
-    o.snapshot_interval = absl::ZeroDuration();
+    DatabaseOptions o = BaseOptions();
     // A model directory "<n>" loads the fake model of seed n.
     o.embedder_factory = [](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
       return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, std::stoull(d)));
     };
-    auto db = Database::Open(o, std::make_unique<FakeEmbedder>(kDim, 32, 1));
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_ = std::move(*db);
+    OpenWith(o, std::make_unique<FakeEmbedder>(kDim, 32, 1));
   }
   absl::StatusOr<CollectionInfo> CreateExternal(const std::string& name, uint32_t dim,
                                                 const std::string& vectors_name = "",
@@ -88,8 +75,6 @@ class ExternalVectorsTest : public ::testing::Test {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
   }
 
-  fs::path dir_;
-  std::unique_ptr<Database> db_;
 };
 
 TEST_F(ExternalVectorsTest, VectorsComeBackBitForBit) {

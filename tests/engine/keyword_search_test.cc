@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/engine/database.h"
+#include "tests/engine/engine_test_util.h"
 #include "api/engine/fake_embedder.h"
 #include "gtest/gtest.h"
 #include "index/keyword/analyzer.h"
@@ -26,29 +27,12 @@ const absl::Time kFar = absl::InfiniteFuture();
 const char* const kWords[] = {"apple",  "river",  "stone",  "cloud",  "forest", "engine",
                               "violet", "copper", "harbor", "meadow", "signal", "lantern"};
 
-class KeywordSearchTest : public ::testing::Test {
+class KeywordSearchTest : public EngineTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           absl::StrCat("neodb_kw_test_",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
-                        getpid());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override {
-    db_.reset();
-    fs::remove_all(dir_);
-  }
   void Open(bool snapshot_on_close = true) {
-    db_.reset();
-    DatabaseOptions o;
-    o.data_dir = dir_.string();
-    o.sync_writes = false;
-    o.snapshot_interval = absl::ZeroDuration();
+    DatabaseOptions o = BaseOptions();
     o.snapshot_on_close = snapshot_on_close;
-    auto db = Database::Open(o, std::make_unique<FakeEmbedder>(kDim, 64, 1));
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_ = std::move(*db);
+    OpenWith(o, std::make_unique<FakeEmbedder>(kDim, 64, 1));
   }
   absl::Status Create(const std::string& name, db::CollectionSpec spec = {}) {
     spec.name = name;
@@ -132,8 +116,6 @@ class KeywordSearchTest : public ::testing::Test {
     }
   }
 
-  fs::path dir_;
-  std::unique_ptr<Database> db_;
   std::map<std::string, std::string> model_;  // what the store should hold
 };
 

@@ -1,18 +1,19 @@
 #pragma once
-// Little-endian-host byte writer/reader and a 64-bit checksum for keyword
-// snapshots. The same conventions as index/index_util.h and index/snapshot.cc
-// (which this room may not depend on): fixed-width fields memcpy'd, strings
-// length-prefixed, readers bounds-checked and returning false when short.
+// The byte format of every snapshot neodb writes (vector indexes, their
+// snapshot files, keyword indexes): fixed-width fields memcpy'd in the host's
+// (little-endian) order, strings and vectors length-prefixed, readers
+// bounds-checked, and a 64-bit checksum over the bytes. One header so the
+// rooms that write snapshots share one format without depending on each other.
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
-namespace neodb::keyword {
+namespace neodb {
 
-// Word-at-a-time 64-bit checksum (corruption detection, not cryptography);
-// the function index/snapshot.cc uses for vector snapshots.
+// Word-at-a-time 64-bit checksum (corruption detection, not cryptography).
 inline uint64_t Checksum64(std::string_view data) {
   uint64_t h = 0x9e3779b97f4a7c15ull ^ data.size();
   size_t i = 0;
@@ -38,6 +39,11 @@ class ByteWriter {
     out_.append(s);
   }
   void Raw(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
+  template <typename T>
+  void Vec(const std::vector<T>& v) {
+    U64(v.size());
+    Raw(v.data(), v.size() * sizeof(T));
+  }
   std::string& out() { return out_; }
 
  private:
@@ -62,16 +68,26 @@ class ByteReader {
   }
   bool Raw(void* p, size_t n) {
     if (n > in_.size()) return false;
-    if (n == 0) return true;
+    if (n == 0) return true;  // dst may be null (empty vector)
     std::memcpy(p, in_.data(), n);
     in_.remove_prefix(n);
     return true;
   }
+  // A length-prefixed vector; a length the input cannot hold is refused
+  // before anything is allocated.
+  template <typename T>
+  bool Vec(std::vector<T>* v) {
+    uint64_t n;
+    if (!U64(&n) || n > in_.size() / sizeof(T)) return false;
+    v->resize(n);
+    return Raw(v->data(), n * sizeof(T));
+  }
   std::string_view rest() const { return in_; }
   size_t remaining() const { return in_.size(); }
+  bool done() const { return in_.empty(); }
 
  private:
   std::string_view in_;
 };
 
-}  // namespace neodb::keyword
+}  // namespace neodb
