@@ -165,6 +165,38 @@ TEST_F(CliVectorsTest, ExternalVectorsEndToEnd) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["state"], "idle");
 }
 
+// search --include-vector on a model collection: each hit's vector is the
+// stored one, bit for bit (what get --include-vector returns).
+TEST_F(CliVectorsTest, NearTextReturnsStoredVectors) {
+  ASSERT_EQ(Run("collections create m").status, 0);
+  CommandResult r = Run(absl::StrCat(
+      "ingest --collection m ",
+      Write("m.jsonl", "{\"id\":\"a\",\"text\":\"alpha beta\"}\n"
+                       "{\"id\":\"b\",\"text\":\"gamma delta\"}\n")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = Run("search --collection m -k 2 --include-vector alpha");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  for (const auto& l : lines) {
+    JsonF32 h = JsonF32::parse(l);
+    ASSERT_TRUE(h.contains("vector") && h.contains("score")) << l;
+    CommandResult g = Run(absl::StrCat("get --collection m --include-vector ",
+                                       h["id"].get<std::string>()));
+    ASSERT_EQ(g.status, 0) << g.err;
+    JsonF32 d = JsonF32::parse(g.out);
+    std::vector<float> a, b;
+    for (const auto& x : h["vector"]) a.push_back(x.get<float>());
+    for (const auto& x : d["vector"]) b.push_back(x.get<float>());
+    EXPECT_FALSE(a.empty());
+    EXPECT_TRUE(SameBits(a, b)) << l;
+  }
+  // Without the flag, no vector.
+  r = Run("search --collection m -k 1 alpha");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(absl::StrContains(r.out, "\"vector\"")) << r.out;
+}
+
 TEST_F(CliVectorsTest, RefusalsAreClear) {
   ASSERT_EQ(Run("collections create e --vectors external --dimension 4").status, 0);
   ASSERT_EQ(Run("collections create m").status, 0);

@@ -358,6 +358,8 @@ void RegisterDocuments(CLI::App& app) {
     auto* alpha_opt = c->add_option("--alpha", *alpha,
                                     "Weighted fusion: the vector share, 0..1 (implies weighted)");
     c->add_flag("--explain", *explain, "Each hit carries its per-leg ranks and scores");
+    auto include_vector = std::make_shared<bool>(false);
+    c->add_flag("--include-vector", *include_vector, "Return each hit's stored vector");
     c->callback([=] {
       // The engine's codecs, so a typo fails here with the server's words.
       ExitIfError(engine::ParseSearchMode(*mode).status());
@@ -377,8 +379,20 @@ void RegisterDocuments(CLI::App& app) {
       req.set_nprobe(*nprobe);
       // The server parses it (db::ParseFilterJson: the one filter parser).
       req.set_filter_json(*filter);
+      req.set_include_vector(*include_vector);
       const auto resp = CallOrExit<v1::Search>(*f, &v1::Search::Stub::NearText, req);
-      for (const auto& h : HitsToJson(resp)) Print(h);
+      const json hits = HitsToJson(resp);
+      for (int i = 0; i < resp.hits_size(); ++i) {
+        const v1::Hit& h = resp.hits(i);
+        if (h.vector_size() == 0) {
+          Print(hits[i]);
+          continue;
+        }
+        // Shortest round-trip digits, as `get --include-vector` prints them.
+        json j = hits[i];
+        j.erase("score");
+        PrintWithFloats(j, h.score(), {h.vector().data(), static_cast<size_t>(h.vector_size())});
+      }
     });
   }
   {
