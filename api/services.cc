@@ -290,6 +290,8 @@ class AdminService final : public v1::Admin::Service {
     resp->set_encoder_seconds(s.embed.encoder_seconds);
     resp->set_snapshots_written(s.snapshots_written);
     resp->set_models_loaded(s.models_loaded);
+    resp->set_device(s.device);
+    resp->set_cpu_kernels(s.cpu_kernels);
     return grpc::Status::OK;
   }
   grpc::Status Snapshot(grpc::ServerContext*, const v1::SnapshotRequest*,

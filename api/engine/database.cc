@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/engine/reindex_staging.h"
 #include "common/status_macros.h"
+#include "encoder/ops/cpu_kernels.h"
 #include "index/index_factory.h"
 #include "spdlog/spdlog.h"
 
@@ -193,7 +194,9 @@ DatabaseStats Database::Stats() const {
     s.model_id = m->embedder->model_id();
     s.dimension = m->embedder->dim();
     s.embed = m->batcher->stats();
+    s.device = m->embedder->device();
   }
+  s.cpu_kernels = encoder::CpuKernelInfo();
   auto all = AllCollections();
   s.collections = all.size();
   for (auto& c : all) {

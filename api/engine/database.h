@@ -132,6 +132,8 @@ struct DatabaseStats {
   uint64_t snapshots_written = 0;
   uint64_t models_loaded = 0;
   EmbedBatcherStats embed;  // the default model's batcher
+  std::string device;       // the default model's: "cpu" or "cuda:N"
+  std::string cpu_kernels;  // encoder::CpuKernelInfo()
 };
 
 class Database {

@@ -449,7 +449,9 @@ void RegisterAdmin(CLI::App& app) {
                  {"embed_queue_depth", r.embed_queue_depth()},
                  {"embedded_texts", r.embedded_texts()},
                  {"embedded_tokens", r.embedded_tokens()},
-                 {"encoder_seconds", r.encoder_seconds()}});
+                 {"encoder_seconds", r.encoder_seconds()},
+                 {"device", r.device()},
+                 {"cpu_kernels", r.cpu_kernels()}});
     });
   }
   {

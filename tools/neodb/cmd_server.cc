@@ -10,6 +10,8 @@
 #include "api/engine/database.h"
 #include "api/engine/fake_embedder.h"
 #include "api/server.h"
+#include "encoder/device.h"
+#include "encoder/ops/cpu_kernels.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tools/neodb/commands.h"
@@ -36,6 +38,10 @@ struct ServeFlags {
   double max_wait_ms = 2;
   double grace_s = 10;
   int64_t max_model_mib = 8192;
+  std::string device = "cpu";
+  // Resolved from `device` once, in Serve: every model this server loads runs
+  // there.
+  encoder::BackendOptions backend;
 };
 
 // Test hook (--test-encoder-delay-ms): every encoder call takes at least
@@ -83,6 +89,7 @@ absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeF
   }
 #ifdef NEODB_HAVE_ENCODER
   encoder::EncoderOptions eo;
+  eo.backend = f.backend;
   eo.backend.num_threads =
       f.encoder_threads > 0 ? f.encoder_threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -92,8 +99,12 @@ absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeF
 #endif
 }
 
-absl::Status Serve(const ServeFlags& f) {
+absl::Status Serve(ServeFlags f) {
   if (f.data_dir.empty()) return absl::InvalidArgumentError("--data-dir is required");
+  // The device is checked before anything is loaded: a CUDA request that
+  // cannot be met ends the server here, with the reason.
+  ASSIGN_OR_RETURN(const encoder::DeviceRequest device, encoder::ParseDevice(f.device));
+  RETURN_IF_ERROR(encoder::ResolveDevice(device, &f.backend));
   // No --model: the shipped default model (encoder/default_model_dir.h).
   std::string model_dir = f.model_dir;
 #ifdef NEODB_HAVE_ENCODER
@@ -116,6 +127,10 @@ absl::Status Serve(const ServeFlags& f) {
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> embedder, OpenModel(f, model_dir));
   spdlog::info("model {} (dimension {}, max {} tokens)", embedder->model_id(), embedder->dim(),
                embedder->max_tokens());
+  spdlog::info("device {}{}; CPU kernels: {}", embedder->device(),
+               device.kind == encoder::DeviceRequest::Kind::kAuto ? " (chosen by --device auto)"
+                                                                  : "",
+               encoder::CpuKernelInfo());
 
   engine::DatabaseOptions o;
   o.data_dir = f.data_dir;
@@ -167,6 +182,10 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--threads", f->threads, "gRPC handler threads")->capture_default_str();
   cmd->add_option("--encoder-threads", f->encoder_threads,
                   "Encoder compute threads (0 = all cores)");
+  cmd->add_option("--device", f->device,
+                  "Where models run: cpu, cuda, cuda:N or auto (a GPU when one is present); "
+                  "asking for CUDA where there is none is an error")
+      ->capture_default_str();
   cmd->add_option("--snapshot-interval", f->snapshot_interval_s,
                   "Seconds between periodic index snapshots (0 = only on demand and shutdown)")
       ->capture_default_str();
