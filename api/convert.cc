@@ -268,6 +268,9 @@ absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
   out.overflow = std::string(engine::OverflowName(overflow));
   out.query_instruction = s.query_prefix();
   out.document_instruction = s.document_prefix();
+  // Empty: the server's default precision (Database::CreateCollection).
+  out.precision = s.precision();
+  if (!out.precision.empty()) RETURN_IF_ERROR(encoder::ParsePrecision(out.precision).status());
   return out;
 }
 
@@ -303,6 +306,7 @@ void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
       ToProto(engine::ParseOverflow(info.spec.overflow).value_or(encoder::Overflow::kError)));
   s->set_query_prefix(info.spec.query_instruction);
   s->set_document_prefix(info.spec.document_instruction);
+  s->set_precision(info.spec.precision);
   out->set_count(info.count);
   out->set_dimension(static_cast<int32_t>(info.spec.dimension));
   out->set_model_id(info.spec.model_id);

@@ -11,7 +11,9 @@ namespace {
 // Record format versions (first byte of every encoded value).
 constexpr uint8_t kDocumentVersion = 1;
 // Spec v2 appends model_dir and engine_state; v1 records decode with them empty.
-constexpr uint8_t kSpecVersion = 2;
+// Spec v3 appends precision; v1 and v2 records decode as "f32".
+constexpr uint8_t kSpecVersion = 3;
+constexpr uint8_t kSpecVersionV2 = 2;
 constexpr uint8_t kSpecVersionV1 = 1;
 constexpr uint8_t kChangelogVersion = 1;
 
@@ -213,13 +215,15 @@ std::string EncodeCollectionSpec(const CollectionSpec& spec) {
   PutFixed64(&out, static_cast<uint64_t>(spec.created_at_micros));
   PutString(&out, spec.model_dir);
   PutString(&out, spec.engine_state);
+  PutString(&out, spec.precision);
   return out;
 }
 
 absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
   Reader r(bytes);
   uint8_t version;
-  if (!r.Byte(&version) || (version != kSpecVersion && version != kSpecVersionV1)) {
+  if (!r.Byte(&version) ||
+      (version != kSpecVersion && version != kSpecVersionV2 && version != kSpecVersionV1)) {
     return Corrupt("collection", "version");
   }
   CollectionSpec spec;
@@ -231,9 +235,9 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
       !r.String(&spec.document_instruction, kMaxStringBytes) ||
       !r.String(&spec.overflow, kMaxStringBytes) || !r.String(&spec.model_id, kMaxStringBytes) ||
       !r.Fixed64(&created) ||
-      (version == kSpecVersion && (!r.String(&spec.model_dir, kMaxStringBytes) ||
-                                   !r.String(&spec.engine_state, kMaxStringBytes))) ||
-      !r.done()) {
+      (version >= kSpecVersionV2 && (!r.String(&spec.model_dir, kMaxStringBytes) ||
+                                     !r.String(&spec.engine_state, kMaxStringBytes))) ||
+      (version >= kSpecVersion && !r.String(&spec.precision, kMaxStringBytes)) || !r.done()) {
     return Corrupt("collection", "truncated or malformed");
   }
   spec.dimension = static_cast<uint32_t>(dim);

@@ -48,9 +48,10 @@ absl::Status ValidateCollectionSpec(const CollectionSpec& spec) {
   // metric, pooling and overflow belong to the index and the encoder: the
   // engine parses them (index::ParseMetric, engine/embed_settings.h). The store
   // keeps them as the short printable strings they are.
-  for (const std::string* v : {&spec.metric, &spec.pooling, &spec.overflow}) {
+  for (const std::string* v : {&spec.metric, &spec.pooling, &spec.overflow, &spec.precision}) {
     if (v->size() > kMaxSpecStringBytes || !Printable(*v)) {
-      return absl::InvalidArgumentError("metric, pooling and overflow must be printable ASCII");
+      return absl::InvalidArgumentError(
+          "metric, pooling, overflow and precision must be printable ASCII");
     }
   }
   if (spec.query_instruction.size() > kMaxInstructionBytes ||

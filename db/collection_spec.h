@@ -32,6 +32,10 @@ struct CollectionSpec {
   // Where that model's checkpoint lives (opaque to the store; empty when the
   // collection predates per-collection models and uses the server's default).
   std::string model_dir;
+  // The encoder precision the collection's vectors were computed in
+  // (encoder::PrecisionName: "f32", "bf16", "int8"; opaque to the store).
+  // Records written before it existed decode as "f32".
+  std::string precision = "f32";
   // Bytes the engine keeps with the collection and the store never reads
   // (e.g. a reindex's commit marker). At most 4096 bytes.
   std::string engine_state;

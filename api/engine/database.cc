@@ -37,7 +37,8 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& 
   mo.max_bytes = options.max_model_bytes;
   mo.batcher = options.batcher;
   d->models_ = std::make_unique<ModelRegistry>(options.embedder_factory, mo);
-  d->models_->SetDefault(std::move(default_model), options.default_model_dir);
+  d->models_->SetDefault(std::move(default_model), options.default_model_dir,
+                         options.default_precision);
   RETURN_IF_ERROR(d->Startup());
   d->maintenance_ = std::thread([p = d.get()] { p->MaintenanceLoop(); });
   return d;
@@ -97,7 +98,13 @@ std::vector<std::shared_ptr<Collection>> Database::AllCollections() const {
 
 absl::StatusOr<std::shared_ptr<Model>> Database::ModelOf(const Collection::State& state) const {
   const db::CollectionSpec& spec = state.settings.spec;
-  auto m = models_->Acquire(spec.model_dir, spec.model_id);
+  absl::StatusOr<encoder::Precision> precision = encoder::ParsePrecision(spec.precision);
+  if (!precision.ok()) {
+    return absl::DataLossError(absl::StrCat("collection '", spec.name,
+                                            "' records an unknown precision: ",
+                                            precision.status().message()));
+  }
+  auto m = models_->Acquire(spec.model_dir, spec.model_id, *precision);
   if (!m.ok() && absl::IsFailedPrecondition(m.status())) {
     return absl::FailedPreconditionError(
         absl::StrCat("collection '", spec.name, "' cannot embed: ", m.status().message(),
@@ -120,9 +127,24 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
   }
   std::shared_ptr<Model> m = models_->Default();
   if (!m) return absl::UnavailableError("server is shutting down");
+  // The collection's precision: asked for, else the server's default. Another
+  // precision than the default model's is a second copy of that checkpoint.
+  if (!spec.precision.empty()) {
+    ASSIGN_OR_RETURN(const encoder::Precision asked, encoder::ParsePrecision(spec.precision));
+    if (asked != m->precision && asked != m->embedder->precision()) {
+      if (m->dir.empty()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "precision ", spec.precision, " needs the default model loaded again, but it has no "
+            "checkpoint directory"));
+      }
+      ASSIGN_OR_RETURN(m, models_->Load(m->dir, asked));
+    }
+  }
   spec.dimension = static_cast<uint32_t>(m->embedder->dim());
   spec.model_id = m->embedder->model_id();
   spec.model_dir = m->dir;
+  // What the vectors are computed in (F32 where the CPU lacks the asked one).
+  spec.precision = std::string(encoder::PrecisionName(m->embedder->precision()));
   spec.engine_state.clear();
   ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(spec));
   RETURN_IF_ERROR(index::ValidateIndexSpec(spec.index_spec, static_cast<int>(spec.dimension)));

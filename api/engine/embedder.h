@@ -36,6 +36,9 @@ class Embedder {
   // Where the vectors are computed: "cpu" or "cuda:N" (encoder/device.h).
   // Default: "cpu".
   virtual std::string device() const { return "cpu"; }
+  // The matmul precision the vectors are computed in (Encoder::precision():
+  // after any fallback of a CPU without the instructions). Default: kF32.
+  virtual encoder::Precision precision() const { return encoder::Precision::kF32; }
 
   // One vector per text, in order. Errors (text too long with
   // Overflow::kError, invalid input) are INVALID_ARGUMENT.

@@ -142,7 +142,8 @@ json InfoToJson(const v1::CollectionInfo& i) {
               {"pooling", v1::Pooling_Name(i.spec().pooling())},
               {"overflow", v1::Overflow_Name(i.spec().overflow())},
               {"query_prefix", i.spec().query_prefix()},
-              {"document_prefix", i.spec().document_prefix()}};
+              {"document_prefix", i.spec().document_prefix()},
+              {"precision", i.spec().precision()}};
 }
 
 void Print(const json& j) { std::printf("%s\n", j.dump().c_str()); }
@@ -163,6 +164,7 @@ void RegisterCollections(CLI::App& app) {
     auto name = std::make_shared<std::string>();
     auto qp = std::make_shared<std::string>();
     auto dp = std::make_shared<std::string>();
+    auto precision = std::make_shared<std::string>();
     CLI::App* c = AddClientCommand(group, "create", "Create a collection", f.get());
     c->add_option("name", *name, "Collection name")->required();
     c->add_option("--index", *index, "flat | hnsw | ivfpq | a factory string (HNSW32, IVF256,PQ16)")
@@ -173,6 +175,9 @@ void RegisterCollections(CLI::App& app) {
         ->capture_default_str();
     c->add_option("--query-prefix", *qp, "Instruction prepended to queries");
     c->add_option("--document-prefix", *dp, "Instruction prepended to documents");
+    c->add_option("--precision", *precision,
+                  "Encoder precision of its vectors and queries: f32, bf16 or int8 (default: "
+                  "the server's --precision)");
     c->callback([=] {
       v1::CreateCollectionRequest req;
       auto* s = req.mutable_spec();
@@ -190,6 +195,10 @@ void RegisterCollections(CLI::App& app) {
       s->set_overflow(api::ToProto(*o));
       s->set_query_prefix(*qp);
       s->set_document_prefix(*dp);
+      if (!precision->empty()) {
+        ExitIfError(encoder::ParsePrecision(*precision).status());
+        s->set_precision(*precision);
+      }
       Print(
           InfoToJson(CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::Create, req).info()));
     });

@@ -39,6 +39,7 @@ struct ServeFlags {
   double grace_s = 10;
   int64_t max_model_mib = 8192;
   std::string device = "cpu";
+  std::string precision = "f32";  // the default model's, and new collections'
   // Resolved from `device` once, in Serve: every model this server loads runs
   // there.
   encoder::BackendOptions backend;
@@ -53,6 +54,8 @@ class SlowEmbedder : public engine::Embedder {
   const std::string& model_id() const override { return inner_->model_id(); }
   int dim() const override { return inner_->dim(); }
   int max_tokens() const override { return inner_->max_tokens(); }
+  std::string device() const override { return inner_->device(); }
+  encoder::Precision precision() const override { return inner_->precision(); }
   absl::StatusOr<int> CountTokens(std::string_view p, std::string_view t) const override {
     return inner_->CountTokens(p, t);
   }
@@ -68,11 +71,13 @@ class SlowEmbedder : public engine::Embedder {
 };
 
 absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeFlags& f,
-                                                                    const std::string& dir);
+                                                                    const std::string& dir,
+                                                                    encoder::Precision precision);
 
 absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModel(const ServeFlags& f,
-                                                            const std::string& dir) {
-  ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> e, OpenModelUnslowed(f, dir));
+                                                            const std::string& dir,
+                                                            encoder::Precision precision) {
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> e, OpenModelUnslowed(f, dir, precision));
   if (f.test_delay_ms > 0) {
     e = std::make_unique<SlowEmbedder>(std::move(e), absl::Milliseconds(f.test_delay_ms));
   }
@@ -80,7 +85,8 @@ absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModel(const ServeFlags& f,
 }
 
 absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeFlags& f,
-                                                                    const std::string& dir) {
+                                                                    const std::string& dir,
+                                                                    encoder::Precision precision) {
   if (f.fake_dim > 0) {
     // Test/benchmark stand-in: `dir` names the fake's seed ("fake:7").
     uint64_t seed = 1;
@@ -90,6 +96,7 @@ absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeF
 #ifdef NEODB_HAVE_ENCODER
   encoder::EncoderOptions eo;
   eo.backend = f.backend;
+  eo.backend.precision = precision;
   eo.backend.num_threads =
       f.encoder_threads > 0 ? f.encoder_threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -105,6 +112,7 @@ absl::Status Serve(ServeFlags f) {
   // cannot be met ends the server here, with the reason.
   ASSIGN_OR_RETURN(const encoder::DeviceRequest device, encoder::ParseDevice(f.device));
   RETURN_IF_ERROR(encoder::ResolveDevice(device, &f.backend));
+  ASSIGN_OR_RETURN(const encoder::Precision precision, encoder::ParsePrecision(f.precision));
   // No --model: the shipped default model (encoder/default_model_dir.h).
   std::string model_dir = f.model_dir;
 #ifdef NEODB_HAVE_ENCODER
@@ -124,9 +132,12 @@ absl::Status Serve(ServeFlags f) {
   spdlog::info(
       "loading model {}{}", f.fake_dim > 0 ? "(fake)" : model_dir,
       f.model_dir.empty() && f.fake_dim <= 0 ? " (the default model; --model picks another)" : "");
-  ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> embedder, OpenModel(f, model_dir));
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> embedder,
+                   OpenModel(f, model_dir, precision));
   spdlog::info("model {} (dimension {}, max {} tokens)", embedder->model_id(), embedder->dim(),
                embedder->max_tokens());
+  spdlog::info("precision {} (runs {})", encoder::PrecisionName(precision),
+               encoder::PrecisionName(embedder->precision()));
   spdlog::info("device {}{}; CPU kernels: {}", embedder->device(),
                device.kind == encoder::DeviceRequest::Kind::kAuto ? " (chosen by --device auto)"
                                                                   : "",
@@ -138,7 +149,10 @@ absl::Status Serve(ServeFlags f) {
   o.batcher.max_queue_texts = f.max_queue_texts;
   o.batcher.max_batch_tokens = f.max_batch_tokens;
   o.batcher.max_wait = absl::Milliseconds(f.max_wait_ms);
-  o.embedder_factory = [f](const std::string& dir) { return OpenModel(f, dir); };
+  o.embedder_factory = [f](const std::string& dir, encoder::Precision p) {
+    return OpenModel(f, dir, p);
+  };
+  o.default_precision = precision;
   // Recorded with new collections, which keep their model across restarts
   // (absolute, so that it means the same from any working directory).
   o.default_model_dir = model_dir;
@@ -185,6 +199,11 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--device", f->device,
                   "Where models run: cpu, cuda, cuda:N or auto (a GPU when one is present); "
                   "asking for CUDA where there is none is an error")
+      ->capture_default_str();
+  cmd->add_option("--precision", f->precision,
+                  "CPU matmul precision of the default model and of new collections: f32, bf16 "
+                  "or int8 (a CPU without the instructions runs f32 and says so); each "
+                  "collection keeps the precision it was created with")
       ->capture_default_str();
   cmd->add_option("--snapshot-interval", f->snapshot_interval_s,
                   "Seconds between periodic index snapshots (0 = only on demand and shutdown)")
