@@ -100,6 +100,28 @@ TEST(CodecTest, SpecAndChangelogRoundTrip) {
   EXPECT_FALSE(DecodeChangelogRecord(bad).ok());
 }
 
+TEST(CodecTest, SpecPrecisionRoundTripsAndOlderSpecsDecodeAsF32) {
+  CollectionSpec spec;
+  spec.name = "p";
+  spec.dimension = 8;
+  spec.model_dir = "/m";
+  spec.precision = "bf16";
+  const std::string v3 = EncodeCollectionSpec(spec);
+  auto s = DecodeCollectionSpec(v3);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->precision, "bf16");
+  EXPECT_EQ(s->model_dir, "/m");
+  // A v2 record: the same bytes without the trailing precision (length 4).
+  std::string v2 = v3.substr(0, v3.size() - 5);
+  v2[0] = 2;
+  s = DecodeCollectionSpec(v2);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->precision, "f32");
+  EXPECT_EQ(s->model_dir, "/m");
+  v2[0] = 3;  // a v3 record cut short is corrupt, not f32
+  EXPECT_FALSE(DecodeCollectionSpec(v2).ok());
+}
+
 TEST(CodecTest, BigEndianSortsNumerically) {
   EXPECT_LT(EncodeBigEndian64(255), EncodeBigEndian64(256));
   EXPECT_EQ(*DecodeBigEndian64(EncodeBigEndian64(0x0102030405060708ull)), 0x0102030405060708ull);
