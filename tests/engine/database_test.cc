@@ -43,7 +43,7 @@ class DatabaseTest : public ::testing::Test {
     o.sync_writes = false;
     o.snapshot_interval = absl::ZeroDuration();
     o.snapshot_on_close = snapshot_on_close;
-    o.embedder_factory = [](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+    o.embedder_factory = [](const std::string& d, encoder::Precision) -> absl::StatusOr<std::unique_ptr<Embedder>> {
       return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, std::stoull(d)));
     };
     return o;
