@@ -4,6 +4,12 @@
 // found (the CPU on a machine without a GPU) and says so in `neodb stats`.
 // A collection created with --precision keeps it across a restart, and its
 // queries embed in it.
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "encoder/cuda/cuda_backend.h"
@@ -132,6 +138,125 @@ TEST(DeviceTest, ACollectionKeepsItsPrecisionAcrossARestart) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, search_before);
   EXPECT_FALSE(search_before.empty());
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+// What `precision` runs as here: itself, or f32 on a CPU without its
+// instructions (the collection records what its vectors were computed in).
+std::string RunsAs(const TestDir& dir, encoder::Precision precision) {
+  encoder::EncoderOptions eo;
+  eo.backend.precision = precision;
+  auto enc = encoder::Encoder::Open(ModelDir(dir, 1), eo);
+  EXPECT_TRUE(enc.ok()) << enc.status();
+  if (!enc.ok()) return "?";
+  return std::string(encoder::PrecisionName((*enc)->precision()));
+}
+
+std::vector<float> VectorOf(const std::string& get_output) {
+  return nlohmann::json::parse(get_output).at("vector").get<std::vector<float>>();
+}
+
+double Cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    ab += double{a[i]} * b[i];
+    aa += double{a[i]} * a[i];
+    bb += double{b[i]} * b[i];
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+// f32, bf16 and int8 collections side by side on one server, holding the same
+// documents: each embeds its documents and its queries in its own precision
+// (the vectors differ slightly, the rankings agree), and each keeps its
+// precision across a restart under another server default.
+TEST(DeviceTest, ThreePrecisionsOnOneServerEachKeepItsOwn) {
+  TestDir dir("precisions3");
+  std::vector<std::string> args = {"--data-dir", dir.Sub("data"), "--encoder-threads", "1"};
+  for (const auto& a : ModelArgs(dir, 1)) args.push_back(a);
+  const std::vector<std::string> names = {"f32", "bf16", "int8"};
+  const std::vector<std::string> runs = {RunsAs(dir, encoder::Precision::kF32),
+                                         RunsAs(dir, encoder::Precision::kBf16),
+                                         RunsAs(dir, encoder::Precision::kInt8)};
+  ASSERT_EQ(runs[0], "f32");
+  std::mt19937_64 rng(7);
+  std::vector<std::string> texts;
+  {
+    std::ofstream f(dir.Sub("docs.jsonl"));
+    for (int i = 0; i < 24; ++i) {
+      texts.push_back(RandomText(rng, 10));
+      f << nlohmann::json{{"id", absl::StrCat("d", i)}, {"text", texts.back()}}.dump() << "\n";
+    }
+  }
+  auto search = [&](const std::string& at, const std::string& name, const std::string& q) {
+    CommandResult r = RunNeodbCapture(
+        absl::StrCat("search --mode vector -k 3 --collection c_", name, at, " '", q, "'"),
+        dir.Sub(""));
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.out;
+  };
+  std::vector<std::string> before(3);
+  {
+    ServerProcess server(args);  // server default: f32
+    ASSERT_TRUE(server.Start());
+    const std::string at = absl::StrCat(" --server ", server.address());
+    for (int p = 0; p < 3; ++p) {
+      CommandResult r = RunNeodbCapture(
+          absl::StrCat("collections create c_", names[p], " --precision ", names[p], at),
+          dir.Sub(""));
+      ASSERT_EQ(r.status, 0) << r.err;
+      EXPECT_EQ(nlohmann::json::parse(r.out).at("precision"), runs[p]) << r.out;
+      r = RunNeodbCapture(
+          absl::StrCat("ingest --collection c_", names[p], at, " ", dir.Sub("docs.jsonl")),
+          dir.Sub(""));
+      ASSERT_EQ(r.status, 0) << r.err;
+    }
+    std::vector<std::vector<float>> vec(3);
+    for (int p = 0; p < 3; ++p) {
+      // A document's own text finds it first in every precision.
+      const std::string out = search(at, names[p], texts[5]);
+      ASSERT_FALSE(out.empty());
+      EXPECT_EQ(nlohmann::json::parse(out.substr(0, out.find('\n'))).at("id"), "d5") << out;
+      before[p] = search(at, names[p], "alpha river north");
+      CommandResult r = RunNeodbCapture(
+          absl::StrCat("get --include-vector --collection c_", names[p], at, " d0"), dir.Sub(""));
+      ASSERT_EQ(r.status, 0) << r.err;
+      vec[p] = VectorOf(r.out);
+      ASSERT_EQ(vec[p].size(), vec[0].size());
+    }
+    for (int p = 1; p < 3; ++p) {
+      if (runs[p] == "f32") {
+        // This CPU lacks the instructions: the same F32 vectors and scores.
+        EXPECT_EQ(vec[p], vec[0]) << names[p];
+        EXPECT_EQ(before[p], before[0]) << names[p];
+        continue;
+      }
+      // Computed in the collection's own precision: close to F32, not equal;
+      // and so are the query's scores.
+      EXPECT_NE(vec[p], vec[0]) << names[p];
+      EXPECT_GT(Cosine(vec[p], vec[0]), p == 1 ? 0.999 : 0.99) << names[p];
+      EXPECT_NE(before[p], before[0]) << names[p];
+    }
+    EXPECT_EQ(server.Stop(), 0);
+  }
+  // Restart with another default: the collections keep theirs, and their
+  // queries embed in it (the same results, bit for bit); a new collection
+  // gets the new default.
+  args.push_back("--precision");
+  args.push_back("int8");
+  ServerProcess server(args);
+  ASSERT_TRUE(server.Start());
+  const std::string at = absl::StrCat(" --server ", server.address());
+  for (int p = 0; p < 3; ++p) {
+    CommandResult r = RunNeodbCapture(
+        absl::StrCat("collections describe c_", names[p], at), dir.Sub(""));
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out).at("precision"), runs[p]) << r.out;
+    EXPECT_EQ(search(at, names[p], "alpha river north"), before[p]) << names[p];
+  }
+  CommandResult r = RunNeodbCapture(absl::StrCat("collections create later", at), dir.Sub(""));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("precision"), runs[2]) << r.out;
   EXPECT_EQ(server.Stop(), 0);
 }
 #endif
