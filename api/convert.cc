@@ -297,6 +297,9 @@ absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
   if (s.has_bm25_b()) out.bm25_b = s.bm25_b();
   out.title_field = s.title_field();
   if (s.has_title_weight()) out.title_weight = s.title_weight();
+  // Empty: the server's default precision (Database::CreateCollection).
+  out.precision = s.precision();
+  if (!out.precision.empty()) RETURN_IF_ERROR(encoder::ParsePrecision(out.precision).status());
   return out;
 }
 
@@ -356,6 +359,7 @@ void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
   k->set_postings(info.keyword.postings);
   k->set_memory_bytes(info.keyword.memory_bytes);
   k->set_snapshot_bytes(info.keyword.snapshot_bytes);
+  s->set_precision(info.spec.precision);
   out->set_count(info.count);
   out->set_dimension(static_cast<int32_t>(info.spec.dimension));
   out->set_model_id(info.spec.model_id);

@@ -309,6 +309,8 @@ class AdminService final : public v1::Admin::Service {
     resp->set_models_loaded(s.models_loaded);
     resp->set_keyword_snapshot_loads(s.keyword_snapshot_loads);
     resp->set_keyword_rebuilds(s.keyword_rebuilds);
+    resp->set_device(s.device);
+    resp->set_cpu_kernels(s.cpu_kernels);
     return grpc::Status::OK;
   }
   grpc::Status Snapshot(grpc::ServerContext*, const v1::SnapshotRequest*,

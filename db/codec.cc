@@ -13,8 +13,10 @@ namespace {
 constexpr uint8_t kDocumentVersion = 1;
 // Spec v2 appends model_dir and engine_state; v1 records decode with them
 // empty. v3 appends vector_source and the keyword settings; v1 and v2 records
-// decode as "model" with the keyword defaults.
-constexpr uint8_t kSpecVersion = 3;
+// decode as "model" with the keyword defaults. v4 appends precision; v1..v3
+// records decode as "f32" (all vectors were computed in F32 before it).
+constexpr uint8_t kSpecVersion = 4;
+constexpr uint8_t kSpecVersionV3 = 3;
 constexpr uint8_t kSpecVersionV2 = 2;
 constexpr uint8_t kSpecVersionV1 = 1;
 constexpr uint8_t kChangelogVersion = 1;
@@ -223,6 +225,7 @@ std::string EncodeCollectionSpec(const CollectionSpec& spec) {
   PutFixed64(&out, std::bit_cast<uint64_t>(spec.bm25_b));
   PutString(&out, spec.title_field);
   PutFixed64(&out, std::bit_cast<uint64_t>(spec.title_weight));
+  PutString(&out, spec.precision);
   return out;
 }
 
@@ -230,7 +233,8 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
   Reader r(bytes);
   uint8_t version;
   if (!r.Byte(&version) ||
-      (version != kSpecVersion && version != kSpecVersionV2 && version != kSpecVersionV1)) {
+      (version != kSpecVersion && version != kSpecVersionV3 && version != kSpecVersionV2 &&
+       version != kSpecVersionV1)) {
     return Corrupt("collection", "version");
   }
   CollectionSpec spec;
@@ -244,14 +248,14 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
       !r.Fixed64(&created) ||
       (version >= kSpecVersionV2 && (!r.String(&spec.model_dir, kMaxStringBytes) ||
                                      !r.String(&spec.engine_state, kMaxStringBytes))) ||
-      (version >= kSpecVersion &&
+      (version >= kSpecVersionV3 &&
        (!r.String(&spec.vector_source, kMaxStringBytes) ||
         !r.String(&spec.analyzer, kMaxStringBytes) || !r.Fixed64(&k1) || !r.Fixed64(&b) ||
         !r.String(&spec.title_field, kMaxStringBytes) || !r.Fixed64(&title_weight))) ||
-      !r.done()) {
+      (version >= kSpecVersion && !r.String(&spec.precision, kMaxStringBytes)) || !r.done()) {
     return Corrupt("collection", "truncated or malformed");
   }
-  if (version >= kSpecVersion) {
+  if (version >= kSpecVersionV3) {
     spec.bm25_k1 = std::bit_cast<double>(k1);
     spec.bm25_b = std::bit_cast<double>(b);
     spec.title_weight = std::bit_cast<double>(title_weight);

@@ -49,11 +49,11 @@ absl::Status ValidateCollectionSpec(const CollectionSpec& spec) {
   // engine parses them (index::ParseMetric, engine/embed_settings.h). The store
   // keeps them as the short printable strings they are.
   for (const std::string* v : {&spec.metric, &spec.pooling, &spec.overflow, &spec.vector_source,
-                                &spec.analyzer, &spec.title_field}) {
+                                &spec.analyzer, &spec.title_field, &spec.precision}) {
     if (v->size() > kMaxSpecStringBytes || !Printable(*v)) {
       return absl::InvalidArgumentError(
-          "metric, pooling, overflow, vector source, analyzer and title field must be printable "
-          "ASCII (at most 256 bytes)");
+          "metric, pooling, overflow, vector source, analyzer, title field and precision must be "
+          "printable ASCII (at most 256 bytes)");
     }
   }
   if (spec.query_instruction.size() > kMaxInstructionBytes ||

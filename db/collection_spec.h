@@ -42,6 +42,10 @@ struct CollectionSpec {
   // title_weight (BM25F); empty: none.
   std::string title_field;
   double title_weight = 1.0;
+  // The encoder precision the collection's vectors were computed in
+  // (encoder::PrecisionName: "f32", "bf16", "int8"; opaque to the store).
+  // Records written before it existed decode as "f32".
+  std::string precision = "f32";
   // Bytes the engine keeps with the collection and the store never reads
   // (e.g. a reindex's commit marker). At most 4096 bytes.
   std::string engine_state;

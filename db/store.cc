@@ -172,6 +172,7 @@ absl::StatusOr<CollectionSpec> Store::UpdateCollection(std::string_view name,
   if (update.index_spec) spec.index_spec = *update.index_spec;
   if (update.query_instruction) spec.query_instruction = *update.query_instruction;
   if (update.document_instruction) spec.document_instruction = *update.document_instruction;
+  if (update.precision) spec.precision = *update.precision;
   RETURN_IF_ERROR(ValidateCollectionSpec(spec));
   RETURN_IF_ERROR(
       FromRocks(im.db->Put(im.WriteOpts(), im.collections, spec.name, EncodeCollectionSpec(spec)),

@@ -56,6 +56,7 @@ struct CollectionUpdate {
   std::optional<std::string> index_spec;
   std::optional<std::string> query_instruction;
   std::optional<std::string> document_instruction;
+  std::optional<std::string> precision;
 };
 
 struct ListResult {

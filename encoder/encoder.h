@@ -76,6 +76,10 @@ class Encoder {
   const std::string& model_id() const { return weights_->model_id; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   Device device() const { return backend_->device(); }
+  // The CUDA device's index (options.backend.device_index); 0 on the CPU.
+  int device_index() const {
+    return device() == Device::kCuda ? options_.backend.device_index : 0;
+  }
   // The CPU matmul precision in effect: options.backend.precision, or kF32
   // when the CPU lacks its instructions (then precision_note() says so, else
   // it is empty). kF32 on CUDA, where compute_dtype governs.

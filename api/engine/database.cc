@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/engine/reindex_staging.h"
 #include "common/status_macros.h"
+#include "encoder/ops/cpu_kernels.h"
 #include "index/index_factory.h"
 #include "spdlog/spdlog.h"
 
@@ -36,7 +37,8 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& 
   mo.max_bytes = options.max_model_bytes;
   mo.batcher = options.batcher;
   d->models_ = std::make_unique<ModelRegistry>(options.embedder_factory, mo);
-  d->models_->SetDefault(std::move(default_model), options.default_model_dir);
+  d->models_->SetDefault(std::move(default_model), options.default_model_dir,
+                         options.default_precision);
   RETURN_IF_ERROR(d->Startup());
   d->maintenance_ = std::thread([p = d.get()] { p->MaintenanceLoop(); });
   return d;
@@ -102,7 +104,13 @@ absl::StatusOr<std::shared_ptr<Model>> Database::ModelOf(const Collection::State
                      ") and has no query model, so no model can embed text for it: search it with "
                      "near-vector, or create it with a query model whose vectors these are"));
   }
-  auto m = models_->Acquire(spec.model_dir, spec.model_id);
+  absl::StatusOr<encoder::Precision> precision = encoder::ParsePrecision(spec.precision);
+  if (!precision.ok()) {
+    return absl::DataLossError(absl::StrCat("collection '", spec.name,
+                                            "' records an unknown precision: ",
+                                            precision.status().message()));
+  }
+  auto m = models_->Acquire(spec.model_dir, spec.model_id, *precision);
   if (!m.ok() && absl::IsFailedPrecondition(m.status())) {
     return absl::FailedPreconditionError(
         absl::StrCat("collection '", spec.name, "' cannot embed: ", m.status().message(),
@@ -150,17 +158,37 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
                                                    kMaxUserCollectionNameBytes));
   }
   spec.vector_source = std::string(VectorSourceName(vectors.source));
+  std::shared_ptr<Model> def = models_->Default();
+  if (!def) return absl::UnavailableError("server is shutting down");
+  // The precision of the collection's model: asked for, else the server's
+  // default (the default model's).
+  encoder::Precision precision = def->precision;
+  if (!spec.precision.empty()) {
+    ASSIGN_OR_RETURN(precision, encoder::ParsePrecision(spec.precision));
+  }
+  // `m` in that precision: m itself when it runs it (or was asked for it and
+  // this CPU lacks it); else a second copy of its checkpoint.
+  auto in_precision = [&](std::shared_ptr<Model> m) -> absl::StatusOr<std::shared_ptr<Model>> {
+    if (precision == m->precision || precision == m->embedder->precision()) return m;
+    if (m->dir.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("precision ", std::string(encoder::PrecisionName(precision)),
+                       " needs the default model loaded again, but it has no checkpoint directory"));
+    }
+    return models_->Load(m->dir, precision);
+  };
   if (vectors.source == VectorSource::kModel) {
     if (vectors.dimension != 0 || !vectors.name.empty() || !vectors.query_model.empty()) {
       return absl::InvalidArgumentError(
           "dimension, vectors name and query model apply to external-vector collections only "
           "(the model's own dimension and id are used)");
     }
-    std::shared_ptr<Model> m = models_->Default();
-    if (!m) return absl::UnavailableError("server is shutting down");
+    ASSIGN_OR_RETURN(std::shared_ptr<Model> m, in_precision(def));
     spec.dimension = static_cast<uint32_t>(m->embedder->dim());
     spec.model_id = m->embedder->model_id();
     spec.model_dir = m->dir;
+    // What the vectors are computed in (F32 where the CPU lacks the asked one).
+    spec.precision = std::string(encoder::PrecisionName(m->embedder->precision()));
   } else {
     if (vectors.dimension < 1 || vectors.dimension > db::kMaxDimension) {
       return absl::InvalidArgumentError(
@@ -170,16 +198,17 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
     if (!vectors.name.empty()) RETURN_IF_ERROR(CheckVectorsName(vectors.name));
     spec.dimension = vectors.dimension;
     if (vectors.query_model.empty()) {
+      // No model ever embeds for it: recorded as f32, whatever was asked.
       spec.model_id =
           absl::StrCat(kExternalModelPrefix, vectors.name.empty() ? spec.name : vectors.name);
       spec.model_dir.clear();
+      spec.precision = std::string(encoder::PrecisionName(encoder::Precision::kF32));
     } else {
       std::shared_ptr<Model> q;
       if (vectors.query_model == "default") {
-        q = models_->Default();
-        if (!q) return absl::UnavailableError("server is shutting down");
+        ASSIGN_OR_RETURN(q, in_precision(def));
       } else {
-        ASSIGN_OR_RETURN(q, models_->Load(vectors.query_model));
+        ASSIGN_OR_RETURN(q, models_->Load(vectors.query_model, precision));
       }
       if (q->embedder->dim() != static_cast<int>(vectors.dimension)) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -197,6 +226,7 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
       }
       spec.model_id = q->embedder->model_id();
       spec.model_dir = q->dir;
+      spec.precision = std::string(encoder::PrecisionName(q->embedder->precision()));
     }
   }
   spec.engine_state.clear();
@@ -273,7 +303,9 @@ DatabaseStats Database::Stats() const {
     s.model_id = m->embedder->model_id();
     s.dimension = m->embedder->dim();
     s.embed = m->batcher->stats();
+    s.device = m->embedder->device();
   }
+  s.cpu_kernels = encoder::CpuKernelInfo();
   auto all = AllCollections();
   s.collections = all.size();
   for (auto& c : all) {

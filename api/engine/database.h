@@ -80,6 +80,10 @@ struct DatabaseOptions {
   // with the collections created on it (so they keep their model when the
   // server later starts with another default). Empty: unnamed (tests).
   std::string default_model_dir;
+  // The precision the default model was opened with (the server's
+  // --precision): what new collections get unless they name another.
+  // Default: kF32.
+  encoder::Precision default_precision = encoder::Precision::kF32;
   // Loaded models are kept under this many bytes of weights (the least
   // recently used beyond it are unloaded). Default: 8 GiB.
   size_t max_model_bytes = size_t{8} << 30;
@@ -198,6 +202,8 @@ struct DatabaseStats {
   uint64_t keyword_snapshot_loads = 0;
   uint64_t keyword_rebuilds = 0;
   EmbedBatcherStats embed;  // the default model's batcher
+  std::string device;       // the default model's: "cpu" or "cuda:N"
+  std::string cpu_kernels;  // encoder::CpuKernelInfo()
 };
 
 class Database {

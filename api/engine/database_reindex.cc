@@ -43,7 +43,10 @@ absl::Status Database::Reindex(const std::string& collection, const std::string&
   if (model_dir.empty()) {
     ASSIGN_OR_RETURN(target, ModelOf(*state));
   } else {
-    ASSIGN_OR_RETURN(target, models_->Load(model_dir));
+    // The new model keeps the collection's precision.
+    ASSIGN_OR_RETURN(target, models_->Load(model_dir,
+                                           encoder::ParsePrecision(state->settings.spec.precision)
+                                               .value_or(encoder::Precision::kF32)));
   }
   const db::CollectionSpec& spec = state->settings.spec;
   if (target->embedder->dim() != static_cast<int>(spec.dimension)) {
@@ -129,6 +132,7 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
   staging_spec.name = staging;
   staging_spec.model_id = target_id;
   staging_spec.model_dir = target.dir;
+  staging_spec.precision = std::string(encoder::PrecisionName(target.embedder->precision()));
   staging_spec.engine_state.clear();
   staging_spec.created_at_micros = 0;
   RETURN_IF_ERROR(store_->CreateCollection(staging_spec));

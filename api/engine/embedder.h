@@ -33,6 +33,12 @@ class Embedder {
   // Memory the model holds (weights), in bytes, for the model registry's cap.
   // An estimate is fine. Default: 0 (negligible).
   virtual size_t memory_bytes() const { return 0; }
+  // Where the vectors are computed: "cpu" or "cuda:N" (encoder/device.h).
+  // Default: "cpu".
+  virtual std::string device() const { return "cpu"; }
+  // The matmul precision the vectors are computed in (Encoder::precision():
+  // after any fallback of a CPU without the instructions). Default: kF32.
+  virtual encoder::Precision precision() const { return encoder::Precision::kF32; }
 
   // One vector per text, in order. Errors (text too long with
   // Overflow::kError, invalid input) are INVALID_ARGUMENT.

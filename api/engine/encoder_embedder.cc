@@ -1,11 +1,17 @@
 #include "api/engine/encoder_embedder.h"
 
+#include "encoder/device.h"
+
 namespace neodb::engine {
 
 absl::StatusOr<std::unique_ptr<Embedder>> EncoderEmbedder::Open(
     const std::string& dir, const encoder::EncoderOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, encoder::Encoder::Open(dir, options));
   return std::unique_ptr<Embedder>(new EncoderEmbedder(std::move(enc)));
+}
+
+std::string EncoderEmbedder::device() const {
+  return encoder::BackendDeviceName(encoder_->device(), encoder_->device_index());
 }
 
 size_t EncoderEmbedder::memory_bytes() const {

@@ -24,6 +24,8 @@ class EncoderEmbedder : public Embedder {
   // Parameters (from the config) times 4 bytes: the weights as the CPU
   // backend holds them.
   size_t memory_bytes() const override;
+  std::string device() const override;
+  encoder::Precision precision() const override { return encoder_->precision(); }
   absl::StatusOr<std::vector<encoder::Embedding>> Embed(
       const std::vector<std::string>& texts, const encoder::EmbedOptions& options) override {
     return encoder_->Embed(texts, options);

@@ -11,18 +11,20 @@ ModelRegistry::ModelRegistry(EmbedderFactory factory, const ModelRegistryOptions
 
 ModelRegistry::~ModelRegistry() { Clear(); }
 
-std::shared_ptr<Model> ModelRegistry::Wrap(std::unique_ptr<Embedder> e,
-                                           const std::string& dir) const {
+std::shared_ptr<Model> ModelRegistry::Wrap(std::unique_ptr<Embedder> e, const std::string& dir,
+                                           encoder::Precision precision) const {
   auto m = std::make_shared<Model>();
   m->dir = dir;
+  m->precision = precision;
   m->embedder = std::move(e);
   m->batcher = std::make_unique<EmbedBatcher>(m->embedder.get(), options_.batcher);
   return m;
 }
 
 std::shared_ptr<Model> ModelRegistry::SetDefault(std::unique_ptr<Embedder> embedder,
-                                                 const std::string& dir) {
-  auto m = Wrap(std::move(embedder), dir);
+                                                 const std::string& dir,
+                                                 encoder::Precision precision) {
+  auto m = Wrap(std::move(embedder), dir, precision);
   std::lock_guard<std::mutex> lock(mu_);
   if (default_) bytes_ -= default_->embedder->memory_bytes();
   default_ = m;
@@ -36,22 +38,35 @@ std::shared_ptr<Model> ModelRegistry::Default() const {
   return default_;
 }
 
+bool ModelRegistry::IsDefaultLocked(const std::string& dir, encoder::Precision precision) const {
+  // Asked for, or what it runs (a collection records the latter).
+  return default_ && (dir.empty() || dir == default_->dir) &&
+         (precision == default_->precision || precision == default_->embedder->precision());
+}
+
 absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Acquire(const std::string& dir,
-                                                              const std::string& model_id) {
+                                                              const std::string& model_id,
+                                                              encoder::Precision precision) {
   std::shared_ptr<Model> m;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return absl::UnavailableError("server is shutting down");
-    if (default_ && (dir.empty() || dir == default_->dir)) {
+    if (IsDefaultLocked(dir, precision)) {
       m = default_;
-    } else if (auto it = by_dir_.find(dir); it != by_dir_.end()) {
+    } else if (auto it = by_dir_.find(Key{dir, precision}); it != by_dir_.end()) {
       m = it->second;
-      TouchLocked(dir);
+      TouchLocked(it->first);
     }
   }
-  if (!m && dir.empty()) return absl::UnavailableError("server is shutting down");
+  if (!m && dir.empty()) {
+    if (!Default()) return absl::UnavailableError("server is shutting down");
+    return absl::FailedPreconditionError(absl::StrCat(
+        "it holds ", std::string(encoder::PrecisionName(precision)),
+        " vectors and records no checkpoint directory, so the server's default model cannot be "
+        "loaded again in that precision; reindex it with `--model DIR`"));
+  }
   if (!m) {
-    ASSIGN_OR_RETURN(m, Load(dir));
+    ASSIGN_OR_RETURN(m, Load(dir, precision));
   }
   if (m->embedder->model_id() != model_id) {
     if (dir.empty()) {
@@ -69,13 +84,15 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Acquire(const std::string&
   return m;
 }
 
-absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Load(const std::string& dir) {
+absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Load(const std::string& dir,
+                                                           encoder::Precision precision) {
+  const Key key{dir, precision};
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return absl::UnavailableError("server is shutting down");
-    if (default_ && !dir.empty() && dir == default_->dir) return default_;
-    if (auto it = by_dir_.find(dir); it != by_dir_.end()) {
-      TouchLocked(dir);
+    if (!dir.empty() && IsDefaultLocked(dir, precision)) return default_;
+    if (auto it = by_dir_.find(key); it != by_dir_.end()) {
+      TouchLocked(key);
       return it->second;
     }
   }
@@ -84,37 +101,40 @@ absl::StatusOr<std::shared_ptr<Model>> ModelRegistry::Load(const std::string& di
     return absl::FailedPreconditionError(
         absl::StrCat("this server cannot load other models (", dir, ")"));
   }
-  auto e = factory_(dir);
+  auto e = factory_(dir, precision);
   if (!e.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot load the model in ", dir, ": ", e.status().message()));
   }
-  auto m = Wrap(std::move(*e), dir);
-  spdlog::info("loaded model {} from {}", m->embedder->model_id(), dir);
+  auto m = Wrap(std::move(*e), dir, precision);
+  spdlog::info("loaded model {} from {} ({}, runs {})", m->embedder->model_id(), dir,
+               encoder::PrecisionName(precision),
+               encoder::PrecisionName(m->embedder->precision()));
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return absl::UnavailableError("server is shutting down");
-  if (auto it = by_dir_.find(dir); it != by_dir_.end()) return it->second;  // lost a race
-  by_dir_[dir] = m;
-  lru_.push_front(dir);
+  if (auto it = by_dir_.find(key); it != by_dir_.end()) return it->second;  // lost a race
+  by_dir_[key] = m;
+  lru_.push_front(key);
   bytes_ += m->embedder->memory_bytes();
   EvictLocked();
   return m;
 }
 
-void ModelRegistry::TouchLocked(const std::string& dir) {
-  lru_.remove(dir);
-  lru_.push_front(dir);
+void ModelRegistry::TouchLocked(const Key& key) {
+  lru_.remove(key);
+  lru_.push_front(key);
 }
 
 void ModelRegistry::EvictLocked() {
   // Never the most recently used one: the caller is about to use it.
   while (bytes_ > options_.max_bytes && lru_.size() > 1) {
-    const std::string victim = lru_.back();
+    const Key victim = lru_.back();
     lru_.pop_back();
     auto it = by_dir_.find(victim);
     bytes_ -= it->second->embedder->memory_bytes();
-    spdlog::info("unloading model {} ({}): over the {} byte model cap",
-                 it->second->embedder->model_id(), victim, options_.max_bytes);
+    spdlog::info("unloading model {} ({}, {}): over the {} byte model cap",
+                 it->second->embedder->model_id(), victim.first,
+                 encoder::PrecisionName(victim.second), options_.max_bytes);
     by_dir_.erase(it);  // alive while a caller holds it
   }
 }
@@ -130,7 +150,7 @@ size_t ModelRegistry::loaded_bytes() const {
 }
 
 void ModelRegistry::Clear() {
-  std::map<std::string, std::shared_ptr<Model>> models;
+  std::map<Key, std::shared_ptr<Model>> models;
   std::shared_ptr<Model> def;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -30,15 +30,18 @@
 
 namespace neodb::engine {
 
-// Opens the checkpoint in a directory (EncoderEmbedder in the server; fakes in
-// tests).
-using EmbedderFactory =
-    std::function<absl::StatusOr<std::unique_ptr<Embedder>>(const std::string& model_dir)>;
+// Opens the checkpoint in a directory with the CPU matmuls in `precision`
+// (EncoderEmbedder in the server; fakes in tests).
+using EmbedderFactory = std::function<absl::StatusOr<std::unique_ptr<Embedder>>(
+    const std::string& model_dir, encoder::Precision precision)>;
 
 // A loaded model. Destruction order matters: the batcher (declared last)
 // stops its worker before the embedder it drives goes away.
 struct Model {
   std::string dir;  // checkpoint directory ("" for an unnamed default)
+  // The precision it was asked for (the registry's key with `dir`);
+  // embedder->precision() is what it runs, kF32 where the CPU lacks it.
+  encoder::Precision precision = encoder::Precision::kF32;
   std::unique_ptr<Embedder> embedder;
   std::unique_ptr<EmbedBatcher> batcher;
 };
@@ -59,17 +62,21 @@ class ModelRegistry {
 
   // Makes `embedder` (loaded from `dir`, which may be empty) the default
   // model: what new collections and the Embed service use. Pinned.
-  std::shared_ptr<Model> SetDefault(std::unique_ptr<Embedder> embedder, const std::string& dir);
+  std::shared_ptr<Model> SetDefault(std::unique_ptr<Embedder> embedder, const std::string& dir,
+                                    encoder::Precision precision = encoder::Precision::kF32);
   std::shared_ptr<Model> Default() const;
 
-  // The model loaded from `dir` whose content hash is `model_id`. An empty
-  // `dir` names the default model. FAILED_PRECONDITION when the checkpoint's
+  // The model loaded from `dir` in `precision` whose content hash is
+  // `model_id`: one copy per (checkpoint, precision), since the precision
+  // changes the vectors. An empty `dir` names the default model. FAILED_PRECONDITION when the checkpoint's
   // hash is not `model_id` (the files changed since the collection was
   // embedded) or when the model cannot be loaded here.
-  absl::StatusOr<std::shared_ptr<Model>> Acquire(const std::string& dir,
-                                                 const std::string& model_id);
-  // Loads `dir` (whatever its hash) for a reindex onto it.
-  absl::StatusOr<std::shared_ptr<Model>> Load(const std::string& dir);
+  absl::StatusOr<std::shared_ptr<Model>> Acquire(
+      const std::string& dir, const std::string& model_id,
+      encoder::Precision precision = encoder::Precision::kF32);
+  // Loads `dir` in `precision` (whatever its hash) for a reindex onto it.
+  absl::StatusOr<std::shared_ptr<Model>> Load(
+      const std::string& dir, encoder::Precision precision = encoder::Precision::kF32);
 
   // Models held now, and their bytes.
   size_t loaded() const;
@@ -78,9 +85,13 @@ class ModelRegistry {
   void Clear();
 
  private:
-  std::shared_ptr<Model> Wrap(std::unique_ptr<Embedder> e, const std::string& dir) const;
-  // REQUIRES: mu_ held. Moves `dir` to the front and evicts past max_bytes.
-  void TouchLocked(const std::string& dir);
+  using Key = std::pair<std::string, encoder::Precision>;  // (dir, precision)
+  std::shared_ptr<Model> Wrap(std::unique_ptr<Embedder> e, const std::string& dir,
+                              encoder::Precision precision) const;
+  // REQUIRES: mu_ held. Whether the default model serves (dir, precision).
+  bool IsDefaultLocked(const std::string& dir, encoder::Precision precision) const;
+  // REQUIRES: mu_ held. Moves `key` to the front and evicts past max_bytes.
+  void TouchLocked(const Key& key);
   void EvictLocked();
 
   const EmbedderFactory factory_;
@@ -88,8 +99,8 @@ class ModelRegistry {
   mutable std::mutex mu_;
   bool closed_ = false;
   std::shared_ptr<Model> default_;
-  std::map<std::string, std::shared_ptr<Model>> by_dir_;
-  std::list<std::string> lru_;  // most recent first; not the default
+  std::map<Key, std::shared_ptr<Model>> by_dir_;
+  std::list<Key> lru_;  // most recent first; not the default
   size_t bytes_ = 0;
 };
 

@@ -30,6 +30,7 @@ absl::Status RollForward(db::Store& store, const db::CollectionSpec& staging,
   db::CollectionUpdate u;
   u.model_id = staging.model_id;
   u.model_dir = staging.model_dir;
+  u.precision = staging.precision;
   RETURN_IF_ERROR(store.UpdateCollection(target, u).status());
   RETURN_IF_ERROR(store.DropCollection(staging.name));
   spdlog::info("collection '{}': reindex committed ({} documents now on model {})", target, moved,

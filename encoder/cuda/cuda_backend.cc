@@ -57,6 +57,8 @@ class CudaBackend final : public Backend {
 
 bool CudaBackendCompiled() { return true; }
 
+absl::StatusOr<int> CudaDeviceCount() { return cuda::CountCudaDevices(); }
+
 absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(
     std::shared_ptr<const NeoBertWeights> weights, const BackendOptions& options) {
   if (weights == nullptr) return absl::InvalidArgumentError("MakeCudaBackend: no weights");

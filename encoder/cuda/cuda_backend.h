@@ -35,4 +35,9 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(
 // returns UNAVAILABLE).
 bool CudaBackendCompiled();
 
+// The number of CUDA devices this process sees (cudaGetDeviceCount), at least
+// 1 when OK. UNAVAILABLE with "no CUDA device: …" (the driver's reason, or
+// "built without CUDA") when there is none.
+absl::StatusOr<int> CudaDeviceCount();
+
 }  // namespace neodb::encoder

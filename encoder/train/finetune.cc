@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "xxhash.h"
 #include "encoder/checkpoint/weights.h"
+#include "encoder/cuda/cuda_backend.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "encoder/tokenizer/tokenizer.h"
 #include "encoder/train/loss_plot.h"
@@ -352,6 +353,16 @@ absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options) {
   ASSIGN_OR_RETURN(const int64_t max_length, ResolveMaxLength(options.max_length, weights.config));
   ASSIGN_OR_RETURN(std::vector<TokenizedPair> pairs,
                    LoadPairs(options.pairs_file, *tokenizer, max_length));
+  if (options.device == Device::kCuda) {
+    BackendOptions backend;
+    backend.device = Device::kCuda;
+    backend.device_index = options.device_index;
+    const int64_t dim = weights.config.hidden_size;
+    ASSIGN_OR_RETURN(std::unique_ptr<Backend> cuda,
+                     MakeCudaBackend(std::make_shared<const NeoBertWeights>(std::move(weights)),
+                                     backend));
+    return Evaluate(*cuda, dim, BuildEvalSet(pairs), options.pooling);
+  }
   if (options.precision != Precision::kF32) {
     std::string why;
     const Precision precision = CpuPrecisionFor(options.precision, &why);

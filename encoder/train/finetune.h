@@ -64,6 +64,10 @@ struct EvalOptions {
   // kBf16/kInt8 with the CPU inference backend in that precision (F32 with
   // a note on stderr when the CPU lacks the instructions).
   Precision precision = Precision::kF32;
+  // kCuda embeds with the CUDA inference backend on device_index (its default
+  // compute dtype; `precision` is a CPU setting and ignored). Default: CPU.
+  Device device = Device::kCpu;
+  int device_index = 0;
 };
 
 absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options);

@@ -113,7 +113,11 @@ TEST(CodecTest, SpecV3FieldsRoundTripAndOlderVersionsGetDefaults) {
   spec.bm25_b = 0.75;
   spec.title_field = "title";
   spec.title_weight = 2.5;
-  const std::string v3 = EncodeCollectionSpec(spec);
+  spec.precision = "int8";
+  const std::string v4 = EncodeCollectionSpec(spec);
+  // A v3 record is the v4 one without its trailing precision "int8" (1 + 4).
+  std::string v3 = v4.substr(0, v4.size() - 5);
+  v3[0] = 3;
   auto s = DecodeCollectionSpec(v3);
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->vector_source, "external");
@@ -124,6 +128,7 @@ TEST(CodecTest, SpecV3FieldsRoundTripAndOlderVersionsGetDefaults) {
   EXPECT_EQ(s->bm25_b, 0.75);
   EXPECT_EQ(s->title_field, "title");
   EXPECT_EQ(s->title_weight, 2.5);
+  EXPECT_EQ(s->precision, "f32");
 
   // A v2 record is the v3 one without its suffix: vector_source "external"
   // (1 + 8 bytes), analyzer "simple" (1 + 6), k1, b (8 each), title_field
@@ -140,10 +145,44 @@ TEST(CodecTest, SpecV3FieldsRoundTripAndOlderVersionsGetDefaults) {
   EXPECT_EQ(old->bm25_b, 0.4);
   EXPECT_EQ(old->title_field, "");
   EXPECT_EQ(old->title_weight, 1.0);
+  EXPECT_EQ(old->precision, "f32");
   // The v3 record cut short is corrupt, not an older record.
   EXPECT_EQ(DecodeCollectionSpec(v3.substr(0, v3.size() - 1)).status().code(),
             absl::StatusCode::kDataLoss);
   EXPECT_FALSE(DecodeCollectionSpec(v3.substr(0, v3.size() - 4)).ok());
+}
+
+TEST(CodecTest, SpecV4PrecisionRoundTripsAndOlderSpecsDecodeAsF32) {
+  CollectionSpec spec;
+  spec.name = "p";
+  spec.dimension = 8;
+  spec.model_dir = "/m";
+  spec.analyzer = "simple";
+  spec.title_field = "title";
+  spec.precision = "bf16";
+  const std::string v4 = EncodeCollectionSpec(spec);
+  ASSERT_EQ(v4[0], 4);
+  auto s = DecodeCollectionSpec(v4);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->precision, "bf16");
+  EXPECT_EQ(s->model_dir, "/m");
+  // The v3 fields stay where they were: precision comes after them.
+  EXPECT_EQ(s->analyzer, "simple");
+  EXPECT_EQ(s->title_field, "title");
+  // A v3 record: the same bytes without the trailing precision (length 4).
+  std::string v3 = v4.substr(0, v4.size() - 5);
+  v3[0] = 3;
+  s = DecodeCollectionSpec(v3);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->precision, "f32");
+  EXPECT_EQ(s->analyzer, "simple");
+  EXPECT_EQ(s->title_field, "title");
+  v3[0] = 4;  // a v4 record cut short is corrupt, not f32
+  EXPECT_EQ(DecodeCollectionSpec(v3).status().code(), absl::StatusCode::kDataLoss);
+  // An unknown later version is refused, not guessed at.
+  std::string v5 = v4;
+  v5[0] = 5;
+  EXPECT_FALSE(DecodeCollectionSpec(v5).ok());
 }
 
 TEST(CodecTest, BigEndianSortsNumerically) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "encoder/cuda/cuda_backend.h"
 #include "encoder/encoder.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -164,6 +165,34 @@ TEST_F(CliTest, WithoutModelTheDefaultModelIsUsed) {
   EXPECT_NE(Run("embed", "hello world\n", &out, &err), 0);
   EXPECT_NE(err.find("NEODB_DEFAULT_MODEL"), std::string::npos) << err;
   unsetenv("NEODB_DEFAULT_MODEL");
+}
+
+TEST_F(CliTest, DeviceAutoRunsWhereItSaysAndCudaWithoutADeviceFails) {
+  std::string cpu_out, out, err;
+  ASSERT_EQ(Run("embed --device cpu --model " + model(), "hello world\nfoo\n", &cpu_out, &err), 0)
+      << err;
+  ASSERT_EQ(Run("embed --device auto --model " + model(), "hello world\nfoo\n", &out, &err), 0)
+      << err;
+  const bool gpu = CudaDeviceCount().ok();
+  EXPECT_NE(err.find(gpu ? "--device auto chose cuda:0" : "--device auto chose cpu"),
+            std::string::npos)
+      << err;
+  if (!gpu) EXPECT_EQ(out, cpu_out);  // the same CPU path, bit for bit
+  if (gpu) GTEST_SKIP() << "a CUDA device is visible: --device cuda would run";
+  for (const std::string device : {"cuda", "cuda:2"}) {
+    EXPECT_EQ(Run("embed --device " + device + " --model " + model(), "x\n", &out, &err), 1);
+    EXPECT_NE(err.find("asks for CUDA"), std::string::npos) << err;
+    EXPECT_NE(err.find("no CUDA device"), std::string::npos) << err;
+    EXPECT_EQ(out, "");  // nothing embedded on the CPU instead
+  }
+}
+
+TEST_F(CliTest, ABadDeviceIsAUsageError) {
+  std::string out, err;
+  EXPECT_EQ(Run("embed --device gpu --model " + model(), "x\n", &out, &err), 2);
+  EXPECT_NE(err.find("device must be cpu, cuda, cuda:N or auto, not 'gpu'"), std::string::npos)
+      << err;
+  EXPECT_EQ(out, "");
 }
 
 TEST_F(CliTest, BadFlagsAreErrors) {

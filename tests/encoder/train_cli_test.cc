@@ -94,5 +94,40 @@ TEST_F(TrainCliTest, MalformedPairFileExitsWithTheLineNumber) {
   EXPECT_FALSE(fs::exists(root_ / "out2"));
 }
 
+TEST_F(TrainCliTest, TrainingOnCudaIsRefusedNotFaked) {
+  for (const std::string device : {"cuda", "cuda:1"}) {
+    const CliResult f = RunNeodb("finetune --model " + Model() + " --train " + Path("pairs.jsonl") +
+                                 " --out " + Path("out_cuda") + " --steps 1 --device " + device);
+    EXPECT_EQ(f.rc, 1) << f.output;  // FAILED_PRECONDITION
+    EXPECT_THAT(f.output, HasSubstr("training on CUDA is not implemented yet"));
+    EXPECT_FALSE(fs::exists(root_ / "out_cuda"));
+    const CliResult p = RunNeodb("pretrain --model " + Model() + " --corpus " +
+                                 Path("pairs.jsonl") + " --out " + Path("out_pre") +
+                                 " --steps 1 --device " + device);
+    EXPECT_EQ(p.rc, 1) << p.output;
+    EXPECT_THAT(p.output, HasSubstr("training on CUDA is not implemented yet"));
+    EXPECT_FALSE(fs::exists(root_ / "out_pre"));
+  }
+  const CliResult bad = RunNeodb("finetune --model " + Model() + " --train " +
+                                 Path("pairs.jsonl") + " --out " + Path("out_bad") +
+                                 " --steps 1 --device tpu");
+  EXPECT_EQ(bad.rc, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("device must be cpu, cuda, cuda:N or auto"));
+}
+
+TEST_F(TrainCliTest, EvalOnAutoMatchesTheCpuWithoutAGpu) {
+  const std::string base = "eval --model " + Model() + " --pairs " + Path("pairs.jsonl");
+  const CliResult cpu = RunNeodb(base + " --device cpu");
+  ASSERT_EQ(cpu.rc, 0) << cpu.output;
+  const CliResult autod = RunNeodb(base + " --device auto");
+  ASSERT_EQ(autod.rc, 0) << autod.output;
+  if (autod.output.find("chose cuda") != std::string::npos) GTEST_SKIP() << "a GPU is here";
+  EXPECT_THAT(autod.output, HasSubstr("--device auto chose cpu"));
+  EXPECT_THAT(autod.output, HasSubstr(cpu.output));  // the same metrics line
+  const CliResult cuda = RunNeodb(base + " --device cuda");
+  EXPECT_EQ(cuda.rc, 1) << cuda.output;
+  EXPECT_THAT(cuda.output, HasSubstr("no CUDA device"));
+}
+
 }  // namespace
 }  // namespace neodb::encoder::train

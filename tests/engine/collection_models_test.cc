@@ -41,7 +41,7 @@ class CollectionModelsTest : public EngineTest {
   DatabaseOptions Options(uint64_t default_seed) {
     DatabaseOptions o = BaseOptions();
     o.default_model_dir = std::to_string(default_seed);
-    o.embedder_factory = [this](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+    o.embedder_factory = [this](const std::string& d, encoder::Precision) -> absl::StatusOr<std::unique_ptr<Embedder>> {
       ++loads_;
       if (d == "none") return absl::NotFoundError("no checkpoint in none");
       auto e = std::make_unique<FakeEmbedder>(kDim, 32, std::stoull(d));
@@ -299,7 +299,7 @@ TEST_F(CollectionModelsTest, ACollectionWhoseCheckpointChangedRefusesToEmbed) {
   db_.reset();
   // Directory "1" now holds another model (seed 7): the content hash differs.
   DatabaseOptions o = Options(9);
-  o.embedder_factory = [](const std::string&) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+  o.embedder_factory = [](const std::string&, encoder::Precision) -> absl::StatusOr<std::unique_ptr<Embedder>> {
     return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, 7));
   };
   auto db = Database::Open(o, std::make_unique<FakeEmbedder>(kDim, 32, 9));

@@ -29,7 +29,7 @@ class DatabaseTest : public EngineTest {
   DatabaseOptions Options(bool snapshot_on_close = true) {
     DatabaseOptions o = BaseOptions();
     o.snapshot_on_close = snapshot_on_close;
-    o.embedder_factory = [](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+    o.embedder_factory = [](const std::string& d, encoder::Precision) -> absl::StatusOr<std::unique_ptr<Embedder>> {
       return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, std::stoull(d)));
     };
     return o;

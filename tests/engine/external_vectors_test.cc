@@ -31,7 +31,8 @@ class ExternalVectorsTest : public EngineTest {
   void Open() {
     DatabaseOptions o = BaseOptions();
     // A model directory "<n>" loads the fake model of seed n.
-    o.embedder_factory = [](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+    o.embedder_factory = [](const std::string& d,
+                            encoder::Precision) -> absl::StatusOr<std::unique_ptr<Embedder>> {
       return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, std::stoull(d)));
     };
     OpenWith(o, std::make_unique<FakeEmbedder>(kDim, 32, 1));

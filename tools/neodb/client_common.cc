@@ -144,6 +144,7 @@ json InfoToJson(const v1::CollectionInfo& i) {
          {"overflow", v1::Overflow_Name(i.spec().overflow())},
          {"query_prefix", i.spec().query_prefix()},
          {"document_prefix", i.spec().document_prefix()},
+         {"precision", i.spec().precision()},
          {"analyzer", i.spec().analyzer()},
          {"bm25_k1", i.spec().bm25_k1()},
          {"bm25_b", i.spec().bm25_b()},

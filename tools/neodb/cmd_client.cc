@@ -49,6 +49,7 @@ void RegisterCollections(CLI::App& app) {
     auto dimension = std::make_shared<int>(0);
     auto vectors_name = std::make_shared<std::string>();
     auto query_model = std::make_shared<std::string>();
+    auto precision = std::make_shared<std::string>();
     CLI::App* c = AddClientCommand(group, "create", "Create a collection", f.get());
     c->add_option("name", *name, "Collection name")->required();
     c->add_option("--index", *index, "flat | hnsw | ivfpq | a factory string (HNSW32, IVF256,PQ16)")
@@ -82,6 +83,9 @@ void RegisterCollections(CLI::App& app) {
                   "A string metadata field also indexed for keyword search");
     c->add_option("--title-weight", *title_weight, "Its weight (> 0, <= 1000)")
         ->capture_default_str();
+    c->add_option("--precision", *precision,
+                  "Encoder precision of its vectors and queries: f32, bf16 or int8 (default: "
+                  "the server's --precision)");
     c->callback([=] {
       v1::CreateCollectionRequest req;
       auto* s = req.mutable_spec();
@@ -119,6 +123,10 @@ void RegisterCollections(CLI::App& app) {
       s->set_bm25_b(*b);
       s->set_title_field(*title_field);
       s->set_title_weight(*title_weight);
+      if (!precision->empty()) {
+        ExitIfError(encoder::ParsePrecision(*precision).status());
+        s->set_precision(*precision);
+      }
       Print(
           InfoToJson(CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::Create, req).info()));
     });
@@ -457,6 +465,8 @@ void RegisterAdmin(CLI::App& app) {
                  {"encoder_seconds", r.encoder_seconds()},
                  {"keyword_snapshot_loads", r.keyword_snapshot_loads()},
                  {"keyword_rebuilds", r.keyword_rebuilds()},
+                 {"device", r.device()},
+                 {"cpu_kernels", r.cpu_kernels()},
                  {"keyword", keyword}});
     });
   }

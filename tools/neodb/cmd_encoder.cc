@@ -12,6 +12,7 @@
 
 #include "common/float_text.h"
 #include "encoder/default_model_dir.h"
+#include "encoder/device.h"
 #include "encoder/encoder.h"
 #include "nlohmann/json.hpp"
 #include "tools/neodb/commands.h"
@@ -74,6 +75,7 @@ struct EmbedArgs {
   int64_t batch_lines = 256;
   std::string prefix;
   std::string precision = "f32";
+  std::string device = "cpu";
 };
 
 absl::Status EmbedBatch(encoder::Encoder& enc, const std::vector<std::string>& texts,
@@ -119,11 +121,18 @@ absl::Status RunEmbed(const EmbedArgs& a) {
   encoder::EncoderOptions eopts;
   eopts.backend.num_threads = a.threads;
   ASSIGN_OR_RETURN(eopts.backend.precision, encoder::ParsePrecision(a.precision));
+  ASSIGN_OR_RETURN(const encoder::DeviceRequest device, encoder::ParseDevice(a.device));
+  RETURN_IF_ERROR(encoder::ResolveDevice(device, &eopts.backend));
   eopts.max_batch_tokens = a.batch_tokens;
   ASSIGN_OR_RETURN(const std::string model_dir, encoder::ResolveModelDir(a.model));
   ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, encoder::Encoder::Open(model_dir, eopts));
   if (!enc->precision_note().empty()) {
     std::fprintf(stderr, "neodb embed: %s\n", enc->precision_note().c_str());
+  }
+  if (device.kind == encoder::DeviceRequest::Kind::kAuto) {
+    // The one choice made for the user: say what it was.
+    std::fprintf(stderr, "neodb embed: --device auto chose %s\n",
+                 encoder::BackendDeviceName(enc->device(), eopts.backend.device_index).c_str());
   }
   LineReader reader;
   std::vector<std::string> texts;
@@ -186,6 +195,9 @@ void RegisterEncoderCommands(CLI::App& app) {
   embed->add_option("--precision", embed_args->precision,
                     "matmul precision on the CPU: f32 (default), bf16 or int8; a CPU without "
                     "the instructions runs f32 and says so");
+  embed->add_option("--device", embed_args->device,
+                    "cpu (default), cuda, cuda:N or auto (a GPU when one is present); asking "
+                    "for CUDA where there is none is an error");
   embed->callback([embed_args] { ExitIfError(RunEmbed(*embed_args)); });
 
   auto model = std::make_shared<std::string>();

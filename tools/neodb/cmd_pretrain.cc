@@ -22,6 +22,7 @@
 #include "encoder/train/mask_predictor.h"
 #include "encoder/train/mlm_pretrainer.h"
 #include "encoder/train/train_model.h"
+#include "encoder/train/train_device.h"
 #include "encoder/train/train_params.h"
 #include "tools/neodb/commands.h"
 
@@ -43,6 +44,7 @@ struct PretrainArgs {
   int threads = 0;
   int64_t log_every = 10;
   bool force = false;
+  std::string device = "cpu";
 };
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -51,6 +53,9 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 absl::Status Pretrain(PretrainArgs a) {
   const auto t0 = std::chrono::steady_clock::now();
+  std::string device_note;
+  RETURN_IF_ERROR(encoder::train::CheckTrainingDevice(a.device, &device_note));
+  if (!device_note.empty()) std::fprintf(stderr, "neodb pretrain: %s\n", device_note.c_str());
   std::error_code ec;
   if (fs::exists(a.out_dir, ec) && !fs::is_empty(a.out_dir, ec) && !a.force) {
     return absl::InvalidArgumentError(
@@ -266,6 +271,10 @@ void RegisterPretrainCommands(CLI::App& app) {
   cmd->add_option("--log-every", args->log_every, "Steps between progress lines")
       ->capture_default_str();
   cmd->add_flag("--force", args->force, "Replace a non-empty --out");
+  cmd->add_option("--device", args->device,
+                  "cpu (default) or auto; cuda / cuda:N are refused: training on CUDA is not "
+                  "implemented yet")
+      ->capture_default_str();
   cmd->callback([args] { ExitIfError(Pretrain(*args)); });
 }
 

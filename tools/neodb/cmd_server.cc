@@ -12,6 +12,8 @@
 #include "api/metrics/database_metrics.h"
 #include "api/metrics/http_endpoint.h"
 #include "api/server.h"
+#include "encoder/device.h"
+#include "encoder/ops/cpu_kernels.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tools/neodb/commands.h"
@@ -45,6 +47,11 @@ struct ServeFlags {
   std::string metrics_listen;
   std::string backup_dir;
   std::string log_format = "text";
+  std::string device = "cpu";
+  std::string precision = "f32";  // the default model's, and new collections'
+  // Resolved from `device` once, in Serve: every model this server loads runs
+  // there.
+  encoder::BackendOptions backend;
 };
 
 // Test hook (--test-encoder-delay-ms): every encoder call takes at least
@@ -56,6 +63,8 @@ class SlowEmbedder : public engine::Embedder {
   const std::string& model_id() const override { return inner_->model_id(); }
   int dim() const override { return inner_->dim(); }
   int max_tokens() const override { return inner_->max_tokens(); }
+  std::string device() const override { return inner_->device(); }
+  encoder::Precision precision() const override { return inner_->precision(); }
   absl::StatusOr<int> CountTokens(std::string_view p, std::string_view t) const override {
     return inner_->CountTokens(p, t);
   }
@@ -71,11 +80,13 @@ class SlowEmbedder : public engine::Embedder {
 };
 
 absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeFlags& f,
-                                                                    const std::string& dir);
+                                                                    const std::string& dir,
+                                                                    encoder::Precision precision);
 
 absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModel(const ServeFlags& f,
-                                                            const std::string& dir) {
-  ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> e, OpenModelUnslowed(f, dir));
+                                                            const std::string& dir,
+                                                            encoder::Precision precision) {
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> e, OpenModelUnslowed(f, dir, precision));
   if (f.test_delay_ms > 0) {
     e = std::make_unique<SlowEmbedder>(std::move(e), absl::Milliseconds(f.test_delay_ms));
   }
@@ -83,7 +94,8 @@ absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModel(const ServeFlags& f,
 }
 
 absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeFlags& f,
-                                                                    const std::string& dir) {
+                                                                    const std::string& dir,
+                                                                    encoder::Precision precision) {
   if (f.fake_dim > 0) {
     // Test/benchmark stand-in: `dir` names the fake's seed ("fake:7").
     // The seed is in the last component, so a confined path
@@ -95,6 +107,8 @@ absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeF
   }
 #ifdef NEODB_HAVE_ENCODER
   encoder::EncoderOptions eo;
+  eo.backend = f.backend;
+  eo.backend.precision = precision;
   eo.backend.num_threads =
       f.encoder_threads > 0 ? f.encoder_threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -104,8 +118,13 @@ absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeF
 #endif
 }
 
-absl::Status Serve(const ServeFlags& f) {
+absl::Status Serve(ServeFlags f) {
   if (f.data_dir.empty()) return absl::InvalidArgumentError("--data-dir is required");
+  // The device is checked before anything is loaded: a CUDA request that
+  // cannot be met ends the server here, with the reason.
+  ASSIGN_OR_RETURN(const encoder::DeviceRequest device, encoder::ParseDevice(f.device));
+  RETURN_IF_ERROR(encoder::ResolveDevice(device, &f.backend));
+  ASSIGN_OR_RETURN(const encoder::Precision precision, encoder::ParsePrecision(f.precision));
   // No --model: the shipped default model (encoder/default_model_dir.h).
   std::string model_dir = f.model_dir;
 #ifdef NEODB_HAVE_ENCODER
@@ -132,9 +151,16 @@ absl::Status Serve(const ServeFlags& f) {
   spdlog::info(
       "loading model {}{}", f.fake_dim > 0 ? "(fake)" : model_dir,
       f.model_dir.empty() && f.fake_dim <= 0 ? " (the default model; --model picks another)" : "");
-  ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> embedder, OpenModel(f, model_dir));
+  ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> embedder,
+                   OpenModel(f, model_dir, precision));
   spdlog::info("model {} (dimension {}, max {} tokens)", embedder->model_id(), embedder->dim(),
                embedder->max_tokens());
+  spdlog::info("precision {} (runs {})", encoder::PrecisionName(precision),
+               encoder::PrecisionName(embedder->precision()));
+  spdlog::info("device {}{}; CPU kernels: {}", embedder->device(),
+               device.kind == encoder::DeviceRequest::Kind::kAuto ? " (chosen by --device auto)"
+                                                                  : "",
+               encoder::CpuKernelInfo());
 
   engine::DatabaseOptions o;
   o.data_dir = f.data_dir;
@@ -142,7 +168,10 @@ absl::Status Serve(const ServeFlags& f) {
   o.batcher.max_queue_texts = f.max_queue_texts;
   o.batcher.max_batch_tokens = f.max_batch_tokens;
   o.batcher.max_wait = absl::Milliseconds(f.max_wait_ms);
-  o.embedder_factory = [f](const std::string& dir) { return OpenModel(f, dir); };
+  o.embedder_factory = [f](const std::string& dir, encoder::Precision p) {
+    return OpenModel(f, dir, p);
+  };
+  o.default_precision = precision;
   // Recorded with new collections, which keep their model across restarts
   // (absolute, so that it means the same from any working directory).
   o.default_model_dir = model_dir;
@@ -221,6 +250,15 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--threads", f->threads, "gRPC handler threads")->capture_default_str();
   cmd->add_option("--encoder-threads", f->encoder_threads,
                   "Encoder compute threads (0 = all cores)");
+  cmd->add_option("--device", f->device,
+                  "Where models run: cpu, cuda, cuda:N or auto (a GPU when one is present); "
+                  "asking for CUDA where there is none is an error")
+      ->capture_default_str();
+  cmd->add_option("--precision", f->precision,
+                  "CPU matmul precision of the default model and of new collections: f32, bf16 "
+                  "or int8 (a CPU without the instructions runs f32 and says so); each "
+                  "collection keeps the precision it was created with")
+      ->capture_default_str();
   cmd->add_option("--snapshot-interval", f->snapshot_interval_s,
                   "Seconds between periodic index snapshots (0 = only on demand and shutdown)")
       ->capture_default_str();

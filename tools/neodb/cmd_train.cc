@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "encoder/device.h"
 #include "encoder/train/finetune.h"
+#include "encoder/train/train_device.h"
 #include "tools/neodb/commands.h"
 
 namespace neodb::cli {
@@ -70,7 +72,17 @@ void RegisterTrainCommands(CLI::App& app) {
   finetune
       ->add_option("--mlm-seq-len", ft->mlm.seq_len, "MLM sequence length ([CLS]/[SEP] included)")
       ->capture_default_str();
-  finetune->callback([ft] { ExitIfError(encoder::train::RunFinetune(*ft, stdout)); });
+  auto ft_device = std::make_shared<std::string>("cpu");
+  finetune->add_option("--device", *ft_device,
+                       "cpu (default) or auto; cuda / cuda:N are refused: training on CUDA is "
+                       "not implemented yet")
+      ->capture_default_str();
+  finetune->callback([ft, ft_device] {
+    std::string note;
+    ExitIfError(encoder::train::CheckTrainingDevice(*ft_device, &note));
+    if (!note.empty()) std::fprintf(stderr, "neodb finetune: %s\n", note.c_str());
+    ExitIfError(encoder::train::RunFinetune(*ft, stdout));
+  });
 
   auto ev = std::make_shared<EvalOptions>();
   auto pooling = std::make_shared<std::string>("mean");
@@ -89,9 +101,24 @@ void RegisterTrainCommands(CLI::App& app) {
                    "backend in that precision)")
       ->check(CLI::IsMember({"f32", "bf16", "int8"}))
       ->capture_default_str();
-  eval->callback([ev, pooling, precision] {
+  auto device = std::make_shared<std::string>("cpu");
+  eval->add_option("--device", *device,
+                   "cpu (default), cuda, cuda:N or auto: cuda embeds with the CUDA inference "
+                   "backend; asking for CUDA where there is none is an error")
+      ->capture_default_str();
+  eval->callback([ev, pooling, precision, device] {
     ev->pooling = *pooling == "cls" ? encoder::Pooling::kCls : encoder::Pooling::kMean;
     ev->precision = *encoder::ParsePrecision(*precision);
+    auto request = encoder::ParseDevice(*device);
+    ExitIfError(request.status());
+    encoder::BackendOptions backend;
+    ExitIfError(encoder::ResolveDevice(*request, &backend));
+    ev->device = backend.device;
+    ev->device_index = backend.device_index;
+    if (request->kind == encoder::DeviceRequest::Kind::kAuto) {
+      std::fprintf(stderr, "neodb eval: --device auto chose %s\n",
+                   encoder::BackendDeviceName(backend.device, backend.device_index).c_str());
+    }
     auto metrics = encoder::train::RunEval(*ev);
     ExitIfError(metrics.status());
     std::printf("%s\n", encoder::train::FormatMetrics(*metrics).c_str());
