@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/engine/database.h"
+#include "api/stream_gate.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/codegen/service_type.h"
 
@@ -34,8 +35,11 @@ struct ServiceLimits {
   std::string backup_dir;
 };
 
-// One object per service of neodb.v1; all share the Database (not owned).
+// One object per service of neodb.v1; all share the Database and the
+// StreamGate that admits ingest streams (neither owned; both outlive the
+// services).
 std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
-                                                         const ServiceLimits& limits);
+                                                         const ServiceLimits& limits,
+                                                         StreamGate* streams);
 
 }  // namespace neodb::api
