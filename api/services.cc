@@ -26,7 +26,6 @@ absl::Time DeadlineOf(grpc::ServerContext* ctx, const ServiceLimits& limits) {
 
 grpc::Status Error(const absl::Status& s) { return ToGrpcStatus(s); }
 
-
 // The client's cancellation (or its connection's loss) as the engine sees
 // it: the embed batcher drops the call's queued encoder work once this turns
 // true (embed_batcher.h), instead of computing vectors nobody will read.
@@ -129,7 +128,7 @@ class DocumentsService final : public v1::Documents::Service {
       ack.set_documents(ack.documents() + ids->size());
       ack.set_batches(ack.batches() + 1);
       ack.set_tokens(ack.tokens() + static_cast<uint64_t>(tokens));
-      slot->WaitingForClient();  // a client that reads no acks blocks Write
+      slot->WaitingForClient();        // a client that reads no acks blocks Write
       if (!stream->Write(ack)) break;  // the client went away
       slot->Working();
     }

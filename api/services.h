@@ -7,6 +7,10 @@
 // sync server runs handlers on its own thread pool, bounded through
 // ResourceQuota::SetMaxThreads (ServerOptions::threads); overload is answered
 // by the batcher's bounded queue (RESOURCE_EXHAUSTED), not by growing memory.
+// Ingest streams, which hold a thread while they wait for their client, pass
+// a StreamGate (stream_gate.h: server-wide cap below the thread count, idle
+// timeout). Handlers hand the engine their ServerContext's cancellation, so
+// a cancelled call's queued encoder work is dropped (embed_batcher.h).
 // Every handler converts its absl::Status with ToGrpcStatus (same codes).
 
 #include <memory>

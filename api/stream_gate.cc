@@ -29,9 +29,10 @@ absl::StatusOr<std::unique_ptr<StreamGate::Slot>> StreamGate::Admit(grpc::Server
   std::lock_guard<std::mutex> lock(mu_);
   if (static_cast<int>(open_.size()) >= options_.max_open) {
     ++refused_;
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "too many open ingest streams (", open_.size(), ", the server's limit; "
-        "--max-open-streams); finish or close one, or retry later"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("too many open ingest streams (", open_.size(),
+                     ", the server's limit; "
+                     "--max-open-streams); finish or close one, or retry later"));
   }
   open_.push_front(Slot::Entry{ctx, absl::Now()});
   cv_.notify_all();  // the watcher may be waiting with nothing to watch

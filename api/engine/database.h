@@ -49,10 +49,10 @@
 #include "api/engine/collection.h"
 #include "api/engine/data_dir_lock.h"
 #include "api/engine/embed_batcher.h"
-#include "api/engine/token_budget.h"
 #include "api/engine/embedder.h"
 #include "api/engine/model_registry.h"
 #include "api/engine/search_params.h"
+#include "api/engine/token_budget.h"
 #include "db/store.h"
 
 namespace neodb::engine {

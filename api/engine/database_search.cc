@@ -151,8 +151,7 @@ absl::StatusOr<db::ListResult> Database::List(const std::string& collection,
 absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
                                                 const std::string& query,
                                                 const std::optional<std::string>& instruction,
-                                                const SearchParams& params,
-                                                absl::Time deadline,
+                                                const SearchParams& params, absl::Time deadline,
                                                 const CancelCheck& cancelled) const {
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   RETURN_IF_ERROR(params.Validate());
@@ -170,9 +169,9 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   const std::string prefix = instruction ? *instruction : settings.spec.query_instruction;
   RequestTokenBudget budget(*m->embedder, options_.max_request_tokens);
   RETURN_IF_ERROR(budget.Add("query", prefix, query, settings.overflow));
-  ASSIGN_OR_RETURN(std::vector<encoder::Embedding> e,
-                   m->batcher->Embed({query}, EmbedOptionsFor(settings, prefix), deadline,
-                                     cancelled));
+  ASSIGN_OR_RETURN(
+      std::vector<encoder::Embedding> e,
+      m->batcher->Embed({query}, EmbedOptionsFor(settings, prefix), deadline, cancelled));
   return SearchState(*store_, *state, &e[0].vector, query, params, params.mode);
 }
 
@@ -196,8 +195,8 @@ absl::StatusOr<std::vector<encoder::Embedding>> Database::Embed(
   if (!m) return absl::UnavailableError("server is shutting down");
   RequestTokenBudget budget(*m->embedder, options_.max_request_tokens);
   for (size_t i = 0; i < texts.size(); ++i) {
-    RETURN_IF_ERROR(budget.Add(absl::StrCat("text #", i), options.prefix, texts[i],
-                               options.overflow));
+    RETURN_IF_ERROR(
+        budget.Add(absl::StrCat("text #", i), options.prefix, texts[i], options.overflow));
   }
   return m->batcher->Embed(std::move(texts), options, deadline, cancelled);
 }

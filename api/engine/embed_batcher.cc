@@ -13,8 +13,8 @@ struct EmbedBatcher::Request {
   absl::Time deadline;
   CancelCheck cancelled;
   int64_t texts = 0;
-  int64_t next = 0;    // first sequence not yet taken by the worker
-  int64_t pooled = 0;  // sequences whose vectors are in `vectors`
+  int64_t next = 0;            // first sequence not yet taken by the worker
+  int64_t pooled = 0;          // sequences whose vectors are in `vectors`
   std::vector<float> vectors;  // [sequences, dim], filled as passes finish
   bool in_ring = false;
   bool abandoned = false;  // the caller stopped waiting
@@ -175,8 +175,8 @@ std::vector<EmbedBatcher::Slice> EmbedBatcher::TakeBatch(std::unique_lock<std::m
         1, options_.max_batch_tokens / std::max<int64_t>(1, static_cast<int64_t>(ring_.size())));
     for (auto& rp : ring_) {
       Request& r = *rp;
-      const bool in_batch = std::any_of(batch.begin(), batch.end(),
-                                        [&](const Slice& s) { return s.request == rp; });
+      const bool in_batch =
+          std::any_of(batch.begin(), batch.end(), [&](const Slice& s) { return s.request == rp; });
       const bool other_pooling =
           !batch.empty() && r.options.pooling != batch.front().request->options.pooling;
       if (in_batch || other_pooling || tokens >= options_.max_batch_tokens) {
@@ -240,8 +240,7 @@ void EmbedBatcher::RunBatch(std::vector<Slice> batch, std::unique_lock<std::mute
     size_t off = 0;
     for (const Slice& s : batch) {
       const size_t n = static_cast<size_t>(s.end - s.begin);
-      std::vector<std::vector<int32_t>> mine(sequences.begin() + off,
-                                             sequences.begin() + off + n);
+      std::vector<std::vector<int32_t>> mine(sequences.begin() + off, sequences.begin() + off + n);
       off += n;
       per_slice.push_back(embedder_->Pool(mine, pooling));
     }

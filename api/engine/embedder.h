@@ -46,8 +46,8 @@ class Embedder {
   // returns their pooled, unnormalised vectors, row-major [n, dim()].
   // Embed(texts, o) == CombineChunks(Frame(texts, o), Pool(all sequences),
   // dim(), o.normalize) (encoder/chunking.h).
-  virtual absl::StatusOr<encoder::FramedTexts> Frame(const std::vector<std::string>& texts,
-                                                     const encoder::EmbedOptions& options) const = 0;
+  virtual absl::StatusOr<encoder::FramedTexts> Frame(
+      const std::vector<std::string>& texts, const encoder::EmbedOptions& options) const = 0;
   virtual absl::StatusOr<std::vector<float>> Pool(
       const std::vector<std::vector<int32_t>>& sequences, encoder::Pooling pooling) = 0;
 };

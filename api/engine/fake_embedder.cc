@@ -1,7 +1,7 @@
 #include "api/engine/fake_embedder.h"
 
-#include <cctype>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <thread>
 

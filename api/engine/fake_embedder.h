@@ -4,8 +4,8 @@
 // vector per whitespace-separated word (seeded by the word and the model
 // seed), so texts sharing words are close and identical texts are equal.
 // Tokens are words + 2 ([CLS], [SEP]); long texts chunk into windows of
-// max_tokens - 2 words, each window's vector the sum of its words. The model id names the seed, so two
-// fakes with different seeds are different "models".
+// max_tokens - 2 words, each window's vector the sum of its words. The model id names the seed, so
+// two fakes with different seeds are different "models".
 //
 // Thread-safe. Embed can be slowed down (delay per call) to test queueing.
 

@@ -32,8 +32,7 @@ size_t PieceEnd(std::string_view text, size_t begin) {
 }  // namespace
 
 absl::StatusOr<int64_t> CountTokensUpTo(const Embedder& embedder, std::string_view prefix,
-                                        std::string_view text, int64_t limit,
-                                        bool* complete) {
+                                        std::string_view text, int64_t limit, bool* complete) {
   // CountTokens("", piece) includes [CLS]/[SEP]; the prefix is counted once
   // with them, each piece without.
   ASSIGN_OR_RETURN(int base, embedder.CountTokens(prefix, ""));
@@ -50,10 +49,10 @@ absl::StatusOr<int64_t> CountTokensUpTo(const Embedder& embedder, std::string_vi
 }
 
 absl::Status RequestTokenBudget::OverBudget(std::string_view what) const {
-  return absl::ResourceExhaustedError(absl::StrCat(
-      "request is over the server's budget of ", max_request_tokens_,
-      " tokens per request (chunks included; --max-request-tokens) at ", Sv(what),
-      "; split it into smaller requests or shorter texts"));
+  return absl::ResourceExhaustedError(
+      absl::StrCat("request is over the server's budget of ", max_request_tokens_,
+                   " tokens per request (chunks included; --max-request-tokens) at ", Sv(what),
+                   "; split it into smaller requests or shorter texts"));
 }
 
 absl::Status RequestTokenBudget::Add(std::string_view what, std::string_view prefix,
@@ -77,10 +76,9 @@ absl::Status RequestTokenBudget::Add(std::string_view what, std::string_view pre
     bool complete = false;
     ASSIGN_OR_RETURN(int64_t n, CountTokensUpTo(embedder_, prefix, text, max_tokens, &complete));
     if (n > max_tokens) {
-      return absl::InvalidArgumentError(absl::StrCat(Sv(what), " has ", complete ? "" : "more than ",
-                                                     complete ? n : max_tokens,
-                                                     " tokens, over the model's maximum of ",
-                                                     max_tokens, Sv(hint)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(Sv(what), " has ", complete ? "" : "more than ", complete ? n : max_tokens,
+                       " tokens, over the model's maximum of ", max_tokens, Sv(hint)));
     }
     tokens_ += n;
     if (budgeted && tokens_ > budget) return OverBudget(what);

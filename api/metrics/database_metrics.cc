@@ -77,8 +77,8 @@ std::string RenderDatabaseMetrics(const engine::Database& db) {
   absl::StrAppend(&out, "neodb_embed_work_items_total ", s.embed.work_items, "\n");
   Family(&out, "neodb_embed_dropped_total", "counter",
          "Embed requests dropped before they finished, by reason.");
-  absl::StrAppend(&out, "neodb_embed_dropped_total{reason=\"cancelled\"} ", s.embed.cancelled,
-                  "\n", "neodb_embed_dropped_total{reason=\"deadline\"} ", s.embed.expired, "\n",
+  absl::StrAppend(&out, "neodb_embed_dropped_total{reason=\"cancelled\"} ", s.embed.cancelled, "\n",
+                  "neodb_embed_dropped_total{reason=\"deadline\"} ", s.embed.expired, "\n",
                   "neodb_embed_dropped_total{reason=\"queue_full\"} ", s.embed.rejected, "\n");
   Family(&out, "neodb_embed_skipped_sequences_total", "counter",
          "Sequences (chunks) of cancelled or expired requests never run.");

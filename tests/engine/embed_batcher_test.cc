@@ -311,7 +311,8 @@ TEST(EmbedBatcherTest, CancelledRequestStopsWithinOneWorkItem) {
   std::atomic<bool> cancel{false};
   absl::StatusOr<std::vector<encoder::Embedding>> r;
   std::thread t([&] {
-    r = b.Embed({WordsText(40, "w")}, Chunked(), In(absl::Seconds(60)), [&] { return cancel.load(); });
+    r = b.Embed({WordsText(40, "w")}, Chunked(), In(absl::Seconds(60)),
+                [&] { return cancel.load(); });
   });
   gated.WaitEntered(1);  // item 1 of 10 is running
   cancel = true;

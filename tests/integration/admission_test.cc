@@ -152,8 +152,8 @@ TEST_F(AdmissionTest, QueriesAreServedDuringAMaximalChunkedUpsertAndIdleStreams)
   for (int i = 0; i < 32; ++i) {
     grpc::ChannelArguments a;
     a.SetInt("neodb.test.connection", i);  // distinct args: a connection each
-    stream_channels.push_back(grpc::CreateCustomChannel(
-        server_->address(), grpc::InsecureChannelCredentials(), a));
+    stream_channels.push_back(
+        grpc::CreateCustomChannel(server_->address(), grpc::InsecureChannelCredentials(), a));
     auto s = std::make_unique<IdleStream>();
     s->ctx.set_deadline(Deadline(300));
     s->writer = v1::Documents::NewStub(stream_channels.back())->BulkIngest(&s->ctx, &s->resp);
@@ -185,17 +185,18 @@ TEST_F(AdmissionTest, QueriesAreServedDuringAMaximalChunkedUpsertAndIdleStreams)
   for (int i = 0; i < 10; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     grpc::Status s = NearText("small", Words(4, 1000 + i));
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                     .count());
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     ASSERT_TRUE(s.ok()) << s.error_message();
   }
   // The ordering claim: every query was answered before the big request was.
   EXPECT_FALSE(big_done.load()) << "the big request finished before the short queries; "
                                    "the check proved nothing";
   std::sort(ms.begin(), ms.end());
-  std::printf("[ admission ] 10 near-text queries during a 98-pass upsert: p50 %.1f ms, "
-              "max %.1f ms\n",
-              ms[ms.size() / 2], ms.back());
+  std::printf(
+      "[ admission ] 10 near-text queries during a 98-pass upsert: p50 %.1f ms, "
+      "max %.1f ms\n",
+      ms[ms.size() / 2], ms.back());
   big.join();
   EXPECT_TRUE(big_status.ok()) << big_status.error_message();
 
@@ -213,8 +214,9 @@ TEST_F(AdmissionTest, QueriesAreServedDuringAMaximalChunkedUpsertAndIdleStreams)
     }
   }
   EXPECT_EQ(refused, 32 - kMaxOpenStreams);
-  EXPECT_EQ(WaitStats([](const v1::StatsResponse& s) { return s.open_streams() == 0; })
-                .streams_idle_cancelled(),
+  EXPECT_EQ(WaitStats([](const v1::StatsResponse& s) {
+              return s.open_streams() == 0;
+            }).streams_idle_cancelled(),
             0u);
 }
 
@@ -231,7 +233,8 @@ TEST_F(AdmissionTest, CancelledBigRequestFreesTheEncoder) {
   ctx.TryCancel();
   big.join();
   EXPECT_EQ(status.error_code(), StatusCode::CANCELLED) << status.error_message();
-  v1::StatsResponse s = WaitStats([](const v1::StatsResponse& s) { return s.embed_cancelled() == 1; });
+  v1::StatsResponse s =
+      WaitStats([](const v1::StatsResponse& s) { return s.embed_cancelled() == 1; });
   // The rest of the document was never run: the encoder is free.
   const uint64_t ran = s.embed_work_items() - items_before;
   EXPECT_EQ(ran + s.embed_skipped_sequences(), 393u);
@@ -254,8 +257,7 @@ TEST_F(AdmissionTest, OverlongInputIsRefusedBeforeItIsTokenized) {
   // overflow=chunk: over the request budget is RESOURCE_EXHAUSTED.
   s = Upsert("chunked", "a", Words(30000, 3));
   EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_NE(s.error_message().find("--max-request-tokens"), std::string::npos)
-      << s.error_message();
+  EXPECT_NE(s.error_message().find("--max-request-tokens"), std::string::npos) << s.error_message();
   // Within the budget: accepted.
   EXPECT_TRUE(Upsert("chunked", "b", Words(15000, 4)).ok());
   EXPECT_EQ(Stats().embedded_texts(), 1u);
@@ -282,7 +284,8 @@ TEST_F(AdmissionTest, IdleStreamIsCancelledAndItsAcknowledgedBatchesStay) {
   EXPECT_FALSE(stream->Read(&ack));
   grpc::Status s = stream->Finish();
   EXPECT_EQ(s.error_code(), StatusCode::CANCELLED) << s.error_message();
-  v1::StatsResponse st = WaitStats([](const v1::StatsResponse& s) { return s.open_streams() == 0; });
+  v1::StatsResponse st =
+      WaitStats([](const v1::StatsResponse& s) { return s.open_streams() == 0; });
   EXPECT_EQ(st.streams_idle_cancelled(), 1u);
   EXPECT_EQ(st.documents(), 1u);  // the acknowledged batch stayed
 }
