@@ -12,6 +12,22 @@ namespace neodb::api {
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
                                                       const ServerOptions& options) {
   if (options.threads < 1) return absl::InvalidArgumentError("threads must be at least 1");
+  // The sync server runs handlers on max(2, threads) threads (plus gRPC's
+  // own two; see the quota below).
+  const int handler_threads = std::max(2, options.threads);
+  StreamGateOptions streams = options.streams;
+  if (streams.max_open == 0) streams.max_open = handler_threads / 2;
+  if (streams.max_open < 1 || streams.max_open >= handler_threads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max open streams is ", streams.max_open, "; it must be in 1..", handler_threads - 1,
+        " (below the handler threads, so unary calls always find one)"));
+  }
+  if (streams.idle_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("the stream idle timeout must be positive");
+  }
+  if (options.max_streams_per_connection < 1) {
+    return absl::InvalidArgumentError("max streams per connection must be at least 1");
+  }
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::shared_ptr<grpc::AuthMetadataProcessor> auth;
@@ -28,17 +44,23 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   if (!creds.ok()) return creds.status();
   if (!creds->warning.empty()) spdlog::warn("{}", creds->warning);
   std::unique_ptr<Server> s(new Server());
-  s->services_ = MakeServices(db, options.limits);
+  s->streams_ = std::make_unique<StreamGate>(streams);
+  s->services_ = MakeServices(db, options.limits, s->streams_.get());
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, creds->credentials, &s->port_);
   // gRPC sets SO_REUSEPORT by default: a second server on a busy port would
   // start and share its requests. Refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // gRPC 1.51 (Debian) predates the fixes for CVE-2023-44487 (HTTP/2 rapid
+  // reset): capping a connection's concurrent streams bounds the work one
+  // connection can start, and the thread quota below bounds handlers in all
+  // (README, "Limits").
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   grpc::ResourceQuota quota("neodb");
   // Sync server: at least two threads per completion queue are needed.
-  quota.SetMaxThreads(std::max(2, options.threads) + 2);
+  quota.SetMaxThreads(handler_threads + 2);
   builder.SetResourceQuota(quota);
   for (auto& svc : s->services_) builder.RegisterService(svc.get());
   if (options.metrics) {

@@ -15,6 +15,7 @@
 #include "api/engine/database.h"
 #include "api/metrics/request_metrics.h"
 #include "api/services.h"
+#include "api/stream_gate.h"
 #include "grpcpp/grpcpp.h"
 
 namespace neodb::api {
@@ -28,6 +29,16 @@ struct ServerOptions {
   // RESOURCE_EXHAUSTED before they reach a handler. Default: 32 MiB.
   int max_message_bytes = 32 << 20;
   ServiceLimits limits;
+  // Ingest streams: server-wide cap and idle timeout (stream_gate.h).
+  // streams.max_open must be below max(2, threads), so unary calls always
+  // find a handler thread; 0 picks half of that. Default: 0 (8 with the
+  // default threads), 60 s idle.
+  StreamGateOptions streams{.max_open = 0};
+  // HTTP/2 streams one connection may have open (GRPC_ARG_MAX_CONCURRENT_STREAMS);
+  // more wait in the client until one ends. Bounds what one connection can
+  // make the server hold, and is part of the rapid-reset mitigation (README,
+  // "Limits"). Default: 32.
+  int max_streams_per_connection = 32;
   // TLS files and the --insecure override (transport_security.h).
   SecurityOptions security;
   // API keys every call is checked against (auth_processor.h); null serves
@@ -51,6 +62,7 @@ class Server {
   ~Server();
 
   int port() const { return port_; }
+  const StreamGate& streams() const { return *streams_; }
   // Stops accepting calls, lets running ones finish until `grace` has
   // passed, then cancels the rest. Returns once every handler returned.
   void Shutdown(absl::Duration grace);
@@ -58,6 +70,7 @@ class Server {
 
  private:
   Server() = default;
+  std::unique_ptr<StreamGate> streams_;  // outlives services_ and server_
   std::vector<std::unique_ptr<grpc::Service>> services_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -26,6 +26,13 @@ absl::Time DeadlineOf(grpc::ServerContext* ctx, const ServiceLimits& limits) {
 
 grpc::Status Error(const absl::Status& s) { return ToGrpcStatus(s); }
 
+// The client's cancellation (or its connection's loss) as the engine sees
+// it: the embed batcher drops the call's queued encoder work once this turns
+// true (embed_batcher.h), instead of computing vectors nobody will read.
+engine::CancelCheck CancelOf(grpc::ServerContext* ctx) {
+  return [ctx] { return ctx->IsCancelled(); };
+}
+
 class CollectionsService final : public v1::Collections::Service {
  public:
   explicit CollectionsService(Database* db) : db_(db) {}
@@ -66,7 +73,8 @@ class CollectionsService final : public v1::Collections::Service {
 
 class DocumentsService final : public v1::Documents::Service {
  public:
-  DocumentsService(Database* db, const ServiceLimits& limits) : db_(db), limits_(limits) {}
+  DocumentsService(Database* db, const ServiceLimits& limits, StreamGate* streams)
+      : db_(db), limits_(limits), streams_(streams) {}
 
   grpc::Status Upsert(grpc::ServerContext* ctx, const v1::UpsertRequest* req,
                       v1::UpsertResponse* resp) override {
@@ -78,8 +86,12 @@ class DocumentsService final : public v1::Documents::Service {
 
   grpc::Status BulkIngest(grpc::ServerContext* ctx, grpc::ServerReader<v1::IngestBatch>* reader,
                           v1::BulkIngestResponse* resp) override {
+    auto admitted = streams_->Admit(ctx);
+    if (!admitted.ok()) return Error(admitted.status());
+    std::unique_ptr<StreamGate::Slot> slot = std::move(*admitted);
     v1::IngestBatch batch;
-    while (reader->Read(&batch)) {
+    for (slot->WaitingForClient(); reader->Read(&batch); slot->WaitingForClient()) {
+      slot->Working();
       int64_t tokens = 0;
       auto ids = UpsertBatch(ctx, batch.collection(), batch.documents(), &tokens);
       if (!ids.ok()) {
@@ -98,9 +110,13 @@ class DocumentsService final : public v1::Documents::Service {
 
   grpc::Status Ingest(grpc::ServerContext* ctx,
                       grpc::ServerReaderWriter<v1::IngestAck, v1::IngestBatch>* stream) override {
+    auto admitted = streams_->Admit(ctx);
+    if (!admitted.ok()) return Error(admitted.status());
+    std::unique_ptr<StreamGate::Slot> slot = std::move(*admitted);
     v1::IngestBatch batch;
     v1::IngestAck ack;
-    while (stream->Read(&batch)) {
+    for (slot->WaitingForClient(); stream->Read(&batch); slot->WaitingForClient()) {
+      slot->Working();
       int64_t tokens = 0;
       auto ids = UpsertBatch(ctx, batch.collection(), batch.documents(), &tokens);
       if (!ids.ok()) {
@@ -112,7 +128,9 @@ class DocumentsService final : public v1::Documents::Service {
       ack.set_documents(ack.documents() + ids->size());
       ack.set_batches(ack.batches() + 1);
       ack.set_tokens(ack.tokens() + static_cast<uint64_t>(tokens));
+      slot->WaitingForClient();        // a client that reads no acks blocks Write
       if (!stream->Write(ack)) break;  // the client went away
+      slot->Working();
     }
     return grpc::Status::OK;
   }
@@ -192,11 +210,12 @@ class DocumentsService final : public v1::Documents::Service {
                                                  : absl::StrCat("document '", d.id(), "'")));
       in.push_back(std::move(x));
     }
-    return db_->Upsert(collection, std::move(in), DeadlineOf(ctx, limits_), tokens);
+    return db_->Upsert(collection, std::move(in), DeadlineOf(ctx, limits_), tokens, CancelOf(ctx));
   }
 
   Database* db_;
   ServiceLimits limits_;
+  StreamGate* streams_;
 };
 
 void HitsToProto(SearchResult& r, v1::SearchResponse* resp) {
@@ -232,7 +251,7 @@ class SearchService final : public v1::Search::Service {
     std::optional<std::string> instruction;
     if (req->has_instruction()) instruction = req->instruction();
     auto r = db_->NearText(req->collection(), req->query(), instruction, *params,
-                           DeadlineOf(ctx, limits_));
+                           DeadlineOf(ctx, limits_), CancelOf(ctx));
     if (!r.ok()) return Error(r.status());
     HitsToProto(*r, resp);
     return grpc::Status::OK;
@@ -271,7 +290,8 @@ class EmbeddingService final : public v1::Embedding::Service {
     o.overflow = req->overflow() == v1::OVERFLOW_CHUNK ? encoder::Overflow::kChunk
                                                        : encoder::Overflow::kError;
     o.prefix = req->prefix();
-    auto e = db_->Embed({req->texts().begin(), req->texts().end()}, o, DeadlineOf(ctx, limits_));
+    auto e = db_->Embed({req->texts().begin(), req->texts().end()}, o, DeadlineOf(ctx, limits_),
+                        CancelOf(ctx));
     if (!e.ok()) return Error(e.status());
     for (auto& x : *e) {
       auto* v = resp->add_vectors();
@@ -289,7 +309,8 @@ class EmbeddingService final : public v1::Embedding::Service {
 
 class AdminService final : public v1::Admin::Service {
  public:
-  AdminService(Database* db, const ServiceLimits& limits) : db_(db), limits_(limits) {}
+  AdminService(Database* db, const ServiceLimits& limits, const StreamGate* streams)
+      : db_(db), limits_(limits), streams_(streams) {}
 
   grpc::Status Stats(grpc::ServerContext*, const v1::StatsRequest*,
                      v1::StatsResponse* resp) override {
@@ -311,6 +332,14 @@ class AdminService final : public v1::Admin::Service {
     resp->set_keyword_rebuilds(s.keyword_rebuilds);
     resp->set_device(s.device);
     resp->set_cpu_kernels(s.cpu_kernels);
+    resp->set_embed_work_items(static_cast<uint64_t>(s.embed.work_items));
+    resp->set_embed_cancelled(static_cast<uint64_t>(s.embed.cancelled));
+    resp->set_embed_expired(static_cast<uint64_t>(s.embed.expired));
+    resp->set_embed_skipped_sequences(static_cast<uint64_t>(s.embed.skipped_sequences));
+    resp->set_embed_rejected(static_cast<uint64_t>(s.embed.rejected));
+    resp->set_open_streams(static_cast<uint64_t>(streams_->open()));
+    resp->set_streams_refused(static_cast<uint64_t>(streams_->refused()));
+    resp->set_streams_idle_cancelled(static_cast<uint64_t>(streams_->idle_cancelled()));
     return grpc::Status::OK;
   }
   grpc::Status Snapshot(grpc::ServerContext*, const v1::SnapshotRequest*,
@@ -398,18 +427,20 @@ class AdminService final : public v1::Admin::Service {
  private:
   Database* db_;
   ServiceLimits limits_;
+  const StreamGate* streams_;
 };
 
 }  // namespace
 
 std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
-                                                         const ServiceLimits& limits) {
+                                                         const ServiceLimits& limits,
+                                                         StreamGate* streams) {
   std::vector<std::unique_ptr<grpc::Service>> out;
   out.push_back(std::make_unique<CollectionsService>(db));
-  out.push_back(std::make_unique<DocumentsService>(db, limits));
+  out.push_back(std::make_unique<DocumentsService>(db, limits, streams));
   out.push_back(std::make_unique<SearchService>(db, limits));
   out.push_back(std::make_unique<EmbeddingService>(db, limits));
-  out.push_back(std::make_unique<AdminService>(db, limits));
+  out.push_back(std::make_unique<AdminService>(db, limits, streams));
   return out;
 }
 

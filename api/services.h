@@ -7,12 +7,17 @@
 // sync server runs handlers on its own thread pool, bounded through
 // ResourceQuota::SetMaxThreads (ServerOptions::threads); overload is answered
 // by the batcher's bounded queue (RESOURCE_EXHAUSTED), not by growing memory.
+// Ingest streams, which hold a thread while they wait for their client, pass
+// a StreamGate (stream_gate.h: server-wide cap below the thread count, idle
+// timeout). Handlers hand the engine their ServerContext's cancellation, so
+// a cancelled call's queued encoder work is dropped (embed_batcher.h).
 // Every handler converts its absl::Status with ToGrpcStatus (same codes).
 
 #include <memory>
 #include <vector>
 
 #include "api/engine/database.h"
+#include "api/stream_gate.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/codegen/service_type.h"
 
@@ -34,8 +39,11 @@ struct ServiceLimits {
   std::string backup_dir;
 };
 
-// One object per service of neodb.v1; all share the Database (not owned).
+// One object per service of neodb.v1; all share the Database and the
+// StreamGate that admits ingest streams (neither owned; both outlive the
+// services).
 std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
-                                                         const ServiceLimits& limits);
+                                                         const ServiceLimits& limits,
+                                                         StreamGate* streams);
 
 }  // namespace neodb::api

@@ -6,22 +6,11 @@
 #include <numeric>
 #include <string>
 
+#include "encoder/chunking.h"
 #include "encoder/cuda/cuda_backend.h"
 #include "encoder/ops/cpu_kernels.h"
 
 namespace neodb::encoder {
-namespace {
-
-void NormalizeRow(float* v, int64_t n) {
-  double ss = 0;
-  for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(v[i]) * v[i];
-  if (ss == 0) return;  // a zero vector stays zero rather than becoming NaN
-  const float inv = static_cast<float>(1.0 / std::sqrt(ss));
-  for (int64_t i = 0; i < n; ++i) v[i] *= inv;
-}
-
-}  // namespace
-
 absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(
     std::shared_ptr<const NeoBertWeights> weights, std::unique_ptr<Tokenizer> tokenizer,
     const EncoderOptions& options) {
@@ -97,8 +86,8 @@ absl::StatusOr<Tensor> Encoder::RunSequences(const std::vector<std::vector<int32
   return out;
 }
 
-absl::StatusOr<std::vector<Embedding>> Encoder::Embed(const std::vector<std::string>& texts,
-                                                      const EmbedOptions& options) {
+absl::StatusOr<FramedTexts> Encoder::Frame(const std::vector<std::string>& texts,
+                                           const EmbedOptions& options) const {
   const NeoBertConfig& cfg = weights_->config;
   const SpecialTokens& special = tokenizer_->special();
   std::vector<int32_t> prefix;
@@ -117,9 +106,9 @@ absl::StatusOr<std::vector<Embedding>> Encoder::Embed(const std::vector<std::str
   }
 
   // Frame every text (or chunk) as one sequence; remember which text owns it.
-  std::vector<std::vector<int32_t>> sequences;
-  std::vector<int64_t> first_seq(texts.size() + 1, 0);
-  std::vector<Embedding> result(texts.size());
+  FramedTexts framed;
+  std::vector<std::vector<int32_t>>& sequences = framed.sequences;
+  framed.first_sequence.assign(texts.size() + 1, 0);
   for (size_t i = 0; i < texts.size(); ++i) {
     auto ids = tokenizer_->Tokenize(texts[i]);
     if (!ids.ok()) {
@@ -134,7 +123,7 @@ absl::StatusOr<std::vector<Embedding>> Encoder::Embed(const std::vector<std::str
           ", over max_length " + std::to_string(cfg.max_length) +
           " (shorten it or enable chunking)");
     }
-    first_seq[i] = static_cast<int64_t>(sequences.size());
+    framed.first_sequence[i] = static_cast<int64_t>(sequences.size());
     int64_t begin = 0;
     do {
       const int64_t end = std::min(n, begin + window);
@@ -147,7 +136,7 @@ absl::StatusOr<std::vector<Embedding>> Encoder::Embed(const std::vector<std::str
       sequences.push_back(std::move(seq));
       begin = end;
     } while (begin < n);
-    first_seq[i + 1] = static_cast<int64_t>(sequences.size());
+    framed.first_sequence[i + 1] = static_cast<int64_t>(sequences.size());
   }
   for (const auto& seq : sequences) {
     for (int32_t id : seq) {
@@ -157,35 +146,16 @@ absl::StatusOr<std::vector<Embedding>> Encoder::Embed(const std::vector<std::str
       }
     }
   }
+  return framed;
+}
 
+absl::StatusOr<std::vector<Embedding>> Encoder::Embed(const std::vector<std::string>& texts,
+                                                      const EmbedOptions& options) {
+  ASSIGN_OR_RETURN(FramedTexts framed, Frame(texts, options));
   std::lock_guard<std::mutex> lock(mu_);
-  ASSIGN_OR_RETURN(Tensor pooled, RunSequences(sequences, options.pooling));
-  const int64_t dim = cfg.hidden_size;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    Embedding& e = result[i];
-    e.vector.assign(dim, 0.0f);
-    e.tokens = sequences[first_seq[i]];
-    e.num_chunks = static_cast<int>(first_seq[i + 1] - first_seq[i]);
-    e.num_tokens = 0;
-    for (int64_t s = first_seq[i]; s < first_seq[i + 1]; ++s) {
-      e.num_tokens += static_cast<int>(sequences[s].size());
-    }
-    if (e.num_chunks == 1) {
-      const float* src = pooled.data<float>() + first_seq[i] * dim;
-      std::copy(src, src + dim, e.vector.begin());
-    } else {
-      // Token-weighted mean of the chunk vectors, accumulated in double.
-      std::vector<double> acc(dim, 0.0);
-      for (int64_t s = first_seq[i]; s < first_seq[i + 1]; ++s) {
-        const double w = static_cast<double>(sequences[s].size()) / e.num_tokens;
-        const float* src = pooled.data<float>() + s * dim;
-        for (int64_t c = 0; c < dim; ++c) acc[c] += w * src[c];
-      }
-      for (int64_t c = 0; c < dim; ++c) e.vector[c] = static_cast<float>(acc[c]);
-    }
-    if (options.normalize) NormalizeRow(e.vector.data(), dim);
-  }
-  return result;
+  ASSIGN_OR_RETURN(Tensor pooled, RunSequences(framed.sequences, options.pooling));
+  return CombineChunks(framed, pooled.data<float>(), weights_->config.hidden_size,
+                       options.normalize);
 }
 
 absl::StatusOr<Tensor> Encoder::EmbedIds(const std::vector<std::vector<int32_t>>& sequences,

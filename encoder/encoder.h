@@ -14,6 +14,7 @@
 #include "common/status_macros.h"
 #include "encoder/backend.h"
 #include "encoder/checkpoint/weights.h"
+#include "encoder/chunking.h"
 #include "encoder/tokenizer/tokenizer.h"
 
 namespace neodb::encoder {
@@ -65,6 +66,13 @@ class Encoder {
 
   absl::StatusOr<std::vector<Embedding>> Embed(const std::vector<std::string>& texts,
                                                const EmbedOptions& options);
+  // The first half of Embed: tokenizes and frames `texts` (chunking per
+  // options.overflow), with Embed's errors. Embed(texts, o) equals
+  // CombineChunks(framed, EmbedIds(framed.sequences, o.pooling, false), …).
+  // Takes no lock: callers may frame on their own threads while a forward
+  // pass runs.
+  absl::StatusOr<FramedTexts> Frame(const std::vector<std::string>& texts,
+                                    const EmbedOptions& options) const;
   // Pre-tokenised sequences, each already framed by [CLS]/[SEP]: F32 [B, C].
   // INVALID_ARGUMENT (naming the sequence) for an empty sequence, one over
   // max_length, or an id outside [0, vocab_size).

@@ -52,6 +52,7 @@
 #include "api/engine/embedder.h"
 #include "api/engine/model_registry.h"
 #include "api/engine/search_params.h"
+#include "api/engine/token_budget.h"
 #include "db/store.h"
 
 namespace neodb::engine {
@@ -73,6 +74,10 @@ struct DatabaseOptions {
   // Snapshots kept per collection. Default: 2.
   int snapshots_kept = 2;
   EmbedBatcherOptions batcher;
+  // Tokens one Upsert, NearText or Embed request may send to the encoder,
+  // chunks of overflow=chunk texts included (token_budget.h); more is
+  // RESOURCE_EXHAUSTED. Below 1: no budget. Default: 262144.
+  int64_t max_request_tokens = kDefaultMaxRequestTokens;
   // Loads a model directory: collections' own models and reindex targets.
   // May be empty: then every collection must be on the default model.
   EmbedderFactory embedder_factory;
@@ -238,9 +243,14 @@ class Database {
 
   // --- Documents. Upsert returns the ids (generated ones filled in) in
   // order; *tokens (optional) receives the tokens embedded. All or nothing.
+  // Texts are admitted by RequestTokenBudget (token_budget.h) with
+  // options.max_request_tokens before anything is queued. Upsert, NearText
+  // and Embed stop with CANCELLED once `cancelled` says so (the batcher
+  // drops their queued encoder work; embed_batcher.h).
   absl::StatusOr<std::vector<std::string>> Upsert(const std::string& collection,
                                                   std::vector<DocumentInput> docs,
-                                                  absl::Time deadline, int64_t* tokens = nullptr);
+                                                  absl::Time deadline, int64_t* tokens = nullptr,
+                                                  const CancelCheck& cancelled = {});
   // Returns how many existed.
   absl::StatusOr<uint64_t> Delete(const std::string& collection,
                                   const std::vector<std::string>& ids);
@@ -258,7 +268,8 @@ class Database {
   // model, unless the mode is keyword.
   absl::StatusOr<SearchResult> NearText(const std::string& collection, const std::string& query,
                                         const std::optional<std::string>& instruction,
-                                        const SearchParams& params, absl::Time deadline) const;
+                                        const SearchParams& params, absl::Time deadline,
+                                        const CancelCheck& cancelled = {}) const;
   absl::StatusOr<SearchResult> NearVector(const std::string& collection,
                                           const std::vector<float>& vector,
                                           const SearchParams& params) const;
@@ -266,7 +277,8 @@ class Database {
   // The default model as a service (through its batcher).
   absl::StatusOr<std::vector<encoder::Embedding>> Embed(std::vector<std::string> texts,
                                                         const encoder::EmbedOptions& options,
-                                                        absl::Time deadline) const;
+                                                        absl::Time deadline,
+                                                        const CancelCheck& cancelled = {}) const;
 
   // --- Admin.
   // Snapshots every index; returns the change-log sequence covered.

@@ -151,8 +151,8 @@ absl::StatusOr<db::ListResult> Database::List(const std::string& collection,
 absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
                                                 const std::string& query,
                                                 const std::optional<std::string>& instruction,
-                                                const SearchParams& params,
-                                                absl::Time deadline) const {
+                                                const SearchParams& params, absl::Time deadline,
+                                                const CancelCheck& cancelled) const {
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   RETURN_IF_ERROR(params.Validate());
   RETURN_IF_ERROR(CheckText("query", query));
@@ -167,15 +167,11 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   }
   ASSIGN_OR_RETURN(std::shared_ptr<Model> m, ModelOf(*state));
   const std::string prefix = instruction ? *instruction : settings.spec.query_instruction;
-  if (settings.overflow != encoder::Overflow::kChunk) {
-    ASSIGN_OR_RETURN(int n, m->embedder->CountTokens(prefix, query));
-    if (n > m->embedder->max_tokens()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "query has ", n, " tokens, over the model's maximum of ", m->embedder->max_tokens()));
-    }
-  }
-  ASSIGN_OR_RETURN(std::vector<encoder::Embedding> e,
-                   m->batcher->Embed({query}, EmbedOptionsFor(settings, prefix), deadline));
+  RequestTokenBudget budget(*m->embedder, options_.max_request_tokens);
+  RETURN_IF_ERROR(budget.Add("query", prefix, query, settings.overflow));
+  ASSIGN_OR_RETURN(
+      std::vector<encoder::Embedding> e,
+      m->batcher->Embed({query}, EmbedOptionsFor(settings, prefix), deadline, cancelled));
   return SearchState(*store_, *state, &e[0].vector, query, params, params.mode);
 }
 
@@ -189,25 +185,20 @@ absl::StatusOr<SearchResult> Database::NearVector(const std::string& collection,
 }
 
 absl::StatusOr<std::vector<encoder::Embedding>> Database::Embed(
-    std::vector<std::string> texts, const encoder::EmbedOptions& options,
-    absl::Time deadline) const {
+    std::vector<std::string> texts, const encoder::EmbedOptions& options, absl::Time deadline,
+    const CancelCheck& cancelled) const {
   if (texts.empty()) return absl::InvalidArgumentError("no texts to embed");
   for (size_t i = 0; i < texts.size(); ++i) {
     RETURN_IF_ERROR(CheckText(absl::StrCat("text #", i), texts[i]));
   }
   std::shared_ptr<Model> m = models_->Default();
   if (!m) return absl::UnavailableError("server is shutting down");
-  if (options.overflow == encoder::Overflow::kError) {
-    for (size_t i = 0; i < texts.size(); ++i) {
-      ASSIGN_OR_RETURN(int n, m->embedder->CountTokens(options.prefix, texts[i]));
-      if (n > m->embedder->max_tokens()) {
-        return absl::InvalidArgumentError(absl::StrCat("text #", i, " has ", n,
-                                                       " tokens, over the model's maximum of ",
-                                                       m->embedder->max_tokens()));
-      }
-    }
+  RequestTokenBudget budget(*m->embedder, options_.max_request_tokens);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    RETURN_IF_ERROR(
+        budget.Add(absl::StrCat("text #", i), options.prefix, texts[i], options.overflow));
   }
-  return m->batcher->Embed(std::move(texts), options, deadline);
+  return m->batcher->Embed(std::move(texts), options, deadline, cancelled);
 }
 
 }  // namespace neodb::engine

@@ -38,7 +38,8 @@ absl::Status Database::CatchUpLocked() {
 
 absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& collection,
                                                           std::vector<DocumentInput> docs,
-                                                          absl::Time deadline, int64_t* tokens) {
+                                                          absl::Time deadline, int64_t* tokens,
+                                                          const CancelCheck& cancelled) {
   if (docs.empty()) return absl::InvalidArgumentError("no documents to upsert");
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   std::shared_ptr<const Collection::State> state = c->state();
@@ -51,6 +52,9 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
     ASSIGN_OR_RETURN(m, ModelOf(*state));
   }
 
+  // Bounds the encoder work of this request before any of it is queued.
+  std::optional<RequestTokenBudget> budget;
+  if (m) budget.emplace(*m->embedder, options_.max_request_tokens);
   std::vector<std::string> ids;
   std::vector<std::string> texts;     // the texts the model embeds
   std::vector<size_t> embedded_docs;  // which document each of `texts` is
@@ -102,16 +106,10 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
       ids.push_back(d.id);
       continue;
     }
-    if (settings.overflow != encoder::Overflow::kChunk) {
-      ASSIGN_OR_RETURN(int n, m->embedder->CountTokens(spec.document_instruction, d.text));
-      if (n > m->embedder->max_tokens()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(what, " has ", n, " tokens, over the model's maximum of ",
-                         m->embedder->max_tokens(), " (collection '", spec.name,
-                         "' rejects long texts; create it with overflow=chunk to "
-                         "split them)"));
-      }
-    }
+    RETURN_IF_ERROR(budget->Add(what, spec.document_instruction, d.text, settings.overflow,
+                                absl::StrCat(" (collection '", spec.name,
+                                             "' rejects long texts; create it with "
+                                             "overflow=chunk to split them)")));
     ids.push_back(d.id);
     texts.push_back(d.text);
     embedded_docs.push_back(i);
@@ -119,7 +117,7 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
   std::vector<encoder::Embedding> embeddings;
   if (!texts.empty()) {
     const encoder::EmbedOptions options = EmbedOptionsFor(settings, spec.document_instruction);
-    ASSIGN_OR_RETURN(embeddings, m->batcher->Embed(std::move(texts), options, deadline));
+    ASSIGN_OR_RETURN(embeddings, m->batcher->Embed(std::move(texts), options, deadline, cancelled));
   }
   int64_t total_tokens = 0;
   for (size_t j = 0; j < embeddings.size(); ++j) {

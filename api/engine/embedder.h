@@ -5,8 +5,8 @@
 // services) is tested without a model.
 //
 // Thread-safety: implementations must allow concurrent calls of the const
-// accessors; Embed is called from one thread at a time (the batcher's
-// worker).
+// accessors and of Frame; Embed and Pool are called from one thread at a
+// time (the batcher's worker).
 
 #include <cstdint>
 #include <string>
@@ -44,6 +44,18 @@ class Embedder {
   // Overflow::kError, invalid input) are INVALID_ARGUMENT.
   virtual absl::StatusOr<std::vector<encoder::Embedding>> Embed(
       const std::vector<std::string>& texts, const encoder::EmbedOptions& options) = 0;
+
+  // Embed in two halves, so the batcher can run a long text's chunks as
+  // separate work items, interleave them with other requests' and stop a
+  // cancelled request between them. Frame tokenizes and frames (chunks)
+  // `texts`, with Embed's errors; Pool runs sequences through the model and
+  // returns their pooled, unnormalised vectors, row-major [n, dim()].
+  // Embed(texts, o) == CombineChunks(Frame(texts, o), Pool(all sequences),
+  // dim(), o.normalize) (encoder/chunking.h).
+  virtual absl::StatusOr<encoder::FramedTexts> Frame(
+      const std::vector<std::string>& texts, const encoder::EmbedOptions& options) const = 0;
+  virtual absl::StatusOr<std::vector<float>> Pool(
+      const std::vector<std::vector<int32_t>>& sequences, encoder::Pooling pooling) = 0;
 };
 
 }  // namespace neodb::engine

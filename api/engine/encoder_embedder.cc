@@ -23,6 +23,13 @@ size_t EncoderEmbedder::memory_bytes() const {
   return static_cast<size_t>(params) * sizeof(float);
 }
 
+absl::StatusOr<std::vector<float>> EncoderEmbedder::Pool(
+    const std::vector<std::vector<int32_t>>& sequences, encoder::Pooling pooling) {
+  ASSIGN_OR_RETURN(encoder::Tensor t, encoder_->EmbedIds(sequences, pooling, false));
+  const float* p = t.data<float>();
+  return std::vector<float>(p, p + t.numel());
+}
+
 absl::StatusOr<int> EncoderEmbedder::CountTokens(std::string_view prefix,
                                                  std::string_view text) const {
   // Pre-tokenisation splits on whitespace, so the prefix's tokens and the

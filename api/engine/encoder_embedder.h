@@ -30,6 +30,12 @@ class EncoderEmbedder : public Embedder {
       const std::vector<std::string>& texts, const encoder::EmbedOptions& options) override {
     return encoder_->Embed(texts, options);
   }
+  absl::StatusOr<encoder::FramedTexts> Frame(const std::vector<std::string>& texts,
+                                             const encoder::EmbedOptions& options) const override {
+    return encoder_->Frame(texts, options);
+  }
+  absl::StatusOr<std::vector<float>> Pool(const std::vector<std::vector<int32_t>>& sequences,
+                                          encoder::Pooling pooling) override;
 
  private:
   std::unique_ptr<encoder::Encoder> encoder_;

@@ -3,8 +3,9 @@
 // layers above the encoder. A text becomes the sum of one pseudo-random unit
 // vector per whitespace-separated word (seeded by the word and the model
 // seed), so texts sharing words are close and identical texts are equal.
-// Tokens are words + 2 ([CLS], [SEP]). The model id names the seed, so two
-// fakes with different seeds are different "models".
+// Tokens are words + 2 ([CLS], [SEP]); long texts chunk into windows of
+// max_tokens - 2 words, each window's vector the sum of its words. The model id names the seed, so
+// two fakes with different seeds are different "models".
 //
 // Thread-safe. Embed can be slowed down (delay per call) to test queueing.
 
@@ -26,10 +27,14 @@ class FakeEmbedder : public Embedder {
   absl::StatusOr<int> CountTokens(std::string_view prefix, std::string_view text) const override;
   absl::StatusOr<std::vector<encoder::Embedding>> Embed(
       const std::vector<std::string>& texts, const encoder::EmbedOptions& options) override;
+  absl::StatusOr<encoder::FramedTexts> Frame(const std::vector<std::string>& texts,
+                                             const encoder::EmbedOptions& options) const override;
+  absl::StatusOr<std::vector<float>> Pool(const std::vector<std::vector<int32_t>>& sequences,
+                                          encoder::Pooling pooling) override;
 
   // Every Embed call sleeps this long first. Default: none.
   void set_delay(absl::Duration d) { delay_ns_ = absl::ToInt64Nanoseconds(d); }
-  // Number of Embed calls so far (one per batch).
+  // Number of Pool calls so far (one per batch; Embed makes one).
   int64_t calls() const { return calls_; }
 
  private:

@@ -72,6 +72,17 @@ std::string RenderDatabaseMetrics(const engine::Database& db) {
                                               ? s.embed.embedded_tokens / s.embed.encoder_seconds
                                               : 0.0),
                   "\n");
+  Family(&out, "neodb_embed_work_items_total", "counter",
+         "Work items (a request's share of one encoder pass) the default model ran.");
+  absl::StrAppend(&out, "neodb_embed_work_items_total ", s.embed.work_items, "\n");
+  Family(&out, "neodb_embed_dropped_total", "counter",
+         "Embed requests dropped before they finished, by reason.");
+  absl::StrAppend(&out, "neodb_embed_dropped_total{reason=\"cancelled\"} ", s.embed.cancelled, "\n",
+                  "neodb_embed_dropped_total{reason=\"deadline\"} ", s.embed.expired, "\n",
+                  "neodb_embed_dropped_total{reason=\"queue_full\"} ", s.embed.rejected, "\n");
+  Family(&out, "neodb_embed_skipped_sequences_total", "counter",
+         "Sequences (chunks) of cancelled or expired requests never run.");
+  absl::StrAppend(&out, "neodb_embed_skipped_sequences_total ", s.embed.skipped_sequences, "\n");
   Family(&out, "neodb_models_loaded", "gauge", "Models in memory.");
   absl::StrAppend(&out, "neodb_models_loaded ", s.models_loaded, "\n");
   Family(&out, "neodb_snapshots_written_total", "counter", "Index snapshots written.");

@@ -17,9 +17,11 @@ using ::absl::StatusCode;
 
 absl::Time In(absl::Duration d) { return absl::Now() + d; }
 
-// A FakeEmbedder whose Embed calls block until Open(): the tests hold the
-// batcher's worker busy for exactly as long as they need, so what they assert
-// follows from the order of events, never from how fast this machine is.
+// A FakeEmbedder whose Pool calls (the batcher's encoder passes) block until
+// let through: Open() lets every pass through, Allow(n) the next n. The tests
+// hold the batcher's worker busy for exactly as long as they need, so what
+// they assert follows from the order of events, never from how fast this
+// machine is.
 class GatedEmbedder : public Embedder {
  public:
   GatedEmbedder(int dim, int max_tokens) : fake_(dim, max_tokens) {}
@@ -32,34 +34,57 @@ class GatedEmbedder : public Embedder {
   }
   absl::StatusOr<std::vector<encoder::Embedding>> Embed(
       const std::vector<std::string>& texts, const encoder::EmbedOptions& options) override {
+    return fake_.Embed(texts, options);
+  }
+  absl::StatusOr<encoder::FramedTexts> Frame(const std::vector<std::string>& texts,
+                                             const encoder::EmbedOptions& options) const override {
+    return fake_.Frame(texts, options);
+  }
+  absl::StatusOr<std::vector<float>> Pool(const std::vector<std::vector<int32_t>>& sequences,
+                                          encoder::Pooling pooling) override {
     {
       std::unique_lock<std::mutex> lock(mu_);
       ++entered_;
+      sizes_.push_back(static_cast<int>(sequences.size()));
       cv_.notify_all();
-      cv_.wait(lock, [&] { return open_; });
+      cv_.wait(lock, [&] { return open_ || permits_ > 0; });
+      if (!open_) --permits_;
     }
-    return fake_.Embed(texts, options);
+    return fake_.Pool(sequences, pooling);
   }
 
-  // Lets every waiting and future Embed call through.
+  // Lets every waiting and future Pool call through.
   void Open() {
     std::lock_guard<std::mutex> lock(mu_);
     open_ = true;
     cv_.notify_all();
   }
-  // Blocks until `n` Embed calls have started (the worker is then inside one).
+  // Lets the next `n` Pool calls through.
+  void Allow(int n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    permits_ += n;
+    cv_.notify_all();
+  }
+  // Blocks until `n` Pool calls have started (the worker is then inside one).
   void WaitEntered(int n) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return entered_ >= n; });
   }
   int64_t calls() const { return fake_.calls(); }
+  // Sequences of each Pool call so far.
+  std::vector<int> sizes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sizes_;
+  }
 
  private:
   FakeEmbedder fake_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool open_ = false;
+  int permits_ = 0;
   int entered_ = 0;
+  std::vector<int> sizes_;
 };
 
 // Polls `done` (a condition on the batcher's counters, which have no waiter of
@@ -182,13 +207,11 @@ TEST(EmbedBatcherTest, OneBadRequestDoesNotFailItsBatchNeighbours) {
   gated.WaitEntered(1);
   absl::StatusOr<std::vector<encoder::Embedding>> good, bad;
   std::thread t1([&] { good = b.Embed({"short"}, {}, In(absl::Seconds(60))); });
-  std::thread t2(
-      [&] { bad = b.Embed({"one two three four five six seven"}, {}, In(absl::Seconds(60))); });
-  // Both queue behind "busy" and so go to the encoder as one batch.
-  WaitUntil([&] { return b.stats().queued_texts == 2; });
+  // The over-long text fails while framing, before it is queued, on its own.
+  bad = b.Embed({"one two three four five six seven"}, {}, In(absl::Seconds(60)));
+  WaitUntil([&] { return b.stats().queued_texts == 1; });
   gated.Open();
   t1.join();
-  t2.join();
   busy.join();
   EXPECT_TRUE(good.ok()) << good.status();
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
@@ -204,6 +227,104 @@ TEST(EmbedBatcherTest, DifferentOptionsAreNotMixed) {
   ASSERT_TRUE(a.ok());
   ASSERT_TRUE(c.ok());
   EXPECT_NE((*a)[0].vector, (*c)[0].vector);
+}
+
+encoder::EmbedOptions Chunked() {
+  encoder::EmbedOptions o;
+  o.overflow = encoder::Overflow::kChunk;
+  return o;
+}
+
+std::string WordsText(int n, const std::string& stem) {
+  std::string t;
+  for (int i = 0; i < n; ++i) t += stem + std::to_string(i) + " ";
+  return t;
+}
+
+// max_tokens 6: a window holds 4 words, so 40 words are 10 sequences of 6
+// tokens; max_batch_tokens 6: one sequence per pass. Every pass is one work
+// item the test lets through by hand.
+TEST(EmbedBatcherTest, LongRequestIsSplitAndShortRequestsOvertakeIt) {
+  GatedEmbedder gated(8, 6);
+  EmbedBatcherOptions o;
+  o.max_batch_tokens = 6;
+  o.max_wait = absl::ZeroDuration();
+  EmbedBatcher b(&gated, o);
+  const std::string big_text = WordsText(40, "w");
+  absl::StatusOr<std::vector<encoder::Embedding>> big, small;
+  std::thread big_thread([&] { big = b.Embed({big_text}, Chunked(), In(absl::Seconds(60))); });
+  gated.WaitEntered(1);  // the big request's first item is running
+  std::thread small_thread([&] { small = b.Embed({"q"}, {}, In(absl::Seconds(60))); });
+  WaitUntil([&] { return b.stats().queued_texts == 2; });  // big (9 items left) + small
+  // Two passes: the big request's first item, then the short request, which
+  // goes ahead of the rest of the big one.
+  gated.Allow(2);
+  // Only two passes can finish, so the short request is answered with the
+  // big one's 2nd..10th items still to run.
+  small_thread.join();
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(gated.calls(), 2);
+  EXPECT_EQ(b.stats().embedded_texts, 1);  // the big request is not done
+  gated.Open();
+  big_thread.join();
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(gated.calls(), 11);  // 10 items of the big request, 1 short
+  EXPECT_EQ((*big)[0].num_chunks, 10);
+  EXPECT_EQ((*big)[0].num_tokens, 60);
+  // Splitting into passes changes nothing: same vector as one Embed call.
+  FakeEmbedder direct(8, 6);
+  auto whole = direct.Embed({big_text}, Chunked());
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ((*whole)[0].vector, (*big)[0].vector);
+}
+
+TEST(EmbedBatcherTest, RequestsTakeTurnsOneWorkItemEach) {
+  GatedEmbedder gated(8, 6);
+  EmbedBatcherOptions o;
+  o.max_batch_tokens = 12;  // two sequences per pass
+  o.max_wait = absl::ZeroDuration();
+  EmbedBatcher b(&gated, o);
+  std::thread busy([&] { (void)b.Embed({"busy"}, {}, In(absl::Seconds(60))); });
+  gated.WaitEntered(1);
+  // Two long requests (4 sequences each) queue behind "busy".
+  absl::StatusOr<std::vector<encoder::Embedding>> x, y;
+  std::thread tx([&] { x = b.Embed({WordsText(16, "x")}, Chunked(), In(absl::Seconds(60))); });
+  WaitUntil([&] { return b.stats().queued_texts == 1; });
+  std::thread ty([&] { y = b.Embed({WordsText(16, "y")}, Chunked(), In(absl::Seconds(60))); });
+  WaitUntil([&] { return b.stats().queued_texts == 2; });
+  gated.Open();
+  busy.join();
+  tx.join();
+  ty.join();
+  ASSERT_TRUE(x.ok() && y.ok());
+  // Each pass holds one sequence of each (not two of the first to arrive).
+  EXPECT_EQ(gated.sizes(), (std::vector<int>{1, 2, 2, 2, 2}));
+  EXPECT_EQ(b.stats().work_items, 9);
+}
+
+TEST(EmbedBatcherTest, CancelledRequestStopsWithinOneWorkItem) {
+  GatedEmbedder gated(8, 6);
+  EmbedBatcherOptions o;
+  o.max_batch_tokens = 6;
+  o.max_wait = absl::ZeroDuration();
+  EmbedBatcher b(&gated, o);
+  std::atomic<bool> cancel{false};
+  absl::StatusOr<std::vector<encoder::Embedding>> r;
+  std::thread t([&] {
+    r = b.Embed({WordsText(40, "w")}, Chunked(), In(absl::Seconds(60)),
+                [&] { return cancel.load(); });
+  });
+  gated.WaitEntered(1);  // item 1 of 10 is running
+  cancel = true;
+  t.join();  // returns while the encoder is still held: it does not wait for it
+  EXPECT_EQ(r.status().code(), StatusCode::kCancelled) << r.status();
+  gated.Open();
+  WaitUntil([&] { return b.stats().cancelled == 1; });
+  EXPECT_EQ(b.stats().skipped_sequences, 9);
+  EXPECT_EQ(gated.calls(), 1);  // nothing after the item in flight
+  // The batcher serves the next request normally.
+  auto next = b.Embed({"after"}, {}, In(absl::Seconds(60)));
+  EXPECT_TRUE(next.ok()) << next.status();
 }
 
 }  // namespace

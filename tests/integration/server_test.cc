@@ -241,7 +241,11 @@ TEST_F(ServerTest, BadInputGetsPreciseStatusAndServerStaysUp) {
   EXPECT_NE(s.error_message().find("'missing'"), std::string::npos);
   std::string huge;
   for (int i = 0; i < 5000; ++i) huge += "alpha ";
-  s = upsert("c", huge);
+  s = upsert("c", huge);  // 30000 bytes: refused on its size, before tokenizing
+  EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("bytes (32 per token of the model's maximum"), std::string::npos)
+      << s.error_message();
+  s = upsert("c", huge.substr(0, 600 * 6));  // 600 words: within the bytes, over in tokens
   EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("tokens, over the model's maximum"), std::string::npos)
       << s.error_message();

@@ -31,6 +31,9 @@ struct ServeFlags {
   std::string model_dir;
   std::string listen = "127.0.0.1:50051";
   int threads = 16;
+  int max_open_streams = 0;
+  double stream_idle_timeout_s = 60;
+  int max_streams_per_connection = 32;
   int encoder_threads = 0;
   int fake_dim = 0;
   double test_delay_ms = 0;
@@ -38,6 +41,7 @@ struct ServeFlags {
   double snapshot_interval_s = 60;
   int max_queue_texts = 4096;
   int max_batch_tokens = 8192;
+  int64_t max_request_tokens = engine::kDefaultMaxRequestTokens;
   double max_wait_ms = 2;
   double grace_s = 10;
   int64_t max_model_mib = 8192;
@@ -72,6 +76,16 @@ class SlowEmbedder : public engine::Embedder {
       const std::vector<std::string>& texts, const encoder::EmbedOptions& options) override {
     absl::SleepFor(delay_);
     return inner_->Embed(texts, options);
+  }
+  absl::StatusOr<encoder::FramedTexts> Frame(const std::vector<std::string>& texts,
+                                             const encoder::EmbedOptions& options) const override {
+    return inner_->Frame(texts, options);
+  }
+  // The batcher's unit of work: the delay applies per encoder pass.
+  absl::StatusOr<std::vector<float>> Pool(const std::vector<std::vector<int32_t>>& sequences,
+                                          encoder::Pooling pooling) override {
+    absl::SleepFor(delay_);
+    return inner_->Pool(sequences, pooling);
   }
 
  private:
@@ -168,6 +182,7 @@ absl::Status Serve(ServeFlags f) {
   o.batcher.max_queue_texts = f.max_queue_texts;
   o.batcher.max_batch_tokens = f.max_batch_tokens;
   o.batcher.max_wait = absl::Milliseconds(f.max_wait_ms);
+  o.max_request_tokens = f.max_request_tokens;
   o.embedder_factory = [f](const std::string& dir, encoder::Precision p) {
     return OpenModel(f, dir, p);
   };
@@ -186,6 +201,9 @@ absl::Status Serve(ServeFlags f) {
   api::ServerOptions so;
   so.listen = f.listen;
   so.threads = f.threads;
+  so.streams.max_open = f.max_open_streams;
+  so.streams.idle_timeout = absl::Seconds(f.stream_idle_timeout_s);
+  so.max_streams_per_connection = f.max_streams_per_connection;
   so.security = f.security;
   so.limits.models_dir = f.models_dir;
   so.limits.backup_dir = f.backup_dir;
@@ -248,6 +266,17 @@ void RegisterServerCommands(CLI::App& app) {
                   "Model checkpoint directory (default: the shipped default model)");
   cmd->add_option("--listen", f->listen, "host:port to listen on")->capture_default_str();
   cmd->add_option("--threads", f->threads, "gRPC handler threads")->capture_default_str();
+  cmd->add_option("--max-open-streams", f->max_open_streams,
+                  "Ingest streams (BulkIngest, Ingest) open at once, server-wide; more are "
+                  "RESOURCE_EXHAUSTED. Below --threads; 0 = half of --threads")
+      ->capture_default_str();
+  cmd->add_option("--stream-idle-timeout", f->stream_idle_timeout_s,
+                  "Seconds an ingest stream may wait for its client's next message before "
+                  "it is cancelled")
+      ->capture_default_str();
+  cmd->add_option("--max-streams-per-connection", f->max_streams_per_connection,
+                  "HTTP/2 streams one connection may have open at once")
+      ->capture_default_str();
   cmd->add_option("--encoder-threads", f->encoder_threads,
                   "Encoder compute threads (0 = all cores)");
   cmd->add_option("--device", f->device,
@@ -265,6 +294,10 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--max-queue-texts", f->max_queue_texts, "Embedding queue bound (texts)")
       ->capture_default_str();
   cmd->add_option("--max-batch-tokens", f->max_batch_tokens, "Tokens per encoder batch")
+      ->capture_default_str();
+  cmd->add_option("--max-request-tokens", f->max_request_tokens,
+                  "Tokens one Upsert/NearText/Embed request may send to the encoder, chunks "
+                  "included; more is RESOURCE_EXHAUSTED (0 = no limit)")
       ->capture_default_str();
   cmd->add_option("--max-wait-ms", f->max_wait_ms, "Longest wait for a batch to fill (ms)")
       ->capture_default_str();
