@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/openmp_wait.h"
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "api/engine/database.h"
@@ -74,6 +75,7 @@ double Pct(std::vector<double> v, double p) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  neodb::ReexecWithPassiveOpenMpWait(argv);  // as `neodb serve` does
   CLI::App app{"neodb server benchmark"};
   int docs = 100000, fake_dim = 256, words = 48, batch = 64, queries = 400, ingest_clients = 4;
   std::string model_dir, index = "Flat", data_dir, precision_list = "f32";

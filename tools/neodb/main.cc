@@ -3,6 +3,7 @@
 #include <functional>
 #include <string>
 
+#include "common/openmp_wait.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "tools/neodb/commands.h"
 
@@ -17,6 +18,7 @@ void ExitIfError(const absl::Status& status) {
 }  // namespace neodb::cli
 
 int main(int argc, char** argv) {
+  neodb::ReexecWithPassiveOpenMpWait(argv);
   CLI::App app{"neodb: a vector search database with a built-in NeoBERT encoder"};
   app.require_subcommand(1);
   app.set_version_flag(
