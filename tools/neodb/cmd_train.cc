@@ -70,6 +70,17 @@ void RegisterTrainCommands(CLI::App& app) {
   finetune
       ->add_option("--mlm-seq-len", ft->mlm.seq_len, "MLM sequence length ([CLS]/[SEP] included)")
       ->capture_default_str();
+  finetune
+      ->add_option("--distill", ft->distill_file,
+                   "JSONL {\"text\", \"vector\"} teacher embeddings for a similarity-distillation "
+                   "loss (tools/glove/sif.py teacher)")
+      ->check(CLI::ExistingFile);
+  finetune
+      ->add_option("--distill-weight", ft->trainer.distill_weight,
+                   "Weight of the distillation loss")
+      ->capture_default_str();
+  finetune->add_option("--distill-batch", ft->distill.batch_size, "Teacher texts per step")
+      ->capture_default_str();
   finetune->callback([ft] { ExitIfError(encoder::train::RunFinetune(*ft, stdout)); });
 
   auto ev = std::make_shared<EvalOptions>();
