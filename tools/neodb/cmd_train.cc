@@ -72,6 +72,17 @@ void RegisterTrainCommands(CLI::App& app) {
   finetune
       ->add_option("--mlm-seq-len", ft->mlm.seq_len, "MLM sequence length ([CLS]/[SEP] included)")
       ->capture_default_str();
+  finetune
+      ->add_option("--distill", ft->distill_file,
+                   "JSONL {\"text\", \"vector\"} teacher embeddings for a similarity-distillation "
+                   "loss (tools/glove/sif.py teacher)")
+      ->check(CLI::ExistingFile);
+  finetune
+      ->add_option("--distill-weight", ft->trainer.distill_weight,
+                   "Weight of the distillation loss")
+      ->capture_default_str();
+  finetune->add_option("--distill-batch", ft->distill.batch_size, "Teacher texts per step")
+      ->capture_default_str();
   auto ft_device = std::make_shared<std::string>("cpu");
   finetune->add_option("--device", *ft_device,
                        "cpu (default) or auto; cuda / cuda:N are refused: training on CUDA is "
