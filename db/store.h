@@ -36,6 +36,10 @@ class DB;
 class ColumnFamilyHandle;
 }  // namespace rocksdb
 
+namespace neodb {
+class FaultInjector;
+}  // namespace neodb
+
 namespace neodb::db {
 
 struct StoreOptions {
@@ -46,6 +50,9 @@ struct StoreOptions {
   bool sync_writes = true;
   // RocksDB block cache size in bytes. Default: 64 MiB.
   size_t block_cache_bytes = 64 << 20;
+  // Tests only: RocksDB's file writes ask this injector first
+  // (db/fault_file_system.h). Not owned; must outlive the store. Default: none.
+  FaultInjector* test_faults = nullptr;
 };
 
 // Fields of a collection that may change after creation.
