@@ -33,6 +33,21 @@ uint64_t FaultInjector::ops() const {
   return ops_;
 }
 
+bool FaultInjector::disk_full() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return disk_full_;
+}
+
+std::string FaultInjector::last_injected_path() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_path_;
+}
+
+FileOp FaultInjector::last_injected_op() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_op_;
+}
+
 uint64_t FaultInjector::injected() const {
   std::lock_guard<std::mutex> lock(mu_);
   return injected_;
@@ -51,7 +66,11 @@ Fault FaultInjector::Next(FileOp op, const std::string& path) {
     f = fail_with_;
     if (f == Fault::kTornRename && op != FileOp::kRename) f = Fault::kIoError;
   }
-  if (f != Fault::kNone) ++injected_;
+  if (f != Fault::kNone) {
+    ++injected_;
+    last_op_ = op;
+    last_path_ = path;
+  }
   return f;
 }
 

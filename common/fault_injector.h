@@ -43,6 +43,10 @@ class FaultInjector {
   void Reset();
   // Ops counted since the last Reset (or FailNth).
   uint64_t ops() const;
+  bool disk_full() const;
+  // The op the last injected fault hit (kCreate when none).
+  FileOp last_injected_op() const;
+  std::string last_injected_path() const;
   // Faults injected since the last Reset.
   uint64_t injected() const;
 
@@ -57,6 +61,8 @@ class FaultInjector {
   Fault fail_with_ = Fault::kNone;
   bool disk_full_ = false;
   uint64_t injected_ = 0;
+  FileOp last_op_ = FileOp::kCreate;
+  std::string last_path_;
 };
 
 }  // namespace neodb

@@ -109,6 +109,15 @@ class FaultFileSystem : public rocksdb::FileSystemWrapper {
     if (fault != Fault::kNone) return ToIOStatus(fault, "create directory", d);
     return target()->CreateDir(d, o, dbg);
   }
+  // A full disk has no free space (Store checks it before resuming).
+  rocksdb::IOStatus GetFreeSpace(const std::string& path, const rocksdb::IOOptions& o,
+                                 uint64_t* free, rocksdb::IODebugContext* dbg) override {
+    if (faults_->disk_full()) {
+      *free = 0;
+      return rocksdb::IOStatus::OK();
+    }
+    return target()->GetFreeSpace(path, o, free, dbg);
+  }
   rocksdb::IOStatus CreateDirIfMissing(const std::string& d, const rocksdb::IOOptions& o,
                                        rocksdb::IODebugContext* dbg) override {
     Fault fault = faults_->Next(FileOp::kCreateDir, d);

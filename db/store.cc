@@ -54,6 +54,8 @@ absl::StatusOr<uint64_t> ReadCounter(rocksdb::DB* db, rocksdb::ColumnFamilyHandl
 // reason (RESOURCE_EXHAUSTED) while the disk is still full. Nothing
 // acknowledged is at risk: a write is acknowledged only after its WAL record
 // is synced, and a failed one is not applied to the memtable.
+constexpr uint64_t kResumeMarginBytes = 4 << 20;
+
 class StopListener : public rocksdb::EventListener {
  public:
   explicit StopListener(std::shared_ptr<std::atomic<bool>> stopped)
@@ -75,6 +77,24 @@ class StopListener : public rocksdb::EventListener {
 
 absl::Status Store::Impl::ResumeIfStopped() {
   if (!stopped->load()) return absl::OkStatus();
+  // Resume flushes every memtable, which needs room for them. Trying while
+  // the disk is still full fails in creating the new WAL, and RocksDB takes
+  // that failure as fatal (writes then stay off until a restart). So first
+  // check that the memtables' size plus a margin is free.
+  uint64_t mem = 0;
+  for (auto* h : handles) {
+    uint64_t v = 0;
+    if (db->GetIntProperty(h, "rocksdb.cur-size-all-mem-tables", &v)) mem += v;
+  }
+  const uint64_t need = 2 * mem + kResumeMarginBytes;
+  uint64_t free = 0;
+  rocksdb::IOStatus fs = db->GetFileSystem()->GetFreeSpace(db->GetName(), rocksdb::IOOptions(),
+                                                         &free, nullptr);
+  if (fs.ok() && free < need) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the data directory's disk is full (", free >> 20, " MiB free, ", (need + (1 << 20) - 1) >> 20,
+        " MiB needed to resume writing): free space and writes resume; reads keep working"));
+  }
   rocksdb::Status s = db->Resume();
   if (!s.ok()) return FromRocks(s, "the store stopped writing after an I/O error");
   *stopped = false;
