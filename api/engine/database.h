@@ -314,6 +314,9 @@ class Database {
   // after applied_seq_ to the live indexes.
   absl::Status CatchUpLocked();
 
+  // database_backup.cc: Backup's body, into the directory it created.
+  absl::StatusOr<BackupManifest> BackupInto(const std::string& dir);
+
   // database_maintenance.cc
   absl::StatusOr<uint64_t> SnapshotLocked();
   void MaintenanceLoop();

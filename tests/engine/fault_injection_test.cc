@@ -262,6 +262,11 @@ TEST_F(FaultInjectionTest, AFullDiskRefusesWritesKeepsReadsAndResumes) {
     ASSERT_TRUE(absl::IsResourceExhausted(s)) << s;
   }
   EXPECT_TRUE(absl::IsResourceExhausted(db_->Snapshot().status()));
+  // A backup fails the same way and leaves nothing behind.
+  const std::string backup = (dir_ / "backup").string();
+  auto b = db_->Backup(backup);
+  EXPECT_TRUE(absl::IsResourceExhausted(b.status())) << b.status();
+  EXPECT_FALSE(fs::exists(backup));
   // Reads keep working.
   auto got = db_->Get("c", {"d0", "d9"});
   ASSERT_TRUE(got.ok()) << got.status();
@@ -275,6 +280,7 @@ TEST_F(FaultInjectionTest, AFullDiskRefusesWritesKeepsReadsAndResumes) {
   faults_.SetDiskFull(false);
   absl::Status resumed = Add(2);
   ASSERT_TRUE(resumed.ok()) << resumed;
+  ASSERT_TRUE(db_->Backup(backup).ok());
   ASSERT_TRUE(db_->Snapshot().ok());
   ReopenAndCheck();
 }
