@@ -1,5 +1,6 @@
 #include "db/rocks_logger.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <string>

@@ -149,8 +149,15 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
     std::filesystem::create_directories(path, ec);
   }
   rocksdb::DB* raw = nullptr;
-  RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(db_options, path, descriptors, &impl->handles, &raw),
-                            absl::StrCat("opening store at ", path)));
+  rocksdb::Status opened = rocksdb::DB::Open(db_options, path, descriptors, &impl->handles, &raw);
+  if (opened.IsNoSpace()) {
+    // Recovery replays the WAL into new files, so opening needs some room.
+    return absl::ResourceExhaustedError(
+        absl::StrCat("opening store at ", path, ": ", opened.ToString(),
+                     " (the data directory's disk is full: recovery needs room for the "
+                     "unflushed writes; free space and start again)"));
+  }
+  RETURN_IF_ERROR(FromRocks(opened, absl::StrCat("opening store at ", path)));
   impl->db.reset(raw);
   impl->collections = impl->handles[1];
   impl->documents = impl->handles[2];
