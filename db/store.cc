@@ -1,12 +1,17 @@
 #include "db/store.h"
 
 #include <chrono>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "db/codec.h"
+#include "db/rocks_logger.h"
 #include "db/store_impl.h"
+#include "db/fault_file_system.h"
 #include "rocksdb/cache.h"
+#include "rocksdb/listener.h"
+#include "spdlog/spdlog.h"
 #include "rocksdb/table.h"
 #include "rocksdb/utilities/checkpoint.h"
 
@@ -18,6 +23,10 @@ absl::Status FromRocks(const rocksdb::Status& s, std::string_view context) {
   if (s.IsNotFound()) return absl::NotFoundError(msg);
   if (s.IsCorruption()) return absl::DataLossError(msg);
   if (s.IsInvalidArgument()) return absl::InvalidArgumentError(msg);
+  if (s.IsNoSpace()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(msg, " (the data directory's disk is full: free space and writes resume)"));
+  }
   if (s.IsBusy() || s.IsTimedOut() || s.IsTryAgain()) return absl::UnavailableError(msg);
   if (s.IsIOError()) return absl::UnavailableError(msg);
   return absl::InternalError(msg);
@@ -36,7 +45,68 @@ absl::StatusOr<uint64_t> ReadCounter(rocksdb::DB* db, rocksdb::ColumnFamilyHandl
   return DecodeBigEndian64(value);
 }
 
+// Disk full, design: RocksDB turns a failed WAL append or flush into a
+// "background error" and refuses every write until it recovers. Its own
+// recovery for NoSpace polls free space from a background thread on its own
+// schedule; we turn that off and resume on the next write instead
+// (Impl::ResumeIfStopped), so that "space came back" is seen exactly when a
+// client writes again, deterministically, and the client gets the real
+// reason (RESOURCE_EXHAUSTED) while the disk is still full. Nothing
+// acknowledged is at risk: a write is acknowledged only after its WAL record
+// is synced, and a failed one is not applied to the memtable.
+constexpr uint64_t kResumeMarginBytes = 4 << 20;
+
+class StopListener : public rocksdb::EventListener {
+ public:
+  explicit StopListener(std::shared_ptr<std::atomic<bool>> stopped)
+      : stopped_(std::move(stopped)) {}
+  const char* Name() const override { return "NeodbStopListener"; }
+  void OnBackgroundError(rocksdb::BackgroundErrorReason, rocksdb::Status* error) override {
+    if (error != nullptr && !error->ok()) *stopped_ = true;
+  }
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason, rocksdb::Status,
+                            bool* auto_recovery) override {
+    *auto_recovery = false;
+  }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> stopped_;
+};
+
 }  // namespace
+
+absl::Status Store::Impl::ResumeIfStopped() {
+  if (!stopped->load()) return absl::OkStatus();
+  // Resume flushes every memtable, which needs room for them. Trying while
+  // the disk is still full fails in creating the new WAL, and RocksDB takes
+  // that failure as fatal (writes then stay off until a restart). So first
+  // check that the memtables' size plus a margin is free.
+  uint64_t mem = 0;
+  for (auto* h : handles) {
+    uint64_t v = 0;
+    if (db->GetIntProperty(h, "rocksdb.cur-size-all-mem-tables", &v)) mem += v;
+  }
+  const uint64_t need = 2 * mem + kResumeMarginBytes;
+  uint64_t free = 0;
+  rocksdb::IOStatus fs = db->GetFileSystem()->GetFreeSpace(db->GetName(), rocksdb::IOOptions(),
+                                                         &free, nullptr);
+  if (fs.ok() && free < need) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the data directory's disk is full (", free >> 20, " MiB free, ", (need + (1 << 20) - 1) >> 20,
+        " MiB needed to resume writing): free space and writes resume; reads keep working"));
+  }
+  rocksdb::Status s = db->Resume();
+  if (!s.ok()) return FromRocks(s, "the store stopped writing after an I/O error");
+  *stopped = false;
+  spdlog::info("store: writes resumed after an I/O error");
+  return absl::OkStatus();
+}
+
+absl::Status Store::Impl::Commit(rocksdb::WriteBatch* batch, std::string_view context) {
+  rocksdb::Status s = db->Write(WriteOpts(), batch);
+  if (s.IsIOError()) *stopped = true;
+  return FromRocks(s, context);
+}
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -53,6 +123,16 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   db_options.create_if_missing = options.create_if_missing;
   db_options.create_missing_column_families = options.create_if_missing;
   db_options.IncreaseParallelism(2);
+  // Never a LOG file on the data disk: see rocks_logger.h (it aborted the
+  // process when the disk filled).
+  db_options.info_log = NewSpdlogRocksLogger();
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  if (options.test_faults != nullptr) {
+    impl->env = rocksdb::NewCompositeEnv(NewFaultFileSystem(options.test_faults));
+    db_options.env = impl->env.get();
+  }
+  db_options.listeners.push_back(std::make_shared<StopListener>(impl->stopped));
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
   rocksdb::ColumnFamilyOptions cf_options(db_options);
@@ -62,11 +142,22 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, cf_options);
   for (const char* name : kColumnFamilies) descriptors.emplace_back(name, cf_options);
 
-  auto impl = std::make_unique<Impl>();
-  impl->options = options;
+  if (options.create_if_missing) {
+    // Ourselves, so that RocksDB does not log a (harmless) error about the
+    // missing directory on every first start.
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+  }
   rocksdb::DB* raw = nullptr;
-  RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(db_options, path, descriptors, &impl->handles, &raw),
-                            absl::StrCat("opening store at ", path)));
+  rocksdb::Status opened = rocksdb::DB::Open(db_options, path, descriptors, &impl->handles, &raw);
+  if (opened.IsNoSpace()) {
+    // Recovery replays the WAL into new files, so opening needs some room.
+    return absl::ResourceExhaustedError(
+        absl::StrCat("opening store at ", path, ": ", opened.ToString(),
+                     " (the data directory's disk is full: recovery needs room for the "
+                     "unflushed writes; free space and start again)"));
+  }
+  RETURN_IF_ERROR(FromRocks(opened, absl::StrCat("opening store at ", path)));
   impl->db.reset(raw);
   impl->collections = impl->handles[1];
   impl->documents = impl->handles[2];
@@ -92,6 +183,7 @@ absl::Status Store::CreateCollection(const CollectionSpec& input) {
   }
   Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.write_mu);
+  RETURN_IF_ERROR(im.ResumeIfStopped());
   std::string existing;
   rocksdb::Status s = im.db->Get(rocksdb::ReadOptions(), im.collections, spec.name, &existing);
   if (s.ok()) {
@@ -107,7 +199,7 @@ absl::Status Store::CreateCollection(const CollectionSpec& input) {
   batch.Put(im.meta, CountKey(spec.name), EncodeBigEndian64(0));
   batch.Put(im.changelog, EncodeBigEndian64(rec.seq), EncodeChangelogRecord(rec));
   batch.Put(im.meta, kLastSeqKey, EncodeBigEndian64(rec.seq));
-  RETURN_IF_ERROR(FromRocks(im.db->Write(im.WriteOpts(), &batch), "creating collection"));
+  RETURN_IF_ERROR(im.Commit(&batch, "creating collection"));
   im.last_seq = rec.seq;
   return absl::OkStatus();
 }
@@ -116,6 +208,7 @@ absl::Status Store::DropCollection(std::string_view name) {
   RETURN_IF_ERROR(ValidateCollectionName(name));
   Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.write_mu);
+  RETURN_IF_ERROR(im.ResumeIfStopped());
   RETURN_IF_ERROR(GetCollection(name).status());
   ChangelogRecord rec;
   rec.seq = im.last_seq + 1;
@@ -131,7 +224,7 @@ absl::Status Store::DropCollection(std::string_view name) {
   batch.Delete(im.meta, CountKey(name));
   batch.Put(im.changelog, EncodeBigEndian64(rec.seq), EncodeChangelogRecord(rec));
   batch.Put(im.meta, kLastSeqKey, EncodeBigEndian64(rec.seq));
-  RETURN_IF_ERROR(FromRocks(im.db->Write(im.WriteOpts(), &batch), "dropping collection"));
+  RETURN_IF_ERROR(im.Commit(&batch, "dropping collection"));
   im.last_seq = rec.seq;
   return absl::OkStatus();
 }
@@ -165,6 +258,7 @@ absl::StatusOr<CollectionSpec> Store::UpdateCollection(std::string_view name,
                                                        const CollectionUpdate& update) {
   Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.write_mu);
+  RETURN_IF_ERROR(im.ResumeIfStopped());
   ASSIGN_OR_RETURN(CollectionSpec spec, GetCollection(name));
   if (update.model_id) spec.model_id = *update.model_id;
   if (update.model_dir) spec.model_dir = *update.model_dir;
@@ -174,9 +268,9 @@ absl::StatusOr<CollectionSpec> Store::UpdateCollection(std::string_view name,
   if (update.document_instruction) spec.document_instruction = *update.document_instruction;
   if (update.precision) spec.precision = *update.precision;
   RETURN_IF_ERROR(ValidateCollectionSpec(spec));
-  RETURN_IF_ERROR(
-      FromRocks(im.db->Put(im.WriteOpts(), im.collections, spec.name, EncodeCollectionSpec(spec)),
-                "updating collection"));
+  rocksdb::WriteBatch batch;
+  batch.Put(im.collections, spec.name, EncodeCollectionSpec(spec));
+  RETURN_IF_ERROR(im.Commit(&batch, "updating collection"));
   return spec;
 }
 

@@ -10,6 +10,14 @@
 //   changelog    be64(seq)                 -> ChangelogRecord (codec)
 //   meta         "next_internal_id", "last_seq", "count/<name>" -> be64
 //
+// Full disk: a write that finds no space fails with RESOURCE_EXHAUSTED and
+// is not applied (if only its WAL fsync failed, its record may be in the
+// file and a restart may replay it: a failed write's outcome is unknown,
+// never an acknowledged write's); reads keep working; the first write after space
+// returns resumes RocksDB (store.cc, "Disk full, design"). Other I/O errors
+// are UNAVAILABLE; one RocksDB deems fatal (a failed MANIFEST write) keeps
+// writes off until the store is reopened, nothing acknowledged lost.
+//
 // Thread-safety: every method is safe to call concurrently. Mutations
 // (collection create/drop/update, Upsert, Delete, TrimChangelog) are
 // serialised by one mutex, so internal-id allocation and change-log order equal
@@ -36,6 +44,10 @@ class DB;
 class ColumnFamilyHandle;
 }  // namespace rocksdb
 
+namespace neodb {
+class FaultInjector;
+}  // namespace neodb
+
 namespace neodb::db {
 
 struct StoreOptions {
@@ -46,6 +58,9 @@ struct StoreOptions {
   bool sync_writes = true;
   // RocksDB block cache size in bytes. Default: 64 MiB.
   size_t block_cache_bytes = 64 << 20;
+  // Tests only: RocksDB's file writes ask this injector first
+  // (db/fault_file_system.h). Not owned; must outlive the store. Default: none.
+  FaultInjector* test_faults = nullptr;
 };
 
 // Fields of a collection that may change after creation.

@@ -79,6 +79,7 @@ absl::StatusOr<std::vector<uint64_t>> Store::Upsert(std::string_view collection,
                                                     std::vector<Document> docs) {
   Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.write_mu);
+  RETURN_IF_ERROR(im.ResumeIfStopped());
   ASSIGN_OR_RETURN(CollectionSpec spec, GetCollection(collection));
   for (size_t i = 0; i < docs.size(); ++i) {
     RETURN_IF_ERROR(ValidateDocument(docs[i], spec.dimension, i));
@@ -119,7 +120,7 @@ absl::StatusOr<std::vector<uint64_t>> Store::Upsert(std::string_view collection,
   batch.Put(im.meta, CountKey(collection), EncodeBigEndian64(count));
   batch.Put(im.meta, kLastSeqKey, EncodeBigEndian64(seq));
   batch.Put(im.meta, kNextInternalIdKey, EncodeBigEndian64(next_id));
-  RETURN_IF_ERROR(FromRocks(im.db->Write(im.WriteOpts(), &batch), "writing documents"));
+  RETURN_IF_ERROR(im.Commit(&batch, "writing documents"));
   im.next_internal_id = next_id;
   im.last_seq = seq;
   return seqs;
@@ -129,6 +130,7 @@ absl::StatusOr<std::vector<uint64_t>> Store::Delete(std::string_view collection,
                                                     std::span<const std::string> ids) {
   Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.write_mu);
+  RETURN_IF_ERROR(im.ResumeIfStopped());
   RETURN_IF_ERROR(GetCollection(collection).status());
   ASSIGN_OR_RETURN(uint64_t count, Count(collection));
   uint64_t seq = im.last_seq;
@@ -157,7 +159,7 @@ absl::StatusOr<std::vector<uint64_t>> Store::Delete(std::string_view collection,
   if (seqs.empty()) return seqs;
   batch.Put(im.meta, CountKey(collection), EncodeBigEndian64(count));
   batch.Put(im.meta, kLastSeqKey, EncodeBigEndian64(seq));
-  RETURN_IF_ERROR(FromRocks(im.db->Write(im.WriteOpts(), &batch), "deleting documents"));
+  RETURN_IF_ERROR(im.Commit(&batch, "deleting documents"));
   im.last_seq = seq;
   return seqs;
 }
@@ -298,11 +300,12 @@ absl::Status Store::ReadChangelog(
 absl::Status Store::TrimChangelog(uint64_t up_to_seq) {
   Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.write_mu);
+  RETURN_IF_ERROR(im.ResumeIfStopped());
   if (up_to_seq == 0) return absl::OkStatus();
   if (up_to_seq > im.last_seq) up_to_seq = im.last_seq;
-  return FromRocks(im.db->DeleteRange(im.WriteOpts(), im.changelog, EncodeBigEndian64(0),
-                                      EncodeBigEndian64(up_to_seq + 1)),
-                   "trimming changelog");
+  rocksdb::WriteBatch batch;
+  batch.DeleteRange(im.changelog, EncodeBigEndian64(0), EncodeBigEndian64(up_to_seq + 1));
+  return im.Commit(&batch, "trimming changelog");
 }
 
 }  // namespace neodb::db

@@ -12,11 +12,19 @@
 #include "absl/status/status.h"
 #include "db/store.h"
 #include "rocksdb/db.h"
+#include "rocksdb/write_batch.h"
 
 namespace neodb::db {
 
 struct Store::Impl {
   StoreOptions options;
+  // The rocksdb::Env over a fault-injecting file system (tests); declared
+  // before db so that it outlives it. Null: RocksDB's default.
+  std::unique_ptr<rocksdb::Env> env;
+  // Set when RocksDB stopped accepting writes after an I/O error (a full
+  // disk): its WAL or a flush failed. Writes then call Resume first; see
+  // ResumeIfStopped.
+  std::shared_ptr<std::atomic<bool>> stopped = std::make_shared<std::atomic<bool>>(false);
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;  // owned; destroyed before db
   rocksdb::ColumnFamilyHandle* collections = nullptr;
@@ -31,6 +39,18 @@ struct Store::Impl {
   // Guarded by write_mu for writes; read lock-free.
   std::atomic<uint64_t> last_seq{0};
   uint64_t next_internal_id = 1;  // guarded by write_mu
+
+  // Called first by every mutation, under write_mu. When RocksDB stopped
+  // after an error, tries DB::Resume(): it flushes the memtables (so the
+  // possibly torn WAL is no longer needed) and re-enables writes, or fails
+  // again while the disk is still full, with that error
+  // (RESOURCE_EXHAUSTED for no space). Reads never call it: they work
+  // throughout.
+  absl::Status ResumeIfStopped();
+
+  // Writes `batch` (WriteOpts); an I/O error also marks the store stopped,
+  // in case RocksDB did not report it as a background error.
+  absl::Status Commit(rocksdb::WriteBatch* batch, std::string_view context);
 
   rocksdb::WriteOptions WriteOpts() const {
     rocksdb::WriteOptions w;

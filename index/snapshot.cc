@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/atomic_file.h"
 #include "common/status_macros.h"
 #include "index/index_factory.h"
 #include "index/index_util.h"
@@ -38,44 +39,6 @@ void WriteManifest(ByteWriter* w, const SnapshotManifest& m) {
   w->Str(m.model_id);
   w->U64(m.payload_bytes);
   w->U64(m.payload_checksum);
-}
-
-absl::Status ErrnoStatus(std::string_view what, const std::string& path) {
-  return absl::UnavailableError(
-      absl::StrCat(std::string(what), " ", path, ": ", std::strerror(errno)));
-}
-
-absl::Status WriteFileDurably(const std::string& path, std::string_view a, std::string_view b) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("cannot create", path);
-  for (std::string_view part : {a, b}) {
-    while (!part.empty()) {
-      ssize_t n = ::write(fd, part.data(), part.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        absl::Status s = ErrnoStatus("cannot write", path);
-        ::close(fd);
-        return s;
-      }
-      part.remove_prefix(static_cast<size_t>(n));
-    }
-  }
-  if (::fsync(fd) != 0) {
-    absl::Status s = ErrnoStatus("cannot fsync", path);
-    ::close(fd);
-    return s;
-  }
-  if (::close(fd) != 0) return ErrnoStatus("cannot close", path);
-  return absl::OkStatus();
-}
-
-absl::Status FsyncDir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("cannot open directory", dir);
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return ErrnoStatus("cannot fsync directory", dir);
-  return absl::OkStatus();
 }
 
 bool IsSnapshotName(const std::string& name) {
@@ -148,10 +111,8 @@ absl::StatusOr<LoadedSnapshot> ReadSnapshotFile(const std::string& path) {
 
 absl::StatusOr<std::string> WriteSnapshot(const std::string& dir, const VectorIndex& index,
                                           uint64_t covered_seq, const std::string& model_id,
-                                          int keep) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
+                                          int keep, Env* env) {
+  RETURN_IF_ERROR(env->CreateDir(dir));
   ASSIGN_OR_RETURN(std::string payload, index.Serialize());
   SnapshotManifest m;
   m.spec = index.spec();
@@ -174,21 +135,20 @@ absl::StatusOr<std::string> WriteSnapshot(const std::string& dir, const VectorIn
       absl::StrFormat("%s%020u-%016x%s", kPrefix, covered_seq, micros, kSuffix);
   const std::string final_path = (fs::path(dir) / name).string();
   const std::string temp_path = final_path + kTempSuffix;
-  RETURN_IF_ERROR(WriteFileDurably(temp_path, header.out(), payload));
-  if (::rename(temp_path.c_str(), final_path.c_str()) != 0) {
-    return ErrnoStatus("cannot rename into", final_path);
-  }
-  RETURN_IF_ERROR(FsyncDir(dir));
+  RETURN_IF_ERROR(WriteFileAtomically(env, final_path, temp_path, {header.out(), payload}));
 
   // Prune: keep the newest `keep` snapshots; drop temp files of crashed writers.
+  // A failed delete only keeps an old file a while longer (the next
+  // snapshot retries), so it does not fail the snapshot.
   std::vector<std::string> names = ListSnapshots(dir);
   for (size_t i = std::max(keep, 1); i < names.size(); ++i) {
-    fs::remove(fs::path(dir) / names[i], ec);
+    env->DeleteFile((fs::path(dir) / names[i]).string()).IgnoreError();
   }
+  std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::string n = entry.path().filename().string();
     if (n.rfind(kPrefix, 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, kTempSuffix) == 0) {
-      fs::remove(entry.path(), ec);
+      env->DeleteFile(entry.path().string()).IgnoreError();
     }
   }
   return final_path;

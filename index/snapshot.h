@@ -5,7 +5,7 @@
 // change-log sequence, model id, payload size and checksum) followed by the
 // serialised index. It is written to a temp file, fsynced, renamed into place,
 // and the directory fsynced, so a crash leaves either the old or the new
-// snapshot, never a torn one. Not thread-safe for concurrent writers to one dir.
+// snapshot, never a torn one; every write goes through `env`. Not thread-safe for concurrent writers to one dir.
 
 #include <cstdint>
 #include <memory>
@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/env.h"
 #include "index/vector_index.h"
 
 namespace neodb::index {
@@ -45,7 +46,7 @@ struct LoadedSnapshot {
 // is caught on read, where count must equal the deserialised size).
 absl::StatusOr<std::string> WriteSnapshot(const std::string& dir, const VectorIndex& index,
                                           uint64_t covered_seq, const std::string& model_id,
-                                          int keep = 2);
+                                          int keep = 2, Env* env = Env::Default());
 
 // The newest snapshot in `dir` that validates completely (manifest, checksum,
 // deserialisation). Corrupt or truncated files are skipped with a logged

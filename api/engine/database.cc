@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "api/engine/reindex_staging.h"
+#include "common/fault_env.h"
 #include "common/status_macros.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "index/index_factory.h"
@@ -29,9 +30,15 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& 
   }
   std::unique_ptr<Database> d(new Database());
   d->options_ = options;
+  d->env_ = options.env != nullptr ? options.env : Env::Default();
+  if (options.test_faults != nullptr) {
+    d->fault_env_ = std::make_unique<FaultInjectionEnv>(d->env_, options.test_faults);
+    d->env_ = d->fault_env_.get();
+  }
   ASSIGN_OR_RETURN(d->lock_, DataDirLock::Acquire(options.data_dir));
   db::StoreOptions so;
   so.sync_writes = options.sync_writes;
+  so.test_faults = options.test_faults;
   ASSIGN_OR_RETURN(d->store_, db::Store::Open((fs::path(options.data_dir) / "store").string(), so));
   ModelRegistryOptions mo;
   mo.max_bytes = options.max_model_bytes;

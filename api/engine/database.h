@@ -53,6 +53,8 @@
 #include "api/engine/model_registry.h"
 #include "api/engine/search_params.h"
 #include "api/engine/token_budget.h"
+#include "common/env.h"
+#include "common/fault_injector.h"
 #include "db/store.h"
 
 namespace neodb::engine {
@@ -95,6 +97,12 @@ struct DatabaseOptions {
   // Tests only: a reindex's commit sleeps this long after each chunk it
   // moves, so a test can kill the process inside the commit. Default: none.
   absl::Duration test_commit_chunk_delay = absl::ZeroDuration();
+  // The file layer of every write to the data directory outside RocksDB
+  // (snapshots, backups). Not owned. Default (null): Env::Default().
+  Env* env = nullptr;
+  // Tests only: every file write, RocksDB's included, asks this injector
+  // first (common/fault_injector.h). Not owned. Default: none.
+  FaultInjector* test_faults = nullptr;
 };
 
 // The keyword index of a collection, for Describe and stats.
@@ -329,6 +337,9 @@ class Database {
   // after applied_seq_ to the live indexes.
   absl::Status CatchUpLocked();
 
+  // database_backup.cc: Backup's body, into the directory it created.
+  absl::StatusOr<BackupManifest> BackupInto(const std::string& dir);
+
   // database_maintenance.cc
   absl::StatusOr<uint64_t> SnapshotLocked();
   void MaintenanceLoop();
@@ -339,6 +350,10 @@ class Database {
   absl::Status ReindexRun(Collection& c, Model& target);
 
   DatabaseOptions options_;
+  // Every file write of the data directory outside RocksDB (common/env.h):
+  // options_.env, wrapped in fault_env_ when options_.test_faults is set.
+  Env* env_ = nullptr;
+  std::unique_ptr<Env> fault_env_;
   std::unique_ptr<DataDirLock> lock_;
   std::unique_ptr<db::Store> store_;
   std::unique_ptr<ModelRegistry> models_;

@@ -1,10 +1,10 @@
 // Database::Backup: an online backup while writes continue (backup.h).
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "api/engine/database.h"
+#include "common/atomic_file.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -17,9 +17,16 @@ absl::StatusOr<BackupManifest> Database::Backup(const std::string& dir) {
   if (fs::exists(dir, ec)) {
     return absl::AlreadyExistsError(absl::StrCat("backup directory ", dir, " exists"));
   }
-  if (!fs::create_directories(dir, ec)) {
-    return absl::PermissionDeniedError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
-  }
+  RETURN_IF_ERROR(env_->CreateDir(dir));
+  // A failed backup (a full disk, most likely) is removed, so that it gives
+  // back the space it took and is never mistaken for a backup.
+  absl::StatusOr<BackupManifest> m = BackupInto(dir);
+  if (!m.ok()) fs::remove_all(dir, ec);
+  return m;
+}
+
+absl::StatusOr<BackupManifest> Database::BackupInto(const std::string& dir) {
+  std::error_code ec;
   // The models the collections name, before and after the checkpoint: a
   // reindex may commit in between, and the backup must carry whichever the
   // checkpoint's specs name.
@@ -51,16 +58,10 @@ absl::StatusOr<BackupManifest> Database::Backup(const std::string& dir) {
     m.models.push_back({source, rel, id});
   }
   ASSIGN_OR_RETURN(m.files, DescribeFiles(dir));
-  // The manifest last, by rename: a backup without one is incomplete.
-  const fs::path manifest = fs::path(dir) / "manifest.json";
-  {
-    std::ofstream out(manifest.string() + ".tmp", std::ios::binary);
-    out << ManifestToJson(m);
-    out.flush();
-    if (!out) return absl::InternalError(absl::StrCat("writing ", manifest.string()));
-  }
-  fs::rename(manifest.string() + ".tmp", manifest, ec);
-  if (ec) return absl::InternalError(absl::StrCat("renaming the manifest: ", ec.message()));
+  // The manifest last, by an atomic (synced, renamed) write: a backup
+  // without one is incomplete.
+  const std::string manifest = (fs::path(dir) / "manifest.json").string();
+  RETURN_IF_ERROR(WriteFileAtomically(env_, manifest, {ManifestToJson(m)}));
   spdlog::info("backup {}: {} files, {} models, covered sequence {}", dir, m.files.size(),
                m.models.size(), m.covered_seq);
   return m;

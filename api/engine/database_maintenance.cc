@@ -20,7 +20,7 @@ absl::StatusOr<uint64_t> Database::SnapshotLocked() {
   for (const auto& c : AllCollections()) {
     auto state = c->state();
     for (const DerivedIndex* d : state->indexes->all()) {
-      RETURN_IF_ERROR(d->Save(SnapshotDir(c->name()), covered, state->settings.spec.model_id,
+      RETURN_IF_ERROR(d->Save(env_, SnapshotDir(c->name()), covered, state->settings.spec.model_id,
                               options_.snapshots_kept));
     }
     ++snapshots_written_;

@@ -154,7 +154,13 @@ absl::Status Database::Startup() {
   applied_seq_ = last;
   snapshot_seq_ = last;
   bool all_from_snapshot = index_rebuilds_ == 0 && keyword_rebuilds_ == 0 && replayed_changes_ == 0;
-  if (!all_from_snapshot && !collections_.empty()) RETURN_IF_ERROR(SnapshotLocked().status());
+  // The snapshot only saves the next startup work; failing it (a full disk)
+  // must not keep the database from opening, or a full disk would keep the
+  // server down, reads included, until someone frees space by hand.
+  if (!all_from_snapshot && !collections_.empty()) {
+    absl::Status snap = SnapshotLocked().status();
+    if (!snap.ok()) spdlog::warn("startup snapshot not written (the next start replays more): {}", snap.ToString());
+  }
   started_ = true;
   spdlog::info("database open: {} collections, {} from snapshots, {} rebuilt, {} changes replayed",
                collections_.size(), snapshot_loads_.load(), index_rebuilds_.load(),

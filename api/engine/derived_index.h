@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/env.h"
 #include "db/document.h"
 
 namespace neodb::engine {
@@ -59,9 +60,9 @@ class DerivedIndex {
   virtual absl::Status Apply(std::span<const Change> changes) = 0;
 
   // Writes a crash-safe snapshot under `dir` (the collection's snapshot
-  // directory), covering the log up to `covered_seq`, keeping `keep`.
-  // Indexes that are cheap to rebuild may write nothing.
-  virtual absl::Status Save(const std::string& dir, uint64_t covered_seq,
+  // directory), covering the log up to `covered_seq`, keeping `keep`, every
+  // write through `env`. Indexes that are cheap to rebuild may write nothing.
+  virtual absl::Status Save(Env* env, const std::string& dir, uint64_t covered_seq,
                             const std::string& model_id, int keep) const = 0;
   // Replaces the contents with the newest valid snapshot under `dir` that
   // matches `key`; returns the log position it covers. NOT_FOUND when there

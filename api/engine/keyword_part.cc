@@ -43,13 +43,12 @@ std::string KeywordPart::SnapshotPath(const std::string& dir) {
   return (fs::path(dir) / "keyword.snap").string();
 }
 
-absl::Status KeywordPart::Save(const std::string& dir, uint64_t covered_seq, const std::string&,
-                               int) const {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
+absl::Status KeywordPart::Save(Env* env, const std::string& dir, uint64_t covered_seq,
+                               const std::string&, int) const {
+  RETURN_IF_ERROR(env->CreateDir(dir));
   const std::string path = SnapshotPath(dir);
-  RETURN_IF_ERROR(index_->Save(path, covered_seq));
+  RETURN_IF_ERROR(index_->Save(path, covered_seq, env));
+  std::error_code ec;
   const auto bytes = fs::file_size(path, ec);
   snapshot_bytes_ = ec ? 0 : static_cast<uint64_t>(bytes);
   return absl::OkStatus();

@@ -20,7 +20,7 @@ class MetadataTable : public DerivedIndex {
  public:
   std::string_view kind() const override { return "metadata"; }
   absl::Status Apply(std::span<const Change> changes) override;
-  absl::Status Save(const std::string&, uint64_t, const std::string&, int) const override {
+  absl::Status Save(Env*, const std::string&, uint64_t, const std::string&, int) const override {
     return absl::OkStatus();
   }
   absl::StatusOr<uint64_t> Load(const std::string&, const SnapshotKey&) override {

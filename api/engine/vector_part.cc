@@ -39,9 +39,9 @@ absl::Status VectorPart::Apply(std::span<const Change> changes) {
   return absl::OkStatus();
 }
 
-absl::Status VectorPart::Save(const std::string& dir, uint64_t covered_seq,
+absl::Status VectorPart::Save(Env* env, const std::string& dir, uint64_t covered_seq,
                               const std::string& model_id, int keep) const {
-  return index::WriteSnapshot(dir, *index_, covered_seq, model_id, keep).status();
+  return index::WriteSnapshot(dir, *index_, covered_seq, model_id, keep, env).status();
 }
 
 absl::StatusOr<uint64_t> VectorPart::Load(const std::string& dir, const SnapshotKey& key) {

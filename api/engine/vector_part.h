@@ -18,7 +18,7 @@ class VectorPart : public DerivedIndex {
 
   std::string_view kind() const override { return "vector"; }
   absl::Status Apply(std::span<const Change> changes) override;
-  absl::Status Save(const std::string& dir, uint64_t covered_seq, const std::string& model_id,
+  absl::Status Save(Env* env, const std::string& dir, uint64_t covered_seq, const std::string& model_id,
                     int keep) const override;
   absl::StatusOr<uint64_t> Load(const std::string& dir, const SnapshotKey& key) override;
   size_t size() const override { return index_->size(); }

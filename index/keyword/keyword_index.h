@@ -44,6 +44,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/env.h"
 #include "absl/synchronization/mutex.h"
 #include "index/keyword/analyzer.h"
 
@@ -136,7 +137,9 @@ class KeywordIndex {
   // `covered_seq` is the last change-log sequence the index reflects; the
   // caller guarantees no Upsert/Remove runs between reading that sequence and
   // Save returning (it holds its own write lock), as for vector snapshots.
-  absl::Status Save(const std::string& path, uint64_t covered_seq) const;
+  // Written through `env` (common/env.h).
+  absl::Status Save(const std::string& path, uint64_t covered_seq,
+                    Env* env = Env::Default()) const;
 
   struct Loaded {
     std::unique_ptr<KeywordIndex> index;

@@ -6,8 +6,9 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "common/atomic_file.h"
 #include "common/byte_codec.h"
+#include "common/status_macros.h"
 #include "index/keyword/file_io.h"
 #include "index/keyword/keyword_index.h"
 
@@ -88,7 +89,7 @@ uint64_t KeywordIndex::Digest() const {
   return Checksum64(CanonicalPayloadLocked());
 }
 
-absl::Status KeywordIndex::Save(const std::string& path, uint64_t covered_seq) const {
+absl::Status KeywordIndex::Save(const std::string& path, uint64_t covered_seq, Env* env) const {
   std::string payload;
   Header h;
   {
@@ -104,7 +105,7 @@ absl::Status KeywordIndex::Save(const std::string& path, uint64_t covered_seq) c
   h.covered_seq = covered_seq;
   h.payload_bytes = payload.size();
   h.payload_checksum = Checksum64(payload);
-  return WriteFileAtomically(path, {EncodeHeader(h), payload});
+  return WriteFileAtomically(env, path, {EncodeHeader(h), payload});
 }
 
 absl::StatusOr<KeywordIndex::Loaded> KeywordIndex::Load(const std::string& path) {

@@ -6,8 +6,11 @@
 // the one filter grammar.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <random>
 
@@ -136,6 +139,59 @@ TEST(ProcessTest, IngestReportsCommittedDocumentsAndSearchFilters) {
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "ef_search is 5000")) << r.err;
   EXPECT_EQ(server.Stop(), 0);
+}
+
+// A failed open says why in one line and exits 1: no signal, no core dump.
+void ExpectOneLineRefusal(const TestDir& dir, const std::string& data, const std::string& cause) {
+  CommandResult r = RunNeodbCapture(
+      absl::StrCat("serve --listen 127.0.0.1:0 ", Joined(ServeArgs(dir, data))), dir.Sub(""));
+  EXPECT_EQ(r.status, 1) << r.err;  // an error exit, not a signal
+  auto lines = MessageLines(r.err);
+  ASSERT_EQ(lines.size(), 1u) << r.err;
+  EXPECT_TRUE(absl::StartsWith(lines[0], "neodb: ")) << lines[0];
+  EXPECT_TRUE(absl::StrContains(lines[0], cause)) << lines[0];
+  EXPECT_EQ(r.out, "");
+}
+
+// Root ignores permission bits, so "read-only" is a read-only bind mount of
+// the data directory: what a remounted-ro disk looks like. Needs mount(2)
+// (root, as on CI's Debian 12 VM); skipped with the reason elsewhere.
+TEST(ProcessTest, AReadOnlyDataDirectoryIsRefusedInOneLine) {
+  TestDir dir("readonly");
+  {
+    ServerProcess first(ServeArgs(dir, "data"));
+    ASSERT_TRUE(first.Start());
+    ASSERT_EQ(first.Stop(), 0);
+  }
+  const std::string data = dir.Sub("data");
+  if (::mount(data.c_str(), data.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+    GTEST_SKIP() << "cannot bind-mount (" << std::strerror(errno)
+                 << "): this test needs root, as on CI's Debian 12 VM";
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{data};
+  ASSERT_EQ(::mount(nullptr, data.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr), 0)
+      << std::strerror(errno);
+  ExpectOneLineRefusal(dir, "data", "Read-only file system");
+}
+
+TEST(ProcessTest, AFileWhereTheDataDirectoryShouldBeIsRefusedInOneLine) {
+  TestDir dir("notadir");
+  std::ofstream(dir.Sub("data")) << "not a directory";
+  ExpectOneLineRefusal(dir, "data", "Not a directory");
+}
+
+TEST(ProcessTest, ACorruptStoreIsRefusedInOneLine) {
+  TestDir dir("corrupt");
+  {
+    ServerProcess first(ServeArgs(dir, "data"));
+    ASSERT_TRUE(first.Start());
+    ASSERT_EQ(first.Stop(), 0);
+  }
+  std::ofstream(dir.Sub("data/store/CURRENT"), std::ios::trunc) << "garbage";
+  ExpectOneLineRefusal(dir, "data", "Corruption");
 }
 
 }  // namespace
