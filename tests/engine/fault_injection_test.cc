@@ -53,7 +53,8 @@ class FaultInjectionTest : public ::testing::Test {
     o.snapshot_interval = absl::ZeroDuration();
     o.snapshot_on_close = false;  // a reopen stands in for a crash
     o.test_faults = &faults_;
-    o.embedder_factory = [](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+    o.embedder_factory = [](const std::string& d,
+                            encoder::Precision) -> absl::StatusOr<std::unique_ptr<Embedder>> {
       return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, std::stoull(d)));
     };
     auto db = Database::Open(o, std::make_unique<FakeEmbedder>(kDim, 32, 1));
