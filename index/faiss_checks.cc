@@ -61,9 +61,12 @@ std::string_view Fourcc(Reader* r, char (&c)[4]) { return r->Read(&c) ? std::str
 
 // read_index_header: d, ntotal, two unused idx_t, is_trained, metric_type,
 // and metric_arg for metrics other than inner product (0) and L2 (1).
+// is_trained is read into a bool: any byte but 0 or 1 is undefined behaviour.
 bool ReadHeader(Reader* r, Header* h) {
+  uint8_t is_trained;
   int32_t metric;
-  if (!r->Read(&h->d) || !r->Read(&h->ntotal) || !r->Skip(8 + 8 + 1) || !r->Read(&metric)) {
+  if (!r->Read(&h->d) || !r->Read(&h->ntotal) || !r->Skip(8 + 8) || !r->Read(&is_trained) ||
+      is_trained > 1 || !r->Read(&metric)) {
     return false;
   }
   return metric <= 1 || r->Skip(4);

@@ -87,6 +87,15 @@ TEST(HnswPayloadCheckTest, NeighbourOutOfRangeIsDataLoss) {
       << loaded.status();
 }
 
+TEST(HnswPayloadCheckTest, BoolOtherThanZeroOrOneIsDataLoss) {
+  Payload p = SmallHnsw();
+  // is_trained, read by FAISS into a bool: 8 was undefined behaviour.
+  p.bytes[p.faiss + 4 + 4 + 8 + 8 + 8] = 8;
+  auto loaded = DeserializeIndex(p.bytes);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(HnswPayloadCheckTest, EveryTruncatedBlobIsDataLoss) {
   Payload p = SmallHnsw();
   // Cut the FAISS blob short (its length prefix says so too), keeping what
