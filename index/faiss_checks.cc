@@ -59,17 +59,15 @@ struct Header {
 // The 4-character type tag that starts every FAISS index ("" if truncated).
 std::string_view Fourcc(Reader* r, char (&c)[4]) { return r->Read(&c) ? std::string_view(c, 4) : ""; }
 
-// read_index_header: d, ntotal, two unused idx_t, is_trained, metric_type,
-// and metric_arg for metrics other than inner product (0) and L2 (1).
-// is_trained is read into a bool: any byte but 0 or 1 is undefined behaviour.
+// read_index_header: d, ntotal, two unused idx_t, is_trained, metric_type
+// (and metric_arg for metrics we never write). is_trained and metric_type are
+// read into a bool and an enum: any value but 0/1 and our two metrics, inner
+// product (0) and L2 (1), is undefined behaviour or not ours.
 bool ReadHeader(Reader* r, Header* h) {
   uint8_t is_trained;
   int32_t metric;
-  if (!r->Read(&h->d) || !r->Read(&h->ntotal) || !r->Skip(8 + 8) || !r->Read(&is_trained) ||
-      is_trained > 1 || !r->Read(&metric)) {
-    return false;
-  }
-  return metric <= 1 || r->Skip(4);
+  return r->Read(&h->d) && r->Read(&h->ntotal) && r->Skip(8 + 8) && r->Read(&is_trained) &&
+         is_trained <= 1 && r->Read(&metric) && (metric == 0 || metric == 1);
 }
 
 absl::Status Bad(std::string_view what) {

@@ -96,6 +96,18 @@ TEST(HnswPayloadCheckTest, BoolOtherThanZeroOrOneIsDataLoss) {
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);
 }
 
+TEST(HnswPayloadCheckTest, MetricOtherThanOursIsDataLoss) {
+  // metric_type, read by FAISS into an enum: 0xf9000001 was undefined
+  // behaviour; METRIC_L1 (2) is a valid FAISS metric but not one we write.
+  for (int32_t metric : {static_cast<int32_t>(0xf9000001), 2, -1}) {
+    Payload p = SmallHnsw();
+    std::memcpy(p.bytes.data() + p.faiss + 4 + 4 + 8 + 8 + 8 + 1, &metric, 4);
+    auto loaded = DeserializeIndex(p.bytes);
+    ASSERT_FALSE(loaded.ok()) << metric;
+    EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);
+  }
+}
+
 TEST(HnswPayloadCheckTest, EveryTruncatedBlobIsDataLoss) {
   Payload p = SmallHnsw();
   // Cut the FAISS blob short (its length prefix says so too), keeping what
