@@ -214,6 +214,18 @@ absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearVectorR
 }
 
 absl::StatusOr<std::string> IndexSpecString(const v1::IndexSpec& spec) {
+  // 0 means "the default"; a negative number is a client error, not a
+  // request for the default (it used to become one silently).
+  const std::pair<const char*, int32_t> tunables[] = {
+      {"hnsw_m", spec.hnsw_m()},       {"hnsw_ef_construction", spec.hnsw_ef_construction()},
+      {"hnsw_ef_search", spec.hnsw_ef_search()}, {"ivf_nlist", spec.ivf_nlist()},
+      {"pq_m", spec.pq_m()},           {"ivf_nprobe", spec.ivf_nprobe()}};
+  for (const auto& [name, value] : tunables) {
+    if (value < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("index.", name, " is ", value, "; it must be positive (0: the default)"));
+    }
+  }
   std::string type = absl::AsciiStrToLower(spec.type());
   // Tunables become part of the factory string (index/index_factory.h), so
   // they persist with the collection; the factory validates their ranges.

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/auth/auth_processor.h"
 #include "api/metrics/metrics_interceptor.h"
+#include "api/request_parse_errors.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "spdlog/spdlog.h"
@@ -63,11 +64,14 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   quota.SetMaxThreads(handler_threads + 2);
   builder.SetResourceQuota(quota);
   for (auto& svc : s->services_) builder.RegisterService(svc.get());
+  // Unparsable requests first: the metrics then count the status sent.
+  InstallRequestParseErrorCapture();
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> icpt;
+  icpt.push_back(std::make_unique<RequestParseErrorInterceptorFactory>());
   if (options.metrics) {
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> icpt;
     icpt.push_back(std::make_unique<MetricsInterceptorFactory>(options.metrics));
-    builder.experimental().SetInterceptorCreators(std::move(icpt));
   }
+  builder.experimental().SetInterceptorCreators(std::move(icpt));
   s->server_ = builder.BuildAndStart();
   if (!s->server_ || s->port_ == 0) {
     return absl::UnavailableError(

@@ -12,6 +12,13 @@ if(NEODB_ENABLE_ASAN)
   target_link_options(neodb_flags INTERFACE -fsanitize=address,undefined)
 endif()
 
+# Fuzz builds: coverage feedback for libFuzzer from every library of ours; the
+# fuzz executables add -fsanitize=fuzzer (its main) themselves.
+if(NEODB_FUZZ)
+  target_compile_options(neodb_flags INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)
+endif()
+
 function(neodb_target_defaults target)
   target_link_libraries(${target} PRIVATE neodb_flags)
 endfunction()

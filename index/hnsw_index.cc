@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "index/exact_search.h"
+#include "index/faiss_checks.h"
 #include "index/faiss_io.h"
 #include "index/threads.h"
 
@@ -267,6 +268,8 @@ absl::Status HnswIndex::DeserializeBody(ByteReader* r) {
       dead.size() != pos_to_id.size()) {
     return absl::DataLossError("hnsw index payload is truncated or inconsistent");
   }
+  // FAISS trusts its input (lengths, neighbour ids): check first.
+  RETURN_IF_ERROR(CheckFaissHnswFlat(faiss_bytes));
   ASSIGN_OR_RETURN(std::unique_ptr<faiss::Index> loaded,
                    ReadFaissIndex(faiss_bytes, "hnsw deserialize"));
   auto* hnsw = dynamic_cast<faiss::IndexHNSWFlat*>(loaded.get());

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "index/exact_search.h"
+#include "index/faiss_checks.h"
 #include "index/faiss_io.h"
 #include "index/threads.h"
 
@@ -228,6 +229,9 @@ absl::Status IvfPqIndex::DeserializeBody(ByteReader* r) {
   if (!r->Str(&faiss_bytes) || !r->Vec(&ids)) {
     return absl::DataLossError("ivfpq index payload is truncated");
   }
+  // FAISS trusts its input (lengths, list sizes): check first.
+  RETURN_IF_ERROR(CheckFaissIvfPq(faiss_bytes, dim_, static_cast<size_t>(nlist_),
+                                  static_cast<size_t>(m_)));
   ASSIGN_OR_RETURN(std::unique_ptr<faiss::Index> loaded,
                    ReadFaissIndex(faiss_bytes, "ivfpq deserialize"));
   auto* ivf = dynamic_cast<faiss::IndexIVFPQ*>(loaded.get());
@@ -237,6 +241,22 @@ absl::Status IvfPqIndex::DeserializeBody(ByteReader* r) {
       !ivf->is_trained || static_cast<size_t>(ivf->ntotal) != ids.size() ||
       live.size() != ids.size()) {
     return absl::DataLossError("ivfpq index payload does not match its header");
+  }
+  // Searches return the ids in the inverted lists: they must be exactly the
+  // live ids recorded beside them, each once.
+  size_t listed = 0;
+  for (size_t l = 0; l < ivf->nlist; ++l) {
+    const size_t n = ivf->invlists->list_size(l);
+    faiss::InvertedLists::ScopedIds list_ids(ivf->invlists, l);
+    for (size_t i = 0; i < n; ++i) {
+      if (!live.count(list_ids[i])) {
+        return absl::DataLossError("ivfpq inverted lists hold an id that is not live");
+      }
+    }
+    listed += n;
+  }
+  if (listed != live.size()) {
+    return absl::DataLossError("ivfpq inverted lists do not hold every live id once");
   }
   loaded.release();
   ivf_.reset(ivf);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh Debian 12 machine (as root) and runs the whole
 # test suite: a Release build with every test, then an AddressSanitizer build
-# of the encoder whose tests feed it hostile checkpoints and text.
+# of the encoder whose tests feed it hostile checkpoints and text, then the
+# libFuzzer targets (clang-14, ASan/UBSan), each run briefly and
+# deterministically over its committed seed corpus (tests/fuzz/README.md).
 #
 # Every stage runs even when an earlier one failed (a failing test must not
 # hide the ASan stage); the summary lists each stage's result and the script
@@ -44,6 +46,7 @@ asan_tests() {
 }
 stage "Release build and full test suite" release_tests
 stage "AddressSanitizer build: encoder tests (hostile inputs)" asan_tests
+stage "libFuzzer targets: short deterministic runs over the seed corpora" bash tools/fuzz.sh smoke
 
 echo "=== Summary"
 failed=0

@@ -161,7 +161,7 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
   }
   if (spec.name.size() > kMaxUserCollectionNameBytes) {
     return absl::InvalidArgumentError(absl::StrCat("collection name is ", spec.name.size(),
-                                                   " characters; the limit is ",
+                                                   " bytes; the limit is ",
                                                    kMaxUserCollectionNameBytes));
   }
   spec.vector_source = std::string(VectorSourceName(vectors.source));
@@ -245,6 +245,11 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
     std::shared_lock<std::shared_mutex> lock(collections_mu_);
     if (collections_.count(spec.name)) {
       return absl::AlreadyExistsError(absl::StrCat("collection '", spec.name, "' already exists"));
+    }
+    if (collections_.size() >= options_.max_collections) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the database holds ", collections_.size(),
+                       " collections, its limit (--max-collections); drop one first"));
     }
   }
   // Leftovers of a dropped collection of the same name must never load.

@@ -94,6 +94,11 @@ struct DatabaseOptions {
   // Loaded models are kept under this many bytes of weights (the least
   // recently used beyond it are unloaded). Default: 8 GiB.
   size_t max_model_bytes = size_t{8} << 30;
+  // User collections this database may hold: CreateCollection beyond it is
+  // RESOURCE_EXHAUSTED (each collection costs indexes, snapshots and a
+  // maintenance pass, so a client must not create them without bound).
+  // Collections that already exist when it is lowered stay. Default: 1000.
+  size_t max_collections = 1000;
   // Tests only: a reindex's commit sleeps this long after each chunk it
   // moves, so a test can kill the process inside the commit. Default: none.
   absl::Duration test_commit_chunk_delay = absl::ZeroDuration();

@@ -25,9 +25,11 @@
 namespace neodb::engine {
 
 inline constexpr std::string_view kStagingPrefix = "__reindex-";
-// User collection names leave room for the staging prefix.
-inline constexpr size_t kMaxUserCollectionNameBytes =
-    db::kMaxCollectionNameBytes - kStagingPrefix.size();
+// New user collections: the API's documented limit (neodb.proto,
+// CollectionSpec.name), which leaves room for the staging prefix within the
+// store's own limit. Existing longer names (created before the limit) still load.
+inline constexpr size_t kMaxUserCollectionNameBytes = 64;
+static_assert(kMaxUserCollectionNameBytes + kStagingPrefix.size() <= db::kMaxCollectionNameBytes);
 inline constexpr std::string_view kCommitMarker = "reindex-commit";
 
 inline bool IsStagingName(std::string_view name) { return name.starts_with(kStagingPrefix); }

@@ -104,26 +104,6 @@ json MetadataToJson(const google::protobuf::Map<std::string, v1::Value>& m) {
   return j;
 }
 
-absl::Status JsonToMetadata(const json& j, google::protobuf::Map<std::string, v1::Value>* out) {
-  if (!j.is_object()) return absl::InvalidArgumentError("\"metadata\" must be an object");
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    v1::Value v;
-    if (it->is_string())
-      v.set_string_value(it->get<std::string>());
-    else if (it->is_boolean())
-      v.set_bool_value(it->get<bool>());
-    else if (it->is_number_integer())
-      v.set_int_value(it->get<int64_t>());
-    else if (it->is_number())
-      v.set_double_value(it->get<double>());
-    else
-      return absl::InvalidArgumentError(
-          absl::StrCat("metadata '", it.key(), "': unsupported type"));
-    (*out)[it.key()] = v;
-  }
-  return absl::OkStatus();
-}
-
 json KeywordInfoToJson(const v1::KeywordIndexInfo& k) {
   return json{{"documents", k.documents()},
               {"terms", k.terms()},
@@ -184,40 +164,6 @@ void PrintWithFloats(const json& j, std::optional<float> score, std::span<const 
   }
   line.push_back('}');
   std::printf("%s\n", line.c_str());
-}
-
-absl::StatusOr<std::vector<float>> VectorFromJson(const JsonF32& j, const std::string& what) {
-  if (!j.is_array() || j.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": expected a non-empty array of numbers"));
-  }
-  std::vector<float> v;
-  v.reserve(j.size());
-  for (size_t i = 0; i < j.size(); ++i) {
-    if (!j[i].is_number()) {
-      return absl::InvalidArgumentError(absl::StrCat(what, "[", i, "] is not a number"));
-    }
-    v.push_back(j[i].get<float>());
-  }
-  return v;
-}
-
-absl::StatusOr<std::vector<float>> ParseVectorJson(const std::string& text,
-                                                   const std::string& what) {
-  JsonF32 j;
-  try {
-    j = JsonF32::parse(text);
-  } catch (const JsonF32::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": not JSON: ", e.what()));
-  }
-  if (j.is_object()) {
-    if (!j.contains("vector")) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, ": expected [numbers] or {\"vector\": [numbers]}"));
-    }
-    return VectorFromJson(j["vector"], what);
-  }
-  return VectorFromJson(j, what);
 }
 
 }  // namespace neodb::cli

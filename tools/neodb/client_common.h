@@ -19,10 +19,9 @@
 #include "neodb/v1/neodb.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tools/neodb/commands.h"
+#include "tools/neodb/json_document.h"
 
 namespace neodb::cli {
-
-using json = nlohmann::json;
 
 struct ClientFlags {
   std::string server = "127.0.0.1:50051";
@@ -66,7 +65,6 @@ Response CallOrExit(const ClientFlags& f,
 
 json ValueToJson(const v1::Value& v);
 json MetadataToJson(const google::protobuf::Map<std::string, v1::Value>& m);
-absl::Status JsonToMetadata(const json& j, google::protobuf::Map<std::string, v1::Value>* out);
 json KeywordInfoToJson(const v1::KeywordIndexInfo& k);
 json InfoToJson(const v1::CollectionInfo& i);
 // One JSON line on stdout.
@@ -75,19 +73,6 @@ void Print(const json& j);
 // appended, their floats written shortest round-trip (common/float_text.h),
 // not widened to doubles.
 void PrintWithFloats(const json& j, std::optional<float> score, std::span<const float> vector);
-
-// A JSON value whose numbers parse as float (strtof on the number's own
-// text), so a vector written shortest round-trip reads back bit for bit
-// (through double it could round twice).
-using JsonF32 = nlohmann::basic_json<std::map, std::vector, std::string, bool, std::int64_t,
-                                     std::uint64_t, float>;
-
-// The floats of a JSON array of numbers; INVALID_ARGUMENT naming `what`
-// otherwise (including an empty array).
-absl::StatusOr<std::vector<float>> VectorFromJson(const JsonF32& j, const std::string& what);
-// A vector given as JSON text: `[0.1, …]` or `{"vector": [0.1, …]}`.
-absl::StatusOr<std::vector<float>> ParseVectorJson(const std::string& text,
-                                                   const std::string& what);
 
 // near-vector, list, verify, reindex-status (cmd_client_vectors.cc).
 void RegisterClientVectorCommands(CLI::App& app);

@@ -206,61 +206,14 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
   bool open = true;
   while (open && std::getline(in, line)) {
     ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json j;
-    try {
-      j = json::parse(line);
-    } catch (const json::exception& e) {
-      input =
-          absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": not JSON: ", e.what()));
+    absl::StatusOr<std::optional<v1::Document>> doc =
+        ParseIngestLine(line, absl::StrCat(path, ":", line_no));
+    if (!doc.ok()) {
+      input = doc.status();
       break;
     }
-    const bool has_vector = j.is_object() && j.contains("vector");
-    const bool has_text = j.is_object() && j.contains("text") && j["text"].is_string();
-    if (!j.is_object() || (!has_text && !has_vector) ||
-        (j.contains("text") && !j["text"].is_string())) {
-      input = absl::InvalidArgumentError(
-          absl::StrCat(path, ":", line_no, ": expected {\"id\",\"text\",\"metadata\",\"vector\"}"));
-      break;
-    }
-    v1::Document* d = batch.add_documents();
-    if (j.contains("id")) {
-      if (j["id"].is_string()) {
-        d->set_id(j["id"].get<std::string>());
-      } else if (j["id"].is_number_integer()) {
-        d->set_id(std::to_string(j["id"].get<int64_t>()));
-      } else {
-        input = absl::InvalidArgumentError(
-            absl::StrCat(path, ":", line_no, ": \"id\" must be a string"));
-        break;
-      }
-    }
-    if (has_text) d->set_text(j["text"].get<std::string>());
-    if (j.contains("vector_model_id")) {
-      if (!j["vector_model_id"].is_string()) {
-        input = absl::InvalidArgumentError(
-            absl::StrCat(path, ":", line_no, ": \"vector_model_id\" must be a string"));
-        break;
-      }
-      d->set_vector_model_id(j["vector_model_id"].get<std::string>());
-    }
-    if (has_vector) {
-      // Parsed again with float numbers: the floats sent are strtof's of the
-      // text, the same bits a float reader of the file would get.
-      auto v = ParseVectorJson(line, absl::StrCat(path, ":", line_no, ": \"vector\""));
-      if (!v.ok()) {
-        input = v.status();
-        break;
-      }
-      d->mutable_vector()->Add(v->begin(), v->end());
-    }
-    if (j.contains("metadata")) {
-      absl::Status s = JsonToMetadata(j["metadata"], d->mutable_metadata());
-      if (!s.ok()) {
-        input = absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": ", s.message()));
-        break;
-      }
-    }
+    if (!doc->has_value()) continue;  // a blank line
+    *batch.add_documents() = std::move(**doc);
     if (batch.documents_size() >= batch_size) open = flush();
   }
   // Bad input: what was sent stays committed, the rest is not sent.

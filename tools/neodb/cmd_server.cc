@@ -45,6 +45,7 @@ struct ServeFlags {
   double max_wait_ms = 2;
   double grace_s = 10;
   int64_t max_model_mib = 8192;
+  int64_t max_collections = 1000;
   std::string key_file;
   std::string models_dir;
   api::SecurityOptions security;
@@ -194,6 +195,7 @@ absl::Status Serve(ServeFlags f) {
     o.default_model_dir = std::filesystem::absolute(model_dir).lexically_normal().string();
   }
   o.max_model_bytes = static_cast<size_t>(f.max_model_mib) << 20;
+  o.max_collections = static_cast<size_t>(f.max_collections);
   o.test_commit_chunk_delay = absl::Milliseconds(f.test_commit_delay_ms);
   ASSIGN_OR_RETURN(std::unique_ptr<engine::Database> db,
                    engine::Database::Open(o, std::move(embedder)));
@@ -306,6 +308,10 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--max-model-mib", f->max_model_mib,
                   "Memory for loaded models (MiB of weights); the least recently used "
                   "beyond it are unloaded")
+      ->capture_default_str();
+  cmd->add_option("--max-collections", f->max_collections,
+                  "Collections the server may hold; creating more is RESOURCE_EXHAUSTED")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
   cmd->add_option("--key-file", f->key_file,
                   "API keys (`sha256:<hex> <role> <name>` lines; `neodb keys add` writes them); "
