@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "index/keyword/byte_codec.h"
+#include "common/byte_codec.h"
 #include "index/keyword/keyword_index.h"
 #include "index/keyword/keyword_snapshot.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -25,8 +25,8 @@ void AppendU64(std::string* out, uint64_t v) { out->append(reinterpret_cast<char
 std::string Checksummed(std::string_view fields, std::string_view payload) {
   std::string header(fields);
   AppendU64(&header, payload.size());
-  AppendU64(&header, neodb::keyword::Checksum64(payload));
-  AppendU64(&header, neodb::keyword::Checksum64(header));
+  AppendU64(&header, neodb::Checksum64(payload));
+  AppendU64(&header, neodb::Checksum64(header));
   return std::string(neodb::keyword::kKeywordSnapshotMagic, 8) + header + std::string(payload);
 }
 
