@@ -4,6 +4,7 @@
     tools/eval_search_modes.py [--model DIR] [--data ../shared/data/scifact]
                                [--out DIR] [--neodb build/tools/neodb/neodb]
                                [--modes keyword,vector,hybrid] [--extra NAME:MODE:FUSION:ALPHA]
+    tools/eval_search_modes.py --server HOST:PORT --collection NAME [--data ...] [--modes ...]
 
 Starts `neodb serve` on a fresh data directory (127.0.0.1, port 0) with the
 model (default: the shipped default model), creates a collection (flat,
@@ -12,6 +13,9 @@ corpus through the Python client (text = title + " " + text, as
 beir_eval.py's BM25 sees it; metadata title), runs the test queries in each
 mode at k = 100, writes one run file per mode (query-id doc-id score) under
 --out and scores it with `beir_eval.py score`. Prints a table of nDCG@10.
+
+With --server (and --collection) it starts and ingests nothing: it runs the
+queries against that live collection as it is (e.g. after `neodb adapt --apply`).
 """
 
 import argparse
@@ -88,6 +92,10 @@ def main():
                     "keyword mode indexes exactly what beir_eval.py bm25 does)")
     ap.add_argument("--title-weight", type=float, default=None)
     ap.add_argument("--keep-data", action="store_true")
+    ap.add_argument("--server", default="",
+                    help="host:port of a running server: evaluate --collection there as it is "
+                    "(no server started, nothing ingested)")
+    ap.add_argument("--collection", default="scifact")
     a = ap.parse_args()
     os.environ.setdefault("NEODB_PYTHON_PROTO_DIR",
                           os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -96,20 +104,30 @@ def main():
 
     out = a.out or tempfile.mkdtemp(prefix="eval_modes_")
     os.makedirs(out, exist_ok=True)
-    data_dir = tempfile.mkdtemp(prefix="eval_modes_data_")
-    proc, address = start_server(a.neodb, data_dir, a.model)
+    data_dir, proc = None, None
+    if a.server:
+        address, coll = a.server, a.collection
+    else:
+        data_dir = tempfile.mkdtemp(prefix="eval_modes_data_")
+        proc, address = start_server(a.neodb, data_dir, a.model)
+        coll = "scifact"
     try:
         c = NeodbClient(address, timeout=3600)
-        c.create_collection("scifact", overflow="chunk", analyzer="english",
-                            title_field=a.title_field, title_weight=a.title_weight)
-        corpus = load_jsonl(os.path.join(a.data, "corpus.jsonl"))
-        docs = [{"id": d["_id"], "text": (d.get("title", "") + " " + d.get("text", "")).strip(),
-                 "metadata": {"title": d.get("title", "")}} for d in corpus]
-        t0 = time.time()
-        n, _, _ = c.ingest("scifact", docs, batch=64)
-        ingest_s = time.time() - t0
-        print("ingested %d documents in %.1f s" % (n, ingest_s), flush=True)
-        info = c.describe("scifact")
+        if not a.server:
+            c.create_collection(coll, overflow="chunk", analyzer="english",
+                                title_field=a.title_field, title_weight=a.title_weight)
+            corpus = load_jsonl(os.path.join(a.data, "corpus.jsonl"))
+            docs = [{"id": d["_id"],
+                     "text": (d.get("title", "") + " " + d.get("text", "")).strip(),
+                     "metadata": {"title": d.get("title", "")}} for d in corpus]
+            t0 = time.time()
+            n, _, _ = c.ingest(coll, docs, batch=64)
+            ingest_s = time.time() - t0
+            print("ingested %d documents in %.1f s" % (n, ingest_s), flush=True)
+        info = c.describe(coll)
+        if a.server:
+            print("collection %s on %s: %d documents, model %s" %
+                  (coll, address, info.count, info.model_id), flush=True)
         print("keyword index: %d documents, %d terms, %d postings" %
               (info.keyword.documents, info.keyword.terms, info.keyword.postings), flush=True)
         queries = test_queries(a.data)
@@ -124,7 +142,7 @@ def main():
             t0 = time.time()
             with open(path, "w") as f:
                 for q in queries:
-                    hits = c.search("scifact", q["text"], k=100, mode=mode, fusion=fusion,
+                    hits = c.search(coll, q["text"], k=100, mode=mode, fusion=fusion,
                                     alpha=alpha, explain=True, include_text=False)
                     if hits:
                         alphas.append(hits[0]["explain"]["alpha"])
@@ -136,17 +154,18 @@ def main():
             results.append((name, ndcg, mean_alpha, secs))
             print("%-12s nDCG@10 %.4f  mean alpha %.3f  (%d queries, %.1f s)" %
                   (name, ndcg, mean_alpha, len(queries), secs), flush=True)
-        print("model: %s" % (a.model or "shipped default"))
+        print("model: %s" % (info.model_id if a.server else (a.model or "shipped default")))
         print("| mode | nDCG@10 | mean alpha |")
         print("|---|---:|---:|")
         for name, ndcg, mean_alpha, _ in results:
             print("| %s | %.4f | %.3f |" % (name, ndcg, mean_alpha))
         print("run files in %s" % out)
     finally:
-        proc.terminate()
-        proc.wait(timeout=120)
-        if not a.keep_data:
-            shutil.rmtree(data_dir, ignore_errors=True)
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=120)
+            if not a.keep_data:
+                shutil.rmtree(data_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

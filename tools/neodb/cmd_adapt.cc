@@ -346,6 +346,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   PrintRow("hybrid", "new", after.hybrid);
   std::printf("old %s\nnew %s (%s)\n", info.model_id().c_str(), new_id.c_str(),
               out.string().c_str());
+  // stdout is fully buffered when it is a pipe: without this the table would
+  // come after the reindex's stderr progress (or never, if the swap is cut short).
+  std::fflush(stdout);
 
   // 5. The record --rollback needs, then (maybe) the swap.
   const double gain = after.hybrid.ndcg_at_10 - before.hybrid.ndcg_at_10;
@@ -370,6 +373,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
     std::printf("hybrid nDCG@10 %+.4f is not above %g: not applied; %s stays on %s\n", gain,
                 a.min_gain, a.collection.c_str(), info.model_id().c_str());
   } else {
+    std::printf("hybrid nDCG@10 %+.4f: applying (reindexing %s onto %s)\n", gain,
+                a.collection.c_str(), new_id.c_str());
+    std::fflush(stdout);
     t = std::chrono::steady_clock::now();
     RETURN_IF_ERROR(server.ReindexAndWait(a.collection, out.string()));
     timings["reindex_s"] = Seconds(t);
@@ -388,6 +394,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   record["timings"] = timings;
   RETURN_IF_ERROR(WriteFile(out / "adapt.json", record.dump(2) + "\n"));
   std::printf("timings: %s\n", timings.dump().c_str());
+  std::fflush(stdout);
   return absl::OkStatus();
 }
 
