@@ -2,21 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <numeric>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "encoder/train/json_lines.h"
 #include "encoder/train/train_params.h"
 
 namespace neodb::encoder::train {
-namespace {
-
-absl::Status LineError(const std::string& name, int64_t line, const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat(name, ":", line, ": ", what));
-}
-
-}  // namespace
 
 absl::StatusOr<std::vector<TeacherText>> ParseTeacherTexts(const std::string& content,
                                                            const std::string& name,
@@ -87,12 +81,8 @@ absl::StatusOr<std::vector<TeacherText>> ParseTeacherTexts(const std::string& co
 absl::StatusOr<std::vector<TeacherText>> ReadTeacherTexts(const std::string& path,
                                                           const Tokenizer& tokenizer,
                                                           int64_t max_length) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open teacher file ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading ", path));
-  return ParseTeacherTexts(ss.str(), path, tokenizer, max_length);
+  ASSIGN_OR_RETURN(const std::string content, ReadWholeFile(path, "teacher file"));
+  return ParseTeacherTexts(content, path, tokenizer, max_length);
 }
 
 template <typename T>

@@ -1,18 +1,14 @@
 #include "encoder/train/pairs.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "encoder/train/json_lines.h"
 #include "nlohmann/json.hpp"
 
 namespace neodb::encoder::train {
 namespace {
-
-absl::Status LineError(const std::string& name, int64_t line, const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat(name, ":", line, ": ", what));
-}
 
 absl::StatusOr<std::string> TextField(const nlohmann::json& obj, const char* key,
                                       const std::string& name, int64_t line) {
@@ -33,21 +29,8 @@ absl::StatusOr<std::string> TextField(const nlohmann::json& obj, const char* key
 
 absl::StatusOr<std::vector<TextPair>> ParsePairs(const std::string& text, const std::string& name) {
   std::vector<TextPair> pairs;
-  std::istringstream in(text);
-  std::string line_text;
-  int64_t line = 0;
-  while (std::getline(in, line_text)) {
-    ++line;
-    if (line_text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json obj;
-    try {
-      obj = nlohmann::json::parse(line_text);
-    } catch (const nlohmann::json::exception& e) {
-      return LineError(name, line, absl::StrCat("malformed JSON: ", e.what()));
-    }
-    if (!obj.is_object()) {
-      return LineError(name, line, absl::StrCat("expected a JSON object, got ", obj.type_name()));
-    }
+  RETURN_IF_ERROR(ForEachJsonObjectLine(text, name, [&](const nlohmann::json& obj,
+                                                        int64_t line) -> absl::Status {
     TextPair pair;
     pair.line = line;
     ASSIGN_OR_RETURN(pair.query, TextField(obj, "query", name, line));
@@ -73,18 +56,15 @@ absl::StatusOr<std::vector<TextPair>> ParsePairs(const std::string& text, const 
       }
     }
     pairs.push_back(std::move(pair));
-  }
+    return absl::OkStatus();
+  }));
   if (pairs.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": no pairs"));
   return pairs;
 }
 
 absl::StatusOr<std::vector<TextPair>> ReadPairs(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open pair file ", path));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading ", path));
-  return ParsePairs(buf.str(), path);
+  ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(path, "pair file"));
+  return ParsePairs(text, path);
 }
 
 absl::StatusOr<std::vector<TokenizedPair>> TokenizePairs(const std::vector<TextPair>& pairs,

@@ -3,20 +3,17 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "encoder/train/json_lines.h"
 #include "nlohmann/json.hpp"
 
 namespace neodb::adapt {
 namespace {
 
-absl::Status LineError(const std::string& name, int64_t line, const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat(name, ":", line, ": ", what));
-}
+using encoder::train::LineError;
 
 // splitmix64: a portable seeded stream (std:: distributions differ between
 // standard libraries).
@@ -58,21 +55,9 @@ absl::StatusOr<std::vector<QueryPositives>> ParseAdaptPairs(const std::string& t
   absl::flat_hash_map<std::string, int64_t> by_text;
   std::vector<QueryPositives> out;
   std::map<std::string, size_t> query_slot;
-  std::istringstream in(text);
-  std::string line_text;
-  int64_t line = 0;
-  while (std::getline(in, line_text)) {
-    ++line;
-    if (line_text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json obj;
-    try {
-      obj = nlohmann::json::parse(line_text);
-    } catch (const nlohmann::json::exception& e) {
-      return LineError(name, line, absl::StrCat("malformed JSON: ", e.what()));
-    }
-    if (!obj.is_object()) {
-      return LineError(name, line, absl::StrCat("expected a JSON object, got ", obj.type_name()));
-    }
+  RETURN_IF_ERROR(encoder::train::ForEachJsonObjectLine(text, name, [&](const nlohmann::json& obj,
+                                                                        int64_t line)
+                                                                        -> absl::Status {
     auto q = obj.find("query");
     if (q == obj.end() || !q->is_string() ||
         q->get<std::string>().find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -119,7 +104,8 @@ absl::StatusOr<std::vector<QueryPositives>> ParseAdaptPairs(const std::string& t
     if (inserted) out.push_back({query, {}, line});
     std::vector<int64_t>& pos = out[slot->second].positives;
     if (std::find(pos.begin(), pos.end(), doc) == pos.end()) pos.push_back(doc);
-  }
+    return absl::OkStatus();
+  }));
   if (out.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": no pairs"));
   for (QueryPositives& qp : out) std::sort(qp.positives.begin(), qp.positives.end());
   return out;
@@ -127,12 +113,9 @@ absl::StatusOr<std::vector<QueryPositives>> ParseAdaptPairs(const std::string& t
 
 absl::StatusOr<std::vector<QueryPositives>> ReadAdaptPairs(const std::string& path,
                                                            const CollectionDocs& docs) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open pair file ", path));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading ", path));
-  return ParseAdaptPairs(buf.str(), path, docs);
+  ASSIGN_OR_RETURN(const std::string text,
+                   encoder::train::ReadWholeFile(path, "pair file"));
+  return ParseAdaptPairs(text, path, docs);
 }
 
 absl::StatusOr<PairSplit> SplitPairs(const std::vector<QueryPositives>& queries, double fraction,
