@@ -6,7 +6,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
 export DEBIAN_FRONTEND=noninteractive
 PKGS=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl
-  libopenblas-dev libdnnl-dev libabsl-dev nlohmann-json3-dev libspdlog-dev libcli11-dev
+  libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libabsl-dev nlohmann-json3-dev libspdlog-dev libcli11-dev
   libutf8proc-dev libstemmer-dev libsentencepiece-dev sentencepiece libxxhash-dev libpng-dev zlib1g-dev
   librocksdb-dev libfaiss-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libssl-dev openssl
