@@ -158,6 +158,23 @@ absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present) {
   return out;
 }
 
+absl::StatusOr<keyword::FusionOptions> FusionFromProto(const std::string& name, bool has_alpha,
+                                                   double alpha) {
+  keyword::FusionOptions f;
+  if (!name.empty()) {
+    ASSIGN_OR_RETURN(f.method, keyword::ParseFusionMethod(name));
+  }
+  if (has_alpha) {
+    if (name.empty()) f.method = keyword::FusionMethod::kWeighted;
+    if (f.method != keyword::FusionMethod::kWeighted) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("alpha applies to fusion weighted, not ", name));
+    }
+    f.alpha = alpha;
+  }
+  return f;
+}
+
 namespace {
 
 template <typename Request>
@@ -182,17 +199,9 @@ absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
     if (!req.mode().empty()) {
       ASSIGN_OR_RETURN(p.mode, engine::ParseSearchMode(req.mode()));
     }
-    if (!req.fusion().empty()) {
-      ASSIGN_OR_RETURN(p.fusion.method, keyword::ParseFusionMethod(req.fusion()));
-    }
-    if (req.has_alpha()) {
-      // An alpha alone asks for the weighted fusion it is the weight of.
-      if (req.fusion().empty()) p.fusion.method = keyword::FusionMethod::kWeighted;
-      if (p.fusion.method != keyword::FusionMethod::kWeighted) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("alpha applies to fusion weighted, not ", req.fusion()));
-      }
-      p.fusion.alpha = req.alpha();
+    // Neither fusion nor alpha: the collection's default fusion (the engine's).
+    if (!req.fusion().empty() || req.has_alpha()) {
+      ASSIGN_OR_RETURN(p.fusion, FusionFromProto(req.fusion(), req.has_alpha(), req.alpha()));
     }
     p.explain = req.explain();
   } else {
@@ -312,6 +321,12 @@ absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
   // Empty: the server's default precision (Database::CreateCollection).
   out.precision = s.precision();
   if (!out.precision.empty()) RETURN_IF_ERROR(encoder::ParsePrecision(out.precision).status());
+  if (!s.fusion().empty() || s.has_fusion_alpha()) {
+    ASSIGN_OR_RETURN(keyword::FusionOptions f,
+                     FusionFromProto(s.fusion(), s.has_fusion_alpha(), s.fusion_alpha()));
+    out.fusion = std::string(keyword::FusionMethodName(f.method));
+    out.fusion_alpha = f.alpha;
+  }
   return out;
 }
 
@@ -372,6 +387,8 @@ void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
   k->set_memory_bytes(info.keyword.memory_bytes);
   k->set_snapshot_bytes(info.keyword.snapshot_bytes);
   s->set_precision(info.spec.precision);
+  s->set_fusion(info.spec.fusion);
+  s->set_fusion_alpha(info.spec.fusion_alpha);
   out->set_count(info.count);
   out->set_dimension(static_cast<int32_t>(info.spec.dimension));
   out->set_model_id(info.spec.model_id);

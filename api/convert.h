@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "api/engine/database.h"
 #include "api/engine/search_params.h"
+#include "index/keyword/fusion.h"
 #include "db/collection_spec.h"
 #include "db/filter.h"
 #include "db/metadata.h"
@@ -36,6 +37,14 @@ v1::Overflow ToProto(encoder::Overflow overflow);
 // Maps the collection settings; dimension and model id are filled in by the
 // database.
 absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s);
+
+// A fusion named by a request (NearText, a collection spec, SetFusion):
+// `name` ("" = adaptive unless an alpha is given) and an optional alpha. An
+// alpha alone asks for the weighted fusion it is the weight of; with another
+// method it is INVALID_ARGUMENT. The range of alpha is checked where the
+// engine takes it.
+absl::StatusOr<keyword::FusionOptions> FusionFromProto(const std::string& name, bool has_alpha,
+                                                       double alpha);
 void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out);
 void ToProto(const db::Document& d, bool include_text, bool include_metadata, v1::Document* out);
 // As above; the stored vector too when `include_vector`.

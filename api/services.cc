@@ -66,6 +66,16 @@ class CollectionsService final : public v1::Collections::Service {
                     v1::DropCollectionResponse*) override {
     return Error(db_->DropCollection(req->name()));
   }
+  grpc::Status SetFusion(grpc::ServerContext*, const v1::SetFusionRequest* req,
+                         v1::SetFusionResponse* resp) override {
+    auto f = FusionFromProto(req->fusion(), req->has_alpha(), req->alpha());
+    if (!f.ok()) return Error(f.status());
+    auto info = db_->SetDefaultFusion(req->name(), std::string(keyword::FusionMethodName(f->method)),
+                                      f->alpha);
+    if (!info.ok()) return Error(info.status());
+    ToProto(*info, resp->mutable_info());
+    return grpc::Status::OK;
+  }
 
  private:
   Database* db_;

@@ -14,8 +14,10 @@ constexpr uint8_t kDocumentVersion = 1;
 // Spec v2 appends model_dir and engine_state; v1 records decode with them
 // empty. v3 appends vector_source and the keyword settings; v1 and v2 records
 // decode as "model" with the keyword defaults. v4 appends precision; v1..v3
-// records decode as "f32" (all vectors were computed in F32 before it).
-constexpr uint8_t kSpecVersion = 4;
+// records decode as "f32" (all vectors were computed in F32 before it). v5
+// appends the default fusion and its alpha; v1..v4 decode as adaptive / 0.5.
+constexpr uint8_t kSpecVersion = 5;
+constexpr uint8_t kSpecVersionV4 = 4;
 constexpr uint8_t kSpecVersionV3 = 3;
 constexpr uint8_t kSpecVersionV2 = 2;
 constexpr uint8_t kSpecVersionV1 = 1;
@@ -226,6 +228,8 @@ std::string EncodeCollectionSpec(const CollectionSpec& spec) {
   PutString(&out, spec.title_field);
   PutFixed64(&out, std::bit_cast<uint64_t>(spec.title_weight));
   PutString(&out, spec.precision);
+  PutString(&out, spec.fusion);
+  PutFixed64(&out, std::bit_cast<uint64_t>(spec.fusion_alpha));
   return out;
 }
 
@@ -233,12 +237,11 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
   Reader r(bytes);
   uint8_t version;
   if (!r.Byte(&version) ||
-      (version != kSpecVersion && version != kSpecVersionV3 && version != kSpecVersionV2 &&
-       version != kSpecVersionV1)) {
+      version < kSpecVersionV1 || version > kSpecVersion) {
     return Corrupt("collection", "version");
   }
   CollectionSpec spec;
-  uint64_t dim, created, k1 = 0, b = 0, title_weight = 0;
+  uint64_t dim, created, k1 = 0, b = 0, title_weight = 0, fusion_alpha = 0;
   if (!r.String(&spec.name, kMaxStringBytes) || !r.Varint(&dim) || dim > kMaxDimension ||
       !r.String(&spec.index_spec, kMaxStringBytes) || !r.String(&spec.metric, kMaxStringBytes) ||
       !r.String(&spec.pooling, kMaxStringBytes) ||
@@ -252,7 +255,10 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
        (!r.String(&spec.vector_source, kMaxStringBytes) ||
         !r.String(&spec.analyzer, kMaxStringBytes) || !r.Fixed64(&k1) || !r.Fixed64(&b) ||
         !r.String(&spec.title_field, kMaxStringBytes) || !r.Fixed64(&title_weight))) ||
-      (version >= kSpecVersion && !r.String(&spec.precision, kMaxStringBytes)) || !r.done()) {
+      (version >= kSpecVersionV4 && !r.String(&spec.precision, kMaxStringBytes)) ||
+      (version >= kSpecVersion &&
+       (!r.String(&spec.fusion, kMaxStringBytes) || !r.Fixed64(&fusion_alpha))) ||
+      !r.done()) {
     return Corrupt("collection", "truncated or malformed");
   }
   if (version >= kSpecVersionV3) {
@@ -260,6 +266,7 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
     spec.bm25_b = std::bit_cast<double>(b);
     spec.title_weight = std::bit_cast<double>(title_weight);
   }
+  if (version >= kSpecVersion) spec.fusion_alpha = std::bit_cast<double>(fusion_alpha);
   spec.dimension = static_cast<uint32_t>(dim);
   spec.created_at_micros = static_cast<int64_t>(created);
   if (auto s = ValidateCollectionSpec(spec); !s.ok()) {

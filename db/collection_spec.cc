@@ -49,10 +49,11 @@ absl::Status ValidateCollectionSpec(const CollectionSpec& spec) {
   // engine parses them (index::ParseMetric, engine/embed_settings.h). The store
   // keeps them as the short printable strings they are.
   for (const std::string* v : {&spec.metric, &spec.pooling, &spec.overflow, &spec.vector_source,
-                                &spec.analyzer, &spec.title_field, &spec.precision}) {
+                                &spec.analyzer, &spec.title_field, &spec.precision,
+                                &spec.fusion}) {
     if (v->size() > kMaxSpecStringBytes || !Printable(*v)) {
       return absl::InvalidArgumentError(
-          "metric, pooling, overflow, vector source, analyzer, title field and precision must be "
+          "metric, pooling, overflow, vector source, analyzer, title field, precision and fusion must be "
           "printable ASCII (at most 256 bytes)");
     }
   }

@@ -46,6 +46,14 @@ struct CollectionSpec {
   // (encoder::PrecisionName: "f32", "bf16", "int8"; opaque to the store).
   // Records written before it existed decode as "f32".
   std::string precision = "f32";
+  // How hybrid near-text queries that name no fusion fuse their legs
+  // (keyword::ParseFusionMethod's names: "adaptive", "weighted", "rrf";
+  // opaque to the store) and, for "weighted", the vector leg's share in
+  // [0, 1]. Set at creation or later (`neodb adapt --apply` sets the fusion
+  // it calibrated on the user's held-out pairs). Records written before these
+  // existed decode as "adaptive" / 0.5.
+  std::string fusion = "adaptive";
+  double fusion_alpha = 0.5;
   // Bytes the engine keeps with the collection and the store never reads
   // (e.g. a reindex's commit marker). At most 4096 bytes.
   std::string engine_state;

@@ -267,6 +267,8 @@ absl::StatusOr<CollectionSpec> Store::UpdateCollection(std::string_view name,
   if (update.query_instruction) spec.query_instruction = *update.query_instruction;
   if (update.document_instruction) spec.document_instruction = *update.document_instruction;
   if (update.precision) spec.precision = *update.precision;
+  if (update.fusion) spec.fusion = *update.fusion;
+  if (update.fusion_alpha) spec.fusion_alpha = *update.fusion_alpha;
   RETURN_IF_ERROR(ValidateCollectionSpec(spec));
   rocksdb::WriteBatch batch;
   batch.Put(im.collections, spec.name, EncodeCollectionSpec(spec));

@@ -72,6 +72,8 @@ struct CollectionUpdate {
   std::optional<std::string> query_instruction;
   std::optional<std::string> document_instruction;
   std::optional<std::string> precision;
+  std::optional<std::string> fusion;
+  std::optional<double> fusion_alpha;
 };
 
 struct ListResult {

@@ -12,6 +12,7 @@ const std::vector<std::pair<absl::string_view, Role>>& MethodRoleTable() {
       {"/neodb.v1.Collections/List", Role::kRead},
       {"/neodb.v1.Collections/Describe", Role::kRead},
       {"/neodb.v1.Collections/Drop", Role::kAdmin},
+      {"/neodb.v1.Collections/SetFusion", Role::kAdmin},
       {"/neodb.v1.Documents/Upsert", Role::kWrite},
       {"/neodb.v1.Documents/BulkIngest", Role::kWrite},
       {"/neodb.v1.Documents/Ingest", Role::kWrite},

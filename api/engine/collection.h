@@ -57,6 +57,12 @@ class Collection {
     std::lock_guard<std::mutex> lock(mu_);
     state_ = std::make_shared<const State>(State{state_->settings, std::move(indexes)});
   }
+  // Replaces the settings, keeping the indexes (a setting that does not
+  // change what is indexed, such as the default fusion).
+  void SwapSettings(CollectionSettings settings) {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = std::make_shared<const State>(State{std::move(settings), state_->indexes});
+  }
   // Replaces settings and indexes together (a reindex).
   void Swap(CollectionSettings settings, std::shared_ptr<IndexSet> indexes) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -298,6 +298,25 @@ absl::StatusOr<CollectionInfo> Database::DescribeCollection(const std::string& n
   return info;
 }
 
+absl::StatusOr<CollectionInfo> Database::SetDefaultFusion(const std::string& name,
+                                                          const std::string& fusion,
+                                                          double alpha) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
+  {
+    std::lock_guard<std::mutex> wlock(write_mu_);
+    db::CollectionSpec next = c->state()->settings.spec;
+    next.fusion = fusion;
+    next.fusion_alpha = alpha;
+    ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(next));
+    db::CollectionUpdate u;
+    u.fusion = fusion;
+    u.fusion_alpha = alpha;
+    RETURN_IF_ERROR(store_->UpdateCollection(name, u).status());
+    c->SwapSettings(std::move(settings));
+  }
+  return DescribeCollection(name);
+}
+
 absl::StatusOr<std::vector<CollectionInfo>> Database::ListCollections() const {
   std::vector<CollectionInfo> out;
   for (const auto& c : AllCollections()) {

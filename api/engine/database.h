@@ -253,6 +253,13 @@ class Database {
   absl::Status DropCollection(const std::string& name);
   absl::StatusOr<CollectionInfo> DescribeCollection(const std::string& name) const;
   absl::StatusOr<std::vector<CollectionInfo>> ListCollections() const;
+  // Sets the fusion hybrid queries that name none use (spec.fusion and
+  // fusion_alpha; the alpha is kept but unused unless the fusion is
+  // "weighted"). Persisted with the spec, in effect for the next query, kept
+  // across a running reindex (its commit re-reads the stored spec).
+  // INVALID_ARGUMENT for an unknown fusion or an alpha outside 0..1.
+  absl::StatusOr<CollectionInfo> SetDefaultFusion(const std::string& name,
+                                                  const std::string& fusion, double alpha);
 
   // --- Documents. Upsert returns the ids (generated ones filled in) in
   // order; *tokens (optional) receives the tokens embedded. All or nothing.

@@ -23,10 +23,12 @@ struct Ranked {
   bool exhausted = false;  // asking for more would return no more
 };
 
-// Ranks up to `want` candidates of `state` by params.mode. REQUIRES: `vector`
-// is the embedded query unless the mode is keyword.
+// Ranks up to `want` candidates of `state` by params.mode; hybrid fuses by
+// params.fusion, or `default_fusion` (the collection's) when it is unset.
+// REQUIRES: `vector` is the embedded query unless the mode is keyword.
 absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* vector,
-                            std::string_view query, const SearchParams& params, SearchMode mode,
+                            std::string_view query, const SearchParams& params,
+                            const keyword::FusionOptions& default_fusion, SearchMode mode,
                             int want, double* alpha) {
   std::optional<MetadataTable::FilterView> f;
   if (params.filter) f.emplace(indexes.metadata(), *params.filter);
@@ -68,7 +70,9 @@ absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* v
   vl.reserve(vh.size());
   for (const auto& h : kh) kl.push_back({h.id, h.score});
   for (const auto& h : vh) vl.push_back({static_cast<uint64_t>(h.id), h.score});
-  ASSIGN_OR_RETURN(keyword::FusionResult fused, keyword::Fuse(kl, vl, want, params.fusion));
+  // A query that names no fusion gets the collection's own (its spec).
+  const keyword::FusionOptions& fusion = params.fusion ? *params.fusion : default_fusion;
+  ASSIGN_OR_RETURN(keyword::FusionResult fused, keyword::Fuse(kl, vl, want, fusion));
   *alpha = fused.alpha;
   r.exhausted = kh.size() < static_cast<size_t>(depth) && vh.size() < static_cast<size_t>(depth);
   for (const keyword::FusedHit& h : fused.hits) {
@@ -96,7 +100,8 @@ absl::StatusOr<SearchResult> SearchState(const db::Store& store, const Collectio
   int want = params.k;
   for (int attempt = 0; attempt < 4; ++attempt) {
     ASSIGN_OR_RETURN(Ranked ranked,
-                     Rank(indexes, vector, query, params, mode, want, &result.alpha));
+                     Rank(indexes, vector, query, params, state.settings.fusion, mode, want,
+                          &result.alpha));
     result.hits.clear();
     for (Candidate& h : ranked.candidates) {
       auto d = store.GetByInternalId(spec.name, static_cast<uint64_t>(h.id));

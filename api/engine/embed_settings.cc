@@ -82,6 +82,12 @@ absl::StatusOr<CollectionSettings> ParseSettings(const db::CollectionSpec& spec)
   }
   s.title_field = spec.title_field;
   s.title_weight = static_cast<float>(spec.title_weight);
+  ASSIGN_OR_RETURN(s.fusion.method, keyword::ParseFusionMethod(spec.fusion));
+  if (!(spec.fusion_alpha >= 0 && spec.fusion_alpha <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fusion alpha is ", spec.fusion_alpha, "; it must be in 0..1"));
+  }
+  s.fusion.alpha = spec.fusion_alpha;
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "db/collection_spec.h"
 #include "encoder/encoder.h"
+#include "index/keyword/fusion.h"
 #include "index/keyword/keyword_index.h"
 #include "index/metric.h"
 
@@ -52,6 +53,8 @@ struct CollectionSettings {
   keyword::KeywordOptions keyword;
   std::string title_field;
   float title_weight = 1.0f;
+  // How hybrid queries that name no fusion fuse (spec.fusion, fusion_alpha).
+  keyword::FusionOptions fusion;
 };
 
 // Parses and validates a stored or requested spec (the store's own checks

@@ -35,22 +35,6 @@ absl::Status SearchParams::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("nprobe is ", index.nprobe, "; it must be in 0..", kMaxNprobe));
   }
-  if (!(fusion.alpha >= 0 && fusion.alpha <= 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("alpha is ", fusion.alpha, "; it must be in 0..1"));
-  }
-  if (!(fusion.max_alpha >= 0 && fusion.max_alpha <= 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_alpha is ", fusion.max_alpha, "; it must be in 0..1"));
-  }
-  if (fusion.rrf_k < 0 || fusion.rrf_k > 1000000) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rrf_k is ", fusion.rrf_k, "; it must be in 0..1000000"));
-  }
-  if (fusion.agreement_depth < 1 || fusion.agreement_depth > kMaxSearchK) {
-    return absl::InvalidArgumentError(absl::StrCat("agreement_depth is ", fusion.agreement_depth,
-                                                   "; it must be in 1..", kMaxSearchK));
-  }
   switch (mode) {
     case SearchMode::kVector:
     case SearchMode::kKeyword:
@@ -59,13 +43,31 @@ absl::Status SearchParams::Validate() const {
     default:
       return absl::InvalidArgumentError("unknown search mode");
   }
-  switch (fusion.method) {
-    case keyword::FusionMethod::kAdaptive:
-    case keyword::FusionMethod::kWeighted:
-    case keyword::FusionMethod::kReciprocalRank:
-      break;
-    default:
-      return absl::InvalidArgumentError("unknown fusion method");
+  if (fusion) {
+    if (!(fusion->alpha >= 0 && fusion->alpha <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("alpha is ", fusion->alpha, "; it must be in 0..1"));
+    }
+    if (!(fusion->max_alpha >= 0 && fusion->max_alpha <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("max_alpha is ", fusion->max_alpha, "; it must be in 0..1"));
+    }
+    if (fusion->rrf_k < 0 || fusion->rrf_k > 1000000) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rrf_k is ", fusion->rrf_k, "; it must be in 0..1000000"));
+    }
+    if (fusion->agreement_depth < 1 || fusion->agreement_depth > kMaxSearchK) {
+      return absl::InvalidArgumentError(absl::StrCat("agreement_depth is ", fusion->agreement_depth,
+                                                     "; it must be in 1..", kMaxSearchK));
+    }
+    switch (fusion->method) {
+      case keyword::FusionMethod::kAdaptive:
+      case keyword::FusionMethod::kWeighted:
+      case keyword::FusionMethod::kReciprocalRank:
+        break;
+      default:
+        return absl::InvalidArgumentError("unknown fusion method");
+    }
   }
   if (filter) {
     if (absl::Status s = filter->Validate(); !s.ok()) {

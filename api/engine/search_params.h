@@ -47,9 +47,10 @@ struct SearchParams {
   bool include_vector = false;
   // NearText only. Default: hybrid.
   SearchMode mode = SearchMode::kHybrid;
-  // Hybrid only: method (default adaptive), alpha (weighted: the vector
-  // leg's share, in [0, 1]; default 0.5), rrf_k. Validated by Validate.
-  keyword::FusionOptions fusion;
+  // Hybrid only: method, alpha (weighted: the vector leg's share, in
+  // [0, 1]), rrf_k. Validated by Validate. Default: unset = the collection's
+  // own default fusion (its spec; adaptive unless set otherwise).
+  std::optional<keyword::FusionOptions> fusion;
   // Each hit carries its rank and score in each leg and the fused score.
   bool explain = false;
 

@@ -100,6 +100,15 @@ TEST(CodecTest, SpecAndChangelogRoundTrip) {
   EXPECT_FALSE(DecodeChangelogRecord(bad).ok());
 }
 
+// The v4 record of `spec`: its v5 encoding without the trailing fusion
+// (length-prefixed string) and fusion_alpha (8 bytes).
+std::string AsV4(const CollectionSpec& spec) {
+  std::string v5 = EncodeCollectionSpec(spec);
+  std::string v4 = v5.substr(0, v5.size() - (1 + spec.fusion.size() + 8));
+  v4[0] = 4;
+  return v4;
+}
+
 TEST(CodecTest, SpecV3FieldsRoundTripAndOlderVersionsGetDefaults) {
   CollectionSpec spec;
   spec.name = "ext";
@@ -114,7 +123,7 @@ TEST(CodecTest, SpecV3FieldsRoundTripAndOlderVersionsGetDefaults) {
   spec.title_field = "title";
   spec.title_weight = 2.5;
   spec.precision = "int8";
-  const std::string v4 = EncodeCollectionSpec(spec);
+  const std::string v4 = AsV4(spec);
   // A v3 record is the v4 one without its trailing precision "int8" (1 + 4).
   std::string v3 = v4.substr(0, v4.size() - 5);
   v3[0] = 3;
@@ -160,7 +169,7 @@ TEST(CodecTest, SpecV4PrecisionRoundTripsAndOlderSpecsDecodeAsF32) {
   spec.analyzer = "simple";
   spec.title_field = "title";
   spec.precision = "bf16";
-  const std::string v4 = EncodeCollectionSpec(spec);
+  const std::string v4 = AsV4(spec);
   ASSERT_EQ(v4[0], 4);
   auto s = DecodeCollectionSpec(v4);
   ASSERT_TRUE(s.ok()) << s.status();
@@ -180,9 +189,36 @@ TEST(CodecTest, SpecV4PrecisionRoundTripsAndOlderSpecsDecodeAsF32) {
   v3[0] = 4;  // a v4 record cut short is corrupt, not f32
   EXPECT_EQ(DecodeCollectionSpec(v3).status().code(), absl::StatusCode::kDataLoss);
   // An unknown later version is refused, not guessed at.
-  std::string v5 = v4;
-  v5[0] = 5;
-  EXPECT_FALSE(DecodeCollectionSpec(v5).ok());
+  std::string v6 = EncodeCollectionSpec(spec);
+  v6[0] = 6;
+  EXPECT_FALSE(DecodeCollectionSpec(v6).ok());
+}
+
+TEST(CodecTest, SpecV5FusionRoundTripsAndOlderSpecsDecodeAsAdaptive) {
+  CollectionSpec spec;
+  spec.name = "f";
+  spec.dimension = 8;
+  spec.precision = "int8";
+  spec.fusion = "weighted";
+  spec.fusion_alpha = 0.3;
+  const std::string v5 = EncodeCollectionSpec(spec);
+  ASSERT_EQ(v5[0], 5);
+  auto s = DecodeCollectionSpec(v5);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->fusion, "weighted");
+  EXPECT_EQ(s->fusion_alpha, 0.3);
+  EXPECT_EQ(s->precision, "int8");  // the v4 field stays where it was
+  // A v4 record (no fusion fields) decodes with the defaults.
+  s = DecodeCollectionSpec(AsV4(spec));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->fusion, "adaptive");
+  EXPECT_EQ(s->fusion_alpha, 0.5);
+  EXPECT_EQ(s->precision, "int8");
+  // A v5 record cut short (in its alpha, or before it) is corrupt.
+  EXPECT_EQ(DecodeCollectionSpec(v5.substr(0, v5.size() - 1)).status().code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeCollectionSpec(v5.substr(0, v5.size() - 8)).status().code(),
+            absl::StatusCode::kDataLoss);
 }
 
 TEST(CodecTest, BigEndianSortsNumerically) {

@@ -287,7 +287,10 @@ TEST_F(KeywordSearchTest, BadSettingsAndParamsAreInvalidArgument) {
            [](db::CollectionSpec& s) { s.bm25_k1 = -1; },
            [](db::CollectionSpec& s) { s.bm25_k1 = std::nan(""); },
            [](db::CollectionSpec& s) { s.bm25_b = 1.5; },
-           [](db::CollectionSpec& s) { s.title_weight = 0; }}) {
+           [](db::CollectionSpec& s) { s.title_weight = 0; },
+           [](db::CollectionSpec& s) { s.fusion = "klingon"; },
+           [](db::CollectionSpec& s) { s.fusion_alpha = 1.5; },
+           [](db::CollectionSpec& s) { s.fusion_alpha = std::nan(""); }}) {
     db::CollectionSpec spec;
     bad(spec);
     EXPECT_EQ(Create("x", spec).code(), absl::StatusCode::kInvalidArgument);
@@ -295,7 +298,8 @@ TEST_F(KeywordSearchTest, BadSettingsAndParamsAreInvalidArgument) {
   ASSERT_TRUE(Create("c").ok());
   Put("a", "apple");
   SearchParams p;
-  p.fusion.alpha = 1.5;
+  p.fusion.emplace();
+  p.fusion->alpha = 1.5;
   EXPECT_EQ(db_->NearText("c", "apple", std::nullopt, p, kFar).status().code(),
             absl::StatusCode::kInvalidArgument);
   p = {};
@@ -303,11 +307,87 @@ TEST_F(KeywordSearchTest, BadSettingsAndParamsAreInvalidArgument) {
   EXPECT_EQ(db_->NearText("c", "apple", std::nullopt, p, kFar).status().code(),
             absl::StatusCode::kInvalidArgument);
   p = {};
-  p.fusion.method = static_cast<keyword::FusionMethod>(9);
+  p.fusion.emplace();
+  p.fusion->method = static_cast<keyword::FusionMethod>(9);
   EXPECT_EQ(db_->NearText("c", "apple", std::nullopt, p, kFar).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(ParseSearchMode("fuzzy").ok());
   EXPECT_EQ(*ParseSearchMode("keyword"), SearchMode::kKeyword);
+}
+
+// Hybrid queries that name no fusion use the collection's (its spec): set at
+// creation, changed by SetDefaultFusion for the next query, persisted across
+// a restart, and overridden by a query that names one. Weighted alpha 0 is
+// the keyword ranking, alpha 1 the vector ranking, so the fused order shows
+// which fusion ran.
+TEST_F(KeywordSearchTest, TheCollectionsDefaultFusionAppliesUnlessAQueryNamesOne) {
+  Open();
+  db::CollectionSpec spec;
+  spec.fusion = "weighted";
+  spec.fusion_alpha = 0;
+  ASSERT_TRUE(Create("c", spec).ok());
+  std::mt19937 rng(7);
+  for (int i = 0; i < 40; ++i) {
+    std::string text;
+    for (int w = 0; w < 6; ++w) absl::StrAppend(&text, kWords[rng() % 12], " ");
+    Put(absl::StrCat("d", i), text);
+  }
+  auto ids = [](const SearchResult& r) {
+    std::vector<std::string> out;
+    for (const auto& h : r.hits) out.push_back(h.id);
+    return out;
+  };
+  auto run = [&](SearchMode mode, std::optional<keyword::FusionOptions> fusion = std::nullopt) {
+    SearchParams p;
+    p.k = 10;
+    p.mode = mode;
+    p.fusion = fusion;
+    auto r = db_->NearText("c", "copper river lantern", std::nullopt, p, kFar);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : SearchResult{};
+  };
+  const auto keyword_ids = ids(run(SearchMode::kKeyword));
+  const auto vector_ids = ids(run(SearchMode::kVector));
+  ASSERT_NE(keyword_ids, vector_ids);  // else the test could not tell them apart
+  SearchResult r = run(SearchMode::kHybrid);
+  EXPECT_EQ(ids(r), keyword_ids);
+  EXPECT_EQ(r.alpha, 0);
+
+  auto info = db_->SetDefaultFusion("c", "weighted", 1);
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->spec.fusion, "weighted");
+  EXPECT_EQ(info->spec.fusion_alpha, 1);
+  r = run(SearchMode::kHybrid);
+  EXPECT_EQ(ids(r), vector_ids);
+  EXPECT_EQ(r.alpha, 1);
+  // A query that names a fusion gets it, not the collection's.
+  keyword::FusionOptions keyword_only;
+  keyword_only.method = keyword::FusionMethod::kWeighted;
+  keyword_only.alpha = 0;
+  EXPECT_EQ(ids(run(SearchMode::kHybrid, keyword_only)), keyword_ids);
+
+  // Bad values change nothing.
+  EXPECT_EQ(db_->SetDefaultFusion("c", "klingon", 0.5).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(db_->SetDefaultFusion("c", "weighted", -0.1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(db_->SetDefaultFusion("nope", "rrf", 0.5).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(ids(run(SearchMode::kHybrid)), vector_ids);
+
+  // Persisted with the spec.
+  Open();
+  auto described = db_->DescribeCollection("c");
+  ASSERT_TRUE(described.ok()) << described.status();
+  EXPECT_EQ(described->spec.fusion, "weighted");
+  EXPECT_EQ(described->spec.fusion_alpha, 1);
+  EXPECT_EQ(ids(run(SearchMode::kHybrid)), vector_ids);
+  ASSERT_TRUE(db_->SetDefaultFusion("c", "adaptive", 0.5).ok());
+  const SearchResult by_default = run(SearchMode::kHybrid);
+  const SearchResult adaptive = run(SearchMode::kHybrid, keyword::FusionOptions{});
+  EXPECT_EQ(ids(by_default), ids(adaptive));
+  EXPECT_EQ(by_default.alpha, adaptive.alpha);
+  EXPECT_LE(by_default.alpha, 0.5);
 }
 
 }  // namespace

@@ -125,6 +125,8 @@ json InfoToJson(const v1::CollectionInfo& i) {
          {"query_prefix", i.spec().query_prefix()},
          {"document_prefix", i.spec().document_prefix()},
          {"precision", i.spec().precision()},
+         {"fusion", i.spec().fusion()},
+         {"fusion_alpha", i.spec().fusion_alpha()},
          {"analyzer", i.spec().analyzer()},
          {"bm25_k1", i.spec().bm25_k1()},
          {"bm25_b", i.spec().bm25_b()},

@@ -86,6 +86,11 @@ void RegisterCollections(CLI::App& app) {
     c->add_option("--precision", *precision,
                   "Encoder precision of its vectors and queries: f32, bf16 or int8 (default: "
                   "the server's --precision)");
+    auto fusion = std::make_shared<std::string>();
+    auto alpha = std::make_shared<double>(-1);
+    c->add_option("--fusion", *fusion,
+                  "Default fusion of hybrid queries: adaptive (default) | weighted | rrf");
+    c->add_option("--alpha", *alpha, "Its vector share for weighted (0..1; alone: weighted)");
     c->callback([=] {
       v1::CreateCollectionRequest req;
       auto* s = req.mutable_spec();
@@ -127,8 +132,33 @@ void RegisterCollections(CLI::App& app) {
         ExitIfError(encoder::ParsePrecision(*precision).status());
         s->set_precision(*precision);
       }
+      s->set_fusion(*fusion);
+      if (*alpha != -1) s->set_fusion_alpha(*alpha);
       Print(
           InfoToJson(CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::Create, req).info()));
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto name = std::make_shared<std::string>();
+    auto fusion = std::make_shared<std::string>();
+    auto alpha = std::make_shared<double>(-1);
+    CLI::App* c = AddClientCommand(
+        group, "set-fusion",
+        "Set how the collection's hybrid queries fuse when they name no fusion", f.get());
+    c->add_option("name", *name, "Collection name")->required();
+    c->add_option("--fusion", *fusion, "adaptive | weighted | rrf");
+    c->add_option("--alpha", *alpha, "The vector share for weighted (0..1; alone: weighted)");
+    c->callback([=] {
+      if (fusion->empty() && *alpha == -1) {
+        ExitIfError(absl::InvalidArgumentError("set-fusion needs --fusion, --alpha or both"));
+      }
+      v1::SetFusionRequest req;
+      req.set_name(*name);
+      req.set_fusion(*fusion);
+      if (*alpha != -1) req.set_alpha(*alpha);
+      Print(InfoToJson(
+          CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::SetFusion, req).info()));
     });
   }
   {
