@@ -125,44 +125,100 @@ std::vector<int64_t> Positions(const std::vector<keyword::RankedId>& leg, size_t
   return out;
 }
 
-absl::StatusOr<ModelQuality> EvaluateModel(
-    encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<QueryPositives>& queries,
-    const std::vector<std::vector<keyword::RankedId>>& keyword_legs, const EmbedSettings& settings,
-    const std::function<void(int64_t, int64_t)>& progress) {
-  if (keyword_legs.size() != queries.size()) {
+std::string FusionLabel(const keyword::FusionOptions& fusion) {
+  std::string label(keyword::FusionMethodName(fusion.method));
+  if (fusion.method == keyword::FusionMethod::kWeighted) absl::StrAppend(&label, ":", fusion.alpha);
+  return label;
+}
+
+std::vector<FusionQuality> CandidateFusions(const keyword::FusionOptions& current) {
+  std::vector<keyword::FusionOptions> all = {current, keyword::FusionOptions{}};
+  for (int tenth = 1; tenth <= 9; ++tenth) {
+    keyword::FusionOptions o;
+    o.method = keyword::FusionMethod::kWeighted;
+    o.alpha = tenth / 10.0;
+    all.push_back(o);
+  }
+  keyword::FusionOptions rrf;
+  rrf.method = keyword::FusionMethod::kReciprocalRank;
+  all.push_back(rrf);
+  std::vector<FusionQuality> out;
+  for (const keyword::FusionOptions& o : all) {
+    const std::string label = FusionLabel(o);
+    bool seen = false;
+    for (const FusionQuality& f : out) seen = seen || f.label == label;
+    if (!seen) out.push_back({.label = label, .options = o, .metrics = {}});
+  }
+  return out;
+}
+
+const FusionQuality& BestFusion(const ModelQuality& quality) {
+  const FusionQuality* best = &quality.fusions.front();
+  for (const FusionQuality& f : quality.fusions) {
+    if (f.metrics.ndcg_at_10 > best->metrics.ndcg_at_10 + 0.001) best = &f;
+  }
+  return *best;
+}
+
+namespace {
+
+absl::StatusOr<ModelQuality> ScoreQuerySet(encoder::Encoder& enc, const std::vector<float>& doc_vecs,
+                                           const QuerySet& set,
+                                           const encoder::EmbedOptions& query_opts,
+                                           const keyword::FusionOptions& current) {
+  if (set.keyword_legs.size() != set.queries.size()) {
     return absl::InternalError("keyword legs and queries differ in number");
   }
+  std::vector<std::string> texts;
+  std::vector<std::vector<int64_t>> relevant;
+  for (const QueryPositives& q : set.queries) {
+    texts.push_back(q.query);
+    relevant.push_back(q.positives);
+  }
+  ASSIGN_OR_RETURN(std::vector<float> query_vecs, EmbedAll(enc, texts, query_opts, nullptr));
+  const auto vector_legs = VectorLegs(query_vecs, doc_vecs, enc.dim(), kLegDepth);
   ModelQuality quality;
+  std::vector<std::vector<int64_t>> vector_ranked;
+  for (const auto& leg : vector_legs) vector_ranked.push_back(Positions(leg, 10));
+  quality.vector = ScoreRankings(vector_ranked, relevant);
+  quality.fusions = CandidateFusions(current);
+  for (FusionQuality& f : quality.fusions) {
+    std::vector<std::vector<int64_t>> ranked;
+    for (size_t q = 0; q < set.queries.size(); ++q) {
+      ASSIGN_OR_RETURN(keyword::FusionResult fused,
+                       keyword::Fuse(set.keyword_legs[q], vector_legs[q], 10, f.options));
+      std::vector<int64_t> ids;
+      for (const keyword::FusedHit& h : fused.hits) ids.push_back(static_cast<int64_t>(h.id));
+      ranked.push_back(std::move(ids));
+    }
+    f.metrics = ScoreRankings(ranked, relevant);
+  }
+  quality.hybrid = quality.fusions.front().metrics;
+  return quality;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ModelQuality>> EvaluateModel(
+    encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<const QuerySet*>& sets,
+    const EmbedSettings& settings, const std::function<void(int64_t, int64_t)>& progress) {
   encoder::EmbedOptions doc_opts;
   doc_opts.pooling = settings.pooling;
   doc_opts.overflow = settings.overflow;
   doc_opts.prefix = settings.document_prefix;
   const auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(std::vector<float> doc_vecs, EmbedAll(enc, docs.texts, doc_opts, progress));
-  quality.embed_seconds =
+  const double embed_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   encoder::EmbedOptions query_opts = doc_opts;
   query_opts.prefix = settings.query_prefix;
-  std::vector<std::string> texts;
-  std::vector<std::vector<int64_t>> relevant;
-  for (const QueryPositives& q : queries) {
-    texts.push_back(q.query);
-    relevant.push_back(q.positives);
+  std::vector<ModelQuality> out;
+  for (const QuerySet* set : sets) {
+    ASSIGN_OR_RETURN(ModelQuality q, ScoreQuerySet(enc, doc_vecs, *set, query_opts, settings.fusion));
+    q.embed_seconds = embed_seconds;
+    out.push_back(std::move(q));
   }
-  ASSIGN_OR_RETURN(std::vector<float> query_vecs, EmbedAll(enc, texts, query_opts, nullptr));
-  const auto vector_legs = VectorLegs(query_vecs, doc_vecs, enc.dim(), kLegDepth);
-  std::vector<std::vector<int64_t>> vector_ranked, hybrid_ranked;
-  for (size_t q = 0; q < queries.size(); ++q) {
-    vector_ranked.push_back(Positions(vector_legs[q], 10));
-    ASSIGN_OR_RETURN(keyword::FusionResult fused,
-                     keyword::Fuse(keyword_legs[q], vector_legs[q], 10, keyword::FusionOptions{}));
-    std::vector<int64_t> ranked;
-    for (const keyword::FusedHit& h : fused.hits) ranked.push_back(static_cast<int64_t>(h.id));
-    hybrid_ranked.push_back(std::move(ranked));
-  }
-  quality.vector = ScoreRankings(vector_ranked, relevant);
-  quality.hybrid = ScoreRankings(hybrid_ranked, relevant);
-  return quality;
+  return out;
 }
 
 }  // namespace neodb::adapt

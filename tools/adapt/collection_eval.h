@@ -54,6 +54,8 @@ struct EmbedSettings {
   encoder::Overflow overflow = encoder::Overflow::kError;
   std::string document_prefix;
   std::string query_prefix;
+  // The collection's default fusion today (its spec): the "hybrid" mode.
+  keyword::FusionOptions fusion;
 };
 
 // L2-normalised vectors [texts, dim]. `progress(done, total)` after each batch.
@@ -67,18 +69,46 @@ std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>&
                                                        const std::vector<float>& docs,
                                                        int64_t dim, int depth);
 
-struct ModelQuality {
-  RankMetrics vector;
-  RankMetrics hybrid;
-  double embed_seconds = 0;  // embedding the documents
+// One way of fusing the two legs, and how it ranked a query set.
+struct FusionQuality {
+  std::string label;  // "adaptive", "weighted:0.3", "rrf"
+  keyword::FusionOptions options;
+  RankMetrics metrics;
 };
 
-// Embeds the documents with `enc` and scores the queries in both modes.
-// `keyword_legs` from KeywordLegs over the same queries.
-absl::StatusOr<ModelQuality> EvaluateModel(
-    encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<QueryPositives>& queries,
-    const std::vector<std::vector<keyword::RankedId>>& keyword_legs, const EmbedSettings& settings,
-    const std::function<void(int64_t, int64_t)>& progress);
+// The fusions adapt measures: the collection's current one first, then
+// adaptive, weighted alpha 0.1 .. 0.9 in steps of 0.1 and reciprocal rank
+// (each once). A new model can deserve a larger vector share than the
+// collection gives it today, and only the user's held-out pairs can say how
+// much (BestFusion).
+std::vector<FusionQuality> CandidateFusions(const keyword::FusionOptions& current);
+
+// "adaptive", "weighted:0.3", "rrf".
+std::string FusionLabel(const keyword::FusionOptions& fusion);
+
+struct ModelQuality {
+  RankMetrics vector;
+  RankMetrics hybrid;                  // the collection's current fusion
+  std::vector<FusionQuality> fusions;  // CandidateFusions(settings.fusion), each scored
+  double embed_seconds = 0;            // embedding the documents
+};
+
+// Queries to score, with their keyword legs (KeywordLegs over the same queries).
+struct QuerySet {
+  std::vector<QueryPositives> queries;
+  std::vector<std::vector<keyword::RankedId>> keyword_legs;
+};
+
+// Embeds the documents with `enc` once and scores each query set in both
+// modes and every candidate fusion; one ModelQuality per set, in order.
+absl::StatusOr<std::vector<ModelQuality>> EvaluateModel(
+    encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<const QuerySet*>& sets,
+    const EmbedSettings& settings, const std::function<void(int64_t, int64_t)>& progress);
+
+// The fusion with the best nDCG@10 in `quality.fusions`; on a tie (within
+// 0.001) the earlier one, so the collection's current fusion stays unless
+// another is better.
+const FusionQuality& BestFusion(const ModelQuality& quality);
 
 // Top-10 positions of a ranked leg (the "keyword" mode's ranking).
 std::vector<int64_t> Positions(const std::vector<keyword::RankedId>& leg, size_t limit);

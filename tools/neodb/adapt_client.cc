@@ -80,11 +80,22 @@ absl::StatusOr<std::vector<std::string>> AdaptClient::NearTextIds(const std::str
   req.set_collection(collection);
   req.set_query(query);
   req.set_k(k);
-  req.set_mode("vector");  // the keyword leg is mined locally; hybrid would mix the two
+  // No mode: the ranking the collection serves by default (hybrid), so the
+  // negatives are the mistakes its users see. A vector leg alone would give,
+  // for the weak models adapt exists to fix, near-random "hard" negatives.
   ASSIGN_OR_RETURN(auto resp, Call(*search_, &v1::Search::Stub::NearText, req));
   std::vector<std::string> ids;
   for (const v1::Hit& h : resp.hits()) ids.push_back(h.id());
   return ids;
+}
+
+absl::Status AdaptClient::SetFusion(const std::string& collection,
+                                    const keyword::FusionOptions& fusion) {
+  v1::SetFusionRequest req;
+  req.set_name(collection);
+  req.set_fusion(std::string(keyword::FusionMethodName(fusion.method)));
+  if (fusion.method == keyword::FusionMethod::kWeighted) req.set_alpha(fusion.alpha);
+  return Call(*collections_, &v1::Collections::Stub::SetFusion, req).status();
 }
 
 absl::Status AdaptClient::ReindexAndWait(const std::string& collection,

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
 #include "neodb/v1/neodb.grpc.pb.h"
+#include "index/keyword/fusion.h"
 #include "tools/adapt/adapt_pairs.h"
 
 namespace neodb::cli {
@@ -25,13 +26,16 @@ class AdaptClient {
   // Every document with its text, paged (1,000 a page); DATA_LOSS if the
   // listing returns an id twice.
   absl::StatusOr<adapt::CollectionDocs> ListDocuments(const std::string& name);
-  // The ids of the collection's NearText top k for `query`, best first.
+  // The ids of the collection's NearText top k for `query`, best first, in
+  // the collection's default mode (what its users are served: hybrid).
   absl::StatusOr<std::vector<std::string>> NearTextIds(const std::string& collection,
                                                        const std::string& query, int k);
   // Starts a reindex of `collection` onto `model_dir` and polls it to its
   // end, with progress on stderr. OK only when it finished (DONE).
   absl::Status ReindexAndWait(const std::string& collection, const std::string& model_dir);
   absl::StatusOr<v1::VerifyResponse> Verify(const std::string& collection);
+  // Sets the collection's default fusion (Collections.SetFusion).
+  absl::Status SetFusion(const std::string& collection, const keyword::FusionOptions& fusion);
 
  private:
   template <typename Stub, typename Request, typename Response>

@@ -47,6 +47,7 @@ struct AdaptArgs {
   std::string rollback;  // --rollback C
   std::string pairs;
   std::string eval_file;
+  std::string test_file;  // --test: scored and reported, never used for a decision
   double eval_split = 0.2;
   uint64_t split_seed = 1;
   std::string out;
@@ -119,6 +120,11 @@ absl::StatusOr<adapt::EmbedSettings> SettingsOf(const v1::CollectionInfo& info) 
                                                             : encoder::Overflow::kError;
   s.document_prefix = info.spec().document_prefix();
   s.query_prefix = info.spec().query_prefix();
+  // A server from before per-collection fusions reports none: adaptive.
+  if (!info.spec().fusion().empty()) {
+    ASSIGN_OR_RETURN(s.fusion.method, keyword::ParseFusionMethod(info.spec().fusion()));
+  }
+  if (info.spec().has_fusion_alpha()) s.fusion.alpha = info.spec().fusion_alpha();
   return s;
 }
 
@@ -131,26 +137,26 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
                                       const fs::path& path) {
   adapt::MiningOptions mopt{.count = a.negatives, .jaccard_threshold = a.jaccard};
   std::string out;
-  int64_t mined = 0, from_vector = 0, from_keyword = 0, skipped_duplicates = 0, lines = 0;
+  int64_t mined = 0, from_served = 0, from_keyword = 0, skipped_duplicates = 0, lines = 0;
   for (size_t qi = 0; qi < train.size(); ++qi) {
     const adapt::QueryPositives& q = train[qi];
     std::vector<int64_t> negatives;
     if (a.negatives > 0) {
       ASSIGN_OR_RETURN(std::vector<std::string> ids,
                        server.NearTextIds(a.collection, q.query, a.mine_depth));
-      std::vector<int64_t> vector_leg, keyword_leg;
+      std::vector<int64_t> served, keyword_leg;
       for (const std::string& id : ids) {
         auto it = docs.index_of_id.find(id);
-        if (it != docs.index_of_id.end()) vector_leg.push_back(it->second);
+        if (it != docs.index_of_id.end()) served.push_back(it->second);
       }
       ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits,
                        keyword_index.Search(q.query, a.mine_depth));
       for (const auto& h : hits) keyword_leg.push_back(static_cast<int64_t>(h.id));
-      negatives = adapt::MineNegatives(vector_leg, keyword_leg, q.positives, docs, mopt);
-      const std::set<int64_t> v(vector_leg.begin(), vector_leg.end());
-      for (int64_t n : negatives) (v.count(n) ? from_vector : from_keyword) += 1;
+      negatives = adapt::MineNegatives(served, keyword_leg, q.positives, docs, mopt);
+      const std::set<int64_t> v(served.begin(), served.end());
+      for (int64_t n : negatives) (v.count(n) ? from_served : from_keyword) += 1;
       // Candidates passed over as near-duplicates (for the report).
-      for (int64_t c : vector_leg) {
+      for (int64_t c : served) {
         if (std::find(q.positives.begin(), q.positives.end(), c) != q.positives.end()) continue;
         for (int64_t p : q.positives) {
           if (adapt::IsNearDuplicate(docs.texts[c], docs.texts[p], a.jaccard)) {
@@ -179,17 +185,16 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
   return json{{"queries", train.size()},
               {"pairs", lines},
               {"negatives", mined},
-              {"from_vector_leg", from_vector},
+              {"from_served_ranking", from_served},
               {"from_keyword_leg_only", from_keyword},
-              {"near_duplicates_in_vector_leg", skipped_duplicates}};
+              {"near_duplicates_in_served_ranking", skipped_duplicates}};
 }
 
-absl::StatusOr<adapt::ModelQuality> EvaluateDir(const std::string& label,
-                                                const std::string& model_dir, int threads,
-                                                const adapt::CollectionDocs& docs,
-                                                const std::vector<adapt::QueryPositives>& held_out,
-                                                const std::vector<std::vector<keyword::RankedId>>& kw,
-                                                const adapt::EmbedSettings& settings) {
+// Quality of the model in `model_dir` on each query set (adapt::EvaluateModel).
+absl::StatusOr<std::vector<adapt::ModelQuality>> EvaluateDir(
+    const std::string& label, const std::string& model_dir, int threads,
+    const adapt::CollectionDocs& docs, const std::vector<const adapt::QuerySet*>& sets,
+    const adapt::EmbedSettings& settings) {
   encoder::EncoderOptions eopts;
   eopts.backend.num_threads = threads > 0 ? threads : 1;
   ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, encoder::Encoder::Open(model_dir, eopts));
@@ -201,12 +206,44 @@ absl::StatusOr<adapt::ModelQuality> EvaluateDir(const std::string& label,
                  static_cast<long long>(done), static_cast<long long>(total));
     if (done == total) std::fprintf(stderr, "\n");
   };
-  return adapt::EvaluateModel(*enc, docs, held_out, kw, settings, progress);
+  return adapt::EvaluateModel(*enc, docs, sets, settings, progress);
 }
 
 void PrintRow(const char* mode, const char* model, const adapt::RankMetrics& m) {
   std::printf("%-8s %-4s %8.4f %8.4f %8.4f\n", mode, model, m.ndcg_at_10, m.recall_at_10,
               m.mrr_at_10);
+}
+
+absl::StatusOr<adapt::QuerySet> MakeQuerySet(const keyword::KeywordIndex& keyword_index,
+                                              std::vector<adapt::QueryPositives> queries) {
+  adapt::QuerySet set;
+  std::vector<std::string> texts;
+  for (const auto& q : queries) texts.push_back(q.query);
+  ASSIGN_OR_RETURN(set.keyword_legs, adapt::KeywordLegs(keyword_index, texts, adapt::kLegDepth));
+  set.queries = std::move(queries);
+  return set;
+}
+
+adapt::RankMetrics KeywordMetrics(const adapt::QuerySet& set) {
+  std::vector<std::vector<int64_t>> ranked, relevant;
+  for (size_t q = 0; q < set.queries.size(); ++q) {
+    ranked.push_back(adapt::Positions(set.keyword_legs[q], 10));
+    relevant.push_back(set.queries[q].positives);
+  }
+  return adapt::ScoreRankings(ranked, relevant);
+}
+
+// `served`: the new model's fusion as it would be served (BestFusion).
+void PrintTable(const adapt::RankMetrics& keyword_only, const adapt::ModelQuality& before,
+                const adapt::ModelQuality& after, const adapt::FusionQuality& served) {
+  std::printf("%-8s %-4s %8s %8s %8s\n", "mode", "model", "nDCG@10", "R@10", "MRR@10");
+  PrintRow("keyword", "-", keyword_only);
+  PrintRow("vector", "old", before.vector);
+  PrintRow("vector", "new", after.vector);
+  PrintRow("hybrid", "old", before.hybrid);
+  PrintRow("hybrid", "new", after.hybrid);
+  std::printf("%-8s %-4s %8.4f %8.4f %8.4f  (fusion %s)\n", "hybrid", "new", served.metrics.ndcg_at_10,
+              served.metrics.recall_at_10, served.metrics.mrr_at_10, served.label.c_str());
 }
 
 absl::Status RunAdapt(const AdaptArgs& a) {
@@ -314,36 +351,52 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   ASSIGN_OR_RETURN(json lineage, ReadJson(out / "lineage.json"));
   const std::string new_id = lineage.value("model_id", "");
 
-  // 4. Old and new model on the held-out queries against the whole collection.
-  std::vector<std::string> held_texts;
-  std::vector<std::vector<int64_t>> held_relevant;
-  for (const auto& q : split.held_out) {
-    held_texts.push_back(q.query);
-    held_relevant.push_back(q.positives);
+  // 4. Old and new model on the held-out queries against the whole collection
+  // (and on --test, reported only: no decision looks at it).
+  ASSIGN_OR_RETURN(const adapt::QuerySet held, MakeQuerySet(*keyword_index, split.held_out));
+  adapt::QuerySet test;
+  if (!a.test_file.empty()) {
+    ASSIGN_OR_RETURN(std::vector<adapt::QueryPositives> tq, adapt::ReadAdaptPairs(a.test_file, docs));
+    ASSIGN_OR_RETURN(test, MakeQuerySet(*keyword_index, tq));
   }
-  ASSIGN_OR_RETURN(auto kw_legs, adapt::KeywordLegs(*keyword_index, held_texts, adapt::kLegDepth));
-  std::vector<std::vector<int64_t>> kw_ranked;
-  for (const auto& leg : kw_legs) kw_ranked.push_back(adapt::Positions(leg, 10));
-  const adapt::RankMetrics keyword_only = adapt::ScoreRankings(kw_ranked, held_relevant);
+  std::vector<const adapt::QuerySet*> sets = {&held};
+  if (!a.test_file.empty()) sets.push_back(&test);
+  const adapt::RankMetrics keyword_only = KeywordMetrics(held);
   t = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(const adapt::ModelQuality before,
-                   EvaluateDir("old", model_dir, a.threads, docs, split.held_out, kw_legs,
-                               settings));
+  ASSIGN_OR_RETURN(const std::vector<adapt::ModelQuality> before_sets,
+                   EvaluateDir("old", model_dir, a.threads, docs, sets, settings));
   timings["eval_old_s"] = Seconds(t);
   t = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(const adapt::ModelQuality after,
-                   EvaluateDir("new", out.string(), a.threads, docs, split.held_out, kw_legs,
-                               settings));
+  ASSIGN_OR_RETURN(const std::vector<adapt::ModelQuality> after_sets,
+                   EvaluateDir("new", out.string(), a.threads, docs, sets, settings));
   timings["eval_new_s"] = Seconds(t);
+  const adapt::ModelQuality& before = before_sets[0];
+  const adapt::ModelQuality& after = after_sets[0];
 
   std::printf("held-out: %zu queries against all %lld documents of %s\n", split.held_out.size(),
               static_cast<long long>(docs.size()), a.collection.c_str());
-  std::printf("%-8s %-4s %8s %8s %8s\n", "mode", "model", "nDCG@10", "R@10", "MRR@10");
-  PrintRow("keyword", "-", keyword_only);
-  PrintRow("vector", "old", before.vector);
-  PrintRow("vector", "new", after.vector);
-  PrintRow("hybrid", "old", before.hybrid);
-  PrintRow("hybrid", "new", after.hybrid);
+  // The new model is served with the fusion its held-out pairs favour; the
+  // old one as the collection serves it today (its current fusion).
+  const adapt::FusionQuality& best = adapt::BestFusion(after);
+  const size_t best_at = static_cast<size_t>(&best - after.fusions.data());
+  PrintTable(keyword_only, before, after, best);
+  if (!a.test_file.empty()) {
+    std::printf("test (%s, reported only): %zu queries\n", a.test_file.c_str(),
+                test.queries.size());
+    PrintTable(KeywordMetrics(test), before_sets[1], after_sets[1],
+               after_sets[1].fusions[best_at]);
+  }
+  std::printf("fusions, nDCG@10 (old / new model on the held-out pairs%s); first: the collection's\n",
+              a.test_file.empty() ? "" : " | on the test pairs");
+  for (size_t f = 0; f < after.fusions.size(); ++f) {
+    std::printf("  %-13s %8.4f %8.4f", after.fusions[f].label.c_str(),
+                before.fusions[f].metrics.ndcg_at_10, after.fusions[f].metrics.ndcg_at_10);
+    if (!a.test_file.empty()) {
+      std::printf(" | %8.4f %8.4f", before_sets[1].fusions[f].metrics.ndcg_at_10,
+                  after_sets[1].fusions[f].metrics.ndcg_at_10);
+    }
+    std::printf("\n");
+  }
   std::printf("old %s\nnew %s (%s)\n", info.model_id().c_str(), new_id.c_str(),
               out.string().c_str());
   // stdout is fully buffered when it is a pipe: without this the table would
@@ -351,17 +404,34 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   std::fflush(stdout);
 
   // 5. The record --rollback needs, then (maybe) the swap.
-  const double gain = after.hybrid.ndcg_at_10 - before.hybrid.ndcg_at_10;
+  // Old as served today against new as it would be served (its best fusion).
+  const double gain = best.metrics.ndcg_at_10 - before.hybrid.ndcg_at_10;
   const bool better = gain > a.min_gain;
+  const bool new_fusion = best.label != after.fusions.front().label;
   json record = {
       {"collection", a.collection},
       {"model_id", new_id},
-      {"previous", {{"model_dir", model_dir}, {"model_id", info.model_id()}}},
-      {"criterion", absl::StrFormat("hybrid nDCG@10 new - old > %g", a.min_gain)},
+      {"previous",
+       {{"model_dir", model_dir},
+        {"model_id", info.model_id()},
+        {"fusion", std::string(keyword::FusionMethodName(settings.fusion.method))},
+        {"fusion_alpha", settings.fusion.alpha}}},
+      {"fusion",
+       {{"method", std::string(keyword::FusionMethodName(best.options.method))},
+        {"alpha", best.options.alpha},
+        {"label", best.label},
+        {"calibrated_on", "held-out pairs"}}},
+      {"criterion", absl::StrFormat(
+                        "hybrid nDCG@10 new (best fusion on the held-out pairs) - old (the "
+                        "collection's fusion) > %g",
+                        a.min_gain)},
       {"gain", gain},
       {"before",
        {{"vector", MetricsJson(before.vector)}, {"hybrid", MetricsJson(before.hybrid)}}},
-      {"after", {{"vector", MetricsJson(after.vector)}, {"hybrid", MetricsJson(after.hybrid)}}},
+      {"after",
+       {{"vector", MetricsJson(after.vector)},
+        {"hybrid", MetricsJson(after.hybrid)},
+        {"hybrid_best_fusion", MetricsJson(best.metrics)}}},
       {"keyword", MetricsJson(keyword_only)},
       {"timings", timings},
       {"applied", false}};
@@ -379,6 +449,15 @@ absl::Status RunAdapt(const AdaptArgs& a) {
     t = std::chrono::steady_clock::now();
     RETURN_IF_ERROR(server.ReindexAndWait(a.collection, out.string()));
     timings["reindex_s"] = Seconds(t);
+    // After the swap, not before: until then the old model serves, and the
+    // fusion calibrated for the new one would misweight it. A crash between
+    // the two leaves the new model on the old fusion (the state of an
+    // in-batch adapt before this step existed); rerunning with --resume sets it.
+    if (new_fusion) {
+      RETURN_IF_ERROR(server.SetFusion(a.collection, best.options));
+      std::printf("fusion: %s now fuses hybrid queries by %s (was %s)\n", a.collection.c_str(),
+                  best.label.c_str(), after.fusions.front().label.c_str());
+    }
     ASSIGN_OR_RETURN(const v1::VerifyResponse v, server.Verify(a.collection));
     std::printf("applied: %s is on %s (verify: %llu stored, %llu indexed, %llu foreign)\n",
                 a.collection.c_str(), v.model_id().c_str(),
@@ -424,6 +503,13 @@ absl::Status RunRollback(const AdaptArgs& a) {
                      ", not the recorded ", prev_id, "; not rolling back"));
   }
   RETURN_IF_ERROR(server.ReindexAndWait(a.rollback, prev_dir));
+  // The fusion the collection had before adapt (records from before
+  // per-collection fusions have none: adaptive).
+  keyword::FusionOptions prev_fusion;
+  ASSIGN_OR_RETURN(prev_fusion.method, keyword::ParseFusionMethod(record.value(
+                                           "/previous/fusion"_json_pointer, std::string("adaptive"))));
+  prev_fusion.alpha = record.value("/previous/fusion_alpha"_json_pointer, 0.5);
+  RETURN_IF_ERROR(server.SetFusion(a.rollback, prev_fusion));
   ASSIGN_OR_RETURN(const v1::VerifyResponse v, server.Verify(a.rollback));
   std::printf("rolled back: %s is on %s (%s); verify: %llu stored, %llu indexed, %llu foreign\n",
               a.rollback.c_str(), v.model_id().c_str(), prev_dir.c_str(),
@@ -458,6 +544,9 @@ void RegisterAdaptCommands(CLI::App& app) {
       "JSONL {\"query\", \"positive_id\"} (or \"positive\": the document's text) per line");
   pairs->needs(coll);
   cmd->add_option("--eval", a->eval_file, "Held-out pairs (same format) instead of a split");
+  cmd->add_option("--test", a->test_file,
+                  "Pairs (same format) only reported, never used for a decision (e.g. a "
+                  "benchmark's test split)");
   cmd->add_option("--eval-split", a->eval_split, "Fraction of the queries held out")
       ->capture_default_str();
   cmd->add_option("--split-seed", a->split_seed, "Seed of the split")->capture_default_str();
