@@ -137,6 +137,17 @@ class PythonClientTest(unittest.TestCase):
             with self.assertRaises(grpc.RpcError) as e:
                 c.search("kw", "zulu", **bad)
             self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, bad)
+        # The collection's default fusion: queries that name none use it.
+        self.assertEqual(c.describe("kw").spec.fusion, "adaptive")
+        info = c.set_fusion("kw", alpha=0.25)
+        self.assertEqual((info.spec.fusion, info.spec.fusion_alpha), ("weighted", 0.25))
+        hits = c.search("kw", "zulu", k=10, explain=True)
+        self.assertEqual(hits[0]["explain"]["alpha"], 0.25)
+        for bad in ({"fusion": "mean"}, {"alpha": 1.5}, {"fusion": "rrf", "alpha": 0.2}):
+            with self.assertRaises(grpc.RpcError) as e:
+                c.set_fusion("kw", **bad)
+            self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, bad)
+        self.assertEqual(c.describe("kw").spec.fusion_alpha, 0.25)
         v = c.verify("kw")
         self.assertEqual((v.keyword_indexed, v.keyword_missing, v.keyword_stale), (3, 0, 0))
         self.assertTrue(v.keyword_content_matches)

@@ -156,10 +156,12 @@ class NeodbClient:
     # --- calls ------------------------------------------------------------------
     def create_collection(self, name, index="flat", query_prefix="", document_prefix="",
                           overflow="error", analyzer="", bm25_k1=None, bm25_b=None,
-                          title_field="", title_weight=None):
+                          title_field="", title_weight=None, fusion="", fusion_alpha=None):
         """analyzer: english (default) | simple | none; bm25_k1, bm25_b: BM25's
         parameters (default 0.9, 0.4); title_field: a string metadata field also
-        indexed for keyword search, with weight title_weight (default 1)."""
+        indexed for keyword search, with weight title_weight (default 1);
+        fusion / fusion_alpha: how hybrid queries that name no fusion fuse
+        (adaptive by default; an alpha alone means weighted)."""
         spec = self.pb.CollectionSpec(
             name=name, index=self.pb.IndexSpec(type=index), query_prefix=query_prefix,
             document_prefix=document_prefix,
@@ -171,6 +173,9 @@ class NeodbClient:
             spec.bm25_b = bm25_b
         if title_weight is not None:
             spec.title_weight = title_weight
+        spec.fusion = fusion
+        if fusion_alpha is not None:
+            spec.fusion_alpha = fusion_alpha
         return self.collections.Create(self.pb.CreateCollectionRequest(spec=spec),
                                        timeout=self.timeout).info
 
@@ -181,6 +186,13 @@ class NeodbClient:
     def list_collections(self):
         return list(self.collections.List(self.pb.ListCollectionsRequest(),
                                           timeout=self.timeout).collections)
+
+    def set_fusion(self, name, fusion="", alpha=None):
+        """The collection's default fusion for hybrid queries that name none."""
+        req = self.pb.SetFusionRequest(name=name, fusion=fusion)
+        if alpha is not None:
+            req.alpha = alpha
+        return self.collections.SetFusion(req, timeout=self.timeout).info
 
     def drop(self, name):
         self.collections.Drop(self.pb.DropCollectionRequest(name=name), timeout=self.timeout)
