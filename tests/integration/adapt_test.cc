@@ -43,6 +43,9 @@ class Admin {
     ctx.set_deadline(Deadline());
     v1::CreateCollectionRequest req;
     req.mutable_spec()->set_name(name);
+    // Not the default fusion, so a rollback that forgot it would show.
+    req.mutable_spec()->set_fusion("weighted");
+    req.mutable_spec()->set_fusion_alpha(0.9);
     v1::CreateCollectionResponse resp;
     grpc::Status s = cols_->Create(&ctx, req, &resp);
     ASSERT_TRUE(s.ok()) << s.error_message();
@@ -215,7 +218,16 @@ TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("applied: c is on " + new_id), std::string::npos) << r.out;
     c.ExpectWhole("c", new_id);
-    EXPECT_TRUE(ReadJsonFile(out + "/adapt.json").value("applied", false));
+    const nlohmann::json applied = ReadJsonFile(out + "/adapt.json");
+    EXPECT_TRUE(applied.value("applied", false));
+    // The collection now fuses as adapt calibrated it on the held-out pairs
+    // (whichever fusion that was), and the record keeps the one it had.
+    EXPECT_EQ(c.Describe("c").spec().fusion(), applied["fusion"].value("method", ""));
+    if (applied["fusion"].value("method", "") == "weighted") {
+      EXPECT_EQ(c.Describe("c").spec().fusion_alpha(), applied["fusion"].value("alpha", -1.0));
+    }
+    EXPECT_EQ(applied["previous"].value("fusion", ""), "weighted");
+    EXPECT_EQ(applied["previous"].value("fusion_alpha", -1.0), 0.9);
 
     // The registry view: the new model, its parent, its collection.
     r = RunNeodbCapture(absl::StrCat("models list --server ", server.address()), dir.Sub(""));
@@ -244,6 +256,8 @@ TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
     ASSERT_EQ(r.status, 0) << r.err;
     c.ExpectWhole("c", old_id);
     EXPECT_EQ(c.Describe("c").model_dir(), model);
+    EXPECT_EQ(c.Describe("c").spec().fusion(), "weighted");
+    EXPECT_EQ(c.Describe("c").spec().fusion_alpha(), 0.9);
     r = RunNeodbCapture(absl::StrCat("adapt --rollback c --server ", server.address()),
                         dir.Sub(""));
     EXPECT_NE(r.status, 0);
