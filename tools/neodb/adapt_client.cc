@@ -75,14 +75,13 @@ absl::StatusOr<adapt::CollectionDocs> AdaptClient::ListDocuments(const std::stri
 
 absl::StatusOr<std::vector<std::string>> AdaptClient::NearTextIds(const std::string& collection,
                                                                   const std::string& query,
-                                                                  int k) {
+                                                                  int k,
+                                                                  const std::string& mode) {
   v1::NearTextRequest req;
   req.set_collection(collection);
   req.set_query(query);
   req.set_k(k);
-  // No mode: the ranking the collection serves by default (hybrid), so the
-  // negatives are the mistakes its users see. A vector leg alone would give,
-  // for the weak models adapt exists to fix, near-random "hard" negatives.
+  req.set_mode(mode);
   ASSIGN_OR_RETURN(auto resp, Call(*search_, &v1::Search::Stub::NearText, req));
   std::vector<std::string> ids;
   for (const v1::Hit& h : resp.hits()) ids.push_back(h.id());

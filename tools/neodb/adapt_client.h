@@ -27,9 +27,10 @@ class AdaptClient {
   // listing returns an id twice.
   absl::StatusOr<adapt::CollectionDocs> ListDocuments(const std::string& name);
   // The ids of the collection's NearText top k for `query`, best first, in
-  // the collection's default mode (what its users are served: hybrid).
+  // `mode` ("" = the collection's default: what its users are served, hybrid).
   absl::StatusOr<std::vector<std::string>> NearTextIds(const std::string& collection,
-                                                       const std::string& query, int k);
+                                                       const std::string& query, int k,
+                                                       const std::string& mode);
   // Starts a reindex of `collection` onto `model_dir` and polls it to its
   // end, with progress on stderr. OK only when it finished (DONE).
   absl::Status ReindexAndWait(const std::string& collection, const std::string& model_dir);

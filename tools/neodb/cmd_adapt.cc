@@ -53,6 +53,7 @@ struct AdaptArgs {
   std::string out;
   int negatives = 1;     // mined per training query; 0 = in-batch only
   int mine_depth = 20;   // documents of each leg searched for negatives
+  std::string mine_from = "served";  // served (the default hybrid ranking) | vector
   double jaccard = 0.9;  // near-duplicate threshold
   encoder::train::TrainerOptions trainer;
   int64_t max_length = 0;
@@ -143,7 +144,8 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
     std::vector<int64_t> negatives;
     if (a.negatives > 0) {
       ASSIGN_OR_RETURN(std::vector<std::string> ids,
-                       server.NearTextIds(a.collection, q.query, a.mine_depth));
+                       server.NearTextIds(a.collection, q.query, a.mine_depth,
+                                          a.mine_from == "vector" ? "vector" : ""));
       std::vector<int64_t> served, keyword_leg;
       for (const std::string& id : ids) {
         auto it = docs.index_of_id.find(id);
@@ -251,6 +253,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   if (a.mine_depth < 1 || a.mine_depth > 1000) {
     return absl::InvalidArgumentError("--mine-depth must be in [1, 1000]");
   }
+  if (a.mine_from != "served" && a.mine_from != "vector") {
+    return absl::InvalidArgumentError("--mine-from must be served or vector");
+  }
   if (!(a.jaccard > 0 && a.jaccard <= 1)) {
     return absl::InvalidArgumentError("--near-duplicate-jaccard must be in (0, 1]");
   }
@@ -338,6 +343,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
                                                       a.split_seed)
                                        : fs::absolute(a.eval_file).string()},
           {"mine_depth", a.mine_depth},
+          {"mine_from", a.mine_from},
           {"near_duplicate_jaccard", a.jaccard},
           {"mining", mining}}}};
     t = std::chrono::steady_clock::now();
@@ -553,6 +559,10 @@ void RegisterAdaptCommands(CLI::App& app) {
   cmd->add_option("--out", a->out, "New model directory (default ./adapt-<collection>-<time>)");
   cmd->add_option("--negatives", a->negatives,
                   "Hard negatives mined per training query (0 = in-batch only)")
+      ->capture_default_str();
+  cmd->add_option("--mine-from", a->mine_from,
+                  "Where negatives are mined first: served (the collection's default ranking, "
+                  "hybrid) | vector (its model alone)")
       ->capture_default_str();
   cmd->add_option("--mine-depth", a->mine_depth, "Top documents of each search leg mined")
       ->capture_default_str();
