@@ -6,6 +6,10 @@
 // the assertions are about the ORDER of events (short queries answered while
 // the big request is still running; counters), not about how fast this
 // machine is. Latencies are printed, never asserted beyond the deadlines.
+// The ingest streams run on gRPC's callback API: idle ones hold no handler
+// thread, so the stream tests open more of them than the server has threads
+// and check that unary calls are served, and that the gate's caps and idle
+// timer still apply.
 #include <algorithm>
 #include <atomic>
 #include <random>
