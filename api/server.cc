@@ -62,8 +62,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // gRPC 1.51 (Debian) predates the fixes for CVE-2023-44487 (HTTP/2 rapid
   // reset): capping a connection's concurrent streams bounds the work one
-  // connection can start, and the thread quota below bounds unary handlers
-  // in all, the StreamGate ingest streams (README, "Limits").
+  // connection can start; in all, the thread quota below bounds the unary
+  // handlers, and the StreamGate and its workers the ingest streams (README,
+  // "Limits").
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
