@@ -13,16 +13,23 @@ namespace neodb::api {
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
                                                       const ServerOptions& options) {
   if (options.threads < 1) return absl::InvalidArgumentError("threads must be at least 1");
-  // The sync server runs handlers on max(2, threads) threads (plus gRPC's
-  // own two; see the quota below).
+  // The sync server runs the unary handlers on max(2, threads) threads
+  // (plus gRPC's own two; see the quota below). The ingest streams run on
+  // the callback API and hold none of them (services.h).
   const int handler_threads = std::max(2, options.threads);
   StreamGateOptions streams = options.streams;
-  if (streams.max_open == 0) streams.max_open = handler_threads / 2;
-  if (streams.max_open < 1 || streams.max_open >= handler_threads) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max open streams is ", streams.max_open, "; it must be in 1..", handler_threads - 1,
-        " (below the handler threads, so unary calls always find one)"));
+  if (streams.max_open == 0) streams.max_open = 64;
+  if (streams.max_open < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max open streams is ", streams.max_open, "; it must be at least 1"));
   }
+  if (streams.max_open_per_key < 0 || streams.max_open_per_key > streams.max_open) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max streams per key is ", streams.max_open_per_key, "; it must be in 0..",
+                     streams.max_open, " (the max open streams; 0 = half of it)"));
+  }
+  const int stream_workers =
+      options.stream_workers > 0 ? options.stream_workers : std::max(2, options.threads / 2);
   if (streams.idle_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("the stream idle timeout must be positive");
   }
@@ -46,7 +53,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   if (!creds->warning.empty()) spdlog::warn("{}", creds->warning);
   std::unique_ptr<Server> s(new Server());
   s->streams_ = std::make_unique<StreamGate>(streams);
-  s->services_ = MakeServices(db, options.limits, s->streams_.get());
+  s->stream_workers_ = std::make_unique<StreamWorkers>(stream_workers);
+  s->services_ = MakeServices(db, options.limits, s->streams_.get(), s->stream_workers_.get());
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, creds->credentials, &s->port_);
   // gRPC sets SO_REUSEPORT by default: a second server on a busy port would
@@ -54,13 +62,16 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // gRPC 1.51 (Debian) predates the fixes for CVE-2023-44487 (HTTP/2 rapid
   // reset): capping a connection's concurrent streams bounds the work one
-  // connection can start, and the thread quota below bounds handlers in all
-  // (README, "Limits").
+  // connection can start; in all, the thread quota below bounds the unary
+  // handlers, and the StreamGate and its workers the ingest streams (README,
+  // "Limits").
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   grpc::ResourceQuota quota("neodb");
-  // Sync server: at least two threads per completion queue are needed.
+  // Sync server (the unary calls): at least two threads per completion
+  // queue are needed. The callback methods run on gRPC's own callback
+  // threads, which only hand work to stream_workers_.
   quota.SetMaxThreads(handler_threads + 2);
   builder.SetResourceQuota(quota);
   for (auto& svc : s->services_) builder.RegisterService(svc.get());
@@ -89,6 +100,9 @@ void Server::Shutdown(absl::Duration grace) {
   if (auto* health = server_->GetHealthCheckService()) health->Shutdown();
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
   server_->Wait();
+  // Every stream was cancelled by now; the last reactors may still be
+  // finishing on a worker. They use the gate and the workers until OnDone.
+  streams_->WaitUntilNoneOpen();
   server_.reset();
 }
 

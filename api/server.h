@@ -23,17 +23,24 @@ namespace neodb::api {
 struct ServerOptions {
   // host:port; port 0 picks a free one (see Server::port()).
   std::string listen = "127.0.0.1:0";
-  // Handler threads (gRPC sync server, ResourceQuota::SetMaxThreads). Default: 16.
+  // Handler threads of the unary calls (gRPC sync server,
+  // ResourceQuota::SetMaxThreads); the ingest streams use none of them
+  // (services.h). Default: 16.
   int threads = 16;
   // Largest request message; larger ones are refused by gRPC with
   // RESOURCE_EXHAUSTED before they reach a handler. Default: 32 MiB.
   int max_message_bytes = 32 << 20;
   ServiceLimits limits;
-  // Ingest streams: server-wide cap and idle timeout (stream_gate.h).
-  // streams.max_open must be below max(2, threads), so unary calls always
-  // find a handler thread; 0 picks half of that. Default: 0 (8 with the
-  // default threads), 60 s idle.
+  // Ingest streams: server-wide and per-key caps, idle timeout
+  // (stream_gate.h). An open stream holds no thread, so the caps are not
+  // tied to `threads`. streams.max_open 0 picks 64; max_open_per_key 0
+  // picks half of max_open. Default: 64 streams, 32 per key, 60 s idle.
   StreamGateOptions streams{.max_open = 0};
+  // Threads that run the ingest streams' batches (stream_workers.h); each
+  // stream has at most one batch queued or running. 0: max(2, threads / 2),
+  // the number of streams the sync server could run at once before.
+  // Default: 0.
+  int stream_workers = 0;
   // HTTP/2 streams one connection may have open (GRPC_ARG_MAX_CONCURRENT_STREAMS);
   // more wait in the client until one ends. Bounds what one connection can
   // make the server hold, and is part of the rapid-reset mitigation (README,
@@ -70,7 +77,8 @@ class Server {
 
  private:
   Server() = default;
-  std::unique_ptr<StreamGate> streams_;  // outlives services_ and server_
+  std::unique_ptr<StreamGate> streams_;            // outlives services_ and server_
+  std::unique_ptr<StreamWorkers> stream_workers_;  // outlives services_ and server_
   std::vector<std::unique_ptr<grpc::Service>> services_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

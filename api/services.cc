@@ -5,7 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "api/auth/model_paths.h"
 #include "api/convert.h"
+#include "api/document_batch.h"
 #include "api/grpc_status.h"
+#include "api/ingest_reactors.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 
 namespace neodb::api {
@@ -13,25 +15,10 @@ namespace {
 
 using engine::Database;
 using engine::DatabaseStats;
-using engine::DocumentInput;
 using engine::ReindexProgress;
 using engine::SearchResult;
 
-absl::Time DeadlineOf(grpc::ServerContext* ctx, const ServiceLimits& limits) {
-  const absl::Time cap = absl::Now() + limits.default_deadline;
-  auto d = ctx->deadline();
-  if (d == std::chrono::system_clock::time_point::max()) return cap;
-  return std::min(cap, absl::FromChrono(d));
-}
-
 grpc::Status Error(const absl::Status& s) { return ToGrpcStatus(s); }
-
-// The client's cancellation (or its connection's loss) as the engine sees
-// it: the embed batcher drops the call's queued encoder work once this turns
-// true (embed_batcher.h), instead of computing vectors nobody will read.
-engine::CancelCheck CancelOf(grpc::ServerContext* ctx) {
-  return [ctx] { return ctx->IsCancelled(); };
-}
 
 class CollectionsService final : public v1::Collections::Service {
  public:
@@ -81,68 +68,39 @@ class CollectionsService final : public v1::Collections::Service {
   Database* db_;
 };
 
-class DocumentsService final : public v1::Documents::Service {
+// The ingest streams run on gRPC's callback API (ingest_reactors.h), so an
+// open stream holds no thread; the unary methods stay on the sync API:
+// each holds a handler thread only while it works, bounded by its deadline
+// and by admission (the embed queue's bound, request limits), and their
+// work (fsync'd writes, the embed queue's wait) blocks by nature, so a
+// callback version would only move the same blocking onto a pool of our own.
+using DocumentsServiceBase = v1::Documents::WithCallbackMethod_BulkIngest<
+    v1::Documents::WithCallbackMethod_Ingest<v1::Documents::Service>>;
+
+class DocumentsService final : public DocumentsServiceBase {
  public:
-  DocumentsService(Database* db, const ServiceLimits& limits, StreamGate* streams)
-      : db_(db), limits_(limits), streams_(streams) {}
+  DocumentsService(Database* db, const ServiceLimits& limits, StreamGate* streams,
+                   StreamWorkers* workers)
+      : db_(db),
+        limits_(limits),
+        ingest_{.db = db, .limits = limits, .gate = streams, .workers = workers} {}
 
   grpc::Status Upsert(grpc::ServerContext* ctx, const v1::UpsertRequest* req,
                       v1::UpsertResponse* resp) override {
-    auto ids = UpsertBatch(ctx, req->collection(), req->documents(), nullptr);
+    auto ids = UpsertBatch(db_, limits_, ctx, req->collection(), req->documents(), nullptr);
     if (!ids.ok()) return Error(ids.status());
     for (auto& id : *ids) resp->add_ids(std::move(id));
     return grpc::Status::OK;
   }
 
-  grpc::Status BulkIngest(grpc::ServerContext* ctx, grpc::ServerReader<v1::IngestBatch>* reader,
-                          v1::BulkIngestResponse* resp) override {
-    auto admitted = streams_->Admit(ctx);
-    if (!admitted.ok()) return Error(admitted.status());
-    std::unique_ptr<StreamGate::Slot> slot = std::move(*admitted);
-    v1::IngestBatch batch;
-    for (slot->WaitingForClient(); reader->Read(&batch); slot->WaitingForClient()) {
-      slot->Working();
-      int64_t tokens = 0;
-      auto ids = UpsertBatch(ctx, batch.collection(), batch.documents(), &tokens);
-      if (!ids.ok()) {
-        // Earlier batches are committed and stay; say how far we got.
-        return Error(absl::Status(
-            ids.status().code(),
-            absl::StrCat(ids.status().message(), " (batch ", resp->batches() + 1, "; ",
-                         resp->documents(), " documents of earlier batches were committed)")));
-      }
-      resp->set_documents(resp->documents() + ids->size());
-      resp->set_batches(resp->batches() + 1);
-      resp->set_tokens(resp->tokens() + static_cast<uint64_t>(tokens));
-    }
-    return grpc::Status::OK;
+  grpc::ServerReadReactor<v1::IngestBatch>* BulkIngest(grpc::CallbackServerContext* ctx,
+                                                       v1::BulkIngestResponse* resp) override {
+    return NewBulkIngestReactor(&ingest_, ctx, resp);
   }
 
-  grpc::Status Ingest(grpc::ServerContext* ctx,
-                      grpc::ServerReaderWriter<v1::IngestAck, v1::IngestBatch>* stream) override {
-    auto admitted = streams_->Admit(ctx);
-    if (!admitted.ok()) return Error(admitted.status());
-    std::unique_ptr<StreamGate::Slot> slot = std::move(*admitted);
-    v1::IngestBatch batch;
-    v1::IngestAck ack;
-    for (slot->WaitingForClient(); stream->Read(&batch); slot->WaitingForClient()) {
-      slot->Working();
-      int64_t tokens = 0;
-      auto ids = UpsertBatch(ctx, batch.collection(), batch.documents(), &tokens);
-      if (!ids.ok()) {
-        return Error(absl::Status(
-            ids.status().code(),
-            absl::StrCat(ids.status().message(), " (batch ", ack.batches() + 1, "; ",
-                         ack.documents(), " documents of earlier batches were committed)")));
-      }
-      ack.set_documents(ack.documents() + ids->size());
-      ack.set_batches(ack.batches() + 1);
-      ack.set_tokens(ack.tokens() + static_cast<uint64_t>(tokens));
-      slot->WaitingForClient();        // a client that reads no acks blocks Write
-      if (!stream->Write(ack)) break;  // the client went away
-      slot->Working();
-    }
-    return grpc::Status::OK;
+  grpc::ServerBidiReactor<v1::IngestBatch, v1::IngestAck>* Ingest(
+      grpc::CallbackServerContext* ctx) override {
+    return NewIngestReactor(&ingest_, ctx);
   }
 
   grpc::Status Get(grpc::ServerContext*, const v1::GetRequest* req,
@@ -194,38 +152,11 @@ class DocumentsService final : public v1::Documents::Service {
   }
 
  private:
-  absl::Status TooMany(size_t n, const char* what) const {
-    return absl::InvalidArgumentError(absl::StrCat("request has ", n, " ", what, "; at most ",
-                                                   limits_.max_documents_per_request,
-                                                   " per request"));
-  }
-
-  absl::StatusOr<std::vector<std::string>> UpsertBatch(
-      grpc::ServerContext* ctx, const std::string& collection,
-      const google::protobuf::RepeatedPtrField<v1::Document>& docs, int64_t* tokens) {
-    if (docs.empty()) return absl::InvalidArgumentError("request has no documents");
-    if (docs.size() > limits_.max_documents_per_request) return TooMany(docs.size(), "documents");
-    std::vector<DocumentInput> in;
-    in.reserve(docs.size());
-    for (int i = 0; i < docs.size(); ++i) {
-      const v1::Document& d = docs[i];
-      DocumentInput x;
-      x.id = d.id();
-      x.text = d.text();
-      if (d.vector_size() > 0) x.vector.emplace(d.vector().begin(), d.vector().end());
-      x.vector_model_id = d.vector_model_id();
-      ASSIGN_OR_RETURN(
-          x.metadata,
-          FromProto(d.metadata(), d.id().empty() ? absl::StrCat("document #", i)
-                                                 : absl::StrCat("document '", d.id(), "'")));
-      in.push_back(std::move(x));
-    }
-    return db_->Upsert(collection, std::move(in), DeadlineOf(ctx, limits_), tokens, CancelOf(ctx));
-  }
+  absl::Status TooMany(size_t n, const char* what) const { return TooManyError(n, what, limits_); }
 
   Database* db_;
   ServiceLimits limits_;
-  StreamGate* streams_;
+  IngestStreamEnv ingest_;
 };
 
 void HitsToProto(SearchResult& r, v1::SearchResponse* resp) {
@@ -444,10 +375,11 @@ class AdminService final : public v1::Admin::Service {
 
 std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
                                                          const ServiceLimits& limits,
-                                                         StreamGate* streams) {
+                                                         StreamGate* streams,
+                                                         StreamWorkers* workers) {
   std::vector<std::unique_ptr<grpc::Service>> out;
   out.push_back(std::make_unique<CollectionsService>(db));
-  out.push_back(std::make_unique<DocumentsService>(db, limits, streams));
+  out.push_back(std::make_unique<DocumentsService>(db, limits, streams, workers));
   out.push_back(std::make_unique<SearchService>(db, limits));
   out.push_back(std::make_unique<EmbeddingService>(db, limits));
   out.push_back(std::make_unique<AdminService>(db, limits, streams));

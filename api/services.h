@@ -1,23 +1,32 @@
 #pragma once
 // The gRPC services of neodb.v1 over a Database.
 //
-// Sync API, on purpose: every handler's work is blocking by nature (RocksDB
-// writes with fsync, the embed batcher's wait, index searches), so a callback
-// handler would only move the same blocking onto a pool of our own. gRPC's
-// sync server runs handlers on its own thread pool, bounded through
-// ResourceQuota::SetMaxThreads (ServerOptions::threads); overload is answered
-// by the batcher's bounded queue (RESOURCE_EXHAUSTED), not by growing memory.
-// Ingest streams, which hold a thread while they wait for their client, pass
-// a StreamGate (stream_gate.h: server-wide cap below the thread count, idle
-// timeout). Handlers hand the engine their ServerContext's cancellation, so
-// a cancelled call's queued encoder work is dropped (embed_batcher.h).
-// Every handler converts its absl::Status with ToGrpcStatus (same codes).
+// Two of gRPC's APIs side by side (the generated WithCallbackMethod_X
+// mixins let one service mix them):
+//  - the ingest streams (Documents.BulkIngest, Documents.Ingest) run on the
+//    callback API (ingest_reactors.h): an open stream holds no thread while
+//    it waits for its client; each message's work runs on StreamWorkers,
+//    and StreamGate caps open streams (server-wide, per API key) and times
+//    idle ones out;
+//  - the unary methods stay on the sync API. Their work blocks by nature
+//    (RocksDB writes with fsync, the embed batcher's wait, index searches)
+//    and is bounded by the call's deadline and by admission (the embed
+//    queue's bound, per-request limits), so a unary call holds a handler
+//    thread only while it works; a callback version would only move the
+//    same blocking onto a pool of our own. gRPC's sync server runs them on
+//    its own thread pool, bounded through ResourceQuota::SetMaxThreads
+//    (ServerOptions::threads); overload is answered by the batcher's bounded
+//    queue (RESOURCE_EXHAUSTED), not by growing memory.
+// Handlers hand the engine their call's cancellation, so a cancelled call's
+// queued encoder work is dropped (embed_batcher.h). Every handler converts
+// its absl::Status with ToGrpcStatus (same codes).
 
 #include <memory>
 #include <vector>
 
 #include "api/engine/database.h"
 #include "api/stream_gate.h"
+#include "api/stream_workers.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/codegen/service_type.h"
 
@@ -39,11 +48,12 @@ struct ServiceLimits {
   std::string backup_dir;
 };
 
-// One object per service of neodb.v1; all share the Database and the
-// StreamGate that admits ingest streams (neither owned; both outlive the
-// services).
+// One object per service of neodb.v1; all share the Database, the
+// StreamGate that admits ingest streams and the StreamWorkers that run their
+// messages (none owned; all outlive the services and every call).
 std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
                                                          const ServiceLimits& limits,
-                                                         StreamGate* streams);
+                                                         StreamGate* streams,
+                                                         StreamWorkers* workers);
 
 }  // namespace neodb::api

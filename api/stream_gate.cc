@@ -1,18 +1,24 @@
 #include "api/stream_gate.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 
 namespace neodb::api {
 
 struct StreamGate::Slot::Entry {
-  grpc::ServerContext* ctx;
+  grpc::ServerContextBase* ctx;
+  std::string key_name;
   absl::Time waiting_since;
   bool reading = false;
   bool cancelled = false;
 };
 
-StreamGate::StreamGate(const StreamGateOptions& options) : options_(options) {
+StreamGate::StreamGate(const StreamGateOptions& options)
+    : options_(options),
+      max_per_key_(options.max_open_per_key > 0 ? options.max_open_per_key
+                                                : std::max(1, options.max_open / 2)) {
   watcher_ = std::thread([this] { WatchLoop(); });
 }
 
@@ -25,7 +31,8 @@ StreamGate::~StreamGate() {
   watcher_.join();
 }
 
-absl::StatusOr<std::unique_ptr<StreamGate::Slot>> StreamGate::Admit(grpc::ServerContext* ctx) {
+absl::StatusOr<std::unique_ptr<StreamGate::Slot>> StreamGate::Admit(grpc::ServerContextBase* ctx,
+                                                                    const std::string& key_name) {
   std::lock_guard<std::mutex> lock(mu_);
   if (static_cast<int>(open_.size()) >= options_.max_open) {
     ++refused_;
@@ -34,14 +41,35 @@ absl::StatusOr<std::unique_ptr<StreamGate::Slot>> StreamGate::Admit(grpc::Server
                      ", the server's limit; "
                      "--max-open-streams); finish or close one, or retry later"));
   }
-  open_.push_front(Slot::Entry{ctx, absl::Now()});
+  if (!key_name.empty()) {
+    int& n = open_per_key_[key_name];
+    if (n >= max_per_key_) {
+      ++refused_;
+      return absl::ResourceExhaustedError(
+          absl::StrCat("too many open ingest streams under API key '", key_name, "' (", n,
+                       ", the server's per-key limit; --max-streams-per-key); finish or close one, "
+                       "or retry later"));
+    }
+    ++n;
+  }
+  open_.push_front(Slot::Entry{ctx, key_name, absl::Now()});
   cv_.notify_all();  // the watcher may be waiting with nothing to watch
   return std::unique_ptr<Slot>(new Slot(this, open_.begin()));
 }
 
 StreamGate::Slot::~Slot() {
   std::lock_guard<std::mutex> lock(gate_->mu_);
+  if (!it_->key_name.empty()) {
+    auto k = gate_->open_per_key_.find(it_->key_name);
+    if (--k->second == 0) gate_->open_per_key_.erase(k);
+  }
   gate_->open_.erase(it_);
+  if (gate_->open_.empty()) gate_->closed_cv_.notify_all();
+}
+
+void StreamGate::WaitUntilNoneOpen() {
+  std::unique_lock<std::mutex> lock(mu_);
+  closed_cv_.wait(lock, [this] { return open_.empty(); });
 }
 
 void StreamGate::Slot::WaitingForClient() {

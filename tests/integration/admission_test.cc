@@ -6,12 +6,17 @@
 // the assertions are about the ORDER of events (short queries answered while
 // the big request is still running; counters), not about how fast this
 // machine is. Latencies are printed, never asserted beyond the deadlines.
+// The ingest streams run on gRPC's callback API: idle ones hold no handler
+// thread, so the stream tests open more of them than the server has threads
+// and check that unary calls are served, and that the gate's caps and idle
+// timer still apply.
 #include <algorithm>
 #include <atomic>
 #include <random>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 #include "tests/integration/test_env.h"
@@ -126,10 +131,25 @@ class AdmissionTest : public ::testing::Test {
 
 // An ingest stream that sends nothing: it holds whatever the server gives it.
 struct IdleStream {
+  std::shared_ptr<grpc::Channel> channel;  // its own connection
   grpc::ClientContext ctx;
   v1::BulkIngestResponse resp;
   std::unique_ptr<grpc::ClientWriter<v1::IngestBatch>> writer;
 };
+
+// Opens a BulkIngest stream on a connection of its own (distinct channel
+// args: gRPC does not share the subchannel), sending `api_key` if not empty.
+std::unique_ptr<IdleStream> OpenIdleStream(const std::string& address, int i,
+                                           const std::string& api_key = "") {
+  grpc::ChannelArguments a;
+  a.SetInt("neodb.test.connection", i);
+  auto s = std::make_unique<IdleStream>();
+  s->channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), a);
+  s->ctx.set_deadline(Deadline(300));
+  if (!api_key.empty()) s->ctx.AddMetadata("authorization", "Bearer " + api_key);
+  s->writer = v1::Documents::NewStub(s->channel)->BulkIngest(&s->ctx, &s->resp);
+  return s;
+}
 
 TEST_F(AdmissionTest, QueriesAreServedDuringAMaximalChunkedUpsertAndIdleStreams) {
   constexpr int kThreads = 16;
@@ -145,19 +165,11 @@ TEST_F(AdmissionTest, QueriesAreServedDuringAMaximalChunkedUpsertAndIdleStreams)
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(Upsert("small", absl::StrCat("s", i), Words(8, i)).ok());
 
   // 32 idle ingest streams, each on its own connection: 8 are admitted and
-  // stay open, the rest are refused at once instead of holding threads. One
-  // at a time, each settled before the next, so every refusal is the gate's.
-  std::vector<std::shared_ptr<grpc::Channel>> stream_channels;
+  // stay open, the rest are refused at once. One at a time, each settled
+  // before the next, so every refusal is the gate's.
   std::vector<std::unique_ptr<IdleStream>> idle;
   for (int i = 0; i < 32; ++i) {
-    grpc::ChannelArguments a;
-    a.SetInt("neodb.test.connection", i);  // distinct args: a connection each
-    stream_channels.push_back(
-        grpc::CreateCustomChannel(server_->address(), grpc::InsecureChannelCredentials(), a));
-    auto s = std::make_unique<IdleStream>();
-    s->ctx.set_deadline(Deadline(300));
-    s->writer = v1::Documents::NewStub(stream_channels.back())->BulkIngest(&s->ctx, &s->resp);
-    idle.push_back(std::move(s));
+    idle.push_back(OpenIdleStream(server_->address(), i));
     WaitStats([&](const v1::StatsResponse& s) {
       return s.open_streams() + s.streams_refused() == static_cast<uint64_t>(i + 1);
     });
@@ -288,6 +300,137 @@ TEST_F(AdmissionTest, IdleStreamIsCancelledAndItsAcknowledgedBatchesStay) {
       WaitStats([](const v1::StatsResponse& s) { return s.open_streams() == 0; });
   EXPECT_EQ(st.streams_idle_cancelled(), 1u);
   EXPECT_EQ(st.documents(), 1u);  // the acknowledged batch stayed
+}
+
+// Issue 19's fault was idle BulkIngest streams holding every sync handler
+// thread. The streams run on gRPC's callback API now: with 2 handler threads
+// (gRPC adds its own two), 24 idle streams — more than the threads and more
+// than the old limit of 8 — are all admitted, and unary calls are still
+// served while they stay open. A stream whose client cancels while its
+// batch is being embedded stops: the rest of its encoder work is dropped and
+// nothing of the batch is stored.
+TEST_F(AdmissionTest, IdleStreamsBeyondTheHandlerThreadsHoldNoThread) {
+  constexpr int kIdle = 24;
+  StartServer({"--threads", "2", "--max-batch-tokens", "1", "--test-encoder-delay-ms", "20",
+               "--max-wait-ms", "0", "--stream-idle-timeout", "3600"});
+  Create("small", v1::OVERFLOW_ERROR);
+  Create("big", v1::OVERFLOW_CHUNK);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Upsert("small", absl::StrCat("s", i), Words(8, i)).ok());
+
+  std::vector<std::unique_ptr<IdleStream>> idle;
+  for (int i = 0; i < kIdle; ++i) idle.push_back(OpenIdleStream(server_->address(), i));
+  v1::StatsResponse st = WaitStats(
+      [&](const v1::StatsResponse& s) { return s.open_streams() == static_cast<uint64_t>(kIdle); });
+  EXPECT_EQ(st.streams_refused(), 0u);
+
+  // Unary calls while every stream is open and idle.
+  for (int i = 0; i < 4; ++i) {
+    grpc::Status s = NearText("small", Words(4, 100 + i));
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  ASSERT_TRUE(Upsert("small", "during", Words(8, 50)).ok());
+  st = Stats();
+  EXPECT_EQ(st.open_streams(), static_cast<uint64_t>(kIdle));
+  EXPECT_EQ(st.documents(), 4u);
+
+  // A stream whose client cancels mid-way: one document of 100000 one-token
+  // words is 196 windows, one per encoder pass.
+  {
+    const uint64_t items_before = st.embed_work_items();
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline(300));
+    v1::BulkIngestResponse resp;
+    auto w = documents_->BulkIngest(&ctx, &resp);
+    v1::IngestBatch b;
+    b.set_collection("big");
+    auto* d = b.add_documents();
+    d->set_id("cancelled");
+    d->set_text(Words(100000, 7));
+    ASSERT_TRUE(w->Write(b));
+    WaitStats([&](const v1::StatsResponse& s) {
+      return s.embed_work_items() > items_before + 2 &&
+             s.open_streams() == static_cast<uint64_t>(kIdle + 1);
+    });
+    ctx.TryCancel();
+    EXPECT_EQ(w->Finish().error_code(), StatusCode::CANCELLED);
+  }
+  st = WaitStats([&](const v1::StatsResponse& s) {
+    return s.embed_cancelled() == 1 && s.open_streams() == static_cast<uint64_t>(kIdle);
+  });
+  EXPECT_GT(st.embed_skipped_sequences(), 0u);  // the rest of the document never ran
+  EXPECT_EQ(st.documents(), 4u);                // nothing of the cancelled batch stored
+
+  // The idle streams were open all along; each ends cleanly.
+  for (auto& s : idle) {
+    s->writer->WritesDone();
+    grpc::Status f = s->writer->Finish();
+    EXPECT_TRUE(f.ok()) << f.error_message();
+    EXPECT_EQ(s->resp.documents(), 0u);
+  }
+  st = WaitStats([](const v1::StatsResponse& s) { return s.open_streams() == 0; });
+  EXPECT_EQ(st.streams_idle_cancelled(), 0u);
+  EXPECT_EQ(st.streams_refused(), 0u);
+}
+
+// The idle timeout is a timer, not a thread per stream: more idle streams
+// than handler threads all reach it, and each client sees CANCELLED.
+TEST_F(AdmissionTest, IdleStreamsBeyondTheHandlerThreadsAreTimedOut) {
+  constexpr int kIdle = 12;
+  StartServer({"--threads", "2", "--stream-idle-timeout", "1"});
+  std::vector<std::unique_ptr<IdleStream>> idle;
+  for (int i = 0; i < kIdle; ++i) idle.push_back(OpenIdleStream(server_->address(), i));
+  for (auto& s : idle) {
+    // No WritesDone: the client stays quiet until the server gives up.
+    grpc::Status f = s->writer->Finish();
+    EXPECT_EQ(f.error_code(), StatusCode::CANCELLED) << f.error_message();
+  }
+  v1::StatsResponse st =
+      WaitStats([](const v1::StatsResponse& s) { return s.open_streams() == 0; });
+  EXPECT_EQ(st.streams_idle_cancelled(), static_cast<uint64_t>(kIdle));
+  EXPECT_EQ(st.streams_refused(), 0u);
+}
+
+// With API keys, one key may hold at most --max-streams-per-key streams;
+// another key still gets one.
+TEST_F(AdmissionTest, StreamsArePerKeyCapped) {
+  const std::string keys = dir_.Sub("keys");
+  auto add_key = [&] {
+    CommandResult r =
+        RunNeodbCapture(absl::StrCat("keys add --role write --key-file ", keys), dir_.Sub(""));
+    EXPECT_EQ(r.status, 0) << r.err;
+    return std::string(absl::StripAsciiWhitespace(r.out));
+  };
+  const std::string a = add_key();
+  const std::string b = add_key();
+  StartServer({"--key-file", keys, "--max-open-streams", "4", "--max-streams-per-key", "2",
+               "--stream-idle-timeout", "3600"});
+  std::vector<std::unique_ptr<IdleStream>> open;
+  for (int i = 0; i < 2; ++i) open.push_back(OpenIdleStream(server_->address(), i, a));
+  auto stats = [&] {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline(30));
+    ctx.AddMetadata("authorization", "Bearer " + b);
+    v1::StatsResponse resp;
+    grpc::Status s = admin_->Stats(&ctx, v1::StatsRequest(), &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return resp;
+  };
+  while (stats().open_streams() != 2) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+
+  auto third = OpenIdleStream(server_->address(), 2, a);
+  grpc::Status f = third->writer->Finish();
+  EXPECT_EQ(f.error_code(), StatusCode::RESOURCE_EXHAUSTED) << f.error_message();
+  EXPECT_NE(f.error_message().find("--max-streams-per-key"), std::string::npos)
+      << f.error_message();
+
+  open.push_back(OpenIdleStream(server_->address(), 3, b));  // another key: admitted
+  while (stats().open_streams() != 3) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(stats().streams_refused(), 1u);
+  for (auto& s : open) {
+    s->writer->WritesDone();
+    grpc::Status done = s->writer->Finish();
+    EXPECT_TRUE(done.ok()) << done.error_message();
+  }
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ struct ServeFlags {
   std::string listen = "127.0.0.1:50051";
   int threads = 16;
   int max_open_streams = 0;
+  int max_streams_per_key = 0;
   double stream_idle_timeout_s = 60;
   int max_streams_per_connection = 32;
   int encoder_threads = 0;
@@ -204,6 +205,7 @@ absl::Status Serve(ServeFlags f) {
   so.listen = f.listen;
   so.threads = f.threads;
   so.streams.max_open = f.max_open_streams;
+  so.streams.max_open_per_key = f.max_streams_per_key;
   so.streams.idle_timeout = absl::Seconds(f.stream_idle_timeout_s);
   so.max_streams_per_connection = f.max_streams_per_connection;
   so.security = f.security;
@@ -267,10 +269,15 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--model", f->model_dir,
                   "Model checkpoint directory (default: the shipped default model)");
   cmd->add_option("--listen", f->listen, "host:port to listen on")->capture_default_str();
-  cmd->add_option("--threads", f->threads, "gRPC handler threads")->capture_default_str();
+  cmd->add_option("--threads", f->threads, "gRPC handler threads of the unary calls")
+      ->capture_default_str();
   cmd->add_option("--max-open-streams", f->max_open_streams,
                   "Ingest streams (BulkIngest, Ingest) open at once, server-wide; more are "
-                  "RESOURCE_EXHAUSTED. Below --threads; 0 = half of --threads")
+                  "RESOURCE_EXHAUSTED. An open stream holds no thread; 0 = 64")
+      ->capture_default_str();
+  cmd->add_option("--max-streams-per-key", f->max_streams_per_key,
+                  "Ingest streams open at once under one API key (--key-file); more are "
+                  "RESOURCE_EXHAUSTED. 0 = half of --max-open-streams")
       ->capture_default_str();
   cmd->add_option("--stream-idle-timeout", f->stream_idle_timeout_s,
                   "Seconds an ingest stream may wait for its client's next message before "

@@ -1,0 +1,51 @@
+#include "api/document_batch.h"
+
+#include "absl/strings/str_cat.h"
+#include "api/convert.h"
+#include "common/status_macros.h"
+
+namespace neodb::api {
+
+absl::Time DeadlineOf(const grpc::ServerContextBase* ctx, const ServiceLimits& limits) {
+  const absl::Time cap = absl::Now() + limits.default_deadline;
+  auto d = ctx->deadline();
+  if (d == std::chrono::system_clock::time_point::max()) return cap;
+  return std::min(cap, absl::FromChrono(d));
+}
+
+engine::CancelCheck CancelOf(const grpc::ServerContextBase* ctx) {
+  return [ctx] { return ctx->IsCancelled(); };
+}
+
+absl::Status TooManyError(size_t n, const char* what, const ServiceLimits& limits) {
+  return absl::InvalidArgumentError(absl::StrCat("request has ", n, " ", what, "; at most ",
+                                                 limits.max_documents_per_request, " per request"));
+}
+
+absl::StatusOr<std::vector<std::string>> UpsertBatch(
+    engine::Database* db, const ServiceLimits& limits, const grpc::ServerContextBase* ctx,
+    const std::string& collection, const google::protobuf::RepeatedPtrField<v1::Document>& docs,
+    int64_t* tokens) {
+  if (docs.empty()) return absl::InvalidArgumentError("request has no documents");
+  if (docs.size() > limits.max_documents_per_request) {
+    return TooManyError(docs.size(), "documents", limits);
+  }
+  std::vector<engine::DocumentInput> in;
+  in.reserve(docs.size());
+  for (int i = 0; i < docs.size(); ++i) {
+    const v1::Document& d = docs[i];
+    engine::DocumentInput x;
+    x.id = d.id();
+    x.text = d.text();
+    if (d.vector_size() > 0) x.vector.emplace(d.vector().begin(), d.vector().end());
+    x.vector_model_id = d.vector_model_id();
+    ASSIGN_OR_RETURN(
+        x.metadata,
+        FromProto(d.metadata(), d.id().empty() ? absl::StrCat("document #", i)
+                                               : absl::StrCat("document '", d.id(), "'")));
+    in.push_back(std::move(x));
+  }
+  return db->Upsert(collection, std::move(in), DeadlineOf(ctx, limits), tokens, CancelOf(ctx));
+}
+
+}  // namespace neodb::api

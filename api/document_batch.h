@@ -1,0 +1,42 @@
+#pragma once
+// What the document-writing calls share (Documents.Upsert, and each message
+// of BulkIngest and Ingest): the call's deadline and cancellation as the
+// engine sees them, and one batch of documents validated and upserted.
+// Works for both of gRPC's APIs (sync handlers and callback reactors): only
+// grpc::ServerContextBase is used.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "api/engine/database.h"
+#include "api/services.h"
+#include "grpcpp/grpcpp.h"
+#include "neodb/v1/neodb.pb.h"
+
+namespace neodb::api {
+
+// The client's deadline, capped at limits.default_deadline from now.
+absl::Time DeadlineOf(const grpc::ServerContextBase* ctx, const ServiceLimits& limits);
+
+// The client's cancellation (or its connection's loss) as the engine sees
+// it: the embed batcher drops the call's queued encoder work once this turns
+// true (embed_batcher.h), instead of computing vectors nobody will read.
+// `ctx` must outlive every use of the check.
+engine::CancelCheck CancelOf(const grpc::ServerContextBase* ctx);
+
+// INVALID_ARGUMENT: a request with `n` `what`s, over max_documents_per_request.
+absl::Status TooManyError(size_t n, const char* what, const ServiceLimits& limits);
+
+// Validates `docs` (count, metadata) and upserts them into `collection`
+// under ctx's deadline and cancellation; the ids stored, in order. Adds the
+// tokens embedded to `*tokens` when it is not null. Blocks (the embed queue,
+// fsync'd writes): never call it on a gRPC callback thread.
+absl::StatusOr<std::vector<std::string>> UpsertBatch(
+    engine::Database* db, const ServiceLimits& limits, const grpc::ServerContextBase* ctx,
+    const std::string& collection, const google::protobuf::RepeatedPtrField<v1::Document>& docs,
+    int64_t* tokens);
+
+}  // namespace neodb::api
