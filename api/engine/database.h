@@ -65,6 +65,10 @@ struct DatabaseOptions {
   std::string data_dir;
   // fsync before acknowledging writes. Default: true.
   bool sync_writes = true;
+  // RocksDB's block cache and memtable budget (db::StoreOptions documents
+  // them). Defaults: 64 MiB and 32 MiB.
+  size_t store_block_cache_bytes = db::StoreOptions().block_cache_bytes;
+  size_t store_memtable_bytes = db::StoreOptions().memtable_bytes;
   // Periodic snapshot of every index when changes happened. Zero: snapshots
   // happen on Snapshot() and Close() only. (The maintenance thread also
   // rebuilds indexes whose tombstones piled up, every 0.5 s, regardless.)
