@@ -58,6 +58,7 @@ struct ServeFlags {
   double idle_trim_s = 10;        // tools/neodb/idle_trim.h; 0 = off
   int64_t rocksdb_cache_mib = 64;
   int64_t rocksdb_memtable_mib = 32;
+  int64_t max_memory_mib = 0;
   // Resolved from `device` once, in Serve: every model this server loads runs
   // there.
   encoder::BackendOptions backend;
@@ -186,6 +187,7 @@ absl::Status Serve(ServeFlags f) {
   o.snapshot_interval = absl::Seconds(f.snapshot_interval_s);
   o.store_block_cache_bytes = static_cast<size_t>(f.rocksdb_cache_mib) << 20;
   o.store_memtable_bytes = static_cast<size_t>(f.rocksdb_memtable_mib) << 20;
+  o.max_memory_bytes = static_cast<uint64_t>(f.max_memory_mib) << 20;
   o.batcher.max_queue_texts = f.max_queue_texts;
   o.batcher.max_batch_tokens = f.max_batch_tokens;
   o.batcher.max_wait = absl::Milliseconds(f.max_wait_ms);
@@ -323,6 +325,12 @@ void RegisterServerCommands(CLI::App& app) {
                   "Seconds the server must be idle (under 2% of a core) before it gives the "
                   "heap memory malloc keeps free back to the OS, once per idle period "
                   "(0 = never)")
+      ->capture_default_str();
+  cmd->add_option("--max-memory-mib", f->max_memory_mib,
+                  "Resident memory (MiB, models included) past which upserts and encoder work "
+                  "are RESOURCE_EXHAUSTED, after the free heap is given back; reads, deletes, "
+                  "keyword and near-vector searches go on (0 = no budget)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
       ->capture_default_str();
   cmd->add_option("--rocksdb-cache-mib", f->rocksdb_cache_mib,
                   "RocksDB block cache (MiB), shared by all collections")

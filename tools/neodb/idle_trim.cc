@@ -1,17 +1,11 @@
 #include "tools/neodb/idle_trim.h"
 
-#include <dlfcn.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 
 #include "absl/time/clock.h"
-#include "spdlog/spdlog.h"
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
+#include "api/engine/memory_budget.h"
 
 namespace neodb::cli {
 namespace {
@@ -22,48 +16,7 @@ double CpuSeconds(clockid_t clock) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-uint64_t ResidentBytes() {
-  long pages = 0, resident = 0;
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-  std::fclose(f);
-  return static_cast<uint64_t>(resident) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
-
-double Mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
-
-// jemalloc's control entry point when jemalloc is the process's malloc.
-using MallctlFn = int (*)(const char*, void*, size_t*, void*, size_t);
-
-MallctlFn JemallocMallctl() {
-  static const MallctlFn fn = reinterpret_cast<MallctlFn>(dlsym(RTLD_DEFAULT, "mallctl"));
-  return fn;
-}
-
 }  // namespace
-
-void ReleaseFreeHeapMemory() {
-  const uint64_t before = ResidentBytes();
-  if (MallctlFn mallctl = JemallocMallctl()) {
-    // "arena.<MALLCTL_ARENAS_ALL>.purge" (MALLCTL_ARENAS_ALL is 4096).
-    mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);
-    const uint64_t after = ResidentBytes();
-    spdlog::info("idle: jemalloc purged its arenas; resident {:.1f} -> {:.1f} MiB", Mib(before),
-                 Mib(after));
-    return;
-  }
-#ifdef __GLIBC__
-  const struct mallinfo2 m = mallinfo2();
-  malloc_trim(0);
-  const uint64_t after = ResidentBytes();
-  spdlog::info(
-      "idle: malloc_trim returned {:.1f} MiB; resident {:.1f} -> {:.1f} MiB (malloc before: "
-      "{:.1f} MiB in use, {:.1f} MiB free in its arenas, {:.1f} MiB in mmapped blocks)",
-      Mib(before > after ? before - after : 0), Mib(before), Mib(after), Mib(m.uordblks),
-      Mib(m.fordblks), Mib(m.hblkhd));
-#endif
-}
 
 IdleTrimmer::IdleTrimmer(const IdleTrimOptions& options) : options_(options) {
   if (options_.idle_after > absl::ZeroDuration()) thread_ = std::thread([this] { Loop(); });
@@ -101,7 +54,7 @@ void IdleTrimmer::Loop() {
       released = true;
       const double t0 = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
       lock.unlock();
-      ReleaseFreeHeapMemory();
+      engine::ReleaseFreeHeapMemory("idle");
       lock.lock();
       own_cpu = CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - t0;
     }

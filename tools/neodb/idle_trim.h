@@ -34,12 +34,8 @@ struct IdleTrimOptions {
   double idle_cpu_fraction = 0.02;
 };
 
-// Returns the free memory the allocator in use holds to the OS now: jemalloc's
-// (when it is the process's malloc, e.g. through LD_PRELOAD) purges all its
-// arenas, glibc's runs malloc_trim(0). Logs what it returned. Thread-safe.
-void ReleaseFreeHeapMemory();
-
-// A thread that calls ReleaseFreeHeapMemory once per idle period.
+// A thread that calls engine::ReleaseFreeHeapMemory (malloc_trim(0), or
+// jemalloc's arena purge; api/engine/memory_budget.h) once per idle period.
 // Thread-safe; the destructor stops and joins the thread.
 class IdleTrimmer {
  public:
