@@ -1,19 +1,29 @@
 #!/usr/bin/python3
-"""rss_bench: resident memory of `neodb serve` over many mixed requests, per
-allocator setting (issue 19: RSS grew ~3 KB/request under concurrent batched
-queries and was never returned).
+"""rss_bench: resident memory of `neodb serve` over many mixed requests and after
+an idle pause, per allocator setting (issue 19, "Bounded memory").
 
-  /usr/bin/python3 bench/rss_bench.py [--build build] [--rounds 8] [--per-round 2000]
-      [--upsert-every 0]
+  /usr/bin/python3 bench/rss_bench.py [--build build] [--neodb BIN] [--requests 200000] [--docs 2000]
+      [--warmup 10000] [--idle 45] [--variants NAME,...] [--trace]
 
-For each variant (glibc default; glibc with MALLOC_ARENA_MAX=2; jemalloc from
-Debian's libjemalloc2 through LD_PRELOAD) it starts the server on 127.0.0.1
-(free port) with the fake embedder, loads 2000 documents, then runs rounds of
-requests from 8 client threads (near-text queries; with --upsert-every N,
-every Nth request instead overwrites 16 of the loaded documents) and samples
-VmRSS after each round. Prints a table: RSS after
-the warm-up round, after the last round, and growth per request in between.
-Not a test: numbers depend on the machine, which is printed too.
+For each variant it starts the server on 127.0.0.1 (free port) with the fake
+embedder and a metrics endpoint, creates an HNSW collection with a keyword
+index, loads --docs documents and runs --warmup mixed requests; RSS then is
+the *start*. It runs --requests mixed requests from 8 client threads:
+
+  35% near-text (vector)   15% keyword   15% hybrid   10% get of 8 ids
+  15% upsert overwriting 8 existing ids
+  10% delete 4 ids, then upsert them again (the live count stays --docs)
+
+and samples VmRSS every second, then sends nothing for --idle seconds and
+samples on. Peak is VmHWM (the kernel's high-water mark), checked against
+--ceiling-mib (300: the ceiling bench/README.md states for this load). The server's own
+view is sampled too: RocksDB memtables and block cache (metrics endpoint),
+vectors in the HNSW index and the keyword index's estimated heap (Describe);
+--trace prints those samples every 20k requests. At the end it checks that
+the live document count is still --docs.
+
+Not a test: numbers depend on the machine and on what else runs on it, which
+is printed too.
 """
 import argparse
 import concurrent.futures
@@ -24,97 +34,229 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 
-VARIANTS = [
-    ("glibc", {}),
-    ("glibc MALLOC_ARENA_MAX=2", {"MALLOC_ARENA_MAX": "2"}),
-    ("jemalloc (LD_PRELOAD)", {"LD_PRELOAD": "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"}),
-]
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+# name -> (environment, extra serve flags). Every variant but the first runs
+# with the server's RocksDB memtable budget (--rocksdb-memtable-mib, default
+# 32); the first shows RocksDB's own defaults, as the server had them before.
+ARENA2 = {"MALLOC_ARENA_MAX": "2"}
+NO_TRIM = ["--idle-trim", "0"]
+# arena2 = glibc with MALLOC_ARENA_MAX=2; idle trim = the server's --idle-trim
+# (on by default, tools/neodb/idle_trim.h).
+VARIANTS = {
+    "arena2 + RocksDB default memtables": (ARENA2, NO_TRIM + ["--rocksdb-memtable-mib", "0"]),
+    "glibc": ({}, NO_TRIM),
+    "arena2": (ARENA2, NO_TRIM),
+    "jemalloc": ({"LD_PRELOAD": JEMALLOC}, NO_TRIM),
+    "jemalloc background_thread": ({"LD_PRELOAD": JEMALLOC,
+                                    "MALLOC_CONF": "background_thread:true"}, NO_TRIM),
+    "glibc + idle trim": ({}, []),
+    "arena2 + idle trim": (ARENA2, []),
+}
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
          "november oscar papa quebec romeo sierra tango uniform victor whiskey xray").split()
 
 
-def rss_kib(pid):
+def proc_status(pid, field):
     with open(f"/proc/{pid}/status") as f:
-        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+        return int(re.search(field + r":\s+(\d+)", f.read()).group(1))
 
 
 def text(rng, n):
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
-def run_variant(build, env_extra, rounds, per_round, upsert_every):
+class Server:
+    """`neodb serve` in a temporary data directory; stderr kept for its log."""
+
+    def __init__(self, binary, env_extra, flags, tmp):
+        self.log_path = os.path.join(tmp, "serve.log")
+        self.log = open(self.log_path, "w")
+        env = dict(os.environ, **env_extra)
+        self.p = subprocess.Popen(
+            [binary, "serve", "--data-dir", tmp + "/data",
+             "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--fake-model", "64",
+             "--snapshot-interval", "0"] + flags,
+            stdout=subprocess.PIPE, stderr=self.log, env=env, text=True)
+        self.port = self.metrics_port = None
+        for line in self.p.stdout:
+            m = re.search(r"\(metrics port (\d+)\)", line)
+            if m:
+                self.metrics_port = int(m.group(1))
+            m = re.search(r"\(port (\d+)\)", line)
+            if m:
+                self.port = int(m.group(1))
+                break
+        if self.port is None:
+            raise RuntimeError(f"server did not start; see {self.log_path}")
+
+    def rss(self):
+        return proc_status(self.p.pid, "VmRSS")
+
+    def metrics(self):
+        body = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics",
+                                      timeout=10).read().decode()
+        out = {}
+        for name, value in re.findall(r'^neodb_rocksdb_property\{name="rocksdb\.([a-z-]+)"\} (\d+)',
+                                      body, re.M):
+            out[name] = int(value)
+        return out
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(timeout=60)
+        self.log.close()
+
+
+def run_variant(build, env_extra, flags, a):
     sys.path.insert(0, os.path.join(build, "proto", "python"))
     import grpc
     from neodb.v1 import neodb_pb2 as pb, neodb_pb2_grpc as rpc
 
-    with tempfile.TemporaryDirectory() as d:
-        env = dict(os.environ, **env_extra)
-        p = subprocess.Popen([os.path.join(build, "tools/neodb/neodb"), "serve", "--data-dir",
-                              d + "/data", "--listen", "127.0.0.1:0", "--fake-model", "64",
-                              "--snapshot-interval", "0"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        srv = Server(a.neodb or os.path.join(build, "tools/neodb/neodb"), env_extra, flags, tmp)
         try:
-            port = None
-            for line in p.stdout:
-                m = re.search(r"\(port (\d+)\)", line)
-                if m:
-                    port = int(m.group(1))
-                    break
-            ch = grpc.insecure_channel(f"127.0.0.1:{port}")
+            ch = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
             cols, docs, search = rpc.CollectionsStub(ch), rpc.DocumentsStub(ch), rpc.SearchStub(ch)
-            spec = pb.CollectionSpec(name="c")
+            spec = pb.CollectionSpec(name="c", analyzer="english")
             spec.index.type = "hnsw"
             cols.Create(pb.CreateCollectionRequest(spec=spec), timeout=30)
+
+            def doc(r, i):
+                return pb.Document(id=f"d{i}", text=text(r, 12).encode())
+
             rng = random.Random(1)
-            for b in range(0, 2000, 100):
+            for b in range(0, a.docs, 100):
                 docs.Upsert(pb.UpsertRequest(collection="c", documents=[
-                    pb.Document(id=f"d{i}", text=text(rng, 12).encode()) for i in range(b, b + 100)]),
-                    timeout=60)
+                    doc(rng, i) for i in range(b, min(b + 100, a.docs))]), timeout=60)
 
             def one(i):
                 r = random.Random(i)
-                if upsert_every and i % upsert_every == upsert_every - 1:
+                op = r.randrange(100)
+                if op < 65:
+                    mode = "vector" if op < 35 else "keyword" if op < 50 else "hybrid"
+                    search.NearText(pb.NearTextRequest(collection="c", query=text(r, 4).encode(),
+                                                       k=10, mode=mode), timeout=60)
+                elif op < 75:
+                    docs.Get(pb.GetRequest(collection="c", ids=[
+                        f"d{r.randrange(a.docs)}" for _ in range(8)]), timeout=60)
+                elif op < 90:
                     docs.Upsert(pb.UpsertRequest(collection="c", documents=[
-                        pb.Document(id=f"d{r.randrange(2000)}", text=text(r, 12).encode())
-                        for _ in range(16)]), timeout=60)
+                        doc(r, r.randrange(a.docs)) for _ in range(8)]), timeout=60)
                 else:
-                    search.NearText(pb.NearTextRequest(collection="c", query=text(r, 4).encode(), k=10,
-                                                       mode="vector"), timeout=60)
+                    ids = [r.randrange(a.docs) for _ in range(4)]
+                    docs.Delete(pb.DeleteRequest(collection="c", ids=[f"d{i}" for i in ids]),
+                                timeout=60)
+                    docs.Upsert(pb.UpsertRequest(collection="c", documents=[
+                        doc(r, i) for i in ids]), timeout=60)
 
-            samples = []
-            t0 = time.time()
+            def describe():
+                info = cols.Describe(pb.DescribeCollectionRequest(name="c"), timeout=30).info
+                m = srv.metrics()
+                return {"rss": srv.rss(), "count": info.count, "index": info.index_size,
+                        "keyword": info.keyword.memory_bytes,
+                        "memtables": m.get("cur-size-all-mem-tables", 0),
+                        "cache": m.get("block-cache-usage", 0)}
+
+            samples = []  # (seconds since load start, RSS KiB)
+            stop = threading.Event()
+
+            def sampler(t0):
+                while not stop.wait(1.0):
+                    samples.append((time.time() - t0, srv.rss()))
+
             with concurrent.futures.ThreadPoolExecutor(8) as pool:
-                for rnd in range(rounds):
-                    list(pool.map(one, range(rnd * per_round, (rnd + 1) * per_round)))
-                    samples.append(rss_kib(p.pid))
-            secs = time.time() - t0
+                list(pool.map(one, range(10**9, 10**9 + a.warmup)))
+                start = describe()
+                trace = [(0, start)]
+                t0 = time.time()
+                th = threading.Thread(target=sampler, args=(t0,), daemon=True)
+                th.start()
+                step = 20000
+                for b in range(0, a.requests, step):
+                    list(pool.map(one, range(b, min(b + step, a.requests))))
+                    trace.append((min(b + step, a.requests), describe()))
+            load_s = time.time() - t0
+            end = trace[-1][1]
+            time.sleep(a.idle)
+            stop.set()
+            th.join()
+            idle = describe()
+            peak = proc_status(srv.p.pid, "VmHWM")
             ch.close()
-            return samples, secs
+            srv.log.flush()
+            with open(srv.log_path) as f:
+                trims = [line.strip() for line in f if "idle:" in line]
+            if idle["count"] != a.docs:
+                print(f"# warning: {idle['count']} live documents, expected {a.docs}")
+            return {"start": start, "end": end, "idle": idle, "peak": peak,
+                    "max_sampled": max(s[1] for s in samples), "trace": trace,
+                    "rps": a.requests / load_s, "trims": trims, "idle_samples": [s for s in samples
+                                                                 if s[0] > load_s]}
         finally:
-            p.terminate()
-            p.wait(timeout=60)
+            srv.stop()
+
+
+def mib(kib):
+    return f"{kib / 1024:.1f}"
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
-    ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--per-round", type=int, default=2000)
-    ap.add_argument("--upsert-every", type=int, default=0)
+    ap.add_argument("--neodb", help="the server binary (default: BUILD/tools/neodb/neodb)")
+    ap.add_argument("--requests", type=int, default=200000)
+    ap.add_argument("--docs", type=int, default=2000)
+    ap.add_argument("--warmup", type=int, default=10000)
+    ap.add_argument("--idle", type=float, default=45)
+    ap.add_argument("--variants", default=",".join(VARIANTS),
+                    help="comma-separated names from: " + ", ".join(VARIANTS))
+    ap.add_argument("--ceiling-mib", type=float, default=300,
+                    help="the stated ceiling the peak is checked against (bench/README.md)")
+    ap.add_argument("--trace", action="store_true",
+                    help="print RSS, memtables, block cache and index sizes every 20k requests")
     a = ap.parse_args()
-    print(f"# rss_bench: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, "
-          f"{a.rounds} rounds x {a.per_round} requests (near-text; every "
-          f"{a.upsert_every or 'no'}th an upsert of 16), 8 clients")
-    print("| allocator | RSS after round 1 (MiB) | RSS after last (MiB) | growth (bytes/request) "
-          "| requests/s |")
-    print("|---|---|---|---|---|")
-    for name, env in VARIANTS:
-        samples, secs = run_variant(a.build, env, a.rounds, a.per_round, a.upsert_every)
-        growth = (samples[-1] - samples[0]) * 1024 / ((a.rounds - 1) * a.per_round)
-        print(f"| {name} | {samples[0] / 1024:.1f} | {samples[-1] / 1024:.1f} | {growth:.0f} "
-              f"| {a.rounds * a.per_round / secs:.0f} |", flush=True)
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        m = re.search(r"model name\s*:\s*(.*)", f.read())
+        model = m.group(1) if m else model
+    print(f"# rss_bench: {platform.node()} {platform.machine()}, {model}, {os.cpu_count()} CPUs, "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"# {a.docs} documents, {a.warmup} warm-up + {a.requests} mixed requests from 8 "
+          f"clients, then {a.idle:.0f} s idle")
+    rows = []
+    for name in a.variants.split(","):
+        env, flags = VARIANTS[name]
+        r = run_variant(a.build, env, flags, a)
+        rows.append((name, r))
+        s, e, i = r["start"]["rss"], r["end"]["rss"], r["idle"]["rss"]
+        print(f"# {name}: start {mib(s)} MiB, peak {mib(r['peak'])}, end {mib(e)}, "
+              f"idle {mib(i)} ({(i - s) * 100 / s:+.1f}%), {r['rps']:.0f} requests/s, "
+              f"load average {os.getloadavg()[0]:.2f}", flush=True)
+        if a.trace:
+            print("#   requests | RSS MiB | memtables MiB | block cache MiB | HNSW vectors "
+                  "| keyword MiB | live docs")
+            for n, d in r["trace"] + [("idle", r["idle"])]:
+                print(f"#   {n} | {mib(d['rss'])} | {d['memtables'] / 2**20:.1f} "
+                      f"| {d['cache'] / 2**20:.1f} | {d['index']} | {d['keyword'] / 2**20:.2f} "
+                      f"| {d['count']}")
+            print("#   idle RSS (MiB, every 5 s): " + " ".join(
+                mib(kib) for _, kib in r["idle_samples"][::5]))
+            for line in r["trims"]:
+                print("#   server: " + line[line.index("idle:"):])
+            sys.stdout.flush()
+    print(f"| variant | start (MiB) | peak (MiB) | peak under {a.ceiling_mib:.0f} | end of load (MiB) "
+          "| after idle (MiB) | idle vs start | within 10% | requests/s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, r in rows:
+        s, i = r["start"]["rss"], r["idle"]["rss"]
+        under = "yes" if r["peak"] <= a.ceiling_mib * 1024 else "no"
+        print(f"| {name} | {mib(s)} | {mib(r['peak'])} | {under} | {mib(r['end']['rss'])} | {mib(i)} "
+              f"| {(i - s) * 100 / s:+.1f}% | {'yes' if i <= 1.1 * s else 'no'} "
+              f"| {r['rps']:.0f} |")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "db/codec.h"
@@ -135,7 +136,11 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   db_options.listeners.push_back(std::make_shared<StopListener>(impl->stopped));
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  if (options.memtable_bytes > 0) {
+    db_options.db_write_buffer_size = options.memtable_bytes;
+  }
   rocksdb::ColumnFamilyOptions cf_options(db_options);
+  if (options.memtable_bytes > 0) cf_options.write_buffer_size = options.memtable_bytes / 4;
   cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
@@ -311,6 +316,7 @@ absl::StatusOr<uint64_t> Store::IntProperty(const std::string& name) const {
       return absl::NotFoundError(absl::StrCat("no RocksDB integer property ", name));
     }
     total += v;
+    if (absl::StartsWith(name, "rocksdb.block-cache-")) break;  // one cache for all
   }
   return total;
 }

@@ -56,8 +56,19 @@ struct StoreOptions {
   // fsync the WAL before a mutation returns, so an acknowledged write survives
   // a power loss (not only a process crash). Default: true.
   bool sync_writes = true;
-  // RocksDB block cache size in bytes. Default: 64 MiB.
+  // RocksDB block cache size in bytes, one cache shared by every column family
+  // (it holds SST blocks read back; fixed for the store's life). Default: 64 MiB.
   size_t block_cache_bytes = 64 << 20;
+  // Memory for memtables, every column family together (RocksDB's
+  // db_write_buffer_size, a WriteBufferManager): past it RocksDB flushes the
+  // largest memtable early; writes are never stalled for it. Each column
+  // family's memtable is also flushed when it reaches a quarter of it
+  // (write_buffer_size). Up to one more memtable per column family may be in
+  // flight to disk, so the peak is about twice this. Zero: RocksDB's own
+  // defaults (64 MiB per memtable, no total: up to 768 MiB over our six column
+  // families, which a stream of overwrites reaches; bench/README.md,
+  // "Resident memory under many requests"). Default: 32 MiB.
+  size_t memtable_bytes = 32 << 20;
   // Tests only: RocksDB's file writes ask this injector first
   // (db/fault_file_system.h). Not owned; must outlive the store. Default: none.
   FaultInjector* test_faults = nullptr;
@@ -158,7 +169,9 @@ class Store {
   // Flushes memtables (used before a snapshot or on shutdown).
   absl::Status Flush();
   // A RocksDB integer property summed over every column family
-  // ("rocksdb.estimate-num-keys", "rocksdb.total-sst-files-size", ...).
+  // ("rocksdb.estimate-num-keys", "rocksdb.total-sst-files-size", ...); the
+  // block cache's ("rocksdb.block-cache-usage", ...) once, as the column
+  // families share the cache.
   // NOT_FOUND when RocksDB does not know `name`.
   absl::StatusOr<uint64_t> IntProperty(const std::string& name) const;
 

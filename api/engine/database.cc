@@ -38,6 +38,9 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& 
   ASSIGN_OR_RETURN(d->lock_, DataDirLock::Acquire(options.data_dir));
   db::StoreOptions so;
   so.sync_writes = options.sync_writes;
+  so.block_cache_bytes = options.store_block_cache_bytes;
+  so.memtable_bytes = options.store_memtable_bytes;
+  d->memory_budget_ = std::make_unique<MemoryBudget>(options.max_memory_bytes);
   so.test_faults = options.test_faults;
   ASSIGN_OR_RETURN(d->store_, db::Store::Open((fs::path(options.data_dir) / "store").string(), so));
   ModelRegistryOptions mo;

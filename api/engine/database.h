@@ -50,6 +50,7 @@
 #include "api/engine/data_dir_lock.h"
 #include "api/engine/embed_batcher.h"
 #include "api/engine/embedder.h"
+#include "api/engine/memory_budget.h"
 #include "api/engine/model_registry.h"
 #include "api/engine/search_params.h"
 #include "api/engine/token_budget.h"
@@ -65,6 +66,13 @@ struct DatabaseOptions {
   std::string data_dir;
   // fsync before acknowledging writes. Default: true.
   bool sync_writes = true;
+  // RocksDB's block cache and memtable budget (db::StoreOptions documents
+  // them). Defaults: 64 MiB and 32 MiB.
+  size_t store_block_cache_bytes = db::StoreOptions().block_cache_bytes;
+  size_t store_memtable_bytes = db::StoreOptions().memtable_bytes;
+  // Resident memory past which writes and encoder work are refused
+  // (api/engine/memory_budget.h). Zero: no budget. Default: none.
+  uint64_t max_memory_bytes = 0;
   // Periodic snapshot of every index when changes happened. Zero: snapshots
   // happen on Snapshot() and Close() only. (The maintenance thread also
   // rebuilds indexes whose tombstones piled up, every 0.5 s, regardless.)
@@ -368,6 +376,7 @@ class Database {
   std::unique_ptr<Env> fault_env_;
   std::unique_ptr<DataDirLock> lock_;
   std::unique_ptr<db::Store> store_;
+  std::unique_ptr<MemoryBudget> memory_budget_;
   std::unique_ptr<ModelRegistry> models_;
 
   mutable std::shared_mutex collections_mu_;

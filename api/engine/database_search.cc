@@ -170,6 +170,7 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   if (params.mode == SearchMode::kKeyword) {
     return SearchState(*store_, *state, nullptr, query, params, SearchMode::kKeyword);
   }
+  RETURN_IF_ERROR(memory_budget_->Admit("a query that needs the encoder"));
   ASSIGN_OR_RETURN(std::shared_ptr<Model> m, ModelOf(*state));
   const std::string prefix = instruction ? *instruction : settings.spec.query_instruction;
   RequestTokenBudget budget(*m->embedder, options_.max_request_tokens);
@@ -193,6 +194,7 @@ absl::StatusOr<std::vector<encoder::Embedding>> Database::Embed(
     std::vector<std::string> texts, const encoder::EmbedOptions& options, absl::Time deadline,
     const CancelCheck& cancelled) const {
   if (texts.empty()) return absl::InvalidArgumentError("no texts to embed");
+  RETURN_IF_ERROR(memory_budget_->Admit("embed"));
   for (size_t i = 0; i < texts.size(); ++i) {
     RETURN_IF_ERROR(CheckText(absl::StrCat("text #", i), texts[i]));
   }

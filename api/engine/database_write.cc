@@ -41,6 +41,7 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
                                                           absl::Time deadline, int64_t* tokens,
                                                           const CancelCheck& cancelled) {
   if (docs.empty()) return absl::InvalidArgumentError("no documents to upsert");
+  RETURN_IF_ERROR(memory_budget_->Admit("upsert"));
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   std::shared_ptr<const Collection::State> state = c->state();
   const CollectionSettings& settings = state->settings;

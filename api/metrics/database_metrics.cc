@@ -91,7 +91,7 @@ std::string RenderDatabaseMetrics(const engine::Database& db) {
          "RocksDB integer properties, summed over column families.");
   for (const char* p : {"rocksdb.estimate-num-keys", "rocksdb.total-sst-files-size",
                         "rocksdb.cur-size-all-mem-tables", "rocksdb.estimate-live-data-size",
-                        "rocksdb.num-running-compactions"}) {
+                        "rocksdb.num-running-compactions", "rocksdb.block-cache-usage"}) {
     auto v = db.StoreIntProperty(p);
     if (v.ok()) absl::StrAppend(&out, "neodb_rocksdb_property{name=\"", p, "\"} ", *v, "\n");
   }

@@ -17,6 +17,7 @@
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tools/neodb/commands.h"
+#include "tools/neodb/idle_trim.h"
 #include "tools/neodb/json_log.h"
 #ifdef NEODB_HAVE_ENCODER
 #include "api/engine/encoder_embedder.h"
@@ -55,6 +56,10 @@ struct ServeFlags {
   std::string log_format = "text";
   std::string device = "cpu";
   std::string precision = "f32";  // the default model's, and new collections'
+  double idle_trim_s = 10;        // tools/neodb/idle_trim.h; 0 = off
+  int64_t rocksdb_cache_mib = 64;
+  int64_t rocksdb_memtable_mib = 32;
+  int64_t max_memory_mib = 0;
   // Resolved from `device` once, in Serve: every model this server loads runs
   // there.
   encoder::BackendOptions backend;
@@ -181,6 +186,9 @@ absl::Status Serve(ServeFlags f) {
   engine::DatabaseOptions o;
   o.data_dir = f.data_dir;
   o.snapshot_interval = absl::Seconds(f.snapshot_interval_s);
+  o.store_block_cache_bytes = static_cast<size_t>(f.rocksdb_cache_mib) << 20;
+  o.store_memtable_bytes = static_cast<size_t>(f.rocksdb_memtable_mib) << 20;
+  o.max_memory_bytes = static_cast<uint64_t>(f.max_memory_mib) << 20;
   o.batcher.max_queue_texts = f.max_queue_texts;
   o.batcher.max_batch_tokens = f.max_batch_tokens;
   o.batcher.max_wait = absl::Milliseconds(f.max_wait_ms);
@@ -235,6 +243,10 @@ absl::Status Serve(ServeFlags f) {
   std::string where = f.listen.substr(0, f.listen.rfind(':') + 1) + std::to_string(server->port());
   std::printf("neodb: listening on %s (port %d)\n", where.c_str(), server->port());
   std::fflush(stdout);
+
+  IdleTrimOptions trim;
+  trim.idle_after = absl::Seconds(f.idle_trim_s);
+  IdleTrimmer trimmer(trim);
 
   int sig = 0;
   while (sigwait(&set, &sig) == 0 && sig == SIGHUP) {
@@ -315,6 +327,26 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--max-model-mib", f->max_model_mib,
                   "Memory for loaded models (MiB of weights); the least recently used "
                   "beyond it are unloaded")
+      ->capture_default_str();
+  cmd->add_option("--idle-trim", f->idle_trim_s,
+                  "Seconds the server must be idle (under 2% of a core) before it gives the "
+                  "heap memory malloc keeps free back to the OS, once per idle period "
+                  "(0 = never)")
+      ->capture_default_str();
+  cmd->add_option("--max-memory-mib", f->max_memory_mib,
+                  "Resident memory (MiB, models included) past which upserts and encoder work "
+                  "are RESOURCE_EXHAUSTED, after the free heap is given back; reads, deletes, "
+                  "keyword and near-vector searches go on (0 = no budget)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
+  cmd->add_option("--rocksdb-cache-mib", f->rocksdb_cache_mib,
+                  "RocksDB block cache (MiB), shared by all collections")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  cmd->add_option("--rocksdb-memtable-mib", f->rocksdb_memtable_mib,
+                  "RocksDB memtables, all together (MiB): past it the largest is flushed "
+                  "early (0 = RocksDB's defaults: 64 MiB per memtable, no total)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
       ->capture_default_str();
   cmd->add_option("--max-collections", f->max_collections,
                   "Collections the server may hold; creating more is RESOURCE_EXHAUSTED")
