@@ -39,13 +39,13 @@ bool IsNearDuplicate(const std::string& candidate, const std::string& positive,
   return WordJaccard(candidate, positive) >= jaccard_threshold;
 }
 
-std::vector<int64_t> MineNegatives(const std::vector<int64_t>& served,
+std::vector<int64_t> MineNegatives(const std::vector<int64_t>& server_leg,
                                    const std::vector<int64_t>& keyword_leg,
                                    const std::vector<int64_t>& positives,
                                    const CollectionDocs& docs, const MiningOptions& options) {
   std::vector<int64_t> out;
   std::set<int64_t> seen(positives.begin(), positives.end());
-  const size_t depth = std::max(served.size(), keyword_leg.size());
+  const size_t depth = std::max(server_leg.size(), keyword_leg.size());
   auto consider = [&](int64_t doc) {
     if (static_cast<int>(out.size()) >= options.count || !seen.insert(doc).second) return;
     for (int64_t p : positives) {
@@ -54,7 +54,7 @@ std::vector<int64_t> MineNegatives(const std::vector<int64_t>& served,
     out.push_back(doc);
   };
   for (size_t r = 0; r < depth && static_cast<int>(out.size()) < options.count; ++r) {
-    if (r < served.size()) consider(served[r]);
+    if (r < server_leg.size()) consider(server_leg[r]);
     if (r < keyword_leg.size()) consider(keyword_leg[r]);
   }
   return out;

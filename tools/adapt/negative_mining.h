@@ -4,10 +4,10 @@
 // are not the query's positives. Those are the mistakes the live collection
 // makes today, which is what the fine-tune should unlearn.
 //
-// Rule (MineNegatives): walk the served ranking (the collection's default
-// search mode, hybrid: keyword and vector fused) and the keyword leg
-// interleaved (served 1st, keyword 1st, served 2nd, ...), each document once,
-// and take
+// Rule (MineNegatives): walk the server's ranking (its vector leg by
+// default, or with --mine-from served the collection's default hybrid
+// ranking) and the keyword leg interleaved (server 1st, keyword 1st, server
+// 2nd, ...), each document once, and take
 // the first `count` documents that are
 //   - not a positive of the query, and
 //   - not a near-duplicate of any positive: the same normalised text
@@ -39,7 +39,7 @@ bool IsNearDuplicate(const std::string& candidate, const std::string& positive,
 
 // Negatives (document positions) for one query, by the rule above, from the
 // two ranked lists (document positions, best first; either may be empty).
-std::vector<int64_t> MineNegatives(const std::vector<int64_t>& served,
+std::vector<int64_t> MineNegatives(const std::vector<int64_t>& server_leg,
                                    const std::vector<int64_t>& keyword_leg,
                                    const std::vector<int64_t>& positives,
                                    const CollectionDocs& docs, const MiningOptions& options);
