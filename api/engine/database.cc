@@ -35,6 +35,10 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& 
     d->fault_env_ = std::make_unique<FaultInjectionEnv>(d->env_, options.test_faults);
     d->env_ = d->fault_env_.get();
   }
+  if (options.test_snapshot_pause_at > 0) {
+    d->pausing_env_ = std::make_unique<PausingEnv>(d->env_);
+    d->env_ = d->pausing_env_.get();
+  }
   ASSIGN_OR_RETURN(d->lock_, DataDirLock::Acquire(options.data_dir));
   db::StoreOptions so;
   so.sync_writes = options.sync_writes;

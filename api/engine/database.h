@@ -34,6 +34,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -54,6 +55,7 @@
 #include "api/engine/search_params.h"
 #include "api/engine/token_budget.h"
 #include "common/env.h"
+#include "common/env_pausing.h"
 #include "common/fault_injector.h"
 #include "db/store.h"
 
@@ -102,6 +104,13 @@ struct DatabaseOptions {
   // Tests only: a reindex's commit sleeps this long after each chunk it
   // moves, so a test can kill the process inside the commit. Default: none.
   absl::Duration test_commit_chunk_delay = absl::ZeroDuration();
+  // Tests only: the first Snapshot() after Open calls test_pause just before
+  // its Nth file write (counting the snapshot's Env writes from 1; a
+  // snapshot with fewer writes does not pause). The hook may block: the
+  // server's prints a line and sleeps, so that a test can kill -9 it inside
+  // a snapshot (common/env_pausing.h). 0: never. Default: 0.
+  uint64_t test_snapshot_pause_at = 0;
+  std::function<void(const std::string& what)> test_pause;
   // The file layer of every write to the data directory outside RocksDB
   // (snapshots, backups). Not owned. Default (null): Env::Default().
   Env* env = nullptr;
@@ -359,6 +368,9 @@ class Database {
   // options_.env, wrapped in fault_env_ when options_.test_faults is set.
   Env* env_ = nullptr;
   std::unique_ptr<Env> fault_env_;
+  // Wraps env_ when options_.test_snapshot_pause_at is set (one use).
+  std::unique_ptr<PausingEnv> pausing_env_;
+  bool snapshot_pause_used_ = false;  // guarded by write_mu_
   std::unique_ptr<DataDirLock> lock_;
   std::unique_ptr<db::Store> store_;
   std::unique_ptr<ModelRegistry> models_;
