@@ -52,6 +52,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& 
                          options.default_precision);
   RETURN_IF_ERROR(d->Startup());
   d->maintenance_ = std::thread([p = d.get()] { p->MaintenanceLoop(); });
+  d->ResumeInterruptedReindexes();
   return d;
 }
 
@@ -278,6 +279,11 @@ absl::Status Database::DropCollection(const std::string& name) {
   }
   std::lock_guard<std::mutex> wlock(write_mu_);
   RETURN_IF_ERROR(store_->DropCollection(name));
+  // A reindex that was interrupted and could not resume may have left its
+  // staging collection; it must not outlive the collection.
+  if (store_->GetCollection(StagingName(name)).ok()) {
+    RETURN_IF_ERROR(store_->DropCollection(StagingName(name)));
+  }
   applied_seq_ = store_->LastSequence();
   {
     std::unique_lock<std::shared_mutex> lock(collections_mu_);

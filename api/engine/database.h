@@ -360,6 +360,10 @@ class Database {
   bool Stopping();
 
   // database_reindex.cc
+  // After Startup: restarts each reindex that a crash or a shutdown
+  // interrupted before its commit (database_reindex.cc says why it resumes);
+  // where one cannot start, its collection's progress says FAILED and why.
+  void ResumeInterruptedReindexes();
   void ReindexJob(std::shared_ptr<Collection> c, std::shared_ptr<Model> target);
   absl::Status ReindexRun(Collection& c, Model& target);
 
@@ -401,6 +405,9 @@ class Database {
   mutable std::condition_variable reindex_cv_;
   int reindex_running_ = 0;
   std::vector<std::thread> reindex_threads_;
+  // Staging collections of reindexes interrupted before their commit, found
+  // by Startup for ResumeInterruptedReindexes.
+  std::vector<db::CollectionSpec> interrupted_reindexes_;
 };
 
 }  // namespace neodb::engine
