@@ -380,6 +380,8 @@ TEST(CrashTest, FiftyKillsDuringIngestSnapshotAndReindexLoseNothingAcknowledged)
   std::string model1;                 // fake:1's id: reindexes alternate between the two
   std::map<std::string, int> landed;  // kill point -> cycles it was hit
   int cycles_of_kind[4] = {0, 0, 0, 0};
+  // The target of a reindex the last kill interrupted before its commit.
+  std::string interrupted_to;
   const auto began = std::chrono::steady_clock::now();
   for (int cycle = 0; cycle < kCycles; ++cycle) {
     SCOPED_TRACE(absl::StrCat("cycle ", cycle));
@@ -415,6 +417,22 @@ TEST(CrashTest, FiftyKillsDuringIngestSnapshotAndReindexLoseNothingAcknowledged)
       ASSERT_TRUE(cols->Create(&ctx, req, &resp).ok());
       model1 = Verify(server, "c").model_id();
     } else {
+      if (!interrupted_to.empty()) {
+        // It resumed (RUNNING, or already DONE), or it had committed in the
+        // instant before the kill (then the restart finished it): never
+        // silently dropped.
+        v1::ReindexStatusResponse rs = ReindexStatus(server, "c");
+        if (rs.state() == v1::ReindexStatusResponse::IDLE) {
+          EXPECT_EQ(Verify(server, "c").model_id(), interrupted_to)
+              << "interrupted reindex dropped";
+        } else {
+          EXPECT_TRUE(rs.state() == v1::ReindexStatusResponse::RUNNING ||
+                      rs.state() == v1::ReindexStatusResponse::DONE)
+              << rs.error();
+          EXPECT_EQ(rs.model_id(), interrupted_to);
+        }
+        interrupted_to.clear();
+      }
       CheckAfterRestart(server, e, rng, /*search_all=*/false, "after the kill");
       if (::testing::Test::HasFatalFailure()) return;
       if (cycle % 10 == 9) {
@@ -467,6 +485,7 @@ TEST(CrashTest, FiftyKillsDuringIngestSnapshotAndReindexLoseNothingAcknowledged)
         if (rs.state() != v1::ReindexStatusResponse::RUNNING) break;
         if (commit_kill ? rs.committed() : (rs.done() > 0 && !rs.committed())) {
           point = commit_kill ? "reindex commit" : "reindex staging";
+          if (!commit_kill) interrupted_to = rs.model_id();
           break;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
