@@ -66,6 +66,11 @@ absl::Status PausingEnv::DeleteFile(const std::string& path) {
   return target_->DeleteFile(path);
 }
 
+absl::Status PausingEnv::DeleteDir(const std::string& path) {
+  Before("rmdir", path);
+  return target_->DeleteDir(path);
+}
+
 absl::Status PausingEnv::CreateDir(const std::string& path) {
   Before("mkdir", path);
   return target_->CreateDir(path);
