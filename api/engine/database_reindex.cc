@@ -86,6 +86,7 @@ absl::Status Database::Reindex(const std::string& collection, const std::string&
     if (running) return;
     p = ReindexProgress();
     p.state = ReindexProgress::State::kRunning;
+    p.model_id = target->embedder->model_id();  // from the start: ReindexStatus names it
   });
   if (running) {
     return absl::FailedPreconditionError(

@@ -308,6 +308,33 @@ TEST_F(ReindexCrashStateTest, UncommittedReindexResumesReusingWhatWasStaged) {
   EXPECT_EQ(db_->ListCollections()->size(), 1u);
 }
 
+TEST_F(CollectionModelsTest, AReindexStoppedByAShutdownResumesAtTheNextOpen) {
+  Open(1);
+  Create("a");
+  Fill("a", 640);                         // ten batches
+  model_delay_ = absl::Milliseconds(20);  // each batch of the new model
+  ASSERT_TRUE(db_->Reindex("a", "2").ok());
+  while (db_->GetReindexProgress("a")->done == 0) absl::SleepFor(absl::Milliseconds(1));
+  db_.reset();  // a clean shutdown, mid-way unless this thread stalled
+  model_delay_ = absl::ZeroDuration();
+  Open(1);
+  const ReindexProgress p = *db_->GetReindexProgress("a");
+  if (p.state == ReindexProgress::State::kIdle) {
+    // The reindex had finished before the shutdown: nothing to resume.
+    ExpectConsistent("a", "fake-16-2");
+  } else {
+    EXPECT_EQ(p.model_id, "fake-16-2");
+    db_->WaitForReindex();
+    ASSERT_EQ(db_->GetReindexProgress("a")->state, ReindexProgress::State::kDone)
+        << db_->GetReindexProgress("a")->error;
+    // What the stopped run staged was kept.
+    EXPECT_LT(framed_[2].load(), 2 * 640);
+  }
+  ExpectConsistent("a", "fake-16-2");
+  EXPECT_EQ(db_->DescribeCollection("a")->count, 640u);
+  for (int i : {0, 320, 639}) ExpectSelfHit("a", i, "fake-16-2");
+}
+
 TEST_F(ReindexCrashStateTest, AnInterruptedReindexThatCannotResumeSaysWhy) {
   Open(1);
   Create("a");
