@@ -307,8 +307,10 @@ class Database {
   absl::StatusOr<uint64_t> Snapshot();
   // Loads the model in `model_dir` (when non-empty, else the collection's
   // own) and starts re-embedding `collection` with it in the background; the
-  // collection, and only it, moves to that model. FAILED_PRECONDITION when
-  // one is running, the model cannot be loaded or its dimension differs, or
+  // collection, and only it, moves to that model. OK at once when a reindex
+  // to the same model is running (it joins that one). FAILED_PRECONDITION
+  // when one to another model is running, the model cannot be loaded or its
+  // dimension differs, or
   // the collection holds client-supplied vectors (nothing to re-embed).
   absl::Status Reindex(const std::string& collection, const std::string& model_dir);
   absl::StatusOr<ReindexProgress> GetReindexProgress(const std::string& collection) const;

@@ -80,17 +80,21 @@ absl::Status Database::Reindex(const std::string& collection, const std::string&
         "model in ", model_dir, " has dimension ", target->embedder->dim(), "; collection '",
         spec.name, "' has ", spec.dimension, " (create a new collection instead)"));
   }
-  bool running = false;
+  bool running = false, same = false;
   c->UpdateReindex([&](ReindexProgress& p) {
     running = p.state == ReindexProgress::State::kRunning;
+    same = running && p.model_id == target->embedder->model_id();
     if (running) return;
     p = ReindexProgress();
     p.state = ReindexProgress::State::kRunning;
     p.model_id = target->embedder->model_id();  // from the start: ReindexStatus names it
   });
+  // The same request again (a client retrying, or one that finds the reindex
+  // a restart resumed) joins the running job.
+  if (same) return absl::OkStatus();
   if (running) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("collection '", collection, "' is already being reindexed"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "collection '", collection, "' is already being reindexed (to another model)"));
   }
   std::lock_guard<std::mutex> lock(reindex_mu_);
   ++reindex_running_;
