@@ -353,10 +353,20 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   // 5. The record --rollback needs, then (maybe) the swap.
   const double gain = after.hybrid.ndcg_at_10 - before.hybrid.ndcg_at_10;
   const bool better = gain > a.min_gain;
+  // A rerun that finds the collection on the new model already (a restart
+  // finished or resumed the swap it started) keeps the recorded previous
+  // model: the current one is the new one.
+  json previous = {{"model_dir", model_dir}, {"model_id", info.model_id()}};
+  if (info.model_id() == new_id) {
+    auto old = ReadJson(out / "adapt.json");
+    if (old.ok() && old->value("collection", "") == a.collection && old->contains("previous")) {
+      previous = (*old)["previous"];
+    }
+  }
   json record = {
       {"collection", a.collection},
       {"model_id", new_id},
-      {"previous", {{"model_dir", model_dir}, {"model_id", info.model_id()}}},
+      {"previous", previous},
       {"criterion", absl::StrFormat("hybrid nDCG@10 new - old > %g", a.min_gain)},
       {"gain", gain},
       {"before",
