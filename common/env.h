@@ -1,6 +1,7 @@
 #pragma once
 // Env: every file write of the data directory (index and keyword snapshots,
-// atomic files, backups) goes through this interface, after LevelDB's
+// atomic files, backups and the model copies they hold, restores) goes
+// through this interface, after LevelDB's
 // include/leveldb/env.h. Production uses Env::Default() (POSIX); tests wrap
 // it in FaultInjectionEnv (common/fault_env.h) to make any one write fail
 // deterministically, in process. RocksDB has its own file layer; db/ wraps it
@@ -49,6 +50,8 @@ class Env {
   virtual absl::Status RenameFile(const std::string& from, const std::string& to) = 0;
   // NOT_FOUND when absent.
   virtual absl::Status DeleteFile(const std::string& path) = 0;
+  // rmdir(2) of an empty directory. NOT_FOUND when absent.
+  virtual absl::Status DeleteDir(const std::string& path) = 0;
   // `path` and its missing parents; OK when it exists as a directory.
   virtual absl::Status CreateDir(const std::string& path) = 0;
   // fsync of a directory: makes its entries (a rename) durable.
@@ -56,6 +59,16 @@ class Env {
   // Copies `from` to `to` (created, truncated) through NewWritableFile, and
   // syncs it. Backups use it.
   virtual absl::Status CopyFile(const std::string& from, const std::string& to);
+
+  // The directory tree `from` copied to `to` (which it creates) through
+  // CreateDir, CopyFile and SyncDir: every file and directory durable when
+  // it returns OK. Symlinks are followed; anything but files and
+  // directories (a socket) is FAILED_PRECONDITION. On error `to` may hold
+  // part of the tree; the caller removes it (DeleteTree). Model copies use it.
+  absl::Status CopyTree(const std::string& from, const std::string& to);
+  // Removes `path` and everything under it through DeleteFile and DeleteDir
+  // (deepest first). OK when it does not exist.
+  absl::Status DeleteTree(const std::string& path);
 };
 
 // errno -> Status per the rule above: "<what> <path>: <strerror>".

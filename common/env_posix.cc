@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
@@ -54,11 +55,16 @@ class PosixEnv : public Env {
     return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
   }
   absl::Status RenameFile(const std::string& from, const std::string& to) override {
-    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus(errno, "cannot rename into", to);
+    if (::rename(from.c_str(), to.c_str()) != 0)
+      return ErrnoStatus(errno, "cannot rename into", to);
     return absl::OkStatus();
   }
   absl::Status DeleteFile(const std::string& path) override {
     if (::unlink(path.c_str()) != 0) return ErrnoStatus(errno, "cannot delete", path);
+    return absl::OkStatus();
+  }
+  absl::Status DeleteDir(const std::string& path) override {
+    if (::rmdir(path.c_str()) != 0) return ErrnoStatus(errno, "cannot delete directory", path);
     return absl::OkStatus();
   }
   absl::Status CreateDir(const std::string& path) override {
@@ -111,6 +117,60 @@ absl::Status Env::CopyFile(const std::string& from, const std::string& to) {
   absl::Status s = (*out)->Sync();
   if (!s.ok()) return s;
   return (*out)->Close();
+}
+
+absl::Status Env::CopyTree(const std::string& from, const std::string& to) {
+  namespace fs = std::filesystem;
+  absl::Status s = CreateDir(to);
+  if (!s.ok()) return s;
+  std::vector<std::string> dirs = {to};
+  std::error_code ec;
+  // Symlinks are followed (a model cache may link its files): the copy
+  // holds what they point at.
+  for (fs::recursive_directory_iterator
+           it(from, fs::directory_options::follow_directory_symlink, ec),
+       end;
+       !ec && it != end; it.increment(ec)) {
+    const fs::file_status st = it->status();
+    const std::string dst = (fs::path(to) / fs::relative(it->path(), from)).string();
+    if (fs::is_directory(st)) {
+      s = CreateDir(dst);
+      dirs.push_back(dst);
+    } else if (fs::is_regular_file(st)) {
+      s = CopyFile(it->path().string(), dst);
+    } else {
+      s = absl::FailedPreconditionError(
+          absl::StrCat(it->path().string(), " is not a regular file or directory"));
+    }
+    if (!s.ok()) return s;
+  }
+  if (ec) return ErrnoStatus(ec.value(), "cannot list", from);
+  // The entries (files, subdirectories) durable in their directories.
+  for (const std::string& d : dirs) {
+    s = SyncDir(d);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Env::DeleteTree(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status top = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(top)) return absl::OkStatus();
+  if (!fs::is_directory(top)) return DeleteFile(path);
+  std::vector<fs::path> entries;
+  for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+    entries.push_back(it->path());
+  }
+  if (ec) return ErrnoStatus(ec.value(), "cannot list", path);
+  // Children before their parents: the iteration lists parents first.
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    const bool dir = fs::is_directory(fs::symlink_status(*it, ec));
+    absl::Status s = dir ? DeleteDir(it->string()) : DeleteFile(it->string());
+    if (!s.ok() && !absl::IsNotFound(s)) return s;
+  }
+  return DeleteDir(path);
 }
 
 }  // namespace neodb

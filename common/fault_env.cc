@@ -70,6 +70,12 @@ absl::Status FaultInjectionEnv::DeleteFile(const std::string& path) {
   return target_->DeleteFile(path);
 }
 
+absl::Status FaultInjectionEnv::DeleteDir(const std::string& path) {
+  Fault f = faults_->Next(FileOp::kDelete, path);
+  if (f != Fault::kNone) return InjectedError(f, "cannot delete directory", path);
+  return target_->DeleteDir(path);
+}
+
 absl::Status FaultInjectionEnv::CreateDir(const std::string& path) {
   Fault f = faults_->Next(FileOp::kCreateDir, path);
   if (f != Fault::kNone) return InjectedError(f, "cannot create directory", path);

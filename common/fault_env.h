@@ -17,6 +17,7 @@ class FaultInjectionEnv : public Env {
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
   absl::Status RenameFile(const std::string& from, const std::string& to) override;
   absl::Status DeleteFile(const std::string& path) override;
+  absl::Status DeleteDir(const std::string& path) override;
   absl::Status CreateDir(const std::string& path) override;
   absl::Status SyncDir(const std::string& path) override;
 

@@ -182,7 +182,9 @@ absl::StatusOr<BackupManifest> VerifyBackup(const std::string& from) {
   return m;
 }
 
-absl::Status RestoreBackup(const std::string& from, const std::string& data_dir) {
+absl::Status RestoreBackup(const std::string& from, const std::string& data_dir,
+                           const RestoreOptions& options) {
+  Env* env = options.env != nullptr ? options.env : Env::Default();
   std::error_code ec;
   if (fs::exists(data_dir, ec)) {
     return absl::AlreadyExistsError(
@@ -193,23 +195,20 @@ absl::Status RestoreBackup(const std::string& from, const std::string& data_dir)
   const fs::path target = fs::absolute(data_dir).lexically_normal();
   const fs::path tmp =
       target.parent_path() / absl::StrCat(".", target.filename().string(), ".restore-", getpid());
-  fs::remove_all(tmp, ec);
+  RETURN_IF_ERROR(env->DeleteTree(tmp.string()));  // a crashed restore's, by a recycled pid
   auto fail = [&](absl::Status s) {
-    std::error_code ignored;
-    fs::remove_all(tmp, ignored);
+    env->DeleteTree(tmp.string()).IgnoreError();  // the error that matters is s
     return s;
   };
-  if (!fs::create_directories(tmp / "snapshots", ec)) {
-    return fail(absl::PermissionDeniedError(
-        absl::StrCat("cannot create ", tmp.string(), ": ", ec.message())));
-  }
+  // Each directory made, to sync once its entries are in.
+  std::set<std::string> dirs = {tmp.string(), (tmp / "snapshots").string()};
+  if (absl::Status s = env->CreateDir((tmp / "snapshots").string()); !s.ok()) return fail(s);
   for (const auto& f : m.files) {
     const fs::path dst = tmp / f.path;
-    fs::create_directories(dst.parent_path(), ec);
-    if (ec || !fs::copy_file(fs::path(from) / f.path, dst, ec) || ec) {
-      return fail(absl::InternalError(
-          absl::StrCat("copying ", f.path, ": ", ec ? ec.message() : "failed")));
-    }
+    for (fs::path d = dst.parent_path(); d != tmp; d = d.parent_path()) dirs.insert(d.string());
+    absl::Status s = env->CreateDir(dst.parent_path().string());
+    if (s.ok()) s = env->CopyFile((fs::path(from) / f.path).string(), dst.string());
+    if (!s.ok()) return fail(s);
   }
   // Checked again after the copy: the source may have changed since.
   for (const auto& f : m.files) {
@@ -220,7 +219,10 @@ absl::Status RestoreBackup(const std::string& from, const std::string& data_dir)
     }
   }
   if (!m.models.empty()) {
-    auto store = db::Store::Open((tmp / "store").string());
+    // Closed before the rename.
+    db::StoreOptions so;
+    so.test_faults = options.test_faults;
+    auto store = db::Store::Open((tmp / "store").string(), so);
     if (!store.ok()) return fail(store.status());
     auto specs = (*store)->ListCollections();
     if (!specs.ok()) return fail(specs.status());
@@ -233,11 +235,18 @@ absl::Status RestoreBackup(const std::string& from, const std::string& data_dir)
         if (!r.ok()) return fail(r.status());
       }
     }
+    if (absl::Status s = (*store)->Flush(); !s.ok()) return fail(s);
   }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    return fail(absl::InternalError(
-        absl::StrCat("renaming ", tmp.string(), " to ", target.string(), ": ", ec.message())));
+  // Deepest first, so each directory's entry in its parent is synced after
+  // the directory itself.
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+    if (absl::Status s = env->SyncDir(*it); !s.ok()) return fail(s);
+  }
+  if (absl::Status s = env->RenameFile(tmp.string(), target.string()); !s.ok()) return fail(s);
+  if (absl::Status s = env->SyncDir(target.parent_path().string()); !s.ok()) {
+    // Whether the rename survives a power loss is unknown: take it back.
+    env->DeleteTree(target.string()).IgnoreError();
+    return s;
   }
   return absl::OkStatus();
 }

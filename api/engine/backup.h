@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/env.h"
+#include "common/fault_injector.h"
 
 namespace neodb::engine {
 
@@ -57,12 +59,25 @@ absl::StatusOr<BackupManifest> ManifestFromJson(const std::string& text);
 // and checksum. DATA_LOSS naming the first file that differs or is missing.
 absl::StatusOr<BackupManifest> VerifyBackup(const std::string& from);
 
+struct RestoreOptions {
+  // The file layer of every write of the restore (common/env.h). Not owned.
+  // Default (null): Env::Default().
+  Env* env = nullptr;
+  // Tests only: the writes of the restored store, which restore opens to
+  // point collections at their model copies, ask this injector first
+  // (db/fault_file_system.h); pass the one behind `env`'s twin. Not owned.
+  // Default: none.
+  FaultInjector* test_faults = nullptr;
+};
+
 // Offline: verifies the backup at `from` completely, then builds a data
 // directory at `data_dir` (which must not exist) through a temporary
-// directory beside it, renamed into place at the end. Collections that named
-// a model the backup carries are pointed at its restored copy
-// (<data_dir>/models/<i>). On any failure nothing is left at `data_dir` or
-// beside it.
-absl::Status RestoreBackup(const std::string& from, const std::string& data_dir);
+// directory beside it, every file and directory synced, renamed into place
+// at the end (and that rename synced). Collections that named a model the
+// backup carries are pointed at its restored copy (<data_dir>/models/<i>).
+// On any failure the error is returned and nothing is left at `data_dir` or
+// beside it (the temporary directory is removed, through the Env too).
+absl::Status RestoreBackup(const std::string& from, const std::string& data_dir,
+                           const RestoreOptions& options = {});
 
 }  // namespace neodb::engine

@@ -35,6 +35,10 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& 
     d->fault_env_ = std::make_unique<FaultInjectionEnv>(d->env_, options.test_faults);
     d->env_ = d->fault_env_.get();
   }
+  if (options.test_snapshot_pause_at > 0) {
+    d->pausing_env_ = std::make_unique<PausingEnv>(d->env_);
+    d->env_ = d->pausing_env_.get();
+  }
   ASSIGN_OR_RETURN(d->lock_, DataDirLock::Acquire(options.data_dir));
   db::StoreOptions so;
   so.sync_writes = options.sync_writes;
@@ -51,6 +55,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& 
                          options.default_precision);
   RETURN_IF_ERROR(d->Startup());
   d->maintenance_ = std::thread([p = d.get()] { p->MaintenanceLoop(); });
+  d->ResumeInterruptedReindexes();
   return d;
 }
 
@@ -277,6 +282,11 @@ absl::Status Database::DropCollection(const std::string& name) {
   }
   std::lock_guard<std::mutex> wlock(write_mu_);
   RETURN_IF_ERROR(store_->DropCollection(name));
+  // A reindex that was interrupted and could not resume may have left its
+  // staging collection; it must not outlive the collection.
+  if (store_->GetCollection(StagingName(name)).ok()) {
+    RETURN_IF_ERROR(store_->DropCollection(StagingName(name)));
+  }
   applied_seq_ = store_->LastSequence();
   {
     std::unique_lock<std::shared_mutex> lock(collections_mu_);

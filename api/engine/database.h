@@ -34,6 +34,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,7 @@
 #include "api/engine/search_params.h"
 #include "api/engine/token_budget.h"
 #include "common/env.h"
+#include "common/env_pausing.h"
 #include "common/fault_injector.h"
 #include "db/store.h"
 
@@ -110,6 +112,13 @@ struct DatabaseOptions {
   // Tests only: a reindex's commit sleeps this long after each chunk it
   // moves, so a test can kill the process inside the commit. Default: none.
   absl::Duration test_commit_chunk_delay = absl::ZeroDuration();
+  // Tests only: the first Snapshot() after Open calls test_pause just before
+  // its Nth file write (counting the snapshot's Env writes from 1; a
+  // snapshot with fewer writes does not pause). The hook may block: the
+  // server's prints a line and sleeps, so that a test can kill -9 it inside
+  // a snapshot (common/env_pausing.h). 0: never. Default: 0.
+  uint64_t test_snapshot_pause_at = 0;
+  std::function<void(const std::string& what)> test_pause;
   // The file layer of every write to the data directory outside RocksDB
   // (snapshots, backups). Not owned. Default (null): Env::Default().
   Env* env = nullptr;
@@ -313,8 +322,10 @@ class Database {
   absl::StatusOr<uint64_t> Snapshot();
   // Loads the model in `model_dir` (when non-empty, else the collection's
   // own) and starts re-embedding `collection` with it in the background; the
-  // collection, and only it, moves to that model. FAILED_PRECONDITION when
-  // one is running, the model cannot be loaded or its dimension differs, or
+  // collection, and only it, moves to that model. OK at once when a reindex
+  // to the same model is running (it joins that one). FAILED_PRECONDITION
+  // when one to another model is running, the model cannot be loaded or its
+  // dimension differs, or
   // the collection holds client-supplied vectors (nothing to re-embed).
   absl::Status Reindex(const std::string& collection, const std::string& model_dir);
   absl::StatusOr<ReindexProgress> GetReindexProgress(const std::string& collection) const;
@@ -366,6 +377,10 @@ class Database {
   bool Stopping();
 
   // database_reindex.cc
+  // After Startup: restarts each reindex that a crash or a shutdown
+  // interrupted before its commit (database_reindex.cc says why it resumes);
+  // where one cannot start, its collection's progress says FAILED and why.
+  void ResumeInterruptedReindexes();
   void ReindexJob(std::shared_ptr<Collection> c, std::shared_ptr<Model> target);
   absl::Status ReindexRun(Collection& c, Model& target);
 
@@ -374,6 +389,9 @@ class Database {
   // options_.env, wrapped in fault_env_ when options_.test_faults is set.
   Env* env_ = nullptr;
   std::unique_ptr<Env> fault_env_;
+  // Wraps env_ when options_.test_snapshot_pause_at is set (one use).
+  std::unique_ptr<PausingEnv> pausing_env_;
+  bool snapshot_pause_used_ = false;  // guarded by write_mu_
   std::unique_ptr<DataDirLock> lock_;
   std::unique_ptr<db::Store> store_;
   std::unique_ptr<MemoryBudget> memory_budget_;
@@ -405,6 +423,9 @@ class Database {
   mutable std::condition_variable reindex_cv_;
   int reindex_running_ = 0;
   std::vector<std::thread> reindex_threads_;
+  // Staging collections of reindexes interrupted before their commit, found
+  // by Startup for ResumeInterruptedReindexes.
+  std::vector<db::CollectionSpec> interrupted_reindexes_;
 };
 
 }  // namespace neodb::engine

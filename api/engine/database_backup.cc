@@ -21,7 +21,7 @@ absl::StatusOr<BackupManifest> Database::Backup(const std::string& dir) {
   // A failed backup (a full disk, most likely) is removed, so that it gives
   // back the space it took and is never mistaken for a backup.
   absl::StatusOr<BackupManifest> m = BackupInto(dir);
-  if (!m.ok()) fs::remove_all(dir, ec);
+  if (!m.ok()) env_->DeleteTree(dir).IgnoreError();  // the error that matters is m's
   return m;
 }
 
@@ -46,17 +46,20 @@ absl::StatusOr<BackupManifest> Database::BackupInto(const std::string& dir) {
   RETURN_IF_ERROR(store_->CreateCheckpoint((fs::path(dir) / "store").string()));
   RETURN_IF_ERROR(note_models());
   int i = 0;
+  const std::string models_dir = (fs::path(dir) / "models").string();
   for (const auto& [source, id] : models) {
     // A model that is not a directory (the test fake) has nothing to copy.
     if (!fs::is_directory(source, ec)) continue;
     const std::string rel = absl::StrCat("models/", i++);
-    fs::create_directories(fs::path(dir) / "models", ec);
-    if (!ec) fs::copy(source, fs::path(dir) / rel, fs::copy_options::recursive, ec);
-    if (ec) {
-      return absl::InternalError(absl::StrCat("copying model ", source, ": ", ec.message()));
+    // Through the Env, synced: a copy is whole or the backup fails.
+    absl::Status s = env_->CreateDir(models_dir);
+    if (s.ok()) s = env_->CopyTree(source, (fs::path(dir) / rel).string());
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("copying model ", source, ": ", s.message()));
     }
     m.models.push_back({source, rel, id});
   }
+  if (i > 0) RETURN_IF_ERROR(env_->SyncDir(models_dir));
   ASSIGN_OR_RETURN(m.files, DescribeFiles(dir));
   // The manifest last, by an atomic (synced, renamed) write: a backup
   // without one is incomplete.

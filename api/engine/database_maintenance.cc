@@ -11,7 +11,14 @@ namespace neodb::engine {
 
 absl::StatusOr<uint64_t> Database::Snapshot() {
   std::lock_guard<std::mutex> lock(write_mu_);
-  return SnapshotLocked();
+  const bool pause = pausing_env_ != nullptr && !snapshot_pause_used_;
+  if (pause) {
+    snapshot_pause_used_ = true;
+    pausing_env_->PauseAt(options_.test_snapshot_pause_at, options_.test_pause);
+  }
+  absl::StatusOr<uint64_t> covered = SnapshotLocked();
+  if (pause) pausing_env_->Disarm();
+  return covered;
 }
 
 absl::StatusOr<uint64_t> Database::SnapshotLocked() {

@@ -10,6 +10,22 @@
 // model with the collection, builds fresh indexes and swaps settings and
 // indexes together, while searches of this collection wait (commit_mu):
 // internal ids change there. Other collections are not touched.
+//
+// Interrupted reindexes resume. A crash or a shutdown before the commit
+// leaves the staging collection in the store, and it is the whole record of
+// the job: its spec names the target model (directory, id, precision) and
+// the embedding settings, its documents the vectors made so far. Startup
+// keeps it and, once open, starts the reindex again towards that model
+// (ResumeInterruptedReindexes); the run reuses every staged vector whose
+// document still has the same text, so a resumed reindex embeds only what
+// it had not done (resuming is cheap here: a staged document carries its
+// text, so staleness is a comparison, and the change log the catch-up needs
+// is only read from the new scan on). Restarting from nothing would instead
+// throw away the expensive part of the work on every crash, and reporting
+// FAILED would leave the operator to restart it by hand. Where it cannot
+// resume (the target model no longer loads) ReindexStatus says FAILED with
+// the reason. A reindex that failed on its own (an I/O error) drops its
+// staging collection and is not resumed.
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +41,16 @@ namespace {
 constexpr size_t kReindexBatch = 64;
 // Catch-up rounds outside the write lock before the final one under it.
 constexpr int kCatchUpRounds = 8;
+
+// Whether the vectors staged under `old` are the ones `now` would make: the
+// same model in the same precision, embedding with the same settings. (The
+// staging spec copies the collection's embedding settings when created.)
+bool SameVectors(const db::CollectionSpec& old, const db::CollectionSpec& now) {
+  return old.engine_state.empty() && old.model_id == now.model_id &&
+         old.precision == now.precision && old.dimension == now.dimension &&
+         old.pooling == now.pooling && old.overflow == now.overflow &&
+         old.document_instruction == now.document_instruction;
+}
 
 }  // namespace
 
@@ -54,21 +80,49 @@ absl::Status Database::Reindex(const std::string& collection, const std::string&
         "model in ", model_dir, " has dimension ", target->embedder->dim(), "; collection '",
         spec.name, "' has ", spec.dimension, " (create a new collection instead)"));
   }
-  bool running = false;
+  bool running = false, same = false;
   c->UpdateReindex([&](ReindexProgress& p) {
     running = p.state == ReindexProgress::State::kRunning;
+    same = running && p.model_id == target->embedder->model_id();
     if (running) return;
     p = ReindexProgress();
     p.state = ReindexProgress::State::kRunning;
+    p.model_id = target->embedder->model_id();  // from the start: ReindexStatus names it
   });
+  // The same request again (a client retrying, or one that finds the reindex
+  // a restart resumed) joins the running job.
+  if (same) return absl::OkStatus();
   if (running) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("collection '", collection, "' is already being reindexed"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "collection '", collection, "' is already being reindexed (to another model)"));
   }
   std::lock_guard<std::mutex> lock(reindex_mu_);
   ++reindex_running_;
   reindex_threads_.emplace_back([this, c, target] { ReindexJob(c, target); });
   return absl::OkStatus();
+}
+
+void Database::ResumeInterruptedReindexes() {
+  for (const db::CollectionSpec& staging : interrupted_reindexes_) {
+    const std::string name = TargetOf(staging.name);
+    spdlog::warn("collection '{}': resuming the reindex a restart interrupted (model {})", name,
+                 staging.model_id);
+    absl::Status s = Reindex(name, staging.model_dir);
+    if (s.ok()) continue;
+    spdlog::error("collection '{}': the interrupted reindex cannot resume: {}", name, s.ToString());
+    (void)store_->DropCollection(staging.name);
+    if (auto c = Find(name); c.ok()) {
+      (*c)->UpdateReindex([&](ReindexProgress& p) {
+        p = ReindexProgress();
+        p.state = ReindexProgress::State::kFailed;
+        p.model_id = staging.model_id;
+        p.error = absl::StrCat("a restart interrupted the reindex to model ", staging.model_id,
+                               " (", staging.model_dir, ") and it cannot resume: ", s.message(),
+                               "; the collection stays on its model, start the reindex again");
+      });
+    }
+  }
+  interrupted_reindexes_.clear();
 }
 
 void Database::ReindexJob(std::shared_ptr<Collection> c, std::shared_ptr<Model> target) {
@@ -125,9 +179,7 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
     }
   } unpin{this, pin};
 
-  // A fresh staging collection (a failed earlier attempt may have left one).
   const std::string staging = StagingName(name);
-  if (store_->GetCollection(staging).ok()) RETURN_IF_ERROR(store_->DropCollection(staging));
   db::CollectionSpec staging_spec = spec;
   staging_spec.name = staging;
   staging_spec.model_id = target_id;
@@ -135,46 +187,70 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
   staging_spec.precision = std::string(encoder::PrecisionName(target.embedder->precision()));
   staging_spec.engine_state.clear();
   staging_spec.created_at_micros = 0;
-  RETURN_IF_ERROR(store_->CreateCollection(staging_spec));
+  // The staging collection of an interrupted attempt at the same vectors is
+  // kept (its vectors are reused below); any other is replaced.
+  bool resume = false;
+  if (auto old = store_->GetCollection(staging); old.ok()) {
+    resume = SameVectors(*old, staging_spec);
+    if (!resume) RETURN_IF_ERROR(store_->DropCollection(staging));
+  }
+  if (!resume) RETURN_IF_ERROR(store_->CreateCollection(staging_spec));
   bool committed = false;
+  // Dropped on failure, so a failed reindex is not resumed; kept when the
+  // server is shutting down, so the next start resumes it.
   struct DropStaging {
-    db::Store* store;
+    Database* d;
     const std::string& staging;
     const bool& committed;
     ~DropStaging() {
-      if (!committed) (void)store->DropCollection(staging);
+      if (!committed && !d->Stopping()) (void)d->store_->DropCollection(staging);
     }
-  } drop_staging{store_.get(), staging, committed};
+  } drop_staging{this, staging, committed};
 
   ASSIGN_OR_RETURN(uint64_t total, store_->Count(name));
   c.UpdateReindex([&](ReindexProgress& p) { p.total = total; });
 
-  // Embeds `batch` with the target model and writes it to staging.
+  // Embeds the documents of `batch` that carry no vector yet with the
+  // target model and writes the batch to staging.
   auto stage = [&](std::vector<db::Document>& batch) -> absl::Status {
     if (batch.empty()) return absl::OkStatus();
     std::vector<std::string> texts;
-    texts.reserve(batch.size());
-    for (const auto& d : batch) texts.push_back(d.text);
-    ASSIGN_OR_RETURN(std::vector<encoder::Embedding> e,
-                     target.batcher->Embed(std::move(texts), opts, absl::InfiniteFuture()));
+    std::vector<size_t> todo;
     for (size_t i = 0; i < batch.size(); ++i) {
-      batch[i].vector = std::move(e[i].vector);
-      batch[i].model_id = target_id;
+      if (!batch[i].vector.empty()) continue;
+      texts.push_back(batch[i].text);
+      todo.push_back(i);
     }
+    if (!texts.empty()) {
+      ASSIGN_OR_RETURN(std::vector<encoder::Embedding> e,
+                       target.batcher->Embed(std::move(texts), opts, absl::InfiniteFuture()));
+      for (size_t j = 0; j < todo.size(); ++j) batch[todo[j]].vector = std::move(e[j].vector);
+    }
+    for (auto& d : batch) d.model_id = target_id;
     RETURN_IF_ERROR(store_->Upsert(staging, std::move(batch)).status());
     batch.clear();
     return absl::OkStatus();
   };
 
-  // Stage 1: stream the collection through the encoder into staging.
+  // Stage 1: stream the collection through the encoder into staging. When
+  // resuming, a document staged with the same text keeps its staged vector.
   std::vector<db::Document> batch;
   uint64_t done = 0;
   uint64_t covered = 0;
+  uint64_t reused = 0;
   RETURN_IF_ERROR(store_->ScanDocuments(
       name,
       [&](const db::Document& d) -> absl::Status {
         db::Document copy = d;
         copy.vector.clear();
+        if (resume) {
+          auto staged = store_->Get(staging, d.id);
+          if (!staged.ok() && !absl::IsNotFound(staged.status())) return staged.status();
+          if (staged.ok() && staged->text == d.text && staged->model_id == target_id) {
+            copy.vector = std::move(staged->vector);
+            ++reused;
+          }
+        }
         batch.push_back(std::move(copy));
         if (batch.size() < kReindexBatch) return absl::OkStatus();
         RETURN_IF_ERROR(stage(batch));
@@ -185,6 +261,22 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
       },
       &covered));
   RETURN_IF_ERROR(stage(batch));
+  if (resume) {
+    // What the interrupted attempt staged for documents deleted since. (One
+    // deleted after the scan is caught up below, like any change.)
+    std::vector<std::string> gone;
+    RETURN_IF_ERROR(store_->ScanDocuments(staging, [&](const db::Document& d) -> absl::Status {
+      auto live = store_->Get(name, d.id);
+      if (absl::IsNotFound(live.status())) {
+        gone.push_back(d.id);
+        return absl::OkStatus();
+      }
+      return live.status();
+    }));
+    if (!gone.empty()) RETURN_IF_ERROR(store_->Delete(staging, gone).status());
+    spdlog::info("reindex of '{}' resumed: {} staged vectors reused, {} discarded", name, reused,
+                 gone.size());
+  }
 
   // Stage 2: documents written since the scan, re-read and staged again (or
   // removed from staging), until few are left.
@@ -204,6 +296,7 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
         continue;
       }
       RETURN_IF_ERROR(d.status());
+      d->vector.clear();  // the old model's: stage() embeds what has none
       batch.push_back(std::move(*d));
       if (batch.size() >= kReindexBatch) RETURN_IF_ERROR(stage(batch));
     }

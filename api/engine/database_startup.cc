@@ -1,5 +1,6 @@
 // Database: startup recovery and index rebuilds.
 #include <filesystem>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "api/engine/change_replay.h"
@@ -88,16 +89,20 @@ absl::StatusOr<std::shared_ptr<Collection>> Database::LoadCollection(const db::C
 
 absl::Status Database::Startup() {
   ASSIGN_OR_RETURN(std::vector<db::CollectionSpec> specs, store_->ListCollections());
-  // Reindexes that were under way: finish the committed, drop the others.
+  // Reindexes that were under way: finish the committed; keep the others'
+  // staging collections for ResumeInterruptedReindexes (the collection stays
+  // on its model until that reindex commits), unless the collection is gone.
+  std::set<std::string> names;
+  for (const auto& spec : specs) names.insert(spec.name);
   for (const auto& spec : specs) {
     if (!IsStagingName(spec.name)) continue;
     if (spec.engine_state == kCommitMarker) {
       spdlog::warn("collection '{}': finishing a committed reindex (model {})", TargetOf(spec.name),
                    spec.model_id);
       RETURN_IF_ERROR(RollForward(*store_, spec));
+    } else if (names.count(TargetOf(spec.name))) {
+      interrupted_reindexes_.push_back(spec);
     } else {
-      spdlog::warn("collection '{}': discarding an unfinished reindex (it stays on its model)",
-                   TargetOf(spec.name));
       RETURN_IF_ERROR(store_->DropCollection(spec.name));
     }
   }
@@ -105,6 +110,7 @@ absl::Status Database::Startup() {
   const uint64_t last = store_->LastSequence();
   uint64_t replay_from = last;
   for (const auto& spec : specs) {
+    if (IsStagingName(spec.name)) continue;  // not a collection of its own
     ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, LoadCollection(spec, last));
     replay_from = std::min(replay_from, c->covered_seq);
     collections_[spec.name] = std::move(c);

@@ -1,12 +1,15 @@
 // The Env twin: WriteFileAtomically under every fault at every write point
 // leaves the old file intact and no temp file behind (or, for a torn rename,
 // a short file that readers must reject); ENOSPC reads as RESOURCE_EXHAUSTED.
+// Tree copies fail at every write point; the pausing twin pauses once.
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "common/atomic_file.h"
+#include "common/env_pausing.h"
 #include "common/fault_env.h"
 #include "gtest/gtest.h"
 
@@ -100,6 +103,50 @@ TEST_F(EnvTest, CopyFileCopiesAndFailsCleanly) {
   faults.SetDiskFull(true);
   EXPECT_TRUE(absl::IsResourceExhausted(env.CopyFile(Path("src"), Path("dst2"))));
   EXPECT_TRUE(absl::IsNotFound(env.CopyFile(Path("missing"), Path("dst3"))));
+}
+
+TEST_F(EnvTest, CopyTreeCopiesEveryFileAndDeleteTreeRemovesIt) {
+  fs::create_directories(dir_ / "src" / "sub" / "deeper");
+  std::ofstream(dir_ / "src" / "a") << "alpha";
+  std::ofstream(dir_ / "src" / "sub" / "deeper" / "b") << std::string(200000, 'b');
+  FaultInjector faults;
+  FaultInjectionEnv env(Env::Default(), &faults);
+  ASSERT_TRUE(env.CopyTree(Path("src"), Path("dst")).ok());
+  EXPECT_EQ(Slurp(Path("dst/a")), "alpha");
+  EXPECT_EQ(Slurp(Path("dst/sub/deeper/b")), std::string(200000, 'b'));
+  // Every write point fails the copy with the error.
+  const uint64_t points = faults.ops();
+  EXPECT_GE(points, 11u);  // 3 mkdir, 2 x (create, append.., sync), 3 dir syncs
+  for (uint64_t n = 1; n <= points; ++n) {
+    SCOPED_TRACE(testing::Message() << "point " << n);
+    faults.FailNth(n, Fault::kNoSpace);
+    absl::Status s = env.CopyTree(Path("src"), Path("dst") + std::to_string(n));
+    EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+    faults.Reset();
+    ASSERT_TRUE(env.DeleteTree(Path("dst") + std::to_string(n)).ok());
+    EXPECT_FALSE(fs::exists(Path("dst") + std::to_string(n)));
+  }
+  ASSERT_TRUE(env.DeleteTree(Path("dst")).ok());
+  EXPECT_FALSE(fs::exists(Path("dst")));
+  EXPECT_TRUE(env.DeleteTree(Path("dst")).ok());  // absent: nothing to do
+  EXPECT_TRUE(fs::exists(Path("src/sub/deeper/b")));
+}
+
+TEST_F(EnvTest, PausingEnvCallsItsHookBeforeTheNthWriteOnce) {
+  PausingEnv env(Env::Default());
+  std::vector<std::string> seen;
+  env.PauseAt(2, [&](const std::string& what) {
+    seen.push_back(what);
+    // The write has not happened yet: the temp file holds no data.
+    EXPECT_EQ(Slurp(Path("f.tmp")), "");
+  });
+  // create, append (the 2nd), append, sync, rename, dir sync
+  ASSERT_TRUE(WriteFileAtomically(&env, Path("f"), {"one", "two"}).ok());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], "append " + Path("f.tmp"));
+  ASSERT_TRUE(WriteFileAtomically(&env, Path("f"), {"again"}).ok());
+  EXPECT_EQ(seen.size(), 1u);
+  EXPECT_EQ(Slurp(Path("f")), "again");
 }
 
 }  // namespace

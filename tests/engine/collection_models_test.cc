@@ -3,10 +3,12 @@
 // two collections on two models in one database, across a restart with yet
 // another default model; a reindex of one while both are queried and
 // written (no failure, no answer that mixes models); the crash states a
-// reindex can leave (staging without and with its commit marker); the data
-// directory lock.
+// reindex can leave (staging without and with its commit marker: the first
+// resumes, reusing what was staged, or says why it cannot; the second is
+// finished); the data directory lock.
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <filesystem>
 #include <random>
@@ -14,10 +16,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/engine/database.h"
-#include "tests/engine/engine_test_util.h"
 #include "api/engine/fake_embedder.h"
 #include "api/engine/reindex_staging.h"
 #include "gtest/gtest.h"
+#include "tests/engine/engine_test_util.h"
 
 namespace neodb::engine {
 namespace {
@@ -32,6 +34,21 @@ const absl::Time kFar = absl::InfiniteFuture();
 // than the vectors it meets scores far lower (independent random vectors).
 constexpr float kSelfScore = 0.999f;
 
+// Counts the texts it frames (every text the encoder embeds passes here).
+class CountingFake : public FakeEmbedder {
+ public:
+  CountingFake(int dim, int max_tokens, uint64_t seed, std::atomic<int64_t>* framed)
+      : FakeEmbedder(dim, max_tokens, seed), framed_(framed) {}
+  absl::StatusOr<encoder::FramedTexts> Frame(const std::vector<std::string>& texts,
+                                             const encoder::EmbedOptions& options) const override {
+    *framed_ += static_cast<int64_t>(texts.size());
+    return FakeEmbedder::Frame(texts, options);
+  }
+
+ private:
+  std::atomic<int64_t>* framed_;
+};
+
 std::string Text(const std::string& collection, int i) {
   return absl::StrCat(collection, "w", i % 7, " x", i % 11, " y", i % 13, " z", i);
 }
@@ -41,10 +58,12 @@ class CollectionModelsTest : public EngineTest {
   DatabaseOptions Options(uint64_t default_seed) {
     DatabaseOptions o = BaseOptions();
     o.default_model_dir = std::to_string(default_seed);
-    o.embedder_factory = [this](const std::string& d, encoder::Precision) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+    o.embedder_factory = [this](const std::string& d,
+                                encoder::Precision) -> absl::StatusOr<std::unique_ptr<Embedder>> {
       ++loads_;
       if (d == "none") return absl::NotFoundError("no checkpoint in none");
-      auto e = std::make_unique<FakeEmbedder>(kDim, 32, std::stoull(d));
+      const uint64_t seed = std::stoull(d);
+      auto e = std::make_unique<CountingFake>(kDim, 32, seed, &framed_[seed % framed_.size()]);
       e->set_delay(model_delay_);
       return std::unique_ptr<Embedder>(std::move(e));
     };
@@ -86,6 +105,8 @@ class CollectionModelsTest : public EngineTest {
 
   std::atomic<int> loads_{0};
   absl::Duration model_delay_ = absl::ZeroDuration();
+  // Texts framed by the loaded models, by seed (mod 8).
+  std::array<std::atomic<int64_t>, 8> framed_{};
 };
 
 TEST_F(CollectionModelsTest, TwoCollectionsKeepTheirModelsAcrossARestart) {
@@ -247,16 +268,95 @@ class ReindexCrashStateTest : public CollectionModelsTest {
   }
 };
 
-TEST_F(ReindexCrashStateTest, UncommittedReindexIsDiscarded) {
+TEST_F(ReindexCrashStateTest, UncommittedReindexResumesReusingWhatWasStaged) {
+  Open(1);
+  Create("a");
+  Fill("a", 200);
+  // Changed and deleted after the killed reindex staged them.
+  std::vector<DocumentInput> changed;
+  changed.push_back({"d5", "changed five", {}});
+  ASSERT_TRUE(db_->Upsert("a", std::move(changed), kFar).ok());
+  ASSERT_TRUE(db_->Delete("a", {"d7"}).ok());
+  StageReindex("a", 2, /*committed=*/false, 150);  // d0..d149, as they were
+  Open(1);
+  // The reindex runs again at startup, not IDLE.
+  const ReindexProgress started = *db_->GetReindexProgress("a");
+  EXPECT_NE(started.state, ReindexProgress::State::kIdle);
+  EXPECT_NE(started.state, ReindexProgress::State::kFailed) << started.error;
+  db_->WaitForReindex();
+  const ReindexProgress p = *db_->GetReindexProgress("a");
+  ASSERT_EQ(p.state, ReindexProgress::State::kDone) << p.error;
+  EXPECT_EQ(p.model_id, "fake-16-2");
+  // Embedded: the 50 never staged and d5, whose staged text is stale; the
+  // other 148 staged vectors were kept.
+  EXPECT_EQ(framed_[2].load(), 51);
+  ExpectConsistent("a", "fake-16-2");
+  EXPECT_EQ(db_->DescribeCollection("a")->count, 199u);
+  auto got = db_->Get("a", {"d5", "d7"});
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE((*got)[0].has_value());
+  EXPECT_EQ((*got)[0]->text, "changed five");
+  EXPECT_FALSE((*got)[1].has_value()) << "the staged copy of a deleted document came back";
+  for (int i : {0, 100, 149, 150, 199}) ExpectSelfHit("a", i, "fake-16-2");
+  SearchParams q;
+  q.k = 1;
+  auto r = db_->NearText("a", "changed five", std::nullopt, q, kFar);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->hits.size(), 1u);
+  EXPECT_EQ(r->hits[0].id, "d5");
+  EXPECT_GT(r->hits[0].score, kSelfScore);
+  EXPECT_EQ(db_->ListCollections()->size(), 1u);
+}
+
+TEST_F(CollectionModelsTest, AReindexStoppedByAShutdownResumesAtTheNextOpen) {
+  Open(1);
+  Create("a");
+  Fill("a", 640);                         // ten batches
+  model_delay_ = absl::Milliseconds(20);  // each batch of the new model
+  ASSERT_TRUE(db_->Reindex("a", "2").ok());
+  while (db_->GetReindexProgress("a")->done == 0) absl::SleepFor(absl::Milliseconds(1));
+  db_.reset();  // a clean shutdown, mid-way unless this thread stalled
+  model_delay_ = absl::ZeroDuration();
+  Open(1);
+  const ReindexProgress p = *db_->GetReindexProgress("a");
+  if (p.state == ReindexProgress::State::kIdle) {
+    // The reindex had finished before the shutdown: nothing to resume.
+    ExpectConsistent("a", "fake-16-2");
+  } else {
+    EXPECT_EQ(p.model_id, "fake-16-2");
+    db_->WaitForReindex();
+    ASSERT_EQ(db_->GetReindexProgress("a")->state, ReindexProgress::State::kDone)
+        << db_->GetReindexProgress("a")->error;
+    // What the stopped run staged was kept.
+    EXPECT_LT(framed_[2].load(), 2 * 640);
+  }
+  ExpectConsistent("a", "fake-16-2");
+  EXPECT_EQ(db_->DescribeCollection("a")->count, 640u);
+  for (int i : {0, 320, 639}) ExpectSelfHit("a", i, "fake-16-2");
+}
+
+TEST_F(ReindexCrashStateTest, AnInterruptedReindexThatCannotResumeSaysWhy) {
   Open(1);
   Create("a");
   Fill("a", 100);
   StageReindex("a", 2, /*committed=*/false, 60);
+  {
+    // Its target model is gone since.
+    auto store = db::Store::Open((dir_ / "store").string());
+    ASSERT_TRUE(store.ok());
+    db::CollectionUpdate u;
+    u.model_dir = "none";
+    ASSERT_TRUE((*store)->UpdateCollection(StagingName("a"), u).ok());
+  }
   Open(1);
+  const ReindexProgress p = *db_->GetReindexProgress("a");
+  EXPECT_EQ(p.state, ReindexProgress::State::kFailed);
+  EXPECT_NE(p.error.find("cannot resume"), std::string::npos) << p.error;
+  EXPECT_NE(p.error.find("none"), std::string::npos) << p.error;
+  // The collection serves on its model; nothing of the staging is left.
   ExpectConsistent("a", "fake-16-1");
   EXPECT_EQ(db_->DescribeCollection("a")->count, 100u);
   ExpectSelfHit("a", 7, "fake-16-1");
-  // Nothing of the staging collection is visible or left.
   EXPECT_EQ(db_->ListCollections()->size(), 1u);
   db_.reset();
   auto store = db::Store::Open((dir_ / "store").string());
@@ -299,7 +399,8 @@ TEST_F(CollectionModelsTest, ACollectionWhoseCheckpointChangedRefusesToEmbed) {
   db_.reset();
   // Directory "1" now holds another model (seed 7): the content hash differs.
   DatabaseOptions o = Options(9);
-  o.embedder_factory = [](const std::string&, encoder::Precision) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+  o.embedder_factory = [](const std::string&,
+                          encoder::Precision) -> absl::StatusOr<std::unique_ptr<Embedder>> {
     return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, 7));
   };
   auto db = Database::Open(o, std::make_unique<FakeEmbedder>(kDim, 32, 9));

@@ -7,14 +7,20 @@
 // every acknowledged document is there, searchable, deleted ones stay
 // deleted, and the indexes match the store. Then a full disk: writes fail
 // with RESOURCE_EXHAUSTED, reads keep working, writes resume with space.
+// Restores and the model copies of a backup too: every write point fails
+// with an error, leaves nothing that passes for a data directory or a
+// backup, and the process goes on.
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/engine/backup.h"
 #include "api/engine/database.h"
 #include "api/engine/fake_embedder.h"
+#include "common/fault_env.h"
 #include "common/fault_injector.h"
 #include "gtest/gtest.h"
 
@@ -36,8 +42,9 @@ class FaultInjectionTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           absl::StrCat("neodb_fault_", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
-                        "_", getpid());
+           absl::StrCat("neodb_fault_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
+                        getpid());
     fs::remove_all(dir_);
   }
   void TearDown() override {
@@ -53,13 +60,75 @@ class FaultInjectionTest : public ::testing::Test {
     o.snapshot_interval = absl::ZeroDuration();
     o.snapshot_on_close = false;  // a reopen stands in for a crash
     o.test_faults = &faults_;
-    o.embedder_factory = [](const std::string& d,
-                            encoder::Precision) -> absl::StatusOr<std::unique_ptr<Embedder>> {
-      return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, std::stoull(d)));
-    };
+    o.embedder_factory = ModelFactory;
     auto db = Database::Open(o, std::make_unique<FakeEmbedder>(kDim, 32, 1));
     ASSERT_TRUE(db.ok()) << db.status();
     db_ = std::move(*db);
+  }
+  // A model directory holds a file "seed" (the fake's seed: a checkpoint a
+  // backup copies); any other name is the seed itself.
+  static absl::StatusOr<std::unique_ptr<Embedder>> ModelFactory(const std::string& d,
+                                                                encoder::Precision) {
+    uint64_t seed = 0;
+    if (std::ifstream in(fs::path(d) / "seed"); in) {
+      in >> seed;
+    } else {
+      seed = std::stoull(d);
+    }
+    return std::unique_ptr<Embedder>(new FakeEmbedder(kDim, 32, seed));
+  }
+  // Moves collection "c" onto a model directory with files in it (what a
+  // backup copies), in a subdirectory too.
+  void MoveToModelDirectory() {
+    const fs::path model = dir_ / "model3";
+    fs::create_directories(model / "weights");
+    std::ofstream(model / "seed") << 3;
+    std::ofstream(model / "weights" / "layer0.bin") << std::string(10000, 'w');
+    ASSERT_TRUE(db_->Reindex("c", model.string()).ok());
+    db_->WaitForReindex();
+    ASSERT_EQ(db_->GetReindexProgress("c")->state, ReindexProgress::State::kDone);
+  }
+  // Opens the restored data directory `data_dir` on its own (no faults) and
+  // checks it holds `docs` (what the backup held), on the model copy.
+  void CheckRestored(const std::string& data_dir, const std::map<std::string, std::string>& docs) {
+    DatabaseOptions o;
+    o.data_dir = data_dir;
+    o.snapshot_on_close = false;
+    o.embedder_factory = ModelFactory;
+    auto db = Database::Open(o, std::make_unique<FakeEmbedder>(kDim, 32, 1));
+    ASSERT_TRUE(db.ok()) << db.status();
+    auto spec = (*db)->DescribeCollection("c");
+    ASSERT_TRUE(spec.ok());
+    EXPECT_EQ(spec->spec.model_dir, (fs::path(data_dir) / "models" / "0").string());
+    EXPECT_EQ(spec->count, docs.size());
+    std::vector<std::string> ids;
+    for (auto& [id, text] : docs) ids.push_back(id);
+    auto got = (*db)->Get("c", ids);
+    ASSERT_TRUE(got.ok());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      ASSERT_TRUE((*got)[i].has_value()) << ids[i];
+      EXPECT_EQ((*got)[i]->text, docs.at(ids[i]));
+    }
+    auto v = (*db)->Verify("c");
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ(v->stored, v->indexed);
+    EXPECT_EQ(v->foreign_model, 0u);
+    SearchParams p;
+    p.k = 1;
+    auto r = (*db)->NearText("c", docs.begin()->second, std::nullopt, p, kFar);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->hits.size(), 1u);
+    EXPECT_EQ(r->hits[0].id, docs.begin()->first);
+  }
+  // Entries of `dir` whose name contains `part` (a restore's leftovers).
+  static std::vector<std::string> Leftovers(const fs::path& dir, const std::string& part) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().filename().string().find(part) != std::string::npos) {
+        out.push_back(e.path().filename().string());
+      }
+    }
+    return out;
   }
   void Create() {
     db::CollectionSpec spec;
@@ -194,8 +263,9 @@ TEST_F(FaultInjectionTest, EveryWritePointOfSnapshot) {
     // flushes are not the snapshot's; the reopen checks them.
     const FileOp op = faults_.last_injected_op();
     const std::string path = faults_.last_injected_path();
-    const bool own = absl::StrContains(path, "/snapshots/") ||
-                     (absl::EndsWith(path, ".log") && (op == FileOp::kAppend || op == FileOp::kSync));
+    const bool own =
+        absl::StrContains(path, "/snapshots/") ||
+        (absl::EndsWith(path, ".log") && (op == FileOp::kAppend || op == FileOp::kSync));
     if (own && FaultFor(n) != Fault::kTornRename && op != FileOp::kDelete) {
       EXPECT_FALSE(s.ok()) << "an injected fault went unreported: " << path;
     }
@@ -283,6 +353,92 @@ TEST_F(FaultInjectionTest, AFullDiskRefusesWritesKeepsReadsAndResumes) {
   ASSERT_TRUE(resumed.ok()) << resumed;
   ASSERT_TRUE(db_->Backup(backup).ok());
   ASSERT_TRUE(db_->Snapshot().ok());
+  ReopenAndCheck();
+}
+
+TEST_F(FaultInjectionTest, EveryWritePointOfABackupsModelCopy) {
+  Open();
+  Create();
+  ASSERT_TRUE(Add(10).ok());
+  MoveToModelDirectory();
+  // Only the model copies count: the backup's models/ directory.
+  faults_.Reset();
+  faults_.SetPathFilter("/models/");
+  ASSERT_TRUE(db_->Backup((dir_ / "b0").string()).ok());
+  const uint64_t points = faults_.ops();
+  ASSERT_GE(points, 8u);  // two directories, two files: mkdir, create, append, sync, dir syncs
+  for (uint64_t n = 1; n <= points; ++n) {
+    SCOPED_TRACE(absl::StrCat("write point ", n, " of ", points));
+    const std::string backup = (dir_ / absl::StrCat("b", n)).string();
+    faults_.FailNth(n, FaultFor(n));
+    auto b = db_->Backup(backup);
+    ASSERT_EQ(faults_.injected(), 1u);
+    // Nothing in a model copy renames, so a torn rename is an error too.
+    EXPECT_FALSE(b.ok()) << "an injected fault went unreported: " << faults_.last_injected_path();
+    EXPECT_TRUE(absl::IsResourceExhausted(b.status()) || absl::IsUnavailable(b.status()))
+        << b.status();
+    EXPECT_FALSE(fs::exists(backup)) << "a failed backup was left behind";
+    // The process goes on: writes, and the next backup.
+    faults_.Reset();
+    faults_.SetPathFilter("/models/");
+    ASSERT_TRUE(Add(1).ok());
+  }
+  faults_.SetPathFilter("");
+  ASSERT_TRUE(db_->Backup((dir_ / "b_last").string()).ok());
+  auto m = VerifyBackup((dir_ / "b_last").string());
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->models.size(), 1u);
+  ReopenAndCheck();
+}
+
+TEST_F(FaultInjectionTest, EveryWritePointOfRestore) {
+  Open();
+  Create();
+  ASSERT_TRUE(Add(20).ok());
+  MoveToModelDirectory();
+  const std::string backup = (dir_ / "backup").string();
+  ASSERT_TRUE(db_->Backup(backup).ok());
+  const std::map<std::string, std::string> in_backup = acked_;
+  // Restores go under restores/, and only their writes count (the path
+  // filter): the open database's own writes must not take the fault.
+  const fs::path restores = dir_ / "restores";
+  fs::create_directories(restores);
+  FaultInjectionEnv env(Env::Default(), &faults_);
+  RestoreOptions ro;
+  ro.env = &env;
+  ro.test_faults = &faults_;
+  faults_.Reset();
+  faults_.SetPathFilter("restores");
+  ASSERT_TRUE(RestoreBackup(backup, (restores / "r0").string(), ro).ok());
+  const uint64_t points = faults_.ops();
+  ASSERT_GE(points, 20u);  // every file copied (create, append, sync), the store, dir syncs, rename
+  CheckRestored((restores / "r0").string(), in_backup);
+  int reported_ok = 0;
+  for (uint64_t n = 1; n <= points; ++n) {
+    SCOPED_TRACE(absl::StrCat("write point ", n, " of ", points));
+    const std::string target = (restores / absl::StrCat("r", n)).string();
+    faults_.FailNth(n, FaultFor(n));
+    absl::Status s = RestoreBackup(backup, target, ro);
+    ASSERT_EQ(faults_.injected(), 1u);
+    faults_.Reset();  // keeps the path filter
+    if (s.ok()) {
+      // Only a fault the restore cannot see (a torn rename of a directory is
+      // a plain rename; RocksDB may absorb one in the background) lets it
+      // report success: then the directory must be whole.
+      ++reported_ok;
+      CheckRestored(target, in_backup);
+    } else {
+      EXPECT_TRUE(absl::IsResourceExhausted(s) || absl::IsUnavailable(s) || absl::IsDataLoss(s) ||
+                  absl::IsInternal(s) || absl::IsNotFound(s))
+          << s;
+      EXPECT_FALSE(fs::exists(target)) << "a failed restore left " << target << ": " << s;
+      EXPECT_TRUE(Leftovers(restores, absl::StrCat(".r", n, ".restore-")).empty())
+          << "a failed restore left its temporary directory: " << s;
+    }
+    // The process goes on: the database serves and takes writes.
+    ASSERT_TRUE(Add(1).ok());
+  }
+  EXPECT_LT(reported_ok, static_cast<int>(points) / 4);
   ReopenAndCheck();
 }
 

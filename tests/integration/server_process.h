@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -115,12 +117,20 @@ class ServerProcess {
       return false;
     }
     reader.join();
-    // Keep draining stdout so the server never blocks on a full pipe.
-    drain_ = std::thread([f] {
-      char buf[256];
+    // Keep draining stdout so the server never blocks on a full pipe; keep
+    // its lines for WaitForOutput.
+    output_ = std::make_shared<Output>();
+    drain_ = std::thread([f, out = output_] {
+      char buf[1024];
       while (fgets(buf, sizeof buf, f)) {
+        std::lock_guard<std::mutex> l(out->mu);
+        out->lines.emplace_back(buf);
+        out->cv.notify_all();
       }
       fclose(f);
+      std::lock_guard<std::mutex> l(out->mu);
+      out->closed = true;
+      out->cv.notify_all();
     });
     port_ = port;
     return true;
@@ -157,6 +167,24 @@ class ServerProcess {
     return -1;
   }
 
+  // Waits until the server has printed (on stdout, after its listening
+  // line) a line containing `needle`: false when it exits or `timeout`
+  // passes first. Synchronises a test with a server-side event (a test
+  // pause) instead of with a guess at timing.
+  bool WaitForOutput(const std::string& needle,
+                     std::chrono::seconds timeout = std::chrono::seconds(60)) {
+    if (!output_) return false;
+    std::unique_lock<std::mutex> l(output_->mu);
+    bool found = false;
+    output_->cv.wait_for(l, timeout, [&] {
+      for (const auto& line : output_->lines) {
+        if (line.find(needle) != std::string::npos) found = true;
+      }
+      return found || output_->closed;
+    });
+    return found;
+  }
+
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
   // The port of --metrics-listen, as the server printed it (0 without one).
@@ -184,6 +212,13 @@ class ServerProcess {
   int port_ = 0;
   int metrics_port_ = 0;
   std::thread drain_;
+  struct Output {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::string> lines;
+    bool closed = false;
+  };
+  std::shared_ptr<Output> output_;
 };
 
 }  // namespace neodb::testing

@@ -418,14 +418,23 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   const double gain = best.metrics.ndcg_at_10 - before.hybrid.ndcg_at_10;
   const bool better = gain > a.min_gain;
   const bool new_fusion = best.label != after.fusions.front().label;
+  // A rerun that finds the collection on the new model already (a restart
+  // finished or resumed the swap it started) keeps the recorded previous
+  // model and fusion: the current ones are the new ones.
+  json previous = {{"model_dir", model_dir},
+                   {"model_id", info.model_id()},
+                   {"fusion", std::string(keyword::FusionMethodName(settings.fusion.method))},
+                   {"fusion_alpha", settings.fusion.alpha}};
+  if (info.model_id() == new_id) {
+    auto old = ReadJson(out / "adapt.json");
+    if (old.ok() && old->value("collection", "") == a.collection && old->contains("previous")) {
+      previous = (*old)["previous"];
+    }
+  }
   json record = {
       {"collection", a.collection},
       {"model_id", new_id},
-      {"previous",
-       {{"model_dir", model_dir},
-        {"model_id", info.model_id()},
-        {"fusion", std::string(keyword::FusionMethodName(settings.fusion.method))},
-        {"fusion_alpha", settings.fusion.alpha}}},
+      {"previous", previous},
       {"fusion",
        {{"method", std::string(keyword::FusionMethodName(best.options.method))},
         {"alpha", best.options.alpha},
