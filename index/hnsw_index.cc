@@ -18,16 +18,49 @@ namespace {
 
 using FaissIdx = faiss::Index::idx_t;  // int64_t in FAISS 1.7.3
 
-// Rejects tombstones and ids the caller's filter disallows, inside FAISS.
+// Which positions a search may return: live ones the caller's filter allows.
+// Through the filter's bitmap when it has one: a bit test per visited node
+// instead of a virtual call and a metadata lookup.
 struct PositionSelector : faiss::IDSelector {
-  const std::vector<int64_t>* pos_to_id;
-  const std::vector<uint8_t>* dead;
-  const IdFilter* filter;
-  bool is_member(FaissIdx pos) const override {
-    if (pos < 0 || static_cast<size_t>(pos) >= dead->size() || (*dead)[pos]) return false;
-    return filter == nullptr || filter->Allowed((*pos_to_id)[pos]);
+  PositionSelector(const std::vector<int64_t>& pos_to_id, const std::vector<uint8_t>& dead,
+                   const IdFilter* filter, const IdBitmap* bitmap)
+      : pos_to_id(pos_to_id), dead(dead), filter(filter), bitmap(bitmap) {}
+  // REQUIRES: pos < dead.size().
+  bool Allows(size_t pos) const {
+    if (dead[pos]) return false;
+    if (bitmap != nullptr) return bitmap->Test(pos_to_id[pos]);
+    return filter == nullptr || filter->Allowed(pos_to_id[pos]);
   }
+  bool is_member(FaissIdx pos) const override {
+    return pos >= 0 && static_cast<size_t>(pos) < dead.size() && Allows(pos);
+  }
+  const std::vector<int64_t>& pos_to_id;
+  const std::vector<uint8_t>& dead;
+  const IdFilter* filter;
+  const IdBitmap* bitmap;
 };
+
+std::vector<size_t> AllowedPositions(const PositionSelector& sel) {
+  std::vector<size_t> out;
+  for (size_t p = 0; p < sel.dead.size(); ++p) {
+    if (sel.Allows(p)) out.push_back(p);
+  }
+  return out;
+}
+
+// The allowed share of live positions, from a deterministic stride sample.
+double EstimateAllowedFraction(const PositionSelector& sel) {
+  const size_t n = sel.dead.size();
+  const size_t samples = std::min<size_t>(n, 1024);
+  size_t live = 0, allowed = 0;
+  for (size_t i = 0; i < samples; ++i) {
+    size_t p = i * n / samples;
+    if (sel.dead[p]) continue;
+    ++live;
+    if (sel.Allows(p)) ++allowed;
+  }
+  return live == 0 ? 0.0 : static_cast<double>(allowed) / live;
+}
 
 faiss::MetricType FaissMetric(Metric m) {
   return m == Metric::kL2 ? faiss::METRIC_L2 : faiss::METRIC_INNER_PRODUCT;
@@ -107,28 +140,6 @@ absl::StatusOr<size_t> HnswIndex::Remove(std::span<const int64_t> ids) {
   return removed;
 }
 
-std::vector<size_t> HnswIndex::AllowedPositionsLocked(const IdFilter* filter) const {
-  std::vector<size_t> out;
-  for (size_t p = 0; p < pos_to_id_.size(); ++p) {
-    if (!dead_[p] && (filter == nullptr || filter->Allowed(pos_to_id_[p]))) out.push_back(p);
-  }
-  return out;
-}
-
-double HnswIndex::EstimateAllowedFractionLocked(const IdFilter* filter) const {
-  // Deterministic stride sample over positions; counts allowed among live.
-  const size_t n = pos_to_id_.size();
-  const size_t samples = std::min<size_t>(n, 1024);
-  size_t live = 0, allowed = 0;
-  for (size_t i = 0; i < samples; ++i) {
-    size_t p = i * n / samples;
-    if (dead_[p]) continue;
-    ++live;
-    if (filter->Allowed(pos_to_id_[p])) ++allowed;
-  }
-  return live == 0 ? 0.0 : static_cast<double>(allowed) / live;
-}
-
 std::vector<SearchHit> HnswIndex::ExactLocked(const float* query, int k, const IdFilter* filter,
                                               const std::vector<size_t>* positions) const {
   std::vector<SearchHit> out;
@@ -166,13 +177,16 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
       for (size_t i = 0; i < nq; ++i) out[i] = ExactLocked(&q[i * dim_], k, filter, nullptr);
       return;
     }
+    // From here on the filter is asked about many positions (the sample, a
+    // graph walk, or every position): take its bitmap if it has one.
+    PositionSelector sel(pos_to_id_, dead_, filter, filter != nullptr ? filter->Dense() : nullptr);
     double fraction = 1.0;
     std::vector<size_t> allowed_positions;
     bool have_allowed = false;
     if (filter != nullptr) {
-      fraction = EstimateAllowedFractionLocked(filter);
+      fraction = EstimateAllowedFraction(sel);
       if (fraction < kHnswExactFilterFraction || fraction * live < exact_below_) {
-        allowed_positions = AllowedPositionsLocked(filter);
+        allowed_positions = AllowedPositions(sel);
         have_allowed = true;
         for (size_t i = 0; i < nq; ++i) {
           out[i] = ExactLocked(&q[i * dim_], k, filter, &allowed_positions);
@@ -184,10 +198,6 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
     ef = std::max(ef, k);
     if (fraction < 1.0) ef = static_cast<int>(ef / std::max(fraction, 0.01));
     ef = std::min(ef, kHnswMaxEfSearch);
-    PositionSelector sel;
-    sel.pos_to_id = &pos_to_id_;
-    sel.dead = &dead_;
-    sel.filter = filter;
     faiss::SearchParametersHNSW params;
     params.efSearch = ef;
     // Only pass a selector when something must be excluded: it costs a
@@ -211,7 +221,7 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
       // Guarantee: fewer than k hits only when fewer than k are allowed.
       if (out[i].size() < static_cast<size_t>(k) && out[i].size() < live) {
         if (!have_allowed) {
-          allowed_positions = AllowedPositionsLocked(filter);
+          allowed_positions = AllowedPositions(sel);
           have_allowed = true;
         }
         if (allowed_positions.size() > out[i].size()) {

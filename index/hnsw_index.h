@@ -83,8 +83,6 @@ class HnswIndex : public VectorIndex {
   // Exact search over the live positions in `positions` (all live when null).
   std::vector<SearchHit> ExactLocked(const float* query, int k, const IdFilter* filter,
                                      const std::vector<size_t>* positions) const;
-  std::vector<size_t> AllowedPositionsLocked(const IdFilter* filter) const;
-  double EstimateAllowedFractionLocked(const IdFilter* filter) const;
 
   const int dim_;
   const int m_;
