@@ -139,10 +139,13 @@ TEST(MetadataTableTest, DenseGivesUpOnManyDistinctValuesAndSparseIds) {
   for (int64_t id = 1; id <= 5000; ++id) changes.push_back(Add(id, {{"t", id}, {"b", id % 2}}));
   ASSERT_TRUE(table.Apply(changes).ok());
   const db::Filter by_t = db::Filter::Lt("t", int64_t{100});
-  MetadataTable::FilterView many(table, by_t);
-  EXPECT_EQ(many.Dense(), nullptr);  // 5000 distinct values of t
-  EXPECT_TRUE(many.Allowed(99));
-  EXPECT_FALSE(many.Allowed(100));
+  {
+    // (A view holds the table's shared lock: scoped, so that Apply below runs.)
+    MetadataTable::FilterView many(table, by_t);
+    EXPECT_EQ(many.Dense(), nullptr);  // 5000 distinct values of t
+    EXPECT_TRUE(many.Allowed(99));
+    EXPECT_FALSE(many.Allowed(100));
+  }
   const db::Filter by_b = db::Filter::Eq("b", int64_t{1});
   {
     MetadataTable::FilterView few(table, by_b);
