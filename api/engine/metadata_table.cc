@@ -21,7 +21,15 @@ absl::Status MetadataTable::Apply(std::span<const Change> changes) {
 void MetadataTable::AddLocked(int64_t id, const db::Metadata& metadata) {
   docs_[id] = Doc{metadata, ids_.size()};
   ids_.push_back(id);
-  for (const auto& [field, value] : metadata) value_ids_[field][value].insert(id);
+  for (const auto& [field, value] : metadata) {
+    if (too_many_values_.count(field)) continue;
+    ValueIds& values = value_ids_[field];
+    values[value].insert(id);
+    if (values.size() > kMaxDenseDistinctValues) {
+      value_ids_.erase(field);
+      too_many_values_.insert(field);
+    }
+  }
 }
 
 void MetadataTable::RemoveLocked(int64_t id) {
@@ -29,6 +37,7 @@ void MetadataTable::RemoveLocked(int64_t id) {
   if (it == docs_.end()) return;
   for (const auto& [field, value] : it->second.metadata) {
     auto f = value_ids_.find(field);
+    if (f == value_ids_.end()) continue;  // in too_many_values_
     auto v = f->second.find(value);
     v->second.erase(id);
     if (v->second.empty()) f->second.erase(v);
@@ -93,10 +102,10 @@ std::optional<index::IdBitmap> MetadataTable::EvaluateLocked(const db::Filter& f
   // A comparison reads one field, so it has one answer per distinct value of
   // that field, and one for the documents lacking it: ask Matches itself
   // (the semantics stay db::Filter's) once for each.
+  if (too_many_values_.count(filter.field())) return std::nullopt;
   index::IdBitmap out(first, last);
   auto field = value_ids_.find(filter.field());
   if (field != value_ids_.end()) {
-    if (field->second.size() > kMaxDenseDistinctValues) return std::nullopt;
     db::Metadata one;
     for (const auto& [value, ids] : field->second) {
       one.clear();

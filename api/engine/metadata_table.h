@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -41,8 +42,11 @@ class MetadataTable : public DerivedIndex {
   size_t size() const override;
   std::vector<int64_t> Ids() const override;
 
-  // Dense() gives up (nullptr) on a filter naming a field with more distinct
-  // values than this: it evaluates the filter once per distinct value.
+  // Dense() gives up (nullptr) on a filter naming a field that has had more
+  // distinct values than this: it evaluates the filter once per distinct
+  // value. Such a field's value sets are dropped and no longer kept (until the
+  // table is rebuilt at startup), which bounds their memory: a field unique
+  // to each document (a title) would otherwise copy every value.
   static constexpr size_t kMaxDenseDistinctValues = 4096;
   // Dense() gives up beyond this many bitmap bits per document (8 bytes
   // each): internal ids are global and grow with every overwrite, so the live
@@ -91,6 +95,7 @@ class MetadataTable : public DerivedIndex {
   std::unordered_map<int64_t, Doc> docs_;
   std::vector<int64_t> ids_;                                // every live id, unordered
   std::map<std::string, ValueIds, std::less<>> value_ids_;  // field -> value -> ids
+  std::set<std::string, std::less<>> too_many_values_;      // fields not in value_ids_
 };
 
 }  // namespace neodb::engine

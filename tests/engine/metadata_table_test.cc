@@ -152,6 +152,22 @@ TEST(MetadataTableTest, DenseGivesUpOnManyDistinctValuesAndSparseIds) {
     ASSERT_NE(few.Dense(), nullptr);
     EXPECT_EQ(few.Dense()->Count(), 2500u);
   }
+  // t's value sets were dropped when it passed the limit: removing documents
+  // does not bring them back (that takes a rebuild at startup).
+  std::vector<Change> deletes;
+  for (int64_t id = 100; id <= 5000; ++id) {
+    Change del;
+    del.removed = id;
+    deletes.push_back(del);
+  }
+  ASSERT_TRUE(table.Apply(deletes).ok());
+  {
+    MetadataTable::FilterView still(table, by_t);
+    EXPECT_EQ(still.Dense(), nullptr);
+    MetadataTable::FilterView few(table, by_b);
+    ASSERT_NE(few.Dense(), nullptr);
+    EXPECT_EQ(few.Dense()->Count(), 50u);  // odd ids 1..99
+  }
   // One far-away id: the live ids now span far more than 64 bits each.
   ASSERT_TRUE(table.Apply(std::vector<Change>{Add(int64_t{1} << 40, {{"b", int64_t{1}}})}).ok());
   MetadataTable::FilterView sparse(table, by_b);
