@@ -9,6 +9,9 @@
 // - While live vectors * dimension <= kHnswExactMaxFloats every search is
 //   exact (AVX kernels over the HNSW storage): as fast as Debian's non-AVX2
 //   graph walk at that size and perfectly accurate (bench/README.md ## Index).
+// - The graph walk is FAISS's (HNSW::search), with distances from our dot
+//   kernel (index/dot_kernel.h): Debian's FAISS computes them with a scalar
+//   loop. A filter with a bitmap (IdFilter::Dense) is read through it.
 // - Filtered searches estimate the allowed fraction f from a sample. When the
 //   allowed set is small (f < kHnswExactFilterFraction or fewer than
 //   kHnswExactMaxFloats / dimension allowed vectors) the search is an exact
@@ -83,8 +86,6 @@ class HnswIndex : public VectorIndex {
   // Exact search over the live positions in `positions` (all live when null).
   std::vector<SearchHit> ExactLocked(const float* query, int k, const IdFilter* filter,
                                      const std::vector<size_t>* positions) const;
-  std::vector<size_t> AllowedPositionsLocked(const IdFilter* filter) const;
-  double EstimateAllowedFractionLocked(const IdFilter* filter) const;
 
   const int dim_;
   const int m_;

@@ -18,9 +18,15 @@ namespace {
 
 using FaissIdx = faiss::Index::idx_t;  // int64_t in FAISS 1.7.3
 
+// The caller's filter inside FAISS, through its bitmap when it has one: a list
+// scan asks about every id it scans.
 struct FilterSelector : faiss::IDSelector {
   const IdFilter* filter;
-  bool is_member(FaissIdx id) const override { return filter->Allowed(id); }
+  const IdBitmap* bitmap;
+  bool Allows(int64_t id) const {
+    return bitmap != nullptr ? bitmap->Test(id) : filter->Allowed(id);
+  }
+  bool is_member(FaissIdx id) const override { return Allows(id); }
 };
 
 faiss::MetricType FaissMetric(Metric m) {
@@ -133,6 +139,7 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> IvfPqIndex::SearchImpl(
   if (live_.empty()) return out;
   FilterSelector sel;
   sel.filter = filter;
+  sel.bitmap = filter != nullptr ? filter->Dense() : nullptr;
   auto run = [&](const float* queries_ptr, size_t n, size_t nprobe,
                  std::vector<std::vector<SearchHit>>* results, size_t first) {
     faiss::SearchParametersIVF params;
@@ -166,7 +173,7 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> IvfPqIndex::SearchImpl(
         continue;
       if (allowed == SIZE_MAX) {
         allowed = 0;
-        for (int64_t id : live_) allowed += (filter == nullptr || filter->Allowed(id)) ? 1 : 0;
+        for (int64_t id : live_) allowed += (filter == nullptr || sel.Allows(id)) ? 1 : 0;
       }
       if (allowed > out[i].size()) run(&q[i * dim_], 1, nlist_, &out, i);
     }
@@ -230,8 +237,8 @@ absl::Status IvfPqIndex::DeserializeBody(ByteReader* r) {
     return absl::DataLossError("ivfpq index payload is truncated");
   }
   // FAISS trusts its input (lengths, list sizes): check first.
-  RETURN_IF_ERROR(CheckFaissIvfPq(faiss_bytes, dim_, static_cast<size_t>(nlist_),
-                                  static_cast<size_t>(m_)));
+  RETURN_IF_ERROR(
+      CheckFaissIvfPq(faiss_bytes, dim_, static_cast<size_t>(nlist_), static_cast<size_t>(m_)));
   ASSIGN_OR_RETURN(std::unique_ptr<faiss::Index> loaded,
                    ReadFaissIndex(faiss_bytes, "ivfpq deserialize"));
   auto* ivf = dynamic_cast<faiss::IndexIVFPQ*>(loaded.get());

@@ -13,10 +13,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "index/id_bitmap.h"
 #include "index/metric.h"
 
 namespace neodb::index {
@@ -28,6 +30,25 @@ class IdFilter {
  public:
   virtual ~IdFilter() = default;
   virtual bool Allowed(int64_t id) const = 0;
+  // The allowed ids as a bitmap (Test(id) == Allowed(id) for every id), or
+  // nullptr when the filter has none. An index calls it before a search that
+  // asks about a large share of its ids (an HNSW graph walk, an IVF list scan,
+  // listing the allowed ids), never for one that asks about a few (an exact
+  // scan asks only about rows that would enter the top k): a filter may build
+  // the bitmap on the first call, at a cost of one evaluation per id it knows.
+  // Thread-safe; the bitmap lives as long as the filter. Default: nullptr.
+  virtual const IdBitmap* Dense() const { return nullptr; }
+};
+
+// An IdFilter over a bitmap it owns.
+class IdBitmapFilter final : public IdFilter {
+ public:
+  explicit IdBitmapFilter(IdBitmap bitmap) : bitmap_(std::move(bitmap)) {}
+  bool Allowed(int64_t id) const override { return bitmap_.Test(id); }
+  const IdBitmap* Dense() const override { return &bitmap_; }
+
+ private:
+  IdBitmap bitmap_;
 };
 
 struct SearchHit {

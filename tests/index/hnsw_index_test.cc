@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <random>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -157,6 +158,47 @@ TEST_F(HnswTest, RemovedAndOverwrittenIdsAreNeverReturned) {
   EXPECT_FALSE(index->Contains(4));
 }
 
+// A filter's bitmap (IdFilter::Dense) is a faster way to ask the same
+// question: the search must not change. Random filters of several densities,
+// the exact-scan, graph-walk and fallback paths, with tombstones.
+TEST_F(HnswTest, BitmapFilterGivesTheSameHitsAsPerIdFilter) {
+  auto index = Copy(*l2_);
+  std::mt19937_64 rng(7);
+  std::vector<int64_t> removed;
+  for (int64_t id = 1; id <= static_cast<int64_t>(kN); ++id) {
+    if (rng() % 100 < 15) removed.push_back(id);
+  }
+  ASSERT_EQ(*index->Remove(removed), removed.size());
+  for (double density : {0.002, 0.01, 0.04, 0.1, 0.3, 0.5, 0.9, 1.0}) {
+    for (int round = 0; round < 2; ++round) {
+      const uint64_t salt = rng();
+      auto allowed = [&](int64_t id) {
+        return static_cast<double>(std::hash<uint64_t>{}(id ^ salt) % 10000) < density * 10000;
+      };
+      // Ids outside the index too (0, beyond the last): the bitmap spans more.
+      IdBitmap bitmap(0, kN + 100);
+      for (int64_t id = 0; id <= static_cast<int64_t>(kN) + 100; ++id) {
+        if (allowed(id)) bitmap.Set(id);
+      }
+      IdBitmapFilter dense(std::move(bitmap));
+      FnFilter per_id(allowed);
+      ASSERT_EQ(per_id.Dense(), nullptr);
+      for (int k : {1, 10, 100}) {
+        auto a = index->Search(*queries_, k, &per_id);
+        auto b = index->Search(*queries_, k, &dense);
+        ASSERT_TRUE(a.ok() && b.ok());
+        for (int q = 0; q < kQueries; ++q) {
+          ASSERT_EQ((*a)[q].size(), (*b)[q].size()) << density << " k " << k << " q " << q;
+          for (size_t i = 0; i < (*a)[q].size(); ++i) {
+            EXPECT_EQ((*a)[q][i].id, (*b)[q][i].id);
+            EXPECT_EQ((*a)[q][i].score, (*b)[q][i].score);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(HnswTest, SmallIndexAnswersExactly) {
   HnswIndex index(kDim, 16, Metric::kInnerProduct);  // default exact_below
   std::vector<float> base(base_->begin(), base_->begin() + 2000 * kDim);
@@ -169,9 +211,9 @@ TEST_F(HnswTest, SmallIndexAnswersExactly) {
     auto all = BruteForce(base, ids, kDim, query, ids.size(), Metric::kInnerProduct);
     std::unordered_map<int64_t, double> exact;
     for (const auto& h : all) exact[h.id] = h.score;
-    ExpectExactTopK(
-        (*res)[q], want, [&](int64_t id) { return exact.at(id); },
-        [](double s) { return 1e-3 * (1 + std::abs(s)); }, "query " + std::to_string(q));
+    ExpectExactTopK((*res)[q], want, [&](int64_t id) { return exact.at(id); },
+                    [](double s) { return 1e-3 * (1 + std::abs(s)); },
+                    "query " + std::to_string(q));
   }
 }
 
