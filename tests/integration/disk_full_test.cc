@@ -84,18 +84,32 @@ class DiskFullTest : public ::testing::Test {
     if (s.ok()) acked_.insert(batch.begin(), batch.end());
     return s;
   }
-  // Every acknowledged document is there with its text.
+  // Writes batches of 200 until one fails (at most 300 batches, about 36 MB:
+  // more than the 24 MiB file system holds) and returns that failure. RocksDB
+  // may have reserved WAL space (fallocate, 1.1 x the write buffer) before
+  // the ballast took the rest; writes go on, acknowledged, until it is used.
+  grpc::Status WriteUntilFull(int* next) {
+    grpc::Status s;
+    for (int i = 0; i < 300 && s.ok(); ++i, *next += 200) s = Upsert(*next, 200);
+    return s;
+  }
+  // Every acknowledged document is there with its text (Get takes at most
+  // 1,000 ids a request).
   void ExpectAllAcknowledged() {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(Deadline());
-    v1::GetRequest req;
-    req.set_collection("c");
-    for (auto& [id, text] : acked_) req.add_ids(id);
-    v1::GetResponse resp;
-    grpc::Status s = docs_->Get(&ctx, req, &resp);
-    ASSERT_TRUE(s.ok()) << s.error_message();
     std::map<std::string, std::string> got;
-    for (const auto& d : resp.documents()) got[d.id()] = d.text();
+    std::vector<std::string> ids;
+    for (auto& [id, text] : acked_) ids.push_back(id);
+    for (size_t from = 0; from < ids.size(); from += 1000) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(Deadline());
+      v1::GetRequest req;
+      req.set_collection("c");
+      for (size_t i = from; i < ids.size() && i < from + 1000; ++i) req.add_ids(ids[i]);
+      v1::GetResponse resp;
+      grpc::Status s = docs_->Get(&ctx, req, &resp);
+      ASSERT_TRUE(s.ok()) << s.error_message();
+      for (const auto& d : resp.documents()) got[d.id()] = d.text();
+    }
     for (auto& [id, text] : acked_) {
       ASSERT_TRUE(got.count(id)) << "acknowledged " << id << " lost";
       EXPECT_EQ(got[id], text);
@@ -127,7 +141,14 @@ TEST_F(DiskFullTest, WritesFailReadsWorkAndWritesResumeWhenSpaceReturns) {
     GTEST_SKIP() << "cannot mount a tmpfs (" << fs.error()
                  << "): this test needs root, as on CI's Debian 12 VM";
   }
-  std::vector<std::string> args = {"--data-dir", dir.Sub("mnt/data"), "--snapshot-interval", "0"};
+  // RocksDB's own memtable sizes (64 MiB each): its WAL reserve (fallocate,
+  // 1.1 x the write buffer) then cannot fit this 24 MiB disk, so the disk is
+  // full for the WAL as soon as the ballast is in. With the server's default
+  // 32 MiB budget the reserve is 8.8 MB: writes go on, acknowledged, until it
+  // is used, and a restart on the still-full disk must first flush them,
+  // which it cannot (a clear message and exit 1; README "Disk full").
+  std::vector<std::string> args = {"--data-dir", dir.Sub("mnt/data"), "--snapshot-interval",
+                                   "0", "--rocksdb-memtable-mib", "0"};
   for (auto& x : ModelArgs(dir, 1)) args.push_back(x);
   const std::string ballast = dir.Sub("mnt/ballast");
 
@@ -141,6 +162,8 @@ TEST_F(DiskFullTest, WritesFailReadsWorkAndWritesResumeWhenSpaceReturns) {
   // Full: writes fail with RESOURCE_EXHAUSTED naming the cause, again and
   // again, and the server stays up and serves reads.
   ASSERT_GT(FillWithBallast(ballast), 0u);
+  grpc::Status full = WriteUntilFull(&next);
+  ASSERT_EQ(full.error_code(), StatusCode::RESOURCE_EXHAUSTED) << full.error_message();
   for (int i = 0; i < 5; ++i, next += 20) {
     grpc::Status s = Upsert(next, 20);
     ASSERT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
@@ -163,8 +186,7 @@ TEST_F(DiskFullTest, WritesFailReadsWorkAndWritesResumeWhenSpaceReturns) {
     EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
   }
   FillWithBallast(ballast);
-  s = Upsert(next, 20);
-  next += 20;
+  s = WriteUntilFull(&next);
   EXPECT_EQ(s.error_code(), StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
 
   // Space returns: writes succeed without a restart.
