@@ -388,7 +388,12 @@ void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
   k->set_snapshot_bytes(info.keyword.snapshot_bytes);
   s->set_precision(info.spec.precision);
   s->set_fusion(info.spec.fusion);
-  s->set_fusion_alpha(info.spec.fusion_alpha);
+  // The alpha only where it means something, so that a described spec is a
+  // valid spec to create with (an alpha beside "adaptive" is refused there).
+  if (keyword::ParseFusionMethod(info.spec.fusion).value_or(keyword::FusionMethod::kAdaptive) ==
+      keyword::FusionMethod::kWeighted) {
+    s->set_fusion_alpha(info.spec.fusion_alpha);
+  }
   out->set_count(info.count);
   out->set_dimension(static_cast<int32_t>(info.spec.dimension));
   out->set_model_id(info.spec.model_id);

@@ -139,6 +139,13 @@ class PythonClientTest(unittest.TestCase):
             self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, bad)
         # The collection's default fusion: queries that name none use it.
         self.assertEqual(c.describe("kw").spec.fusion, "adaptive")
+        # No alpha beside adaptive: a described spec creates a collection as it is.
+        spec = c.describe("kw").spec
+        self.assertFalse(spec.HasField("fusion_alpha"))
+        spec.name = "kw_copy"
+        copy = c.collections.Create(c.pb.CreateCollectionRequest(spec=spec), timeout=c.timeout)
+        self.assertEqual(copy.info.spec.fusion, "adaptive")
+        c.drop("kw_copy")
         info = c.set_fusion("kw", alpha=0.25)
         self.assertEqual((info.spec.fusion, info.spec.fusion_alpha), ("weighted", 0.25))
         hits = c.search("kw", "zulu", k=10, explain=True)

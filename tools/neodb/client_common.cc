@@ -126,13 +126,13 @@ json InfoToJson(const v1::CollectionInfo& i) {
          {"document_prefix", i.spec().document_prefix()},
          {"precision", i.spec().precision()},
          {"fusion", i.spec().fusion()},
-         {"fusion_alpha", i.spec().fusion_alpha()},
          {"analyzer", i.spec().analyzer()},
          {"bm25_k1", i.spec().bm25_k1()},
          {"bm25_b", i.spec().bm25_b()},
          {"title_field", i.spec().title_field()},
          {"title_weight", i.spec().title_weight()},
          {"keyword", KeywordInfoToJson(i.keyword())}};
+  if (i.spec().has_fusion_alpha()) j["fusion_alpha"] = i.spec().fusion_alpha();
   if (i.spec().vectors() == v1::VECTOR_SOURCE_EXTERNAL) {
     j["vectors"] = "external";
     j["vectors_name"] = i.spec().vectors_name();

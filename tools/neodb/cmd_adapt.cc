@@ -22,6 +22,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "api/convert.h"
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "encoder/checkpoint/weights.h"
@@ -125,11 +126,11 @@ absl::StatusOr<adapt::EmbedSettings> SettingsOf(const v1::CollectionInfo& info) 
                                                             : encoder::Overflow::kError;
   s.document_prefix = info.spec().document_prefix();
   s.query_prefix = info.spec().query_prefix();
-  // A server from before per-collection fusions reports none: adaptive.
-  if (!info.spec().fusion().empty()) {
-    ASSIGN_OR_RETURN(s.fusion.method, keyword::ParseFusionMethod(info.spec().fusion()));
-  }
-  if (info.spec().has_fusion_alpha()) s.fusion.alpha = info.spec().fusion_alpha();
+  // The server's own reading of a fusion (a server from before
+  // per-collection fusions reports none: adaptive).
+  ASSIGN_OR_RETURN(s.fusion, api::FusionFromProto(info.spec().fusion(),
+                                                  info.spec().has_fusion_alpha(),
+                                                  info.spec().fusion_alpha()));
   return s;
 }
 
@@ -142,7 +143,7 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
                                       const fs::path& path) {
   adapt::MiningOptions mopt{.count = a.negatives, .jaccard_threshold = a.jaccard};
   std::string out;
-  int64_t mined = 0, from_served = 0, from_keyword = 0, skipped_duplicates = 0, lines = 0;
+  int64_t mined = 0, from_server = 0, from_keyword = 0, skipped_duplicates = 0, lines = 0;
   for (size_t qi = 0; qi < train.size(); ++qi) {
     const adapt::QueryPositives& q = train[qi];
     std::vector<int64_t> negatives;
@@ -160,7 +161,7 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
       for (const auto& h : hits) keyword_leg.push_back(static_cast<int64_t>(h.id));
       negatives = adapt::MineNegatives(served, keyword_leg, q.positives, docs, mopt);
       const std::set<int64_t> v(served.begin(), served.end());
-      for (int64_t n : negatives) (v.count(n) ? from_served : from_keyword) += 1;
+      for (int64_t n : negatives) (v.count(n) ? from_server : from_keyword) += 1;
       // Candidates passed over as near-duplicates (for the report).
       for (int64_t c : served) {
         if (std::find(q.positives.begin(), q.positives.end(), c) != q.positives.end()) continue;
@@ -191,7 +192,7 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
   return json{{"queries", train.size()},
               {"pairs", lines},
               {"negatives", mined},
-              {"from_server_ranking", from_served},
+              {"from_server_ranking", from_server},
               {"from_keyword_leg_only", from_keyword},
               {"near_duplicates_in_server_ranking", skipped_duplicates}};
 }
