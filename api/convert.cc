@@ -159,7 +159,7 @@ absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present) {
 }
 
 absl::StatusOr<keyword::FusionOptions> FusionFromProto(const std::string& name, bool has_alpha,
-                                                   double alpha) {
+                                                       double alpha) {
   keyword::FusionOptions f;
   if (!name.empty()) {
     ASSIGN_OR_RETURN(f.method, keyword::ParseFusionMethod(name));
@@ -226,9 +226,12 @@ absl::StatusOr<std::string> IndexSpecString(const v1::IndexSpec& spec) {
   // 0 means "the default"; a negative number is a client error, not a
   // request for the default (it used to become one silently).
   const std::pair<const char*, int32_t> tunables[] = {
-      {"hnsw_m", spec.hnsw_m()},       {"hnsw_ef_construction", spec.hnsw_ef_construction()},
-      {"hnsw_ef_search", spec.hnsw_ef_search()}, {"ivf_nlist", spec.ivf_nlist()},
-      {"pq_m", spec.pq_m()},           {"ivf_nprobe", spec.ivf_nprobe()}};
+      {"hnsw_m", spec.hnsw_m()},
+      {"hnsw_ef_construction", spec.hnsw_ef_construction()},
+      {"hnsw_ef_search", spec.hnsw_ef_search()},
+      {"ivf_nlist", spec.ivf_nlist()},
+      {"pq_m", spec.pq_m()},
+      {"ivf_nprobe", spec.ivf_nprobe()}};
   for (const auto& [name, value] : tunables) {
     if (value < 0) {
       return absl::InvalidArgumentError(

@@ -121,9 +121,9 @@ absl::StatusOr<std::shared_ptr<Model>> Database::ModelOf(const Collection::State
   }
   absl::StatusOr<encoder::Precision> precision = encoder::ParsePrecision(spec.precision);
   if (!precision.ok()) {
-    return absl::DataLossError(absl::StrCat("collection '", spec.name,
-                                            "' records an unknown precision: ",
-                                            precision.status().message()));
+    return absl::DataLossError(
+        absl::StrCat("collection '", spec.name,
+                     "' records an unknown precision: ", precision.status().message()));
   }
   auto m = models_->Acquire(spec.model_dir, spec.model_id, *precision);
   if (!m.ok() && absl::IsFailedPrecondition(m.status())) {
@@ -186,9 +186,9 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
   auto in_precision = [&](std::shared_ptr<Model> m) -> absl::StatusOr<std::shared_ptr<Model>> {
     if (precision == m->precision || precision == m->embedder->precision()) return m;
     if (m->dir.empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("precision ", std::string(encoder::PrecisionName(precision)),
-                       " needs the default model loaded again, but it has no checkpoint directory"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "precision ", std::string(encoder::PrecisionName(precision)),
+          " needs the default model loaded again, but it has no checkpoint directory"));
     }
     return models_->Load(m->dir, precision);
   };
@@ -312,8 +312,7 @@ absl::StatusOr<CollectionInfo> Database::DescribeCollection(const std::string& n
 }
 
 absl::StatusOr<CollectionInfo> Database::SetDefaultFusion(const std::string& name,
-                                                          const std::string& fusion,
-                                                          double alpha) {
+                                                          const std::string& fusion, double alpha) {
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
   {
     std::lock_guard<std::mutex> wlock(write_mu_);

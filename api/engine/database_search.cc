@@ -28,8 +28,8 @@ struct Ranked {
 // REQUIRES: `vector` is the embedded query unless the mode is keyword.
 absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* vector,
                             std::string_view query, const SearchParams& params,
-                            const keyword::FusionOptions& default_fusion, SearchMode mode,
-                            int want, double* alpha) {
+                            const keyword::FusionOptions& default_fusion, SearchMode mode, int want,
+                            double* alpha) {
   std::optional<MetadataTable::FilterView> f;
   if (params.filter) f.emplace(indexes.metadata(), *params.filter);
   // The keyword leg's filter is the same metadata lookup as the vector leg's.
@@ -99,9 +99,8 @@ absl::StatusOr<SearchResult> SearchState(const db::Store& store, const Collectio
   // widen the search then, a bounded number of times.
   int want = params.k;
   for (int attempt = 0; attempt < 4; ++attempt) {
-    ASSIGN_OR_RETURN(Ranked ranked,
-                     Rank(indexes, vector, query, params, state.settings.fusion, mode, want,
-                          &result.alpha));
+    ASSIGN_OR_RETURN(Ranked ranked, Rank(indexes, vector, query, params, state.settings.fusion,
+                                         mode, want, &result.alpha));
     result.hits.clear();
     for (Candidate& h : ranked.candidates) {
       auto d = store.GetByInternalId(spec.name, static_cast<uint64_t>(h.id));

@@ -12,10 +12,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/engine/database.h"
-#include "tests/engine/engine_test_util.h"
 #include "api/engine/fake_embedder.h"
 #include "gtest/gtest.h"
 #include "index/keyword/analyzer.h"
+#include "tests/engine/engine_test_util.h"
 
 namespace neodb::engine {
 namespace {
@@ -371,8 +371,7 @@ TEST_F(KeywordSearchTest, TheCollectionsDefaultFusionAppliesUnlessAQueryNamesOne
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(db_->SetDefaultFusion("c", "weighted", -0.1).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(db_->SetDefaultFusion("nope", "rrf", 0.5).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(db_->SetDefaultFusion("nope", "rrf", 0.5).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(ids(run(SearchMode::kHybrid)), vector_ids);
 
   // Persisted with the spec.

@@ -147,8 +147,8 @@ TEST_F(DiskFullTest, WritesFailReadsWorkAndWritesResumeWhenSpaceReturns) {
   // 32 MiB budget the reserve is 8.8 MB: writes go on, acknowledged, until it
   // is used, and a restart on the still-full disk must first flush them,
   // which it cannot (a clear message and exit 1; README "Disk full").
-  std::vector<std::string> args = {"--data-dir", dir.Sub("mnt/data"), "--snapshot-interval",
-                                   "0", "--rocksdb-memtable-mib", "0"};
+  std::vector<std::string> args = {"--data-dir", dir.Sub("mnt/data"),      "--snapshot-interval",
+                                   "0",          "--rocksdb-memtable-mib", "0"};
   for (auto& x : ModelArgs(dir, 1)) args.push_back(x);
   const std::string ballast = dir.Sub("mnt/ballast");
 

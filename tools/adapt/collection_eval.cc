@@ -92,8 +92,8 @@ absl::StatusOr<std::vector<float>> EmbedAll(encoder::Encoder& enc,
 }
 
 std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>& queries,
-                                                       const std::vector<float>& docs,
-                                                       int64_t dim, int depth) {
+                                                       const std::vector<float>& docs, int64_t dim,
+                                                       int depth) {
   const int64_t nq = static_cast<int64_t>(queries.size()) / dim;
   const int64_t nd = static_cast<int64_t>(docs.size()) / dim;
   std::vector<std::vector<keyword::RankedId>> legs(static_cast<size_t>(nq));
@@ -121,7 +121,8 @@ std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>&
 
 std::vector<int64_t> Positions(const std::vector<keyword::RankedId>& leg, size_t limit) {
   std::vector<int64_t> out;
-  for (size_t i = 0; i < leg.size() && i < limit; ++i) out.push_back(static_cast<int64_t>(leg[i].id));
+  for (size_t i = 0; i < leg.size() && i < limit; ++i)
+    out.push_back(static_cast<int64_t>(leg[i].id));
   return out;
 }
 
@@ -162,8 +163,8 @@ const FusionQuality& BestFusion(const ModelQuality& quality) {
 
 namespace {
 
-absl::StatusOr<ModelQuality> ScoreQuerySet(encoder::Encoder& enc, const std::vector<float>& doc_vecs,
-                                           const QuerySet& set,
+absl::StatusOr<ModelQuality> ScoreQuerySet(encoder::Encoder& enc,
+                                           const std::vector<float>& doc_vecs, const QuerySet& set,
                                            const encoder::EmbedOptions& query_opts,
                                            const keyword::FusionOptions& current) {
   if (set.keyword_legs.size() != set.queries.size()) {
@@ -214,7 +215,8 @@ absl::StatusOr<std::vector<ModelQuality>> EvaluateModel(
   query_opts.prefix = settings.query_prefix;
   std::vector<ModelQuality> out;
   for (const QuerySet* set : sets) {
-    ASSIGN_OR_RETURN(ModelQuality q, ScoreQuerySet(enc, doc_vecs, *set, query_opts, settings.fusion));
+    ASSIGN_OR_RETURN(ModelQuality q,
+                     ScoreQuerySet(enc, doc_vecs, *set, query_opts, settings.fusion));
     q.embed_seconds = embed_seconds;
     out.push_back(std::move(q));
   }

@@ -29,9 +29,9 @@ namespace neodb::adapt {
 inline constexpr int kLegDepth = 100;
 
 struct RankMetrics {
-  double ndcg_at_10 = 0;   // log2 discount, ideal DCG over min(|relevant|, 10)
+  double ndcg_at_10 = 0;    // log2 discount, ideal DCG over min(|relevant|, 10)
   double recall_at_10 = 0;  // |relevant ∩ top 10| / |relevant|
-  double mrr_at_10 = 0;    // 1 / rank of the first relevant, 0 beyond 10
+  double mrr_at_10 = 0;     // 1 / rank of the first relevant, 0 beyond 10
   int64_t queries = 0;
 };
 
@@ -66,8 +66,8 @@ absl::StatusOr<std::vector<float>> EmbedAll(encoder::Encoder& enc,
 
 // The vector leg of each query by exact cosine: rows of normalised vectors.
 std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>& queries,
-                                                       const std::vector<float>& docs,
-                                                       int64_t dim, int depth);
+                                                       const std::vector<float>& docs, int64_t dim,
+                                                       int depth);
 
 // One way of fusing the two legs, and how it ranked a query set.
 struct FusionQuality {

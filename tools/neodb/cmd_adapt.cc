@@ -22,8 +22,8 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "api/convert.h"
 #include "absl/strings/str_format.h"
+#include "api/convert.h"
 #include "common/status_macros.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/encoder.h"
@@ -52,8 +52,8 @@ struct AdaptArgs {
   double eval_split = 0.2;
   uint64_t split_seed = 1;
   std::string out;
-  int negatives = 1;     // mined per training query; 0 = in-batch only
-  int mine_depth = 20;   // documents of each leg searched for negatives
+  int negatives = 1;    // mined per training query; 0 = in-batch only
+  int mine_depth = 20;  // documents of each leg searched for negatives
   // vector (the model alone: what the fine-tune changes) | served (the
   // collection's default ranking, hybrid). SciFact, same split and steps:
   // vector +0.035 nDCG@10 over in-batch on the vector leg, served +0.000
@@ -120,17 +120,17 @@ std::string PairsJsonl(const std::vector<adapt::QueryPositives>& queries,
 
 absl::StatusOr<adapt::EmbedSettings> SettingsOf(const v1::CollectionInfo& info) {
   adapt::EmbedSettings s;
-  s.pooling = info.spec().pooling() == v1::POOLING_CLS ? encoder::Pooling::kCls
-                                                       : encoder::Pooling::kMean;
+  s.pooling =
+      info.spec().pooling() == v1::POOLING_CLS ? encoder::Pooling::kCls : encoder::Pooling::kMean;
   s.overflow = info.spec().overflow() == v1::OVERFLOW_CHUNK ? encoder::Overflow::kChunk
                                                             : encoder::Overflow::kError;
   s.document_prefix = info.spec().document_prefix();
   s.query_prefix = info.spec().query_prefix();
   // The server's own reading of a fusion (a server from before
   // per-collection fusions reports none: adaptive).
-  ASSIGN_OR_RETURN(s.fusion, api::FusionFromProto(info.spec().fusion(),
-                                                  info.spec().has_fusion_alpha(),
-                                                  info.spec().fusion_alpha()));
+  ASSIGN_OR_RETURN(s.fusion,
+                   api::FusionFromProto(info.spec().fusion(), info.spec().has_fusion_alpha(),
+                                        info.spec().fusion_alpha()));
   return s;
 }
 
@@ -222,7 +222,7 @@ void PrintRow(const char* mode, const char* model, const adapt::RankMetrics& m) 
 }
 
 absl::StatusOr<adapt::QuerySet> MakeQuerySet(const keyword::KeywordIndex& keyword_index,
-                                              std::vector<adapt::QueryPositives> queries) {
+                                             std::vector<adapt::QueryPositives> queries) {
   adapt::QuerySet set;
   std::vector<std::string> texts;
   for (const auto& q : queries) texts.push_back(q.query);
@@ -249,8 +249,9 @@ void PrintTable(const adapt::RankMetrics& keyword_only, const adapt::ModelQualit
   PrintRow("vector", "new", after.vector);
   PrintRow("hybrid", "old", before.hybrid);
   PrintRow("hybrid", "new", after.hybrid);
-  std::printf("%-8s %-4s %8.4f %8.4f %8.4f  (fusion %s)\n", "hybrid", "new", served.metrics.ndcg_at_10,
-              served.metrics.recall_at_10, served.metrics.mrr_at_10, served.label.c_str());
+  std::printf("%-8s %-4s %8.4f %8.4f %8.4f  (fusion %s)\n", "hybrid", "new",
+              served.metrics.ndcg_at_10, served.metrics.recall_at_10, served.metrics.mrr_at_10,
+              served.label.c_str());
 }
 
 absl::Status RunAdapt(const AdaptArgs& a) {
@@ -269,16 +270,16 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   AdaptClient server(a.server, a.timeout_s);
   ASSIGN_OR_RETURN(const v1::CollectionInfo info, server.Describe(a.collection));
   if (info.model_dir().empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "collection ", a.collection, " is on the server's unnamed default model (",
-        info.model_id(), "); start the server with --model DIR to fine-tune it"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("collection ", a.collection, " is on the server's unnamed default model (",
+                     info.model_id(), "); start the server with --model DIR to fine-tune it"));
   }
   const std::string model_dir = info.model_dir();
   ASSIGN_OR_RETURN(const adapt::EmbedSettings settings, SettingsOf(info));
-  const fs::path out = fs::absolute(a.out.empty() ? absl::StrCat("adapt-", a.collection, "-",
-                                                                 std::time(nullptr))
-                                                  : a.out)
-                           .lexically_normal();
+  const fs::path out =
+      fs::absolute(a.out.empty() ? absl::StrCat("adapt-", a.collection, "-", std::time(nullptr))
+                                 : a.out)
+          .lexically_normal();
   const fs::path side = fs::path(out.string() + ".adapt");
   std::error_code ec;
   const bool trained = fs::exists(out / "lineage.json", ec);
@@ -318,8 +319,8 @@ absl::Status RunAdapt(const AdaptArgs& a) {
       fs::create_directories(side, ec);
       if (ec) return absl::InternalError(absl::StrCat("cannot create ", side.string()));
       t = std::chrono::steady_clock::now();
-      ASSIGN_OR_RETURN(mining, MineTrainingFile(server, a, docs, *keyword_index, split.train,
-                                                train_file));
+      ASSIGN_OR_RETURN(mining,
+                       MineTrainingFile(server, a, docs, *keyword_index, split.train, train_file));
       timings["mine_s"] = Seconds(t);
       RETURN_IF_ERROR(WriteFile(side / "mining.json", mining.dump(2) + "\n"));
       RETURN_IF_ERROR(WriteFile(side / "held_out.jsonl", PairsJsonl(split.held_out, docs)));
@@ -344,9 +345,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
          {{"collection", a.collection},
           {"pairs_file", fs::absolute(a.pairs).string()},
           {"pairs_hash", pairs_hash},
-          {"eval", a.eval_file.empty() ? absl::StrCat("split:", a.eval_split, ":seed:",
-                                                      a.split_seed)
-                                       : fs::absolute(a.eval_file).string()},
+          {"eval", a.eval_file.empty()
+                       ? absl::StrCat("split:", a.eval_split, ":seed:", a.split_seed)
+                       : fs::absolute(a.eval_file).string()},
           {"mine_depth", a.mine_depth},
           {"mine_from", a.mine_from},
           {"near_duplicate_jaccard", a.jaccard},
@@ -367,7 +368,8 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   ASSIGN_OR_RETURN(const adapt::QuerySet held, MakeQuerySet(*keyword_index, split.held_out));
   adapt::QuerySet test;
   if (!a.test_file.empty()) {
-    ASSIGN_OR_RETURN(std::vector<adapt::QueryPositives> tq, adapt::ReadAdaptPairs(a.test_file, docs));
+    ASSIGN_OR_RETURN(std::vector<adapt::QueryPositives> tq,
+                     adapt::ReadAdaptPairs(a.test_file, docs));
     ASSIGN_OR_RETURN(test, MakeQuerySet(*keyword_index, tq));
   }
   std::vector<const adapt::QuerySet*> sets = {&held};
@@ -394,11 +396,11 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   if (!a.test_file.empty()) {
     std::printf("test (%s, reported only): %zu queries\n", a.test_file.c_str(),
                 test.queries.size());
-    PrintTable(KeywordMetrics(test), before_sets[1], after_sets[1],
-               after_sets[1].fusions[best_at]);
+    PrintTable(KeywordMetrics(test), before_sets[1], after_sets[1], after_sets[1].fusions[best_at]);
   }
-  std::printf("fusions, nDCG@10 (old / new model on the held-out pairs%s); first: the collection's\n",
-              a.test_file.empty() ? "" : " | on the test pairs");
+  std::printf(
+      "fusions, nDCG@10 (old / new model on the held-out pairs%s); first: the collection's\n",
+      a.test_file.empty() ? "" : " | on the test pairs");
   for (size_t f = 0; f < after.fusions.size(); ++f) {
     std::printf("  %-13s %8.4f %8.4f", after.fusions[f].label.c_str(),
                 before.fusions[f].metrics.ndcg_at_10, after.fusions[f].metrics.ndcg_at_10);
@@ -441,13 +443,12 @@ absl::Status RunAdapt(const AdaptArgs& a) {
         {"alpha", best.options.alpha},
         {"label", best.label},
         {"calibrated_on", "held-out pairs"}}},
-      {"criterion", absl::StrFormat(
-                        "hybrid nDCG@10 new (best fusion on the held-out pairs) - old (the "
-                        "collection's fusion) > %g",
-                        a.min_gain)},
+      {"criterion",
+       absl::StrFormat("hybrid nDCG@10 new (best fusion on the held-out pairs) - old (the "
+                       "collection's fusion) > %g",
+                       a.min_gain)},
       {"gain", gain},
-      {"before",
-       {{"vector", MetricsJson(before.vector)}, {"hybrid", MetricsJson(before.hybrid)}}},
+      {"before", {{"vector", MetricsJson(before.vector)}, {"hybrid", MetricsJson(before.hybrid)}}},
       {"after",
        {{"vector", MetricsJson(after.vector)},
         {"hybrid", MetricsJson(after.hybrid)},
@@ -485,8 +486,8 @@ absl::Status RunAdapt(const AdaptArgs& a) {
                 static_cast<unsigned long long>(v.indexed()),
                 static_cast<unsigned long long>(v.foreign_model()));
     if (v.model_id() != new_id) {
-      return absl::InternalError(absl::StrCat("after the reindex the collection is on ",
-                                              v.model_id(), ", not ", new_id));
+      return absl::InternalError(
+          absl::StrCat("after the reindex the collection is on ", v.model_id(), ", not ", new_id));
     }
   }
   timings["total_s"] = Seconds(t_all);
@@ -526,8 +527,9 @@ absl::Status RunRollback(const AdaptArgs& a) {
   // The fusion the collection had before adapt (records from before
   // per-collection fusions have none: adaptive).
   keyword::FusionOptions prev_fusion;
-  ASSIGN_OR_RETURN(prev_fusion.method, keyword::ParseFusionMethod(record.value(
-                                           "/previous/fusion"_json_pointer, std::string("adaptive"))));
+  ASSIGN_OR_RETURN(prev_fusion.method,
+                   keyword::ParseFusionMethod(
+                       record.value("/previous/fusion"_json_pointer, std::string("adaptive"))));
   prev_fusion.alpha = record.value("/previous/fusion_alpha"_json_pointer, 0.5);
   RETURN_IF_ERROR(server.SetFusion(a.rollback, prev_fusion));
   ASSIGN_OR_RETURN(const v1::VerifyResponse v, server.Verify(a.rollback));
@@ -537,8 +539,8 @@ absl::Status RunRollback(const AdaptArgs& a) {
               static_cast<unsigned long long>(v.indexed()),
               static_cast<unsigned long long>(v.foreign_model()));
   if (v.model_id() != prev_id) {
-    return absl::InternalError(absl::StrCat("after the rollback the collection is on ",
-                                            v.model_id(), ", not ", prev_id));
+    return absl::InternalError(
+        absl::StrCat("after the rollback the collection is on ", v.model_id(), ", not ", prev_id));
   }
   return absl::OkStatus();
 }
@@ -608,11 +610,11 @@ void RegisterAdaptCommands(CLI::App& app) {
       return;
     }
     if (a->collection.empty() || a->pairs.empty()) {
-      ExitIfError(absl::InvalidArgumentError("adapt needs --collection and --pairs (or --rollback)"));
+      ExitIfError(
+          absl::InvalidArgumentError("adapt needs --collection and --pairs (or --rollback)"));
     }
     ExitIfError(RunAdapt(*a));
   });
-
 }
 
 }  // namespace neodb::cli
