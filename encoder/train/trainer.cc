@@ -31,9 +31,26 @@ std::vector<int64_t> EpochOrder(int64_t n, uint64_t seed, int64_t epoch) {
   return order;
 }
 
+// `count` distinct positions of [0, pool), drawn for pair `pair` at `step`
+// (partial Fisher-Yates on a generator seeded by all three: a pure function,
+// so a resumed run draws the same negatives).
+std::vector<int64_t> DrawNegatives(int64_t pool, int64_t count, uint64_t seed, int64_t step,
+                                   int64_t pair) {
+  std::vector<int64_t> idx(static_cast<size_t>(pool));
+  std::iota(idx.begin(), idx.end(), 0);
+  SplitMix64 rng((seed + 1) * 0xd1b54a32d192ed03ULL ^
+                 (static_cast<uint64_t>(step) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(pair)));
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t j = i + static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(pool - i));
+    std::swap(idx[i], idx[j]);
+  }
+  idx.resize(static_cast<size_t>(count));
+  return idx;
+}
+
 // The options that must match between a checkpoint and a --resume run.
 nlohmann::json RunIdentity(const TrainerOptions& o, int64_t num_pairs, int64_t param_count) {
-  return {{"steps", o.steps},
+  nlohmann::json id = {{"steps", o.steps},
           {"batch_size", o.batch_size},
           {"lr", o.lr},
           {"warmup", o.warmup},
@@ -44,6 +61,9 @@ nlohmann::json RunIdentity(const TrainerOptions& o, int64_t num_pairs, int64_t p
           {"weight_decay", o.adamw.weight_decay},
           {"num_pairs", num_pairs},
           {"param_count", param_count}};
+  // Only when set, so checkpoints from before the option still resume.
+  if (o.negatives_per_pair > 0) id["negatives_per_pair"] = o.negatives_per_pair;
+  return id;
 }
 
 }  // namespace
@@ -79,6 +99,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(TrainParams<float> para
   if (distill != nullptr && !(options.distill_weight > 0 && std::isfinite(options.distill_weight))) {
     return absl::InvalidArgumentError("--distill-weight must be a positive number");
   }
+  if (options.negatives_per_pair < 0) {
+    return absl::InvalidArgumentError("--negatives-per-pair must be >= 0");
+  }
   if (options.checkpoint_every < 0) {
     return absl::InvalidArgumentError("--checkpoint-every must be >= 0");
   }
@@ -107,7 +130,14 @@ ContrastiveBatch Trainer::BatchForStep(int64_t step) const {
     const TokenizedPair& p = data_[order[i]];
     batch.queries.push_back(p.query);
     batch.positives.push_back(p.positive);
-    for (const auto& neg : p.negatives) batch.negatives.push_back(neg);
+    const int64_t pool = static_cast<int64_t>(p.negatives.size());
+    if (options_.negatives_per_pair == 0 || options_.negatives_per_pair >= pool) {
+      for (const auto& neg : p.negatives) batch.negatives.push_back(neg);
+      continue;
+    }
+    for (int64_t k : DrawNegatives(pool, options_.negatives_per_pair, options_.seed, step, order[i])) {
+      batch.negatives.push_back(p.negatives[static_cast<size_t>(k)]);
+    }
   }
   return batch;
 }

@@ -42,6 +42,13 @@ struct TrainerOptions {
   int64_t chunk_size = 16;     // sequences per forward with activations. Default: 16
   uint64_t seed = 0;           // fixes the data order. Default: 0
   double max_grad_norm = 1.0;  // global clipping threshold. Default: 1.0
+  // Hard negatives a pair contributes to a step, drawn afresh each time the
+  // pair is drawn from the pair's own list (a mined pool), so a query meets
+  // different mistakes of the collection across epochs instead of the same
+  // one every time; 0 = all of the list. The draw is a pure function of
+  // (seed, step, pair), like the data order, so a resumed run is exact.
+  // Default: 0.
+  int64_t negatives_per_pair = 0;
   AdamWOptions adamw;
   // Weight of the auxiliary MLM loss; used (and must be > 0) when Create is
   // given an MlmObjective. Default: 1.

@@ -209,6 +209,45 @@ TEST(TrainLoop, DataOrderIsSeededAndEpochsCoverDistinctPairs) {
   EXPECT_EQ(seen.size(), 16u);
 }
 
+TEST(TrainLoop, NegativesPerPairDrawsDistinctNegativesOfThePairsOwnPool) {
+  // Each pair carries a pool of 6 negatives tagged with its query's concept
+  // token, so a drawn negative can be traced to the pair it came from.
+  std::vector<TokenizedPair> data = ConceptPairs(16, 1, false);
+  for (TokenizedPair& p : data) {
+    p.negatives.clear();
+    for (int32_t k = 0; k < 6; ++k) p.negatives.push_back({p.query[1], 1000 + k});
+  }
+  TrainerOptions o = LoopOptions();  // batch 8
+  o.negatives_per_pair = 2;
+  auto t = Trainer::Create(RandomParams<float>(LoopConfig(), 3, 0.1, 0.0), data, o);
+  auto again = Trainer::Create(RandomParams<float>(LoopConfig(), 3, 0.1, 0.0), data, o);
+  ASSERT_TRUE(t.ok() && again.ok());
+  std::set<std::vector<int32_t>> drawn_for_first_pair;
+  for (int64_t step = 0; step < 40; ++step) {
+    const ContrastiveBatch b = (*t)->BatchForStep(step);
+    ASSERT_EQ(b.negatives.size(), 2 * b.queries.size());
+    EXPECT_EQ(b.negatives, (*again)->BatchForStep(step).negatives);  // a pure function
+    for (size_t q = 0; q < b.queries.size(); ++q) {
+      const auto& n0 = b.negatives[2 * q];
+      const auto& n1 = b.negatives[2 * q + 1];
+      EXPECT_EQ(n0[0], b.queries[q][1]);  // from this pair's own pool
+      EXPECT_EQ(n1[0], b.queries[q][1]);
+      EXPECT_NE(n0, n1);  // distinct
+      if (b.queries[q] == data[0].query) drawn_for_first_pair.insert(n0);
+    }
+  }
+  // 20 epochs: the first pair met more than one negative of its pool.
+  EXPECT_GT(drawn_for_first_pair.size(), 1u);
+  // A count at or above the pool's size takes the whole pool, in order.
+  o.negatives_per_pair = 6;
+  auto all = Trainer::Create(RandomParams<float>(LoopConfig(), 3, 0.1, 0.0), data, o);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ((*all)->BatchForStep(0).negatives.size(), 6 * 8u);
+  EXPECT_EQ((*all)->BatchForStep(0).negatives[1][1], 1001);
+  o.negatives_per_pair = -1;
+  EXPECT_FALSE(Trainer::Create(RandomParams<float>(LoopConfig(), 3, 0.1, 0.0), data, o).ok());
+}
+
 TEST(TrainLoop, CreateRejectsBadOptions) {
   const std::vector<TokenizedPair> data = ConceptPairs(4, 1, false);
   TrainerOptions o = LoopOptions();  // batch 8 > 4 pairs

@@ -52,7 +52,11 @@ struct AdaptArgs {
   double eval_split = 0.2;
   uint64_t split_seed = 1;
   std::string out;
-  int negatives = 1;    // mined per training query; 0 = in-batch only
+  int negatives = 1;    // hard negatives per training pair in a step; 0 = in-batch only
+  // Mined per training query; the trainer draws `negatives` of them afresh
+  // each time the pair comes round (TrainerOptions::negatives_per_pair).
+  // 0 = `negatives` (each pair always meets the same ones).
+  int negative_pool = 0;
   int mine_depth = 20;  // documents of each leg searched for negatives
   // vector (the model alone: what the fine-tune changes) | served (the
   // collection's default ranking, hybrid). SciFact, same split and steps:
@@ -141,7 +145,8 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
                                       const keyword::KeywordIndex& keyword_index,
                                       const std::vector<adapt::QueryPositives>& train,
                                       const fs::path& path) {
-  adapt::MiningOptions mopt{.count = a.negatives, .jaccard_threshold = a.jaccard};
+  adapt::MiningOptions mopt{.count = std::max(a.negatives, a.negative_pool),
+                            .jaccard_threshold = a.jaccard};
   std::string out;
   int64_t mined = 0, from_server = 0, from_keyword = 0, skipped_duplicates = 0, lines = 0;
   for (size_t qi = 0; qi < train.size(); ++qi) {
@@ -256,6 +261,10 @@ void PrintTable(const adapt::RankMetrics& keyword_only, const adapt::ModelQualit
 
 absl::Status RunAdapt(const AdaptArgs& a) {
   if (a.negatives < 0) return absl::InvalidArgumentError("--negatives must be >= 0");
+  if (a.negative_pool < 0) return absl::InvalidArgumentError("--negative-pool must be >= 0");
+  if (a.negative_pool > 0 && a.negatives == 0) {
+    return absl::InvalidArgumentError("--negative-pool needs --negatives >= 1 drawn from it");
+  }
   if (a.mine_depth < 1 || a.mine_depth > 1000) {
     return absl::InvalidArgumentError("--mine-depth must be in [1, 1000]");
   }
@@ -335,12 +344,16 @@ absl::Status RunAdapt(const AdaptArgs& a) {
     ft.out_dir = out.string();
     ft.trainer = a.trainer;
     ft.trainer.resume = a.resume;
+    if (a.negative_pool > a.negatives) ft.trainer.negatives_per_pair = a.negatives;
     ft.max_length = a.max_length;
     ft.threads = a.threads;
     ft.truncate = true;
     ASSIGN_OR_RETURN(const std::string pairs_hash, encoder::train::FileHash(a.pairs));
     ft.lineage_extra = {
-        {"negatives", a.negatives > 0 ? absl::StrCat("mined:", a.negatives) : "in-batch"},
+        {"negatives",
+         a.negatives == 0                  ? std::string("in-batch")
+         : a.negative_pool > a.negatives ? absl::StrCat("mined:", a.negatives, "-of-", a.negative_pool)
+                                           : absl::StrCat("mined:", a.negatives)},
         {"adapt",
          {{"collection", a.collection},
           {"pairs_file", fs::absolute(a.pairs).string()},
@@ -574,7 +587,11 @@ void RegisterAdaptCommands(CLI::App& app) {
   cmd->add_option("--split-seed", a->split_seed, "Seed of the split")->capture_default_str();
   cmd->add_option("--out", a->out, "New model directory (default ./adapt-<collection>-<time>)");
   cmd->add_option("--negatives", a->negatives,
-                  "Hard negatives mined per training query (0 = in-batch only)")
+                  "Hard negatives per training pair in each step (0 = in-batch only)")
+      ->capture_default_str();
+  cmd->add_option("--negative-pool", a->negative_pool,
+                  "Negatives mined per training query, of which each step draws --negatives "
+                  "afresh (0 = exactly --negatives, always the same ones)")
       ->capture_default_str();
   cmd->add_option("--mine-from", a->mine_from,
                   "Where negatives are mined first: served (the collection's default ranking, "

@@ -47,6 +47,11 @@ void RegisterTrainCommands(CLI::App& app) {
       ->capture_default_str();
   finetune->add_option("--seed", ft->trainer.seed, "Seed of the data order")->capture_default_str();
   finetune
+      ->add_option("--negatives-per-pair", ft->trainer.negatives_per_pair,
+                   "Negatives drawn afresh from each pair's list every time the pair comes "
+                   "round (0 = the whole list)")
+      ->capture_default_str();
+  finetune
       ->add_option("--weight-decay", ft->trainer.adamw.weight_decay,
                    "AdamW weight decay on matrices (not on norm weights)")
       ->capture_default_str();
