@@ -106,6 +106,20 @@ class Admin {
   std::unique_ptr<v1::Admin::Stub> admin_;
 };
 
+// kQueries pairs: a query is the first four words of a document, whose id is
+// its positive.
+void WritePrefixPairs(const std::vector<std::string>& texts, const std::string& path) {
+  std::ofstream p(path);
+  for (int i = 0; i < kQueries; ++i) {
+    const std::string& t = texts[i * 7];
+    size_t cut = 0;
+    for (int w = 0; w < 4; ++w) cut = t.find(' ', cut + 1);
+    p << nlohmann::json{{"query", t.substr(0, cut)}, {"positive_id", absl::StrCat("d", i * 7)}}
+              .dump()
+      << "\n";
+  }
+}
+
 TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
 #ifndef NEODB_HAVE_ENCODER
   GTEST_SKIP() << "neodb adapt needs the encoder";
@@ -134,17 +148,7 @@ TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
     c.CreateWithDocs("c", &texts);
     old_id = c.Describe("c").model_id();
     EXPECT_EQ(c.Describe("c").model_dir(), model);
-    // Queries: the first four words of a document; its id is the positive.
-    std::ofstream p(pairs);
-    for (int i = 0; i < kQueries; ++i) {
-      const std::string& t = texts[i * 7];
-      size_t cut = 0;
-      for (int w = 0; w < 4; ++w) cut = t.find(' ', cut + 1);
-      p << nlohmann::json{{"query", t.substr(0, cut)}, {"positive_id", absl::StrCat("d", i * 7)}}
-                .dump()
-        << "\n";
-    }
-    p.close();
+    WritePrefixPairs(texts, pairs);
     const std::string common =
         absl::StrCat("adapt --collection c --pairs ", pairs, " --server ", server.address(),
                      " --eval-split 0.25 --steps 4 --batch-size 8 --negatives 2 --out ", out);
@@ -264,6 +268,61 @@ TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
     EXPECT_NE(r.err.find("nothing to roll back to"), std::string::npos) << r.err;
     EXPECT_EQ(server.Stop(), 0);
   }
+}
+
+TEST(AdaptTest, RoundsMineAgainFromTheModelTheRoundBeforeTrained) {
+#ifndef NEODB_HAVE_ENCODER
+  GTEST_SKIP() << "neodb adapt needs the encoder";
+#endif
+  TestDir dir("adapt_rounds");
+  ServerProcess server({"--data-dir", dir.Sub("data"), "--model", ModelDir(dir, 1),
+                        "--models-dir", dir.Sub("")});
+  ASSERT_TRUE(server.Start());
+  Admin c(server);
+  std::vector<std::string> texts;
+  c.CreateWithDocs("c", &texts);
+  const std::string old_id = c.Describe("c").model_id();
+  const std::string pairs = dir.Sub("pairs.jsonl");
+  WritePrefixPairs(texts, pairs);
+  const std::string out = dir.Sub("adapted");
+  const std::string base =
+      absl::StrCat("adapt --collection c --pairs ", pairs, " --server ", server.address(),
+                   " --eval-split 0.25 --steps 5 --batch-size 8 --out ", out);
+  // Refused before anything is written: rounds without mining, or out of range.
+  CommandResult r = RunNeodbCapture(base + " --rounds 2 --negatives 0", dir.Sub(""));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--rounds > 1 mines again each round"), std::string::npos) << r.err;
+  r = RunNeodbCapture(base + " --rounds 0", dir.Sub(""));
+  EXPECT_EQ(r.status, 2);
+  r = RunNeodbCapture(base + " --negatives 0 --negative-pool 3", dir.Sub(""));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_FALSE(std::filesystem::exists(out));
+
+  r = RunNeodbCapture(base + " --rounds 2 --negatives 1 --negative-pool 3", dir.Sub(""));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const int train_queries = kQueries - kQueries / 4;
+  // Round 1 mined from the server, round 2 from round 1's model; each mined a
+  // pool of 3 per query, of which each step draws 1.
+  const nlohmann::json m1 = ReadJsonFile(out + ".adapt/mining.json");
+  const nlohmann::json m2 = ReadJsonFile(out + ".adapt/mining.round2.json");
+  EXPECT_EQ(m1.value("vector_leg", ""), "vector");
+  EXPECT_EQ(m2.value("vector_leg", ""), "round 1's model");
+  EXPECT_EQ(m1.value("negatives", 0), 3 * train_queries);
+  EXPECT_EQ(m2.value("negatives", 0), 3 * train_queries);
+  // The steps are shared (2 + 3), and the lineage is a chain: the collection's
+  // model, round 1's, the final one.
+  const nlohmann::json l1 = ReadJsonFile(out + ".adapt/round1/lineage.json");
+  const nlohmann::json l2 = ReadJsonFile(out + "/lineage.json");
+  EXPECT_EQ(l1.value("steps", 0), 2);
+  EXPECT_EQ(l2.value("steps", 0), 3);
+  EXPECT_EQ(l1["parent"].value("model_id", ""), old_id);
+  EXPECT_EQ(l2["parent"].value("model_id", ""), l1.value("model_id", ""));
+  EXPECT_EQ(l2.value("negatives", ""), "mined:1-of-3");
+  EXPECT_EQ(l2["adapt"].value("round", 0), 2);
+  EXPECT_NE(r.out.find("hybrid   new"), std::string::npos) << r.out;
+  // --rollback's record names the collection's model, not round 1's.
+  EXPECT_EQ(ReadJsonFile(out + "/adapt.json")["previous"].value("model_id", ""), old_id);
+  EXPECT_EQ(server.Stop(), 0);
 }
 
 TEST(AdaptTest, HostileInputsGetClearErrors) {

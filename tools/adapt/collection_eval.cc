@@ -200,19 +200,44 @@ absl::StatusOr<ModelQuality> ScoreQuerySet(encoder::Encoder& enc,
 
 }  // namespace
 
+namespace {
+
+// How the collection embeds a document (or, with `query`, a query).
+encoder::EmbedOptions EmbedOptionsFor(const EmbedSettings& settings, bool query) {
+  encoder::EmbedOptions o;
+  o.pooling = settings.pooling;
+  o.overflow = settings.overflow;
+  o.prefix = query ? settings.query_prefix : settings.document_prefix;
+  return o;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> ModelVectorLegs(
+    encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<std::string>& queries,
+    const EmbedSettings& settings, int depth,
+    const std::function<void(int64_t, int64_t)>& progress) {
+  ASSIGN_OR_RETURN(std::vector<float> doc_vecs,
+                   EmbedAll(enc, docs.texts, EmbedOptionsFor(settings, false), progress));
+  const encoder::EmbedOptions query_opts = EmbedOptionsFor(settings, true);
+  ASSIGN_OR_RETURN(std::vector<float> query_vecs, EmbedAll(enc, queries, query_opts, nullptr));
+  const int64_t dim = enc.dim();
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& leg : VectorLegs(query_vecs, doc_vecs, dim, depth)) {
+    out.push_back(Positions(leg, leg.size()));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<ModelQuality>> EvaluateModel(
     encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<const QuerySet*>& sets,
     const EmbedSettings& settings, const std::function<void(int64_t, int64_t)>& progress) {
-  encoder::EmbedOptions doc_opts;
-  doc_opts.pooling = settings.pooling;
-  doc_opts.overflow = settings.overflow;
-  doc_opts.prefix = settings.document_prefix;
   const auto start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(std::vector<float> doc_vecs, EmbedAll(enc, docs.texts, doc_opts, progress));
+  ASSIGN_OR_RETURN(std::vector<float> doc_vecs,
+                   EmbedAll(enc, docs.texts, EmbedOptionsFor(settings, false), progress));
   const double embed_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  encoder::EmbedOptions query_opts = doc_opts;
-  query_opts.prefix = settings.query_prefix;
+  const encoder::EmbedOptions query_opts = EmbedOptionsFor(settings, true);
   std::vector<ModelQuality> out;
   for (const QuerySet* set : sets) {
     ASSIGN_OR_RETURN(ModelQuality q,

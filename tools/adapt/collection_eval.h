@@ -69,6 +69,15 @@ std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>&
                                                        const std::vector<float>& docs, int64_t dim,
                                                        int depth);
 
+// The vector leg of each of `queries` under `enc`, embedded as the collection
+// embeds (documents with the document prefix, queries with the query prefix):
+// document positions, best first, at most `depth`. What a later mining round
+// of `neodb adapt` asks of the model the previous round trained.
+absl::StatusOr<std::vector<std::vector<int64_t>>> ModelVectorLegs(
+    encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<std::string>& queries,
+    const EmbedSettings& settings, int depth,
+    const std::function<void(int64_t, int64_t)>& progress);
+
 // One way of fusing the two legs, and how it ranked a query set.
 struct FusionQuality {
   std::string label;  // "adaptive", "weighted:0.3", "rrf"

@@ -64,6 +64,11 @@ struct AdaptArgs {
   // (tools/adapt/README.md).
   std::string mine_from = "vector";
   double jaccard = 0.9;  // near-duplicate threshold
+  // Mining rounds (ANCE-style): round 1 mines from the collection's searches
+  // and trains steps/rounds; each later round mines again from the model the
+  // round before trained (its own mistakes, which the first model's are not)
+  // and goes on training it. The total steps stay --steps.
+  int rounds = 1;
   encoder::train::TrainerOptions trainer;
   int64_t max_length = 0;
   int threads = 0;
@@ -140,10 +145,13 @@ absl::StatusOr<adapt::EmbedSettings> SettingsOf(const v1::CollectionInfo& info) 
 
 // Mines the training file: one line per (query, positive) with the query's
 // mined negatives. Returns counts for the report.
+// `model_legs`: the vector leg of each training query under the previous
+// round's model (a later round); null = ask the server (round 1).
 absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
                                       const adapt::CollectionDocs& docs,
                                       const keyword::KeywordIndex& keyword_index,
                                       const std::vector<adapt::QueryPositives>& train,
+                                      const std::vector<std::vector<int64_t>>* model_legs,
                                       const fs::path& path) {
   adapt::MiningOptions mopt{.count = std::max(a.negatives, a.negative_pool),
                             .jaccard_threshold = a.jaccard};
@@ -153,13 +161,17 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
     const adapt::QueryPositives& q = train[qi];
     std::vector<int64_t> negatives;
     if (a.negatives > 0) {
-      ASSIGN_OR_RETURN(std::vector<std::string> ids,
-                       server.NearTextIds(a.collection, q.query, a.mine_depth,
-                                          a.mine_from == "vector" ? "vector" : ""));
       std::vector<int64_t> served, keyword_leg;
-      for (const std::string& id : ids) {
-        auto it = docs.index_of_id.find(id);
-        if (it != docs.index_of_id.end()) served.push_back(it->second);
+      if (model_legs != nullptr) {
+        served = (*model_legs)[qi];
+      } else {
+        ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                         server.NearTextIds(a.collection, q.query, a.mine_depth,
+                                            a.mine_from == "vector" ? "vector" : ""));
+        for (const std::string& id : ids) {
+          auto it = docs.index_of_id.find(id);
+          if (it != docs.index_of_id.end()) served.push_back(it->second);
+        }
       }
       ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits,
                        keyword_index.Search(q.query, a.mine_depth));
@@ -262,6 +274,13 @@ void PrintTable(const adapt::RankMetrics& keyword_only, const adapt::ModelQualit
 absl::Status RunAdapt(const AdaptArgs& a) {
   if (a.negatives < 0) return absl::InvalidArgumentError("--negatives must be >= 0");
   if (a.negative_pool < 0) return absl::InvalidArgumentError("--negative-pool must be >= 0");
+  if (a.rounds < 1 || a.rounds > 10) return absl::InvalidArgumentError("--rounds must be in [1, 10]");
+  if (a.rounds > 1 && a.negatives == 0) {
+    return absl::InvalidArgumentError("--rounds > 1 mines again each round: it needs --negatives >= 1");
+  }
+  if (a.rounds > a.trainer.steps) {
+    return absl::InvalidArgumentError("--rounds must not exceed --steps");
+  }
   if (a.negative_pool > 0 && a.negatives == 0) {
     return absl::InvalidArgumentError("--negative-pool needs --negatives >= 1 drawn from it");
   }
@@ -316,34 +335,73 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   std::fprintf(stderr, "%zu training queries, %zu held-out queries\n", split.train.size(),
                split.held_out.size());
 
-  // 2. Mine (or reuse a resumed run's mined file).
-  const fs::path train_file = side / "train.jsonl";
-  json mining;
-  if (!trained) {
+  // 2-3. Mine, then fine-tune the collection's model on what was mined; with
+  // --rounds N, N times, each round mining again from the model the round
+  // before trained (an intermediate model lives in <out>.adapt/roundK) and
+  // training it further. A resumed run reuses each finished round and each
+  // mined file.
+  fs::create_directories(side, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot create ", side.string()));
+  json mining = json::array();
+  std::string base_dir = model_dir;
+  for (int r = 1; r <= a.rounds && !trained; ++r) {
+    const bool last_round = r == a.rounds;
+    const fs::path round_out = last_round ? out : side / absl::StrCat("round", r);
+    const std::string suffix = r == 1 ? "" : absl::StrCat(".round", r);
+    const fs::path train_file = side / absl::StrCat("train", suffix, ".jsonl");
+    const fs::path mining_file = side / absl::StrCat("mining", suffix, ".json");
+    if (!last_round && fs::exists(round_out / "lineage.json", ec)) {
+      ASSIGN_OR_RETURN(json m, ReadJson(mining_file));
+      mining.push_back(m);
+      base_dir = round_out.string();
+      std::fprintf(stderr, "resuming: round %d's model is in %s\n", r, base_dir.c_str());
+      continue;
+    }
     if (a.resume && fs::exists(train_file, ec)) {
       std::fprintf(stderr, "resuming: reusing %s\n", train_file.string().c_str());
-      ASSIGN_OR_RETURN(json m, ReadJson(side / "mining.json"));
-      mining = m;
+      ASSIGN_OR_RETURN(json m, ReadJson(mining_file));
+      mining.push_back(m);
     } else {
-      fs::create_directories(side, ec);
-      if (ec) return absl::InternalError(absl::StrCat("cannot create ", side.string()));
       t = std::chrono::steady_clock::now();
-      ASSIGN_OR_RETURN(mining,
-                       MineTrainingFile(server, a, docs, *keyword_index, split.train, train_file));
-      timings["mine_s"] = Seconds(t);
-      RETURN_IF_ERROR(WriteFile(side / "mining.json", mining.dump(2) + "\n"));
-      RETURN_IF_ERROR(WriteFile(side / "held_out.jsonl", PairsJsonl(split.held_out, docs)));
+      std::vector<std::vector<int64_t>> model_legs;
+      if (r > 1) {
+        encoder::EncoderOptions eopts;
+        eopts.backend.num_threads = a.threads > 0 ? a.threads : 1;
+        ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc,
+                         encoder::Encoder::Open(base_dir, eopts));
+        std::vector<std::string> queries;
+        for (const auto& q : split.train) queries.push_back(q.query);
+        auto progress = [&](int64_t done, int64_t total) {
+          if (done % 512 != 0 && done != total) return;
+          std::fprintf(stderr, "\rround %d: embedding the collection with round %d's model: %lld/%lld",
+                       r, r - 1, static_cast<long long>(done), static_cast<long long>(total));
+          if (done == total) std::fprintf(stderr, "\n");
+        };
+        ASSIGN_OR_RETURN(model_legs, adapt::ModelVectorLegs(*enc, docs, queries, settings,
+                                                            a.mine_depth, progress));
+      }
+      ASSIGN_OR_RETURN(json m, MineTrainingFile(server, a, docs, *keyword_index, split.train,
+                                                r > 1 ? &model_legs : nullptr, train_file));
+      m["round"] = r;
+      m["vector_leg"] = r > 1 ? absl::StrCat("round ", r - 1, "'s model") : a.mine_from;
+      timings[absl::StrCat("mine", suffix, "_s")] = Seconds(t);
+      RETURN_IF_ERROR(WriteFile(mining_file, m.dump(2) + "\n"));
+      if (r == 1) {
+        RETURN_IF_ERROR(WriteFile(side / "held_out.jsonl", PairsJsonl(split.held_out, docs)));
+      }
+      mining.push_back(m);
     }
-  }
 
-  // 3. Fine-tune the collection's model on them.
-  if (!trained) {
     encoder::train::FinetuneOptions ft;
-    ft.model_dir = model_dir;
+    ft.model_dir = base_dir;
     ft.train_file = train_file.string();
-    ft.out_dir = out.string();
+    ft.out_dir = round_out.string();
     ft.trainer = a.trainer;
-    ft.trainer.resume = a.resume;
+    // Each round its share of the steps; the last takes the remainder.
+    const int64_t share = a.trainer.steps / a.rounds;
+    ft.trainer.steps = last_round ? a.trainer.steps - share * (a.rounds - 1) : share;
+    ft.trainer.warmup = std::min(a.trainer.warmup, ft.trainer.steps);
+    ft.trainer.resume = a.resume && fs::exists(fs::path(round_out.string() + ".work"), ec);
     if (a.negative_pool > a.negatives) ft.trainer.negatives_per_pair = a.negatives;
     ft.max_length = a.max_length;
     ft.threads = a.threads;
@@ -356,6 +414,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
                                            : absl::StrCat("mined:", a.negatives)},
         {"adapt",
          {{"collection", a.collection},
+          {"collection_model_dir", model_dir},
           {"pairs_file", fs::absolute(a.pairs).string()},
           {"pairs_hash", pairs_hash},
           {"eval", a.eval_file.empty()
@@ -364,14 +423,19 @@ absl::Status RunAdapt(const AdaptArgs& a) {
           {"mine_depth", a.mine_depth},
           {"mine_from", a.mine_from},
           {"near_duplicate_jaccard", a.jaccard},
-          {"mining", mining}}}};
+          {"round", r},
+          {"rounds", a.rounds},
+          {"mining", mining.back()}}}};
     t = std::chrono::steady_clock::now();
+    if (a.rounds > 1) std::fprintf(stderr, "round %d of %d: %lld steps from %s\n", r, a.rounds,
+                                   static_cast<long long>(ft.trainer.steps), base_dir.c_str());
     RETURN_IF_ERROR(encoder::train::RunFinetune(ft, stderr));
-    if (!fs::exists(out / "lineage.json", ec)) {
+    if (!fs::exists(round_out / "lineage.json", ec)) {
       return absl::AbortedError(
           "training stopped before its last step; run the same command with --resume");
     }
-    timings["finetune_s"] = Seconds(t);
+    timings[absl::StrCat("finetune", suffix, "_s")] = Seconds(t);
+    base_dir = round_out.string();
   }
   ASSIGN_OR_RETURN(json lineage, ReadJson(out / "lineage.json"));
   const std::string new_id = lineage.value("model_id", "");
@@ -596,6 +660,10 @@ void RegisterAdaptCommands(CLI::App& app) {
   cmd->add_option("--mine-from", a->mine_from,
                   "Where negatives are mined first: served (the collection's default ranking, "
                   "hybrid) | vector (its model alone)")
+      ->capture_default_str();
+  cmd->add_option("--rounds", a->rounds,
+                  "Mining rounds: each round after the first mines again from the model the "
+                  "round before trained, then trains it further (--steps in all)")
       ->capture_default_str();
   cmd->add_option("--mine-depth", a->mine_depth, "Top documents of each search leg mined")
       ->capture_default_str();
