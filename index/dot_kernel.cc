@@ -20,11 +20,27 @@ constexpr int kLanes = 16;
   return s + tail;
 }
 
+// A prefetch for every 64-byte line of a row.
+[[gnu::always_inline]] inline void PrefetchRow(const float* row, int dim) {
+  const char* p = reinterpret_cast<const char*>(row);
+  const size_t bytes = static_cast<size_t>(dim) * sizeof(float);
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+}
+
 }  // namespace
 
 [[gnu::target_clones("arch=skylake-avx512", "arch=haswell", "default")]] void DotRows(
     const float* x, size_t rows, int dim, const float* q, float* scores) {
   for (size_t r = 0; r < rows; ++r) scores[r] = Dot(x + r * dim, q, dim);
+}
+
+[[gnu::target_clones("arch=skylake-avx512", "arch=haswell", "default")]] void DotRowsAt(
+    const float* x, const int32_t* rows, size_t n, int dim, const float* q, float* scores) {
+  if (n > 0) PrefetchRow(x + static_cast<size_t>(rows[0]) * dim, dim);
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 1 < n) PrefetchRow(x + static_cast<size_t>(rows[i + 1]) * dim, dim);
+    scores[i] = Dot(x + static_cast<size_t>(rows[i]) * dim, q, dim);
+  }
 }
 
 [[gnu::target_clones("arch=skylake-avx512", "arch=haswell", "default")]] float SquaredNormKernel(
