@@ -5,6 +5,7 @@
 //
 //   hybrid_bench [--docs 100000] [--index Flat|HNSW32|...] [--corpus corpus.jsonl
 //                --queries queries.jsonl] [--reuse] [--hits-out hits.tsv]
+//                [--mode keyword|vector|hybrid] [--filter none|30%]
 //
 // Documents: with --corpus, its texts (title + text) cycled to --docs, each
 // copy with a marker word so none is identical; without, 150 words drawn from
@@ -118,7 +119,9 @@ int main(int argc, char** argv) {
   app.add_option("--dir", dir)->capture_default_str();
   app.add_option("--index", index, "The vector index (a FAISS factory string)")
       ->capture_default_str();
-  std::string hits_out;
+  std::string hits_out, only_mode, only_filter;
+  app.add_option("--mode", only_mode, "Time only this mode (keyword|vector|hybrid); default all");
+  app.add_option("--filter", only_filter, "Time only this filter (none|30%); default both");
   app.add_option("--hits-out", hits_out, "Write each query's hit ids here (TSV)");
   bool reuse = false;
   app.add_flag("--reuse", reuse, "Keep --dir; skip ingest when it holds the documents already");
@@ -223,6 +226,8 @@ int main(int argc, char** argv) {
   auto filter = neodb::db::ParseFilterJson(R"({"field":"bucket","lt":3})");
   for (SearchMode mode : {SearchMode::kKeyword, SearchMode::kVector, SearchMode::kHybrid}) {
     for (bool filtered : {false, true}) {
+      if (!only_mode.empty() && only_mode != neodb::engine::SearchModeName(mode)) continue;
+      if (!only_filter.empty() && only_filter != (filtered ? "30%" : "none")) continue;
       neodb::engine::SearchParams p;
       p.k = 10;
       p.mode = mode;
