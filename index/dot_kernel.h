@@ -16,8 +16,8 @@ void DotRows(const float* x, size_t rows, int dim, const float* q, float* scores
 
 // scores[i] = <x + rows[i] * dim, q> for i in [0, n): scattered rows, as a
 // graph walk asks for a node's neighbours. One dispatched call for all of
-// them, and each next row is prefetched while the current one is summed (at
-// 100k x 256-d the rows are far out of cache; the walk waits on memory).
+// them, and the rows a few places ahead are prefetched while one is summed
+// (at 100k x 256-d the rows are far out of cache; the walk waits on memory).
 // REQUIRES: every rows[i] >= 0 and within x's rows.
 void DotRowsAt(const float* x, const int32_t* rows, size_t n, int dim, const float* q,
                float* scores);

@@ -17,12 +17,10 @@ struct Farther {  // heap order for a min-heap of distances
   bool operator()(const WalkHit& a, const WalkHit& b) const { return a.distance > b.distance; }
 };
 
-// Appends `node`'s level-`level` neighbours not yet visited to scratch->ids
-// (marking them visited) and their distances to scratch->dists.
-void UnvisitedNeighbours(const faiss::HNSW& graph, const WalkDistance& dis, int32_t node, int level,
-                         WalkScratch* scratch) {
-  size_t begin, end;
-  graph.neighbor_range(node, level, &begin, &end);
+// Appends the neighbours in graph.neighbors[begin, end) not yet visited to
+// scratch->ids (marking them visited) and their distances to scratch->dists.
+void UnvisitedNeighbours(const faiss::HNSW& graph, const WalkDistance& dis, size_t begin,
+                         size_t end, WalkScratch* scratch) {
   scratch->ids.clear();
   for (size_t j = begin; j < end; ++j) {
     const int32_t v = graph.neighbors[j];
@@ -123,6 +121,10 @@ std::vector<WalkHit> HnswWalk(const faiss::HNSW& graph, const WalkDistance& dis,
     }
     if (res.size() == beam) bound = res.front().distance;
   };
+  // A node's level-0 list: what HNSW::neighbor_range gives, without a call
+  // per node.
+  const size_t level0_size =
+      static_cast<size_t>(graph.cum_nneighbor_per_level[1] - graph.cum_nneighbor_per_level[0]);
   scratch->TestAndSet(entry);
   offer(entry_dist, entry);
   while (!cand.empty()) {
@@ -130,7 +132,8 @@ std::vector<WalkHit> HnswWalk(const faiss::HNSW& graph, const WalkDistance& dis,
     if (c.distance > bound) break;  // every later candidate is farther still
     std::pop_heap(cand.begin(), cand.end(), Farther());
     cand.pop_back();
-    UnvisitedNeighbours(graph, dis, c.pos, 0, scratch);
+    const size_t begin = graph.offsets[c.pos] + graph.cum_nneighbor_per_level[0];
+    UnvisitedNeighbours(graph, dis, begin, begin + level0_size, scratch);
     for (size_t i = 0; i < scratch->ids.size(); ++i) {
       if (scratch->dists[i] < bound) offer(scratch->dists[i], scratch->ids[i]);
     }
