@@ -4,7 +4,8 @@
 // index's share of ingest time.
 //
 //   hybrid_bench [--docs 100000] [--index Flat|HNSW32|...] [--corpus corpus.jsonl
-//                --queries queries.jsonl] [--reuse]
+//                --queries queries.jsonl] [--reuse] [--hits-out hits.tsv]
+//                [--mode keyword|vector|hybrid] [--filter none|30%]
 //
 // Documents: with --corpus, its texts (title + text) cycled to --docs, each
 // copy with a marker word so none is identical; without, 150 words drawn from
@@ -22,6 +23,10 @@
 // with --docs documents, skips ingest (and the ingest figures): an HNSW ingest
 // of 100k documents costs minutes of CPU, a reopen seconds. The documents are
 // still generated so that the queries are the same.
+// --hits-out writes every query's hit ids (one line per mode, filter and
+// query: mode, filter, query number, ids in rank order), so that an
+// approximate index's hits can be compared with Flat's on the same queries
+// (recall@10; bench/README.md ## Hybrid search).
 // Prints a table; not a test.
 #include <algorithm>
 #include <chrono>
@@ -114,6 +119,10 @@ int main(int argc, char** argv) {
   app.add_option("--dir", dir)->capture_default_str();
   app.add_option("--index", index, "The vector index (a FAISS factory string)")
       ->capture_default_str();
+  std::string hits_out, only_mode, only_filter;
+  app.add_option("--mode", only_mode, "Time only this mode (keyword|vector|hybrid); default all");
+  app.add_option("--filter", only_filter, "Time only this filter (none|30%); default both");
+  app.add_option("--hits-out", hits_out, "Write each query's hit ids here (TSV)");
   bool reuse = false;
   app.add_flag("--reuse", reuse, "Keep --dir; skip ingest when it holds the documents already");
   CLI11_PARSE(app, argc, argv);
@@ -212,14 +221,19 @@ int main(int argc, char** argv) {
   // the wall clock carries other jobs' load, the process CPU time does not.
   std::printf(
       "| mode | filter | k | p50 ms | p99 ms | CPU ms/query |\n|---|---|---:|---:|---:|---:|\n");
+  std::ofstream hits_file;
+  if (!hits_out.empty()) hits_file.open(hits_out);
   auto filter = neodb::db::ParseFilterJson(R"({"field":"bucket","lt":3})");
   for (SearchMode mode : {SearchMode::kKeyword, SearchMode::kVector, SearchMode::kHybrid}) {
     for (bool filtered : {false, true}) {
+      if (!only_mode.empty() && only_mode != neodb::engine::SearchModeName(mode)) continue;
+      if (!only_filter.empty() && only_filter != (filtered ? "30%" : "none")) continue;
       neodb::engine::SearchParams p;
       p.k = 10;
       p.mode = mode;
       if (filtered) p.filter = *filter;
       std::vector<double> lat;
+      std::vector<std::vector<std::string>> hit_ids;  // for --hits-out, written untimed
       const int n = std::min<int>(queries, static_cast<int>(qs.size()));
       const double cpu0 = CpuSeconds();
       for (int i = 0; i < n; ++i) {
@@ -230,8 +244,18 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
           return 1;
         }
+        if (hits_file.is_open()) {
+          std::vector<std::string>& ids = hit_ids.emplace_back();
+          for (auto& h : r->hits) ids.push_back(std::move(h.id));
+        }
       }
       const double cpu_ms = 1000 * (CpuSeconds() - cpu0) / std::max(1, n);
+      for (size_t i = 0; i < hit_ids.size(); ++i) {
+        hits_file << neodb::engine::SearchModeName(mode) << '\t' << (filtered ? "30%" : "none")
+                  << '\t' << i;
+        for (const std::string& id : hit_ids[i]) hits_file << '\t' << id;
+        hits_file << '\n';
+      }
       std::printf("| %s | %s | 10 | %.2f | %.2f | %.2f |\n",
                   std::string(neodb::engine::SearchModeName(mode)).c_str(),
                   filtered ? "30%" : "none", Pct(lat, 0.5), Pct(lat, 0.99), cpu_ms);

@@ -7,11 +7,20 @@
 // AVX2. See bench/README.md ## Index. Thread-safe (pure function).
 
 #include <cstddef>
+#include <cstdint>
 
 namespace neodb::index {
 
 // scores[r] = <x + r * dim, q> for r in [0, rows).
 void DotRows(const float* x, size_t rows, int dim, const float* q, float* scores);
+
+// scores[i] = <x + rows[i] * dim, q> for i in [0, n): scattered rows, as a
+// graph walk asks for a node's neighbours. One dispatched call for all of
+// them, and the rows a few places ahead are prefetched while one is summed
+// (at 100k x 256-d the rows are far out of cache; the walk waits on memory).
+// REQUIRES: every rows[i] >= 0 and within x's rows.
+void DotRowsAt(const float* x, const int32_t* rows, size_t n, int dim, const float* q,
+               float* scores);
 
 // sum_i v[i]^2.
 float SquaredNormKernel(const float* v, int dim);

@@ -2,19 +2,15 @@
 
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexHNSW.h>
-#include <faiss/impl/AuxIndexStructures.h>
-#include <faiss/impl/DistanceComputer.h>
-#include <faiss/impl/IDSelector.h>
-#include <faiss/utils/Heap.h>
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "index/dot_kernel.h"
 #include "index/exact_search.h"
 #include "index/faiss_checks.h"
 #include "index/faiss_io.h"
+#include "index/hnsw_walk.h"
 #include "index/threads.h"
 
 namespace neodb::index {
@@ -22,87 +18,25 @@ namespace {
 
 using FaissIdx = faiss::Index::idx_t;  // int64_t in FAISS 1.7.3
 
-// Which positions a search may return: live ones the caller's filter allows.
-// Through the filter's bitmap when it has one: a bit test per visited node
-// instead of a virtual call and a metadata lookup.
-struct PositionSelector : faiss::IDSelector {
-  PositionSelector(const std::vector<int64_t>& pos_to_id, const std::vector<uint8_t>& dead,
-                   const IdFilter* filter, const IdBitmap* bitmap)
-      : pos_to_id(pos_to_id), dead(dead), filter(filter), bitmap(bitmap) {}
-  // REQUIRES: pos < dead.size().
-  bool Allows(size_t pos) const {
-    if (dead[pos]) return false;
-    if (bitmap != nullptr) return bitmap->Test(pos_to_id[pos]);
-    return filter == nullptr || filter->Allowed(pos_to_id[pos]);
-  }
-  bool is_member(FaissIdx pos) const override {
-    return pos >= 0 && static_cast<size_t>(pos) < dead.size() && Allows(pos);
-  }
-  const std::vector<int64_t>& pos_to_id;
-  const std::vector<uint8_t>& dead;
-  const IdFilter* filter;
-  const IdBitmap* bitmap;
-};
-
-// The graph walk's distances with our dot kernel (AVX-512/AVX2 chosen at run
-// time, index/dot_kernel.h) instead of FAISS's: Debian's static FAISS runs
-// its scalar reference loop, a third of a filtered query's time at 256-d.
-// Smaller is closer, as HNSW wants: -<q, x> for inner product (and cosine,
-// over normalised rows), ||x||^2 - 2<q, x> + ||q||^2 for L2 (row norms from
-// the index's cache).
-class KernelDistance : public faiss::DistanceComputer {
- public:
-  KernelDistance(const float* xb, int dim, Metric metric, const std::vector<float>& sq_norms)
-      : xb_(xb), dim_(dim), l2_(metric == Metric::kL2), sq_norms_(sq_norms) {}
-  void set_query(const float* x) override {
-    q_ = x;
-    q_norm_ = l2_ ? SquaredNorm(x, dim_) : 0;
-  }
-  float operator()(idx_t i) override {
-    float dot;
-    DotRows(xb_ + i * dim_, 1, dim_, q_, &dot);
-    return l2_ ? std::max(0.0f, Norm(i) - 2 * dot + q_norm_) : -dot;
-  }
-  float symmetric_dis(idx_t i, idx_t j) override {
-    float dot;
-    DotRows(xb_ + i * dim_, 1, dim_, xb_ + j * dim_, &dot);
-    return l2_ ? std::max(0.0f, Norm(i) - 2 * dot + Norm(j)) : -dot;
-  }
-
- private:
-  const float* xb_;
-  const int dim_;
-  const bool l2_;
-  const std::vector<float>& sq_norms_;
-  const float* q_ = nullptr;
-  float q_norm_ = 0;
-
-  // The cache covers the rows of successful Adds; a failed Add can leave
-  // rows behind it in the graph.
-  float Norm(idx_t i) const {
-    return static_cast<size_t>(i) < sq_norms_.size() ? sq_norms_[i]
-                                                     : SquaredNorm(xb_ + i * dim_, dim_);
-  }
-};
-
-std::vector<size_t> AllowedPositions(const PositionSelector& sel) {
+// Live positions the filter allows, in order.
+std::vector<size_t> AllowedPositions(const WalkFilter& filter) {
   std::vector<size_t> out;
-  for (size_t p = 0; p < sel.dead.size(); ++p) {
-    if (sel.Allows(p)) out.push_back(p);
+  for (size_t p = 0; p < filter.size; ++p) {
+    if (filter.Allows(p)) out.push_back(p);
   }
   return out;
 }
 
 // The allowed share of live positions, from a deterministic stride sample.
-double EstimateAllowedFraction(const PositionSelector& sel) {
-  const size_t n = sel.dead.size();
+double EstimateAllowedFraction(const WalkFilter& filter) {
+  const size_t n = filter.size;
   const size_t samples = std::min<size_t>(n, 1024);
   size_t live = 0, allowed = 0;
   for (size_t i = 0; i < samples; ++i) {
     size_t p = i * n / samples;
-    if (sel.dead[p]) continue;
+    if (filter.dead[p]) continue;
     ++live;
-    if (sel.Allows(p)) ++allowed;
+    if (filter.Allows(p)) ++allowed;
   }
   return live == 0 ? 0.0 : static_cast<double>(allowed) / live;
 }
@@ -123,10 +57,6 @@ HnswIndex::HnswIndex(int dimension, int m, Metric metric, const HnswParams& para
   NEODB_CHECK(dimension > 0 && m >= 2 && params.ef_construction > 0 && params.ef_search > 0);
   index_ = std::make_unique<faiss::IndexHNSWFlat>(dimension, m, FaissMetric(metric));
   index_->hnsw.efConstruction = params.ef_construction;
-  // FAISS 1.7.3 sizes the search beam from this member and only reads
-  // SearchParametersHNSW::efSearch for its stopping rule, so the member holds
-  // the largest beam we allow and each search passes its own efSearch.
-  index_->hnsw.efSearch = kHnswMaxEfSearch;
 }
 
 HnswIndex::~HnswIndex() = default;
@@ -224,14 +154,20 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
     }
     // From here on the filter is asked about many positions (the sample, a
     // graph walk, or every position): take its bitmap if it has one.
-    PositionSelector sel(pos_to_id_, dead_, filter, filter != nullptr ? filter->Dense() : nullptr);
-    double fraction = 1.0;
+    WalkFilter walk_filter;
+    walk_filter.size = pos_to_id_.size();
+    walk_filter.dead = dead_.data();
+    walk_filter.ids = pos_to_id_.data();
+    walk_filter.filter = filter;
+    walk_filter.bitmap = filter != nullptr ? filter->Dense() : nullptr;
+    walk_filter.all_allowed = filter == nullptr && dead_count_ == 0 &&
+                              static_cast<size_t>(index_->ntotal) == pos_to_id_.size();
     std::vector<size_t> allowed_positions;
     bool have_allowed = false;
     if (filter != nullptr) {
-      fraction = EstimateAllowedFraction(sel);
+      const double fraction = EstimateAllowedFraction(walk_filter);
       if (fraction < kHnswExactFilterFraction || fraction * live < exact_below_) {
-        allowed_positions = AllowedPositions(sel);
+        allowed_positions = AllowedPositions(walk_filter);
         have_allowed = true;
         for (size_t i = 0; i < nq; ++i) {
           out[i] = ExactLocked(&q[i * dim_], k, filter, &allowed_positions);
@@ -239,43 +175,23 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
         return;
       }
     }
+    // The walk's beam holds ef *allowed* nodes (hnsw_walk.h), so a filter
+    // needs no wider beam than an unfiltered search of the same k.
     int ef = options.ef_search > 0 ? options.ef_search : params_.ef_search;
-    ef = std::max(ef, k);
-    if (fraction < 1.0) ef = static_cast<int>(ef / std::max(fraction, 0.01));
-    ef = std::min(ef, kHnswMaxEfSearch);
-    faiss::SearchParametersHNSW params;
-    params.efSearch = ef;
-    // Only pass a selector when something must be excluded: it costs a
-    // virtual call per visited node.
-    params.sel = (filter != nullptr || dead_count_ > 0) ? &sel : nullptr;
-    // What IndexHNSW::search does per query, with our distances: descend the
-    // upper levels, walk level 0, and sort the k-heap. One thread (see
-    // index/threads.h).
-    std::vector<float> distances(nq * k);
-    std::vector<FaissIdx> labels(nq * k);
+    ef = std::min(std::max(ef, k), kHnswMaxEfSearch);
     const float* xb = static_cast<const faiss::IndexFlat*>(index_->storage)->get_xb();
-    KernelDistance dis(xb, dim_, metric_, sq_norms_);
+    WalkDistance dis(xb, dim_, metric_ == Metric::kL2, sq_norms_);
+    WalkScratch scratch;
     for (size_t i = 0; i < nq; ++i) {
-      faiss::VisitedTable visited(static_cast<int>(index_->ntotal));
-      float* d = &distances[i * k];
-      FaissIdx* l = &labels[i * k];
-      dis.set_query(&q[i * dim_]);
-      faiss::maxheap_heapify(k, d, l);
-      index_->hnsw.search(dis, k, l, d, visited, &params);
-      faiss::maxheap_reorder(k, d, l);
-    }
-    for (size_t i = 0; i < nq; ++i) {
-      for (int j = 0; j < k; ++j) {
-        FaissIdx pos = labels[i * k + j];
-        // < 0: fewer than k results; beyond pos_to_id_: vectors of a failed Add.
-        if (pos < 0 || static_cast<size_t>(pos) >= pos_to_id_.size()) continue;
-        // Distances: smaller is closer (KernelDistance); scores: higher is better.
-        out[i].push_back({pos_to_id_[pos], -distances[i * k + j]});
+      dis.SetQuery(&q[i * dim_]);
+      // Distances: smaller is closer; scores: higher is better.
+      for (const WalkHit& h : HnswWalk(index_->hnsw, dis, k, ef, walk_filter, &scratch)) {
+        out[i].push_back({pos_to_id_[h.pos], -h.distance});
       }
       // Guarantee: fewer than k hits only when fewer than k are allowed.
       if (out[i].size() < static_cast<size_t>(k) && out[i].size() < live) {
         if (!have_allowed) {
-          allowed_positions = AllowedPositions(sel);
+          allowed_positions = AllowedPositions(walk_filter);
           have_allowed = true;
         }
         if (allowed_positions.size() > out[i].size()) {
@@ -357,7 +273,6 @@ absl::Status HnswIndex::DeserializeBody(ByteReader* r) {
   loaded.release();
   absl::WriterMutexLock lock(&mu_);
   index_.reset(hnsw);
-  index_->hnsw.efSearch = kHnswMaxEfSearch;  // see the constructor
   pos_to_id_ = std::move(pos_to_id);
   dead_ = std::move(dead);
   dead_count_ = dead_count;

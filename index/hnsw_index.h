@@ -9,15 +9,17 @@
 // - While live vectors * dimension <= kHnswExactMaxFloats every search is
 //   exact (AVX kernels over the HNSW storage): as fast as Debian's non-AVX2
 //   graph walk at that size and perfectly accurate (bench/README.md ## Index).
-// - The graph walk is FAISS's (HNSW::search), with distances from our dot
-//   kernel (index/dot_kernel.h): Debian's FAISS computes them with a scalar
-//   loop. A filter with a bitmap (IdFilter::Dense) is read through it.
+// - FAISS builds and stores the graph; queries walk it with our own search
+//   (index/hnsw_walk.h: heaps sized to the query's ef, distances from our dot
+//   kernel, as Debian's FAISS computes them with a scalar loop). A filter with
+//   a bitmap (IdFilter::Dense) is read through it.
 // - Filtered searches estimate the allowed fraction f from a sample. When the
 //   allowed set is small (f < kHnswExactFilterFraction or fewer than
 //   kHnswExactMaxFloats / dimension allowed vectors) the search is an exact
-//   scan of the allowed ids; otherwise HNSW with efSearch scaled by 1/f. Any query that still
-//   returns fewer than k hits while more are allowed is redone exactly, so a
-//   filtered query returns min(k, #allowed) hits.
+//   scan of the allowed ids; otherwise the filtered walk, whose beam holds ef
+//   allowed nodes, with the same ef as an unfiltered search. Any query that
+//   still returns fewer than k hits while more are allowed is redone exactly,
+//   so a filtered query returns min(k, #allowed) hits.
 // Thread-safe (see VectorIndex).
 
 #include <memory>

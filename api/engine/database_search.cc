@@ -63,8 +63,10 @@ absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* v
     return r;
   }
   const int depth = std::max(want, kHybridLegDepth);
-  ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> kh, keyword_leg(depth));
+  // The vector leg first: an index that walks a graph evaluates the filter
+  // into a bitmap, which the keyword leg's filter then reads too.
   ASSIGN_OR_RETURN(std::vector<index::SearchHit> vh, vector_leg(depth));
+  ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> kh, keyword_leg(depth));
   std::vector<keyword::RankedId> kl, vl;
   kl.reserve(kh.size());
   vl.reserve(vh.size());

@@ -143,6 +143,7 @@ const index::IdBitmap* MetadataTable::FilterView::Dense() const {
     const uint64_t bits = static_cast<uint64_t>(*hi - *lo) + 1;
     if (bits > kMaxBitsPerDocument * ids.size()) return;
     dense_ = table_.EvaluateLocked(filter_, *lo, *hi);
+    if (dense_) dense_ready_.store(true, std::memory_order_release);
   });
   return dense_ ? &*dense_ : nullptr;
 }

@@ -11,6 +11,7 @@
 // Thread-safety: safe for concurrent use. A FilterView holds a shared lock for
 // its lifetime, so Apply waits for the searches that read the table.
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,8 +61,11 @@ class MetadataTable : public DerivedIndex {
    public:
     FilterView(const MetadataTable& table, const db::Filter& filter)
         : lock_(table.mu_), table_(table), filter_(filter) {}
-    // One hash lookup and one filter evaluation.
+    // One hash lookup and one filter evaluation; a bit test once Dense() has
+    // built its bitmap (a hybrid query's keyword leg asks about hundreds of
+    // ids after its vector leg walked an HNSW graph with the bitmap).
     bool Allowed(int64_t id) const override {
+      if (dense_ready_.load(std::memory_order_acquire)) return dense_->Test(id);
       auto it = table_.docs_.find(id);
       return it != table_.docs_.end() && filter_.Matches(it->second.metadata);
     }
@@ -75,6 +79,7 @@ class MetadataTable : public DerivedIndex {
     const db::Filter& filter_;
     mutable std::once_flag dense_once_;
     mutable std::optional<index::IdBitmap> dense_;  // set once, under dense_once_
+    mutable std::atomic<bool> dense_ready_{false};  // dense_ is set (release/acquire)
   };
 
  private:

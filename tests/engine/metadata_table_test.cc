@@ -119,14 +119,18 @@ TEST(MetadataTableTest, DenseBitmapAllowsExactlyWhatAllowedDoes) {
       const db::Filter filter = RandomFilter(rng, 3);
       ASSERT_TRUE(filter.Validate().ok()) << filter.DebugString();
       MetadataTable::FilterView view(table, filter);
+      // Allowed answers per id until Dense() is built, from the bitmap after.
+      std::vector<bool> per_id;
+      for (int64_t id = 0; id <= next + 1; ++id) per_id.push_back(view.Allowed(id));
       const index::IdBitmap* dense = view.Dense();
       ASSERT_NE(dense, nullptr) << filter.DebugString();
       EXPECT_EQ(view.Dense(), dense);  // built once
       size_t allowed = 0;
       for (int64_t id = 0; id <= next + 1; ++id) {
-        const bool want = view.Allowed(id);
+        const bool want = per_id[static_cast<size_t>(id)];
         allowed += want;
         ASSERT_EQ(dense->Test(id), want) << filter.DebugString() << " id " << id;
+        ASSERT_EQ(view.Allowed(id), want) << filter.DebugString() << " id " << id;
       }
       EXPECT_EQ(dense->Count(), allowed);
     }
