@@ -9,7 +9,8 @@ BASE_DIR is a NeoBERT checkpoint with D-dim heads (config.json,
 model.safetensors with the MLM head, tokenizer.model); GLOVE.npz is
 `sif.py convert`'s output; PC.npy the SIF common component (`sif.py
 teacher`'s OUT.pc.npy). OUT_DIR gets an F32 checkpoint of hidden size
-C + G (G = --dims, one more attention head of D = G dims) that:
+C + G (G = --dims rounded up to whole heads of the base's head size D; the
+dims past --dims stay zero) that:
 
   * computes the base model exactly on dims 0..C-1 (the "old channel"): every
     weight that reads the residual stream has zero columns for the new dims,
@@ -21,8 +22,9 @@ C + G (G = --dims, one more attention head of D = G dims) that:
     residual stream grows, so the correction is exact to within share·G/C);
   * carries, on dims C..C+G-1, a per-piece vector that no layer reads or
     writes: the residual stream passes it through unchanged, and the final
-    RMSNorm's weight (--lam / scale) brings it back to a chosen share of the
-    mean-pooled sentence vector;
+    RMSNorm's weight (--lam / sqrt(share)) brings it back: at the output the
+    new dims are --lam × (the channel at the old embeddings' magnitude) / RMS,
+    which sets their share of the mean-pooled sentence vector;
   * keeps the MLM head's logits: decoder columns for the new dims are zero.
 
 The per-piece vectors are solved so that the sum of a word's pieces
@@ -41,8 +43,9 @@ over all tokens): the final RMSNorm divides each token by its own RMS,
 which the old channel dominates, and this folds the average of that factor
 back out. Pieces no word uses, and the special tokens, get zero.
 
-Options: --words N (200000), --dims G (64), --share (0.01), --lam (1.0),
---power (1.0), --ridge (1e-4, relative to the mean diagonal), --rms-texts
+Options: --words N (200000), --dims (64; at most GloVe's 100), --share (0.01),
+--lam (1.0), --sif-a (1e-5: the SIF weight a / (a + p(w)); smaller than
+sif.py's 1e-3, chosen on the SciFact dev set), --power (1.0), --ridge (1e-4, relative to the mean diagonal), --rms-texts
 FILE (one text per line) and --rms-lines N (2000), --zero-channel (the new
 dims all zero: for checking that the old channel is reproduced), --neodb BIN,
 --pieces-out FILE.npz (the solved piece table, for inspection).
@@ -147,9 +150,10 @@ def tokenize(neodb, model, lines):
     return out
 
 
-def word_targets(sif, pc, n_words):
+def word_targets(sif, pc, n_words, a):
     """(words, targets [n, dims], weights p(w)) for the n most frequent alphanumeric
-    GloVe words: the SIF-weighted vector with the common component removed."""
+    GloVe words: the SIF-weighted (weight a / (a + p(w))) vector with the common
+    component removed."""
     words, idx = [], []
     for i, w in enumerate(sif.words):
         if _ALNUM.match(w):
@@ -162,7 +166,7 @@ def word_targets(sif, pc, n_words):
     g -= np.outer(g @ pc, pc)
     n = len(sif.words)
     p = 1.0 / ((idx + 2.7) * math.log(n))  # sif.py's Zipf estimate
-    return words, g * sif.weight[idx, None], p
+    return words, g * (a / (a + p))[:, None], p
 
 
 def solve_pieces(pieces, targets, weights, vocab, ridge):
@@ -237,8 +241,8 @@ def widen(cfg, t, channel, lam, share):
     c, g = cfg["hidden_size"], channel.shape[1]
     heads = cfg["num_attention_heads"]
     d = c // heads
-    if g != d:
-        fail("the new channel must be one head wide (%d dims), got %d" % (d, g))
+    if g % d:
+        fail("the new channel must be whole heads wide (a multiple of %d dims), got %d" % (d, g))
     n = c + g
     # RMSNorm over n dims of [old, new], mean_n(x²) = k·mean_c(x²) with
     # k = (c + g·share) / n, equals the old model's over c dims when the
@@ -267,7 +271,7 @@ def widen(cfg, t, channel, lam, share):
     out["decoder.weight"] = np.concatenate([t["decoder.weight"], np.zeros((cfg["vocab_size"], g))], axis=1)
     out["decoder.bias"] = t["decoder.bias"]
     new_cfg = dict(cfg)
-    new_cfg.update(hidden_size=n, num_attention_heads=heads + 1, torch_dtype="float32",
+    new_cfg.update(hidden_size=n, num_attention_heads=heads + g // d, torch_dtype="float32",
                    norm_eps=float(cfg.get("norm_eps", 1e-5)) * ratio)
     if "dim_head" in new_cfg:
         new_cfg["dim_head"] = d
@@ -285,6 +289,7 @@ def main():
     ap.add_argument("--share", type=float, default=0.01)
     ap.add_argument("--lam", type=float, default=1.0)
     ap.add_argument("--power", type=float, default=1.0)
+    ap.add_argument("--sif-a", type=float, default=1e-5)
     ap.add_argument("--ridge", type=float, default=1e-4)
     ap.add_argument("--rms-texts")
     ap.add_argument("--rms-lines", type=int, default=2000)
@@ -308,8 +313,12 @@ def main():
         fail("%s is not a unit %d-vector" % (a.pc, sif.dim))
     if a.dims > sif.dim:
         fail("--dims %d is more than GloVe's %d" % (a.dims, sif.dim))
+    if a.sif_a <= 0:
+        fail("--sif-a must be positive")
+    head = c // cfg["num_attention_heads"]
+    width = -(-a.dims // head) * head  # whole heads; the dims past --dims stay zero
 
-    words, targets, p = word_targets(sif, pc, a.words)
+    words, targets, p = word_targets(sif, pc, a.words, a.sif_a)
     pieces = [ids[1:-1] for ids in tokenize(a.neodb, a.base, words)]
     keep = [i for i, ps in enumerate(pieces) if ps]
     pieces = [pieces[i] for i in keep]
@@ -319,7 +328,8 @@ def main():
     recon = np.stack([v[ps].sum(0) for ps in pieces])
     err = float((p * ((recon - targets) ** 2).sum(1)).sum() / (p * (targets ** 2).sum(1)).sum())
     basis, kept = pca_basis(v, piece_weight, a.dims)
-    channel = v @ basis
+    channel = np.zeros((vocab, width))
+    channel[:, : a.dims] = v @ basis
     print("glove_channel: %d words -> %d pieces with a vector; relative fit error %.3f; "
           "PCA %d -> %d keeps %.3f of the variance" % (len(pieces), int((piece_weight > 0).sum()),
                                                        err, sif.dim, a.dims, kept))
@@ -336,15 +346,19 @@ def main():
     # Specials ([PAD] [UNK] [CLS] [SEP] [MASK] = 0..4) stay zero.
     channel[:5] = 0
     old_ms = float((t["encoder.weight"][5:] ** 2).mean())
-    new_ms = float((channel[5:] ** 2).mean())
+    new_ms = float((channel[5:, : a.dims] ** 2).mean())
     scale = math.sqrt(a.share * old_ms / new_ms)
     if a.zero_channel:
         channel[:] = 0
     channel *= scale
-    lam = a.lam / scale
+    # The new dims leave the final norm as lam × (the channel at the old
+    # embeddings' mean square) / RMS: lam = 1 gives both channels the same
+    # magnitude per dim going in, whatever the GloVe vectors' own scale.
+    lam = a.lam / math.sqrt(a.share)
     if lam > 60000:
         fail("the final norm weight %g would overflow F16; raise --share or lower --lam" % lam)
-    new_cfg, out = widen(cfg, t, channel, lam, 0.0 if a.zero_channel else a.share)
+    share = 0.0 if a.zero_channel else a.share * a.dims / width  # over all new dims
+    new_cfg, out = widen(cfg, t, channel, lam, share)
     tmp = a.out.rstrip("/") + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)
