@@ -43,9 +43,9 @@ over all tokens): the final RMSNorm divides each token by its own RMS,
 which the old channel dominates, and this folds the average of that factor
 back out. Pieces no word uses, and the special tokens, get zero.
 
-Options: --words N (200000), --dims (64; at most GloVe's 100), --share (0.01),
---lam (1.0), --sif-a (1e-5: the SIF weight a / (a + p(w)); smaller than
-sif.py's 1e-3, chosen on the SciFact dev set), --power (1.0), --ridge (1e-4, relative to the mean diagonal), --rms-texts
+Options: --words N (200000), --dims (100 = all of GloVe, two heads; 64 fits
+one head), --share (0.01), --lam (600), --sif-a (3e-4: the SIF weight
+a / (a + p(w)); smaller than sif.py's 1e-3), --power (1.0), --ridge (1e-4, relative to the mean diagonal), --rms-texts
 FILE (one text per line) and --rms-lines N (2000), --zero-channel (the new
 dims all zero: for checking that the old channel is reproduced), --neodb BIN,
 --pieces-out FILE.npz (the solved piece table, for inspection).
@@ -285,11 +285,11 @@ def main():
     ap.add_argument("pc")
     ap.add_argument("out")
     ap.add_argument("--words", type=int, default=200000)
-    ap.add_argument("--dims", type=int, default=64)
+    ap.add_argument("--dims", type=int, default=100)
     ap.add_argument("--share", type=float, default=0.01)
-    ap.add_argument("--lam", type=float, default=1.0)
+    ap.add_argument("--lam", type=float, default=600.0)
     ap.add_argument("--power", type=float, default=1.0)
-    ap.add_argument("--sif-a", type=float, default=1e-5)
+    ap.add_argument("--sif-a", type=float, default=3e-4)
     ap.add_argument("--ridge", type=float, default=1e-4)
     ap.add_argument("--rms-texts")
     ap.add_argument("--rms-lines", type=int, default=2000)
