@@ -1,7 +1,13 @@
 // End to end over gRPC: the real `neodb serve` on 127.0.0.1, driven by the
 // generated C++ stubs. Happy path, validation over the wire, health and
 // reflection, clean restart without rebuild.
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <random>
 #include <set>
@@ -332,6 +338,40 @@ TEST_F(ServerTest, HealthServiceAnswersServing) {
   for (auto& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
   EXPECT_EQ(bytes, std::string("\x08\x01", 2));
   EXPECT_EQ(StopServer(), 0);
+}
+
+// The server's threads other than the main one that do not block `sig`
+// (libraries start threads before main() can block the server's signals;
+// /proc/PID/task/TID/status "SigBlk" is the blocked mask in hex).
+std::vector<pid_t> ThreadsNotBlocking(pid_t pid, int sig) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    const pid_t tid = static_cast<pid_t>(std::stol(e.path().filename().string()));
+    if (tid == pid) continue;  // the main thread shows none blocked while it waits in sigwait
+    std::ifstream status(e.path() / "status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("SigBlk:", 0) != 0) continue;
+      const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+      if ((mask & (1ULL << (sig - 1))) == 0) out.push_back(tid);
+    }
+  }
+  return out;
+}
+
+TEST_F(ServerTest, SignalsLandingOnAnyThreadReachTheServersSignalLoop) {
+  StartServer();
+  // A SIGHUP or SIGTERM the kernel hands to a thread that does not block it
+  // used to take the default action there: the process died instead of
+  // reloading keys or shutting down cleanly.
+  const pid_t pid = server_->pid();
+  const std::vector<pid_t> hup = ThreadsNotBlocking(pid, SIGHUP);
+  for (pid_t tid : hup) ASSERT_EQ(syscall(SYS_tgkill, pid, tid, SIGHUP), 0);
+  Stats();  // still serving (a dead server fails the call)
+  const std::vector<pid_t> term = ThreadsNotBlocking(pid, SIGTERM);
+  if (!term.empty()) ASSERT_EQ(syscall(SYS_tgkill, pid, term[0], SIGTERM), 0);
+  std::printf("threads not blocking SIGHUP: %zu, SIGTERM: %zu\n", hup.size(), term.size());
+  EXPECT_EQ(StopServer(), 0);  // a clean exit, not death by the signal
 }
 
 TEST_F(ServerTest, CleanRestartKeepsDataAndSettingsWithoutRebuild) {

@@ -1,6 +1,8 @@
 // neodb serve: the gRPC server. Loads the model once, opens the database,
 // serves until SIGTERM/SIGINT, then shuts down gracefully: stop accepting,
 // drain running calls (bounded grace), snapshot every index, close the store.
+#include <pthread.h>
+
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -26,6 +28,20 @@
 
 namespace neodb::cli {
 namespace {
+
+// The thread that waits for the server's signals (sigwait below).
+pthread_t g_signal_thread;
+
+// Threads that libraries start before main() (two here: OpenBLAS's pool)
+// do not block the server's signals, so when the waiting thread is not in
+// sigwait at that instant (between the listening line and the loop, or
+// while a key reload runs) the kernel hands the signal to one of them, and
+// the default action ends the process: a SIGTERM became an unclean death, a
+// SIGHUP a crash. With this handler installed, any thread that receives one
+// passes it on to the waiting thread, where it stays pending (blocked) until
+// sigwait takes it. pthread_kill is async-signal-safe.
+extern "C" void ForwardToSignalThread(int sig) { pthread_kill(g_signal_thread, sig); }
+
 
 struct ServeFlags {
   std::string data_dir;
@@ -160,7 +176,13 @@ absl::Status Serve(ServeFlags f) {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);  // reloads the key file
+  g_signal_thread = pthread_self();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  struct sigaction forward = {};
+  forward.sa_handler = ForwardToSignalThread;
+  sigfillset(&forward.sa_mask);
+  forward.sa_flags = SA_RESTART;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &forward, nullptr);
 
   // Logs go to stderr; stdout carries only the listening line.
   if (f.log_format == "json") {
