@@ -18,6 +18,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <set>
 
@@ -214,23 +215,34 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
               {"near_duplicates_in_server_ranking", skipped_duplicates}};
 }
 
+// The model in `dir`, for embedding the collection in process.
+absl::StatusOr<std::unique_ptr<encoder::Encoder>> OpenModel(const std::string& dir, int threads) {
+  encoder::EncoderOptions eopts;
+  eopts.backend.num_threads = threads > 0 ? threads : 1;
+  return encoder::Encoder::Open(dir, eopts);
+}
+
+// Progress of embedding the collection with the `label` model, on stderr at
+// most every 2 s (and at the end).
+std::function<void(int64_t, int64_t)> EmbedProgress(const std::string& label) {
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(
+      std::chrono::steady_clock::now() - std::chrono::seconds(10));
+  return [label, last](int64_t done, int64_t total) {
+    if (done != total && Seconds(*last) < 2) return;
+    *last = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "\rembedding the collection with the %s model: %lld/%lld", label.c_str(),
+                 static_cast<long long>(done), static_cast<long long>(total));
+    if (done == total) std::fprintf(stderr, "\n");
+  };
+}
+
 // Quality of the model in `model_dir` on each query set (adapt::EvaluateModel).
 absl::StatusOr<std::vector<adapt::ModelQuality>> EvaluateDir(
     const std::string& label, const std::string& model_dir, int threads,
     const adapt::CollectionDocs& docs, const std::vector<const adapt::QuerySet*>& sets,
     const adapt::EmbedSettings& settings) {
-  encoder::EncoderOptions eopts;
-  eopts.backend.num_threads = threads > 0 ? threads : 1;
-  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, encoder::Encoder::Open(model_dir, eopts));
-  auto last = std::chrono::steady_clock::now() - std::chrono::seconds(10);
-  auto progress = [&](int64_t done, int64_t total) {
-    if (done != total && Seconds(last) < 2) return;
-    last = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "\rembedding the collection with the %s model: %lld/%lld", label.c_str(),
-                 static_cast<long long>(done), static_cast<long long>(total));
-    if (done == total) std::fprintf(stderr, "\n");
-  };
-  return adapt::EvaluateModel(*enc, docs, sets, settings, progress);
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, OpenModel(model_dir, threads));
+  return adapt::EvaluateModel(*enc, docs, sets, settings, EmbedProgress(label));
 }
 
 void PrintRow(const char* mode, const char* model, const adapt::RankMetrics& m) {
@@ -365,20 +377,12 @@ absl::Status RunAdapt(const AdaptArgs& a) {
       t = std::chrono::steady_clock::now();
       std::vector<std::vector<int64_t>> model_legs;
       if (r > 1) {
-        encoder::EncoderOptions eopts;
-        eopts.backend.num_threads = a.threads > 0 ? a.threads : 1;
-        ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc,
-                         encoder::Encoder::Open(base_dir, eopts));
+        ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, OpenModel(base_dir, a.threads));
         std::vector<std::string> queries;
         for (const auto& q : split.train) queries.push_back(q.query);
-        auto progress = [&](int64_t done, int64_t total) {
-          if (done % 512 != 0 && done != total) return;
-          std::fprintf(stderr, "\rround %d: embedding the collection with round %d's model: %lld/%lld",
-                       r, r - 1, static_cast<long long>(done), static_cast<long long>(total));
-          if (done == total) std::fprintf(stderr, "\n");
-        };
-        ASSIGN_OR_RETURN(model_legs, adapt::ModelVectorLegs(*enc, docs, queries, settings,
-                                                            a.mine_depth, progress));
+        ASSIGN_OR_RETURN(model_legs,
+                         adapt::ModelVectorLegs(*enc, docs, queries, settings, a.mine_depth,
+                                                EmbedProgress(absl::StrCat("round ", r - 1))));
       }
       ASSIGN_OR_RETURN(json m, MineTrainingFile(server, a, docs, *keyword_index, split.train,
                                                 r > 1 ? &model_legs : nullptr, train_file));
