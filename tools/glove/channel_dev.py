@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 
 import numpy as np
@@ -43,15 +42,8 @@ def fail(msg):
 
 def embed_raw(neodb, model, texts):
     """Mean-pooled, not normalised: [old, new] stays linear in lam."""
-    data = "".join(t.replace("\n", " ") + "\n" for t in texts).encode("utf-8")
-    cmd = [neodb, "embed", "--model", model, "--pooling", "mean", "--chunk", "--threads", "1"]
-    p = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if p.returncode != 0:
-        fail("%s failed: %s" % (" ".join(cmd), p.stderr.decode("utf-8", "replace").strip()))
-    rows = [json.loads(line)["embedding"] for line in p.stdout.decode("utf-8").splitlines()]
-    if len(rows) != len(texts):
-        fail("neodb embed returned %d vectors for %d texts" % (len(rows), len(texts)))
-    return np.asarray(rows, dtype=np.float64)
+    return heldout_eval.neodb_embed(neodb, model, texts, normalize=False, extra=["--chunk"],
+                                    dtype=np.float64)
 
 
 def combine(m, c, lam):

@@ -74,16 +74,19 @@ def unit(m):
     return m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
 
 
-def neodb_embed(neodb, model, texts):
-    data = "".join(t + "\n" for t in texts).encode("utf-8")
-    cmd = [neodb, "embed", "--model", model, "--pooling", "mean", "--normalize", "--threads", "1"]
+def neodb_embed(neodb, model, texts, normalize=True, extra=(), dtype=np.float32):
+    """Mean-pooled vectors of `texts` from `neodb embed` (one text per line,
+    so a text's own line breaks become spaces)."""
+    data = "".join(t.replace("\n", " ") + "\n" for t in texts).encode("utf-8")
+    cmd = [neodb, "embed", "--model", model, "--pooling", "mean", "--threads", "1"]
+    cmd += (["--normalize"] if normalize else []) + list(extra)
     p = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode != 0:
         fail("%s failed: %s" % (" ".join(cmd), p.stderr.decode("utf-8", "replace").strip()))
     rows = [json.loads(line)["embedding"] for line in p.stdout.decode("utf-8").splitlines()]
     if len(rows) != len(texts):
         fail("neodb embed returned %d vectors for %d texts" % (len(rows), len(texts)))
-    return np.asarray(rows, dtype=np.float32)
+    return np.asarray(rows, dtype=dtype)
 
 
 def score(embed, pairs):
