@@ -21,6 +21,26 @@ AdamW::AdamW(const ParamLayout& layout, int64_t begin, const AdamWOptions& optio
   }
 }
 
+int64_t AdamW::FreezeZeroMatrixEntries(const float* params) {
+  frozen_.assign(decay_.size(), 0);
+  frozen_count_ = 0;
+  const float* p = params + begin_;
+  for (size_t i = 0; i < decay_.size(); ++i) {
+    if (decay_[i] && p[i] == 0.0f) {
+      frozen_[i] = 1;
+      ++frozen_count_;
+    }
+  }
+  if (frozen_count_ == 0) frozen_.clear();
+  return frozen_count_;
+}
+
+void AdamW::ZeroFrozenGradients(float* grads) const {
+  for (size_t i = 0; i < frozen_.size(); ++i) {
+    if (frozen_[i]) grads[i] = 0.0f;
+  }
+}
+
 void AdamW::Step(float* params, const float* grads, double lr) {
   ++step_;
   const double b1 = options_.beta1, b2 = options_.beta2;

@@ -30,6 +30,16 @@ class AdamW {
   // One update with learning rate `lr`: params[begin + i] from grads[i].
   void Step(float* params, const float* grads, double lr);
 
+  // Marks every matrix entry of the trained range that is exactly 0 in
+  // `params` (the full buffer) as frozen; returns how many. Call before the
+  // first step, on the weights training starts from.
+  int64_t FreezeZeroMatrixEntries(const float* params);
+  // Sets the gradients of frozen entries to 0 (before clipping, so that they
+  // neither count in the norm nor move m and v: a frozen entry stays exactly
+  // 0 through Step, weight decay included).
+  void ZeroFrozenGradients(float* grads) const;
+  int64_t frozen() const { return frozen_count_; }
+
   int64_t begin() const { return begin_; }
   int64_t size() const { return static_cast<int64_t>(m_.size()); }
   int64_t step() const { return step_; }
@@ -41,7 +51,9 @@ class AdamW {
  private:
   AdamWOptions options_;
   int64_t begin_;
-  std::vector<uint8_t> decay_;  // per trained element: 1 = matrix
+  std::vector<uint8_t> decay_;   // per trained element: 1 = matrix
+  std::vector<uint8_t> frozen_;  // per trained element: 1 = kept at 0 (empty: none)
+  int64_t frozen_count_ = 0;
   std::vector<float> m_, v_;
   int64_t step_ = 0;
 };

@@ -6,19 +6,19 @@
 
 #include <atomic>
 #include <cstdio>
-#include <memory>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "xxhash.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/cuda/cuda_backend.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "encoder/tokenizer/tokenizer.h"
 #include "encoder/train/loss_plot.h"
 #include "nlohmann/json.hpp"
+#include "xxhash.h"
 
 namespace neodb::encoder::train {
 namespace {
@@ -70,8 +70,8 @@ absl::StatusOr<NeoBertWeights> LoadWithHeadIfPresent(const std::string& dir) {
 }
 
 absl::StatusOr<std::vector<TokenizedPair>> LoadPairs(const std::string& path,
-                                                     const Tokenizer& tokenizer,
-                                                     int64_t max_length, bool truncate = false) {
+                                                     const Tokenizer& tokenizer, int64_t max_length,
+                                                     bool truncate = false) {
   ASSIGN_OR_RETURN(std::vector<TextPair> text, ReadPairs(path));
   return TokenizePairs(text, tokenizer, max_length, path, truncate);
 }
@@ -128,8 +128,8 @@ absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
       "step,loss,accuracy,lr,grad_norm,tokens,seconds,mlm_loss,mlm_accuracy,distill_loss\n";
   std::vector<double> xs, ys;
   for (const StepRecord& r : trainer.history()) {
-    absl::StrAppend(&csv, absl::StrFormat("%d,%.6f,%.4f,%.6g,%.4f,%d,%.3f,%.6f,%.4f,%.6f\n",
-                                          r.step, r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens,
+    absl::StrAppend(&csv, absl::StrFormat("%d,%.6f,%.4f,%.6g,%.4f,%d,%.3f,%.6f,%.4f,%.6f\n", r.step,
+                                          r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens,
                                           r.seconds, r.mlm_loss, r.mlm_accuracy, r.distill_loss));
     xs.push_back(static_cast<double>(r.step));
     ys.push_back(r.loss);
@@ -286,6 +286,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
                         {"warmup", topt.warmup},
                         {"temperature", topt.temperature},
                         {"train_layers", topt.train_layers},
+                        {"keep_zero_weights", topt.keep_zero_weights},
                         {"chunk_size", topt.chunk_size},
                         {"seed", topt.seed},
                         {"max_length", max_length},
@@ -312,6 +313,12 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                    Trainer::Create(std::move(params), std::move(train), topt, std::move(mlm),
                                    std::move(distill)));
+  if (trainer->frozen_zero_weights() > 0) {
+    std::fprintf(
+        log,
+        "keeping %lld weights that start at exactly 0 at 0 (--train-zero-weights to train them)\n",
+        static_cast<long long>(trainer->frozen_zero_weights()));
+  }
   if (topt.resume)
     std::fprintf(log, "resumed at step %lld\n", static_cast<long long>(trainer->step()));
   const int64_t every = std::max<int64_t>(1, topt.steps / 200);
@@ -334,7 +341,8 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
       std::fprintf(
           log, "step %lld/%lld  loss %.4f  acc %.3f%s%s  lr %.3g  |g| %.3f  %.0f tok/s  ETA %s\n",
           static_cast<long long>(r.step), static_cast<long long>(topt.steps), r.loss, r.accuracy,
-          mlm_part.c_str(), distill_part.c_str(), r.lr, r.grad_norm, static_cast<double>(tokens) / elapsed,
+          mlm_part.c_str(), distill_part.c_str(), r.lr, r.grad_norm,
+          static_cast<double>(tokens) / elapsed,
           Duration(per_step * static_cast<double>(topt.steps - r.step)).c_str());
       std::fflush(log);
     }));
@@ -386,9 +394,9 @@ absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options) {
     backend.device = Device::kCuda;
     backend.device_index = options.device_index;
     const int64_t dim = weights.config.hidden_size;
-    ASSIGN_OR_RETURN(std::unique_ptr<Backend> cuda,
-                     MakeCudaBackend(std::make_shared<const NeoBertWeights>(std::move(weights)),
-                                     backend));
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<Backend> cuda,
+        MakeCudaBackend(std::make_shared<const NeoBertWeights>(std::move(weights)), backend));
     return Evaluate(*cuda, dim, BuildEvalSet(pairs), options.pooling);
   }
   if (options.precision != Precision::kF32) {

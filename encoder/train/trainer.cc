@@ -38,8 +38,9 @@ std::vector<int64_t> DrawNegatives(int64_t pool, int64_t count, uint64_t seed, i
                                    int64_t pair) {
   std::vector<int64_t> idx(static_cast<size_t>(pool));
   std::iota(idx.begin(), idx.end(), 0);
-  SplitMix64 rng((seed + 1) * 0xd1b54a32d192ed03ULL ^
-                 (static_cast<uint64_t>(step) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(pair)));
+  SplitMix64 rng(
+      (seed + 1) * 0xd1b54a32d192ed03ULL ^
+      (static_cast<uint64_t>(step) * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(pair)));
   for (int64_t i = 0; i < count; ++i) {
     const int64_t j = i + static_cast<int64_t>(rng.Next() % static_cast<uint64_t>(pool - i));
     std::swap(idx[i], idx[j]);
@@ -51,18 +52,19 @@ std::vector<int64_t> DrawNegatives(int64_t pool, int64_t count, uint64_t seed, i
 // The options that must match between a checkpoint and a --resume run.
 nlohmann::json RunIdentity(const TrainerOptions& o, int64_t num_pairs, int64_t param_count) {
   nlohmann::json id = {{"steps", o.steps},
-          {"batch_size", o.batch_size},
-          {"lr", o.lr},
-          {"warmup", o.warmup},
-          {"temperature", o.temperature},
-          {"train_layers", o.train_layers},
-          {"seed", o.seed},
-          {"max_grad_norm", o.max_grad_norm},
-          {"weight_decay", o.adamw.weight_decay},
-          {"num_pairs", num_pairs},
-          {"param_count", param_count}};
+                       {"batch_size", o.batch_size},
+                       {"lr", o.lr},
+                       {"warmup", o.warmup},
+                       {"temperature", o.temperature},
+                       {"train_layers", o.train_layers},
+                       {"seed", o.seed},
+                       {"max_grad_norm", o.max_grad_norm},
+                       {"weight_decay", o.adamw.weight_decay},
+                       {"num_pairs", num_pairs},
+                       {"param_count", param_count}};
   // Only when set, so checkpoints from before the option still resume.
   if (o.negatives_per_pair > 0) id["negatives_per_pair"] = o.negatives_per_pair;
+  if (!o.keep_zero_weights) id["keep_zero_weights"] = false;
   return id;
 }
 
@@ -72,11 +74,9 @@ Trainer::Trainer(TrainParams<float> params, std::vector<TokenizedPair> data,
                  const TrainerOptions& options)
     : params_(std::move(params)), data_(std::move(data)), options_(options) {}
 
-absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(TrainParams<float> params,
-                                                         std::vector<TokenizedPair> data,
-                                                         const TrainerOptions& options,
-                                                         std::unique_ptr<MlmObjective> mlm,
-                                                         std::unique_ptr<DistillObjective> distill) {
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
+    TrainParams<float> params, std::vector<TokenizedPair> data, const TrainerOptions& options,
+    std::unique_ptr<MlmObjective> mlm, std::unique_ptr<DistillObjective> distill) {
   const int64_t n = static_cast<int64_t>(data.size());
   const int64_t layers = params.layout.config().num_hidden_layers;
   if (options.steps < 1) return absl::InvalidArgumentError("--steps must be at least 1");
@@ -96,7 +96,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(TrainParams<float> para
   if (mlm != nullptr && !(options.mlm_weight > 0 && std::isfinite(options.mlm_weight))) {
     return absl::InvalidArgumentError("--mlm-weight must be a positive number");
   }
-  if (distill != nullptr && !(options.distill_weight > 0 && std::isfinite(options.distill_weight))) {
+  if (distill != nullptr &&
+      !(options.distill_weight > 0 && std::isfinite(options.distill_weight))) {
     return absl::InvalidArgumentError("--distill-weight must be a positive number");
   }
   if (options.negatives_per_pair < 0) {
@@ -115,6 +116,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(TrainParams<float> para
   const int64_t begin = t->params_.layout.TrainableBegin(options.train_layers);
   t->optimizer_ = std::make_unique<AdamW>(t->params_.layout, begin, options.adamw);
   t->grads_.assign(static_cast<size_t>(t->params_.layout.total() - begin), 0.0f);
+  // From the starting weights, before a resume loads the checkpoint's: a
+  // resumed run freezes exactly what the original run froze.
+  if (options.keep_zero_weights) t->optimizer_->FreezeZeroMatrixEntries(t->params_.values.data());
   if (options.resume) RETURN_IF_ERROR(t->LoadCheckpointState());
   return t;
 }
@@ -135,7 +139,8 @@ ContrastiveBatch Trainer::BatchForStep(int64_t step) const {
       for (const auto& neg : p.negatives) batch.negatives.push_back(neg);
       continue;
     }
-    for (int64_t k : DrawNegatives(pool, options_.negatives_per_pair, options_.seed, step, order[i])) {
+    for (int64_t k :
+         DrawNegatives(pool, options_.negatives_per_pair, options_.seed, step, order[i])) {
       batch.negatives.push_back(p.negatives[static_cast<size_t>(k)]);
     }
   }
@@ -169,6 +174,7 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
       rec.tokens += d.tokens;
     }
     if (mlm_ == nullptr) {
+      optimizer_->ZeroFrozenGradients(grads_.data());
       rec.grad_norm = ClipGradNorm({grads_}, options_.max_grad_norm);
     } else {
       const MlmStepLoss m = mlm_->AccumulateStep(*model_, params_.values.data(), step_,
@@ -178,6 +184,7 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
       rec.mlm_loss = m.loss;
       rec.mlm_accuracy = m.accuracy;
       rec.tokens += m.tokens;
+      optimizer_->ZeroFrozenGradients(grads_.data());
       // Global clipping over encoder and head together.
       rec.grad_norm = ClipGradNorm({grads_, mlm_->head_weight_grads(), mlm_->head_bias_grads()},
                                    options_.max_grad_norm);

@@ -49,6 +49,15 @@ struct TrainerOptions {
   // (seed, step, pair), like the data order, so a resumed run is exact.
   // Default: 0.
   int64_t negatives_per_pair = 0;
+  // Matrix entries that are exactly 0 in the starting weights stay 0. A
+  // fine-tune starts from a trained checkpoint, where an exact zero is
+  // structure, not a value training arrived at: a pruned weight, or the
+  // blocks that keep a widened model's extra dims apart from its layers (the
+  // default model's GloVe channel). Adam moves every entry by about lr per
+  // step whatever its gradient's scale, so without this such blocks fill with
+  // noise at once. Only matrices (embeddings, qkv, wo, w12, w3), never norm
+  // weights. Default: true.
+  bool keep_zero_weights = true;
   AdamWOptions adamw;
   // Weight of the auxiliary MLM loss; used (and must be > 0) when Create is
   // given an MlmObjective. Default: 1.
@@ -77,7 +86,7 @@ struct StepRecord {
   double loss = 0;
   double accuracy = 0;  // in-batch top-1 accuracy of the queries
   double lr = 0;
-  double grad_norm = 0;     // before clipping
+  double grad_norm = 0;     // before clipping (frozen zero weights excluded)
   double mlm_loss = 0;      // auxiliary MLM loss (0 without one)
   double mlm_accuracy = 0;  // its masked-token accuracy
   double distill_loss = 0;  // similarity-distillation loss (0 without one)
@@ -100,10 +109,12 @@ class Trainer {
 
   const TrainParams<float>& params() const { return params_; }
   const TrainModel<float>& model() const { return *model_; }
-  const MlmObjective* mlm() const { return mlm_.get(); }  // nullptr without one
+  const MlmObjective* mlm() const { return mlm_.get(); }              // nullptr without one
   const DistillObjective* distill() const { return distill_.get(); }  // nullptr without one
   const std::vector<StepRecord>& history() const { return history_; }
   int64_t step() const { return step_; }
+  // Matrix entries kept at 0 (TrainerOptions::keep_zero_weights).
+  int64_t frozen_zero_weights() const { return optimizer_->frozen(); }
   bool finished() const { return step_ >= options_.steps; }
 
   // The contrastive batch of 0-based step `step`: epochs are seeded

@@ -81,6 +81,57 @@ TEST(TrainLoop, TopLayersOnlyLeavesTheBottomUntouched) {
   EXPECT_GT(changed, (p.layout.total() - begin) / 2);
 }
 
+// The zero blocks of a widened or pruned checkpoint: Adam would move each of
+// their entries by about lr per step; with keep_zero_weights (the default)
+// they stay exactly 0 while everything else trains, and without it they fill.
+TEST(TrainLoop, MatrixEntriesThatStartAtZeroStayZero) {
+  const NeoBertConfig config = LoopConfig();
+  for (const bool keep : {true, false}) {
+    SCOPED_TRACE(keep ? "keep_zero_weights" : "train zeros");
+    TrainParams<float> params = RandomParams<float>(config, 3, 0.1, 0.0);
+    // A row block of layer 0's wo (what it writes into the last 8 dims) and
+    // the embeddings' last 8 dims of every other token.
+    std::vector<int64_t> zeroed;
+    const ParamEntry& wo = params.layout.layer(0, kWo);
+    for (int64_t r = config.hidden_size - 8; r < config.hidden_size; ++r) {
+      for (int64_t c = 0; c < config.hidden_size; ++c)
+        zeroed.push_back(wo.offset + r * config.hidden_size + c);
+    }
+    const ParamEntry& emb = params.layout.embeddings();
+    for (int64_t t = 0; t < config.vocab_size; t += 2) {
+      for (int64_t d = config.hidden_size - 8; d < config.hidden_size; ++d)
+        zeroed.push_back(emb.offset + t * config.hidden_size + d);
+    }
+    for (int64_t i : zeroed) params.values[i] = 0.0f;
+    const std::vector<float> initial = params.values;
+    TrainerOptions o = LoopOptions();
+    o.steps = 5;
+    o.keep_zero_weights = keep;
+    auto trainer = Trainer::Create(std::move(params), ConceptPairs(16, 1, true), o);
+    ASSERT_TRUE(trainer.ok()) << trainer.status();
+    // Random weights have no exact zeros of their own: exactly the block.
+    EXPECT_EQ((*trainer)->frozen_zero_weights(), keep ? static_cast<int64_t>(zeroed.size()) : 0);
+    ASSERT_TRUE((*trainer)->Run().ok());
+    const auto& p = (*trainer)->params();
+    // Every entry of the wo block has a gradient; embedding rows only of the
+    // tokens the 5 steps saw.
+    const int64_t wo_block = 8 * config.hidden_size;
+    int64_t moved = 0, wo_moved = 0;
+    for (size_t k = 0; k < zeroed.size(); ++k) {
+      moved += p.values[zeroed[k]] != 0.0f;
+      wo_moved += static_cast<int64_t>(k) < wo_block && p.values[zeroed[k]] != 0.0f;
+    }
+    int64_t changed = 0;
+    for (int64_t i = 0; i < p.layout.total(); ++i) changed += p.values[i] != initial[i];
+    if (keep) {
+      EXPECT_EQ(moved, 0);
+    } else {
+      EXPECT_GT(wo_moved, wo_block / 2);
+    }
+    EXPECT_GT(changed, p.layout.total() / 2);
+  }
+}
+
 class TempDir {
  public:
   TempDir() {

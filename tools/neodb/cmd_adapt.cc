@@ -53,7 +53,7 @@ struct AdaptArgs {
   double eval_split = 0.2;
   uint64_t split_seed = 1;
   std::string out;
-  int negatives = 1;    // hard negatives per training pair in a step; 0 = in-batch only
+  int negatives = 1;  // hard negatives per training pair in a step; 0 = in-batch only
   // Mined per training query; the trainer draws `negatives` of them afresh
   // each time the pair comes round (TrainerOptions::negatives_per_pair).
   // 0 = `negatives` (each pair always meets the same ones).
@@ -286,9 +286,11 @@ void PrintTable(const adapt::RankMetrics& keyword_only, const adapt::ModelQualit
 absl::Status RunAdapt(const AdaptArgs& a) {
   if (a.negatives < 0) return absl::InvalidArgumentError("--negatives must be >= 0");
   if (a.negative_pool < 0) return absl::InvalidArgumentError("--negative-pool must be >= 0");
-  if (a.rounds < 1 || a.rounds > 10) return absl::InvalidArgumentError("--rounds must be in [1, 10]");
+  if (a.rounds < 1 || a.rounds > 10)
+    return absl::InvalidArgumentError("--rounds must be in [1, 10]");
   if (a.rounds > 1 && a.negatives == 0) {
-    return absl::InvalidArgumentError("--rounds > 1 mines again each round: it needs --negatives >= 1");
+    return absl::InvalidArgumentError(
+        "--rounds > 1 mines again each round: it needs --negatives >= 1");
   }
   if (a.rounds > a.trainer.steps) {
     return absl::InvalidArgumentError("--rounds must not exceed --steps");
@@ -412,10 +414,10 @@ absl::Status RunAdapt(const AdaptArgs& a) {
     ft.truncate = true;
     ASSIGN_OR_RETURN(const std::string pairs_hash, encoder::train::FileHash(a.pairs));
     ft.lineage_extra = {
-        {"negatives",
-         a.negatives == 0                  ? std::string("in-batch")
-         : a.negative_pool > a.negatives ? absl::StrCat("mined:", a.negatives, "-of-", a.negative_pool)
-                                           : absl::StrCat("mined:", a.negatives)},
+        {"negatives", a.negatives == 0 ? std::string("in-batch")
+                      : a.negative_pool > a.negatives
+                          ? absl::StrCat("mined:", a.negatives, "-of-", a.negative_pool)
+                          : absl::StrCat("mined:", a.negatives)},
         {"adapt",
          {{"collection", a.collection},
           {"collection_model_dir", model_dir},
@@ -431,8 +433,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
           {"rounds", a.rounds},
           {"mining", mining.back()}}}};
     t = std::chrono::steady_clock::now();
-    if (a.rounds > 1) std::fprintf(stderr, "round %d of %d: %lld steps from %s\n", r, a.rounds,
-                                   static_cast<long long>(ft.trainer.steps), base_dir.c_str());
+    if (a.rounds > 1)
+      std::fprintf(stderr, "round %d of %d: %lld steps from %s\n", r, a.rounds,
+                   static_cast<long long>(ft.trainer.steps), base_dir.c_str());
     RETURN_IF_ERROR(encoder::train::RunFinetune(ft, stderr));
     if (!fs::exists(round_out / "lineage.json", ec)) {
       return absl::AbortedError(
@@ -680,6 +683,9 @@ void RegisterAdaptCommands(CLI::App& app) {
   cmd->add_option("--warmup", a->trainer.warmup, "Linear warm-up steps")->capture_default_str();
   cmd->add_option("--chunk-size", a->trainer.chunk_size, "GradCache chunk")->capture_default_str();
   cmd->add_option("--seed", a->trainer.seed, "Seed of the data order")->capture_default_str();
+  cmd->add_flag_callback(
+      "--train-zero-weights", [a] { a->trainer.keep_zero_weights = false; },
+      "Also train matrix entries that start at exactly 0 (see neodb finetune)");
   cmd->add_option("--checkpoint-every", a->trainer.checkpoint_every,
                   "Checkpoint into <out>.work every N steps")
       ->capture_default_str();

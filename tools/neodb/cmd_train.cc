@@ -51,6 +51,11 @@ void RegisterTrainCommands(CLI::App& app) {
                    "Negatives drawn afresh from each pair's list every time the pair comes "
                    "round (0 = the whole list)")
       ->capture_default_str();
+  finetune->add_flag_callback(
+      "--train-zero-weights", [ft] { ft->trainer.keep_zero_weights = false; },
+      "Also train matrix entries that start at exactly 0 (kept at 0 by default: in a trained "
+      "checkpoint they are structure, e.g. the blocks that keep the default model's GloVe "
+      "channel apart from its layers)");
   finetune
       ->add_option("--weight-decay", ft->trainer.adamw.weight_decay,
                    "AdamW weight decay on matrices (not on norm weights)")
@@ -89,9 +94,10 @@ void RegisterTrainCommands(CLI::App& app) {
   finetune->add_option("--distill-batch", ft->distill.batch_size, "Teacher texts per step")
       ->capture_default_str();
   auto ft_device = std::make_shared<std::string>("cpu");
-  finetune->add_option("--device", *ft_device,
-                       "cpu (default) or auto; cuda / cuda:N are refused: training on CUDA is "
-                       "not implemented yet")
+  finetune
+      ->add_option("--device", *ft_device,
+                   "cpu (default) or auto; cuda / cuda:N are refused: training on CUDA is "
+                   "not implemented yet")
       ->capture_default_str();
   finetune->callback([ft, ft_device] {
     std::string note;
