@@ -37,13 +37,10 @@
 #                                               widened by a pass-through "GloVe channel":
 #                                               per-piece SIF-GloVe vectors solved by least
 #                                               squares, no training; the old dims compute
-#                                               exactly what they did). Opt-in, CHANNEL=1:
-#                                               the candidate fine-tunes worse (0.337 vs 0.456
-#                                               on SciFact), so it does not ship yet
-#                                               (train_default_model.md).
+#                                               exactly what they did). CHANNEL=0 skips it.
 #   model      neodb model convert (F16)     → WORK/model/ (what ships as
-#                                               encoder/default_model/; from WORK/polished,
-#                                               or WORK/channel with CHANNEL=1, or
+#                                               encoder/default_model/; from WORK/channel,
+#                                               or WORK/polished (CHANNEL=0), or
 #                                               WORK/distilled with DISTILL=1)
 #   eval       tools/eval_default_model.sh   → WORK/eval/results.md (SciFact)
 #   heldout    tools/glove/heldout_eval.py   → WORK/eval/heldout.md (held-out word and
@@ -119,8 +116,8 @@ DISTILL_THREADS=${DISTILL_THREADS:-2}
 # The GloVe channel (issue 21; tools/glove/glove_channel.py, train_default_model.md).
 # CHANNEL_LAM and CHANNEL_SIF_A were chosen on the SciFact dev set (train claims)
 # with tools/glove/channel_dev.py.
-CHANNEL=${CHANNEL:-0}
-CHANNEL_FROM=${CHANNEL_FROM:-$WORK/polished}  # the measured v2 candidate was built from v1's F16 model
+CHANNEL=${CHANNEL:-1}
+CHANNEL_FROM=${CHANNEL_FROM:-$WORK/polished}  # the shipped v2 was built from v1's F16 model
 [[ $DISTILL == 1 ]] && CHANNEL_FROM=${CHANNEL_FROM_DISTILLED:-$WORK/distilled}
 CHANNEL_DIMS=${CHANNEL_DIMS:-100}  # all of GloVe: hidden 256 + 128 (two heads), 29.5 MB in F16
 CHANNEL_LAM=${CHANNEL_LAM:-600}
