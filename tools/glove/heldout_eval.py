@@ -108,6 +108,9 @@ def main():
     ap.add_argument("--neodb", default=os.path.join(HERE, "..", "..", "build", "tools", "neodb", "neodb"))
     ap.add_argument("--words", default=os.path.join(HERE, "heldout", "words.tsv"))
     ap.add_argument("--sentences", default=os.path.join(HERE, "heldout", "sentences.tsv"))
+    ap.add_argument("--bootstrap", type=int, default=0,
+                    help="N paired resamples of the sentence pairs: the 95%% interval of each "
+                         "embedding's Spearman minus the GloVe average's")
     a = ap.parse_args()
     words, sents = read_pairs(a.words), read_pairs(a.sentences)
     sif = sifmod.Sif(a.glove)
@@ -132,6 +135,29 @@ def main():
         ex = example(fn)
         print("| %s | %.3f | %.3f | %.3f | %.3f |" % (name, score(fn, words), score(fn, sents), ex[0], ex[1]))
         sys.stdout.flush()
+    if a.bootstrap > 0:
+        bootstrap(rows, sents, a.bootstrap)
+
+
+def bootstrap(rows, pairs, n):
+    """Paired bootstrap over the sentence pairs (seed 1): is an embedding's
+    Spearman above the GloVe average's by more than the pairs' own noise?"""
+    gold = np.asarray([p[2] for p in pairs], dtype=np.float64)
+
+    def cosines(fn):
+        a = unit(fn([p[0] for p in pairs]))
+        b = unit(fn([p[1] for p in pairs]))
+        return (a * b).sum(1)
+
+    base = cosines(rows[0][1])
+    rng = np.random.default_rng(1)
+    draws = [rng.integers(0, len(pairs), len(pairs)) for _ in range(n)]
+    print("\nsentences, Spearman minus the GloVe average's, %d paired resamples:" % n)
+    for name, fn in rows[1:]:
+        c = cosines(fn)
+        d = np.asarray([spearman(c[i], gold[i]) - spearman(base[i], gold[i]) for i in draws])
+        print("  %s: %+.3f, 95%% interval %+.3f .. %+.3f" % (name, spearman(c, gold) - spearman(base, gold),
+                                                          np.percentile(d, 2.5), np.percentile(d, 97.5)))
 
 
 if __name__ == "__main__":
