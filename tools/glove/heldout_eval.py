@@ -89,10 +89,10 @@ def neodb_embed(neodb, model, texts, normalize=True, extra=(), dtype=np.float32)
     return np.asarray(rows, dtype=dtype)
 
 
-def score(embed, pairs):
+def pair_cosines(embed, pairs):
     a = unit(embed([p[0] for p in pairs]))
     b = unit(embed([p[1] for p in pairs]))
-    return spearman((a * b).sum(1), [p[2] for p in pairs])
+    return (a * b).sum(1)
 
 
 def example(embed):
@@ -131,30 +131,28 @@ def main():
     print("| embedding | words Spearman (%d) | sentences Spearman (%d) | dog~puppy | dog~stock market |"
           % (len(words), len(sents)))
     print("|---|---:|---:|---:|---:|")
+    word_gold = [p[2] for p in words]
+    sent_gold = np.asarray([p[2] for p in sents], dtype=np.float64)
+    sent_cosines = []  # per row, kept for --bootstrap (each text embedded once)
     for name, fn in rows:
         ex = example(fn)
-        print("| %s | %.3f | %.3f | %.3f | %.3f |" % (name, score(fn, words), score(fn, sents), ex[0], ex[1]))
+        sent_cosines.append(pair_cosines(fn, sents))
+        print("| %s | %.3f | %.3f | %.3f | %.3f |" % (name, spearman(pair_cosines(fn, words), word_gold),
+                                                      spearman(sent_cosines[-1], sent_gold), ex[0], ex[1]))
         sys.stdout.flush()
     if a.bootstrap > 0:
-        bootstrap(rows, sents, a.bootstrap)
+        bootstrap([name for name, _ in rows], sent_cosines, sent_gold, a.bootstrap)
 
 
-def bootstrap(rows, pairs, n):
+def bootstrap(names, cosines, gold, n):
     """Paired bootstrap over the sentence pairs (seed 1): is an embedding's
-    Spearman above the GloVe average's by more than the pairs' own noise?"""
-    gold = np.asarray([p[2] for p in pairs], dtype=np.float64)
-
-    def cosines(fn):
-        a = unit(fn([p[0] for p in pairs]))
-        b = unit(fn([p[1] for p in pairs]))
-        return (a * b).sum(1)
-
-    base = cosines(rows[0][1])
+    Spearman above the GloVe average's (cosines[0]) by more than the pairs'
+    own noise?"""
+    base = cosines[0]
     rng = np.random.default_rng(1)
-    draws = [rng.integers(0, len(pairs), len(pairs)) for _ in range(n)]
+    draws = [rng.integers(0, len(gold), len(gold)) for _ in range(n)]
     print("\nsentences, Spearman minus the GloVe average's, %d paired resamples:" % n)
-    for name, fn in rows[1:]:
-        c = cosines(fn)
+    for name, c in zip(names[1:], cosines[1:]):
         d = np.asarray([spearman(c[i], gold[i]) - spearman(base[i], gold[i]) for i in draws])
         print("  %s: %+.3f, 95%% interval %+.3f .. %+.3f" % (name, spearman(c, gold) - spearman(base, gold),
                                                           np.percentile(d, 2.5), np.percentile(d, 97.5)))
