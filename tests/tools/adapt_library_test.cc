@@ -98,6 +98,12 @@ TEST(NegativeMiningTest, InterleavesLegsSkipsPositivesAndNearDuplicates) {
   EXPECT_EQ(MineNegatives({}, {2, 4}, {0}, docs, opt), (std::vector<int64_t>{4}));
   opt.count = 0;
   EXPECT_TRUE(MineNegatives({1, 3}, {4}, {0}, docs, opt).empty());
+  // skip passes over each leg's top ranks, positives or not.
+  opt.count = 3;
+  opt.skip = 1;
+  EXPECT_EQ(MineNegatives({0, 2, 3}, {1, 2, 4}, {0}, docs, opt), (std::vector<int64_t>{3, 4}));
+  opt.skip = 3;
+  EXPECT_TRUE(MineNegatives({0, 2, 3}, {1, 2, 4}, {0}, docs, opt).empty());
 }
 
 TEST(NegativeMiningTest, NearDuplicateRule) {

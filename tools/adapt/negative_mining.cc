@@ -53,7 +53,8 @@ std::vector<int64_t> MineNegatives(const std::vector<int64_t>& server_leg,
     }
     out.push_back(doc);
   };
-  for (size_t r = 0; r < depth && static_cast<int>(out.size()) < options.count; ++r) {
+  for (size_t r = static_cast<size_t>(std::max(0, options.skip));
+       r < depth && static_cast<int>(out.size()) < options.count; ++r) {
     if (r < server_leg.size()) consider(server_leg[r]);
     if (r < keyword_leg.size()) consider(keyword_leg[r]);
   }

@@ -14,7 +14,8 @@
 //     (NormalizeText), or a word-set Jaccard similarity >= jaccard_threshold
 //     (words: maximal runs of ASCII letters/digits, lower-cased). A copy of the
 //     positive under another id is relevant in all but name; training the
-//     model to push it away would teach it noise.
+//     model to push it away would teach it noise;
+//   - below the first `skip` ranks of its leg (MiningOptions::skip).
 
 #include <cstdint>
 #include <vector>
@@ -28,6 +29,10 @@ struct MiningOptions {
   int count = 1;
   // Near-duplicate threshold on word-set Jaccard; in (0, 1]. Default: 0.9.
   double jaccard_threshold = 0.9;
+  // Ranks 1..skip of each leg are passed over. The very top of a ranking that
+  // is not labelled relevant is the likeliest to be relevant but unlabelled (a
+  // false negative); skipping it trades hardness for fewer wrong labels.
+  int skip = 0;
 };
 
 // Word-set Jaccard similarity of two texts (1 for two texts without words).

@@ -65,8 +65,9 @@ struct AdaptArgs {
   // vector (the model alone: what the fine-tune changes) | served (the
   // collection's default ranking, hybrid). SciFact, same split and steps:
   // vector +0.035 nDCG@10 over in-batch on the vector leg, served +0.000
-  // (tools/adapt/README.md).
+  // (tools/adapt/README.md). keyword: the BM25 leg alone (DPR's negatives).
   std::string mine_from = "vector";
+  int mine_skip = 0;  // top ranks of each leg passed over (MiningOptions::skip)
   double jaccard = 0.9;  // near-duplicate threshold
   // Mining rounds (ANCE-style): round 1 mines from the collection's searches
   // and trains steps/rounds; each later round mines again from the model the
@@ -158,7 +159,8 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
                                       const std::vector<std::vector<int64_t>>* model_legs,
                                       const fs::path& path) {
   adapt::MiningOptions mopt{.count = std::max(a.negatives, a.negative_pool),
-                            .jaccard_threshold = a.jaccard};
+                            .jaccard_threshold = a.jaccard,
+                            .skip = a.mine_skip};
   std::string out;
   int64_t mined = 0, from_server = 0, from_keyword = 0, skipped_duplicates = 0, lines = 0;
   for (size_t qi = 0; qi < train.size(); ++qi) {
@@ -168,7 +170,7 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
       std::vector<int64_t> served, keyword_leg;
       if (model_legs != nullptr) {
         served = (*model_legs)[qi];
-      } else {
+      } else if (a.mine_from != "keyword") {
         ASSIGN_OR_RETURN(std::vector<std::string> ids,
                          server.NearTextIds(a.collection, q.query, a.mine_depth,
                                             a.mine_from == "vector" ? "vector" : ""));
@@ -306,8 +308,11 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   if (a.mine_depth < 1 || a.mine_depth > 1000) {
     return absl::InvalidArgumentError("--mine-depth must be in [1, 1000]");
   }
-  if (a.mine_from != "served" && a.mine_from != "vector") {
-    return absl::InvalidArgumentError("--mine-from must be served or vector");
+  if (a.mine_from != "served" && a.mine_from != "vector" && a.mine_from != "keyword") {
+    return absl::InvalidArgumentError("--mine-from must be served, vector or keyword");
+  }
+  if (a.mine_skip < 0 || a.mine_skip >= a.mine_depth) {
+    return absl::InvalidArgumentError("--mine-skip must be in [0, --mine-depth)");
   }
   if (!(a.jaccard > 0 && a.jaccard <= 1)) {
     return absl::InvalidArgumentError("--near-duplicate-jaccard must be in (0, 1]");
@@ -436,6 +441,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
                        : fs::absolute(a.eval_file).string()},
           {"mine_depth", a.mine_depth},
           {"mine_from", a.mine_from},
+          {"mine_skip", a.mine_skip},
           {"near_duplicate_jaccard", a.jaccard},
           {"round", r},
           {"rounds", a.rounds},
@@ -680,13 +686,16 @@ void RegisterAdaptCommands(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--mine-from", a->mine_from,
                   "Where negatives are mined first: served (the collection's default ranking, "
-                  "hybrid) | vector (its model alone)")
+                  "hybrid) | vector (its model alone) | keyword (BM25 alone)")
       ->capture_default_str();
   cmd->add_option("--rounds", a->rounds,
                   "Mining rounds: each round after the first mines again from the model the "
                   "round before trained, then trains it further (--steps in all)")
       ->capture_default_str();
   cmd->add_option("--mine-depth", a->mine_depth, "Top documents of each search leg mined")
+      ->capture_default_str();
+  cmd->add_option("--mine-skip", a->mine_skip,
+                  "Top ranks of each leg passed over (likeliest unlabelled relevant documents)")
       ->capture_default_str();
   cmd->add_option("--near-duplicate-jaccard", a->jaccard,
                   "Word-set Jaccard at or above which a candidate counts as a copy of a positive")
