@@ -2,11 +2,14 @@
 """Held-out similarity checks of the default model and its GloVe teacher
 (issue 21): Spearman correlation between human-written similarity scores and
 cosine similarity on tools/glove/heldout/words.tsv (52 word pairs) and
-sentences.tsv (58 sentence pairs), plus the dog/puppy/stock-market example.
-Neither file is used in any training stage.
+sentences.tsv (58 sentence pairs; --sentences heldout/sentences2.tsv for the
+second, larger set of 240 pairs, written later without seeing any model's
+scores, large enough for the bootstrap to resolve a difference of 0.05), plus
+the dog/puppy/stock-market example. No file is used in any training stage.
 
 usage:
   heldout_eval.py GLOVE.npz [--pc PC.npy] [--model DIR ...] [--neodb BIN]
+                  [--sentences FILE] [--bootstrap N]
 
 Rows: "GloVe average" (plain mean of the words' GloVe vectors), "SIF-GloVe"
 (the distillation teacher, tools/glove/sif.py, with the principal component
