@@ -4,7 +4,7 @@ choose its --lam without touching any reported set (issue 21).
 
 usage:
   channel_dev.py MODEL_DIR --old-dims C [--scifact DIR] [--teacher FILE.jsonl]
-                 [--glove GLOVE.npz --pc PC.npy] [--lams 0.5,1,2,...] [--neodb BIN]
+                 [--sentences FILE.tsv] [--glove GLOVE.npz --pc PC.npy] [--lams 0.5,1,2,...] [--neodb BIN]
 
 MODEL_DIR must have been written with --lam 1: its mean-pooled vector is
 [old channel (C dims), new channel], and the new channel is linear in the
@@ -17,7 +17,10 @@ Dev sets (neither is reported anywhere):
     the development set of tools/train_default_model.md;
   * --teacher: 2,000 random pairs of sif.py teacher texts (corpus paragraphs
     and pair texts, seed 1): Spearman between the model's cosine and the
-    SIF-GloVe teacher's cosine — how close the channel is to its teacher.
+    SIF-GloVe teacher's cosine — how close the channel is to its teacher;
+  * --sentences: a development sentence-similarity file (text1<TAB>text2<TAB>
+    score, e.g. tools/glove/dev/sentences_dev.tsv, written apart from the
+    held-out sets): Spearman between the model's cosine and the scores.
 """
 
 import argparse
@@ -81,6 +84,7 @@ def main():
     ap.add_argument("--old-dims", type=int, required=True)
     ap.add_argument("--scifact")
     ap.add_argument("--teacher")
+    ap.add_argument("--sentences")
     ap.add_argument("--glove")
     ap.add_argument("--pc")
     ap.add_argument("--lams", default="0.25,0.5,1,2,4,8,16")
@@ -126,6 +130,17 @@ def main():
             table[n].append(heldout_eval.spearman((e[ia] * e[ib]).sum(1), teacher_cos))
         if sif:
             table["SIF-GloVe teacher"].append(1.0)
+    if a.sentences:
+        pairs = heldout_eval.read_pairs(a.sentences)
+        gold = [p[2] for p in pairs]
+        m = embed_raw(a.neodb, a.model, [p[0] for p in pairs] + [p[1] for p in pairs])
+        cols.append("sentences Spearman (%d pairs)" % len(pairs))
+        for n, lam in zip(names, lams):
+            e = combine(m, a.old_dims, lam)
+            table[n].append(heldout_eval.spearman((e[: len(pairs)] * e[len(pairs):]).sum(1), gold))
+        if sif:
+            table["SIF-GloVe teacher"].append(
+                heldout_eval.spearman(heldout_eval.pair_cosines(sif.embed, pairs), gold))
     print("| %s | %s |" % ("embedding", " | ".join(cols)))
     print("|---|%s" % ("---:|" * len(cols)))
     for n, vals in table.items():
