@@ -89,17 +89,9 @@ def main():
     def score(embed):
         return heldout_eval.spearman(heldout_eval.pair_cosines(embed, pairs), gold)
 
-    def glove_avg(texts):
-        m = np.zeros((len(texts), sif.dim), dtype=np.float32)
-        for r, t in enumerate(texts):
-            ids = sif.ids(t)
-            if ids:
-                m[r] = sif.vectors[ids].mean(0)
-        return m
-
     print("| setting (words, sif-a, power, ridge) | sentences Spearman (%d pairs) |" % len(pairs))
     print("|---|---:|")
-    print("| GloVe average | %.4f |" % score(glove_avg))
+    print("| GloVe average | %.4f |" % score(lambda texts: heldout_eval.glove_average(sif, texts)))
     print("| SIF-GloVe teacher | %.4f |" % score(sif.embed))
     for words, sif_a, power, ridge in grid:
         _, targets, p = glove_channel.word_targets(sif, pc, words, sif_a)

@@ -92,6 +92,16 @@ def neodb_embed(neodb, model, texts, normalize=True, extra=(), dtype=np.float32)
     return np.asarray(rows, dtype=dtype)
 
 
+def glove_average(sif, texts):
+    """The plain mean of each text's GloVe word vectors (the issue's baseline)."""
+    m = np.zeros((len(texts), sif.dim), dtype=np.float32)
+    for r, t in enumerate(texts):
+        ids = sif.ids(t)
+        if ids:
+            m[r] = sif.vectors[ids].mean(0)
+    return m
+
+
 def pair_cosines(embed, pairs):
     a = unit(embed([p[0] for p in pairs]))
     b = unit(embed([p[1] for p in pairs]))
@@ -119,12 +129,7 @@ def main():
     sif = sifmod.Sif(a.glove)
 
     def glove_avg(texts):
-        m = np.zeros((len(texts), sif.dim), dtype=np.float32)
-        for r, t in enumerate(texts):
-            ids = sif.ids(t)
-            if ids:
-                m[r] = sif.vectors[ids].mean(0)
-        return m
+        return glove_average(sif, texts)
 
     if a.pc:
         sif.pc = np.load(a.pc).astype(np.float32)
