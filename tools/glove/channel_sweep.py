@@ -75,7 +75,6 @@ def main():
     except (OSError, ValueError, KeyError, TypeError) as e:
         fail("cannot read the vocabulary size from %s/config.json: %s" % (a.model, e))
     sif = sifmod.Sif(a.glove)
-    sif.words = list(np.load(a.glove, allow_pickle=True)["words"])
     pc = np.load(a.pc).astype(np.float64)
     sif.pc = pc.astype(np.float32)
     pairs = heldout_eval.read_pairs(a.sentences)

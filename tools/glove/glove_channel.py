@@ -304,7 +304,6 @@ def main():
         fail("%s has no tokenizer.model" % a.base)
     vocab, c = cfg["vocab_size"], cfg["hidden_size"]
     sif = sifmod.Sif(a.glove)
-    sif.words = list(np.load(a.glove, allow_pickle=True)["words"])
     try:
         pc = np.load(a.pc).astype(np.float64)
     except (OSError, ValueError) as e:

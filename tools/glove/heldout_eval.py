@@ -128,12 +128,9 @@ def main():
     words, sents = read_pairs(a.words), read_pairs(a.sentences)
     sif = sifmod.Sif(a.glove)
 
-    def glove_avg(texts):
-        return glove_average(sif, texts)
-
     if a.pc:
         sif.pc = np.load(a.pc).astype(np.float32)
-    rows = [("GloVe average", glove_avg), ("SIF-GloVe" + (" (teacher, PC removed)" if a.pc else ""), sif.embed)]
+    rows = [("GloVe average", lambda texts: glove_average(sif, texts)), ("SIF-GloVe" + (" (teacher, PC removed)" if a.pc else ""), sif.embed)]
     for m in a.model:
         rows.append(("model " + m, lambda t, m=m: neodb_embed(a.neodb, m, t)))
     print("| embedding | words Spearman (%d) | sentences Spearman (%d) | dog~puppy | dog~stock market |"

@@ -68,6 +68,7 @@ class Sif:
             words, self.vectors = list(z["words"]), z["vectors"].astype(np.float32)
         except (OSError, KeyError, ValueError) as e:
             fail("cannot read %s: %s" % (npz_path, e))
+        self.words = words  # by frequency rank, as the file stores them
         self.index = {w: i for i, w in enumerate(words)}
         n = len(words)
         rank = np.arange(n, dtype=np.float64)
