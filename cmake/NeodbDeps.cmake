@@ -12,6 +12,8 @@ find_package(OpenMP REQUIRED)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+# zstd: model directories may hold model.safetensors.zst (encoder/checkpoint/safetensors.h).
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 
 if(NEODB_BUILD_SERVER)
   find_package(RocksDB REQUIRED)

@@ -8,6 +8,7 @@ PKGS=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev libabsl-dev nlohmann-json3-dev libspdlog-dev libcli11-dev
   libutf8proc-dev libstemmer-dev libsentencepiece-dev sentencepiece libxxhash-dev libpng-dev zlib1g-dev
+  libzstd-dev zstd
   librocksdb-dev libfaiss-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -12,6 +12,8 @@
 #include <limits>
 #include <set>
 
+#include <zstd.h>
+
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
@@ -39,6 +41,26 @@ constexpr DTypeEntry kDTypes[] = {
 };
 
 std::string ErrnoText() { return std::strerror(errno); }
+
+// The decompressed size the stream declares, summed over its frames, with the
+// stable API only (ZSTD_findDecompressedSize is in zstd's experimental part):
+// ZSTD_CONTENTSIZE_ERROR for bytes that are not whole zstd frames,
+// ZSTD_CONTENTSIZE_UNKNOWN when a frame does not declare its size.
+unsigned long long DeclaredZstdSize(const uint8_t* src, size_t size) {
+  if (size == 0) return ZSTD_CONTENTSIZE_ERROR;  // no frame at all
+  unsigned long long total = 0;
+  while (size > 0) {
+    const unsigned long long frame = ZSTD_getFrameContentSize(src, size);
+    if (frame == ZSTD_CONTENTSIZE_ERROR || frame == ZSTD_CONTENTSIZE_UNKNOWN) return frame;
+    const size_t used = ZSTD_findFrameCompressedSize(src, size);
+    if (ZSTD_isError(used)) return ZSTD_CONTENTSIZE_ERROR;
+    if (total + frame < total) return ZSTD_CONTENTSIZE_ERROR;  // overflow: not a real stream
+    total += frame;
+    src += used;
+    size -= used;
+  }
+  return total;
+}
 
 // Reads a JSON integer that must be >= 0 and fit in int64.
 bool ReadNonNegative(const json& v, uint64_t* out) {
@@ -92,23 +114,76 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
     close(fd);
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
   }
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  auto mapping = std::make_shared<Mapping>();
+  if (st.st_size > 0) {  // mmap refuses a length of 0; the empty file is reported below
+    // Private and writable but over a read-only descriptor: the file can
+    // never change, and a caller writing into a weight tensor gets its own
+    // page copies instead of a segfault.
+    void* addr = mmap(nullptr, st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (addr == MAP_FAILED) {
+      const std::string err = ErrnoText();
+      close(fd);
+      return absl::InternalError(absl::StrCat(path, ": mmap: ", err));
+    }
+    mapping->addr = addr;
+    mapping->size = static_cast<size_t>(st.st_size);
+  }
+  close(fd);
+  if (path.ends_with(".zst")) {
+    ASSIGN_OR_RETURN(mapping, Decompress(path, *mapping));
+  }
+  return Parse(path, std::move(mapping));
+}
+
+absl::StatusOr<std::shared_ptr<SafetensorsFile::Mapping>> SafetensorsFile::Decompress(
+    const std::string& path, const Mapping& compressed) {
+  const unsigned long long declared =
+      DeclaredZstdSize(static_cast<const uint8_t*>(compressed.addr), compressed.size);
+  if (declared == ZSTD_CONTENTSIZE_ERROR) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": is not a zstd stream, or is a truncated one"));
+  }
+  if (declared == ZSTD_CONTENTSIZE_UNKNOWN) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": was written without its decompressed size (compress with the zstd "
+                           "command-line tool)"));
+  }
+  if (declared > kMaxDecompressedBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": declares ", declared,
+                                                   " decompressed bytes, over the limit of ",
+                                                   kMaxDecompressedBytes));
+  }
+  auto out = std::make_shared<Mapping>();
+  if (declared > 0) {
+    void* addr =
+        mmap(nullptr, declared, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (addr == MAP_FAILED) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(path, ": cannot map ", declared, " bytes to decompress into: ", ErrnoText()));
+    }
+    out->addr = addr;
+    out->size = declared;
+  }
+  const size_t n = ZSTD_decompress(out->addr, out->size, compressed.addr, compressed.size);
+  if (ZSTD_isError(n)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": corrupt zstd stream: ", ZSTD_getErrorName(n)));
+  }
+  if (n != declared) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": corrupt zstd stream: ", n, " bytes decompressed, ", declared, " declared"));
+  }
+  return out;
+}
+
+absl::StatusOr<SafetensorsFile> SafetensorsFile::Parse(const std::string& path,
+                                                       std::shared_ptr<Mapping> mapping) {
+  const uint64_t file_size = mapping->size;
   if (file_size < 8) {
-    close(fd);
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": file is ", file_size, " bytes, too short for the 8-byte header length"));
   }
-  auto mapping = std::make_shared<Mapping>();
-  // Private and writable but over a read-only descriptor: the file can never
-  // change, and a caller writing into a weight tensor gets its own page
-  // copies instead of a segfault.
-  void* addr = mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  const std::string mmap_err = ErrnoText();
-  close(fd);
-  if (addr == MAP_FAILED) return absl::InternalError(absl::StrCat(path, ": mmap: ", mmap_err));
-  mapping->addr = addr;
-  mapping->size = file_size;
-  const uint8_t* base = static_cast<const uint8_t*>(addr);
+  uint8_t* base = static_cast<uint8_t*>(mapping->addr);
 
   uint64_t header_len = 0;
   std::memcpy(&header_len, base, 8);  // little-endian (static_assert above)
@@ -157,7 +232,7 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Open(const std::string& path) {
   SafetensorsFile file;
   file.path_ = path;
   file.data_size_ = file_size - 8 - header_len;
-  file.data_ = static_cast<uint8_t*>(addr) + 8 + header_len;
+  file.data_ = base + 8 + header_len;
 
   try {
     for (auto it = header.begin(); it != header.end(); ++it) {

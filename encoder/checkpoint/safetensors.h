@@ -19,6 +19,14 @@
 // outlive the SafetensorsFile. Truncating the file while it is mapped is
 // undefined (SIGBUS), as for any mmap reader.
 //
+// A path ending in ".zst" names a zstd stream holding a safetensors file (how
+// the default model is shipped: its many all-zero F16 blocks compress well).
+// Every frame must declare its decompressed size (the zstd command-line tool
+// writes it), at most kMaxDecompressedBytes in all. Open decompresses the
+// whole stream into private anonymous memory, which then is the mapping, and
+// validates it exactly as above; tensors keep it alive as before. A stream
+// that is not zstd, is truncated or corrupt is an error naming the file.
+//
 // Thread-safety: immutable after Open; concurrent Load calls are fine.
 
 #include <cstdint>
@@ -57,6 +65,10 @@ class SafetensorsFile {
  public:
   // A header larger than this is refused (the release's header is ~20 KB).
   static constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
+  // A .zst declaring more decompressed bytes than this is refused: the size
+  // comes from the (untrusted) frame headers, and a hostile one must not make
+  // us reserve terabytes. NeoBERT's 250M parameters are 1 GB in F32.
+  static constexpr uint64_t kMaxDecompressedBytes = 16ull << 30;
 
   struct TensorInfo {
     std::string name;
@@ -89,6 +101,14 @@ class SafetensorsFile {
  private:
   struct Mapping;
   SafetensorsFile() = default;
+
+  // The safetensors bytes held in the zstd stream `compressed`, read from `path`.
+  static absl::StatusOr<std::shared_ptr<Mapping>> Decompress(const std::string& path,
+                                                             const Mapping& compressed);
+  // Validates the safetensors bytes in `mapping` (read from `path`) and
+  // indexes their tensors; the result keeps `mapping`.
+  static absl::StatusOr<SafetensorsFile> Parse(const std::string& path,
+                                               std::shared_ptr<Mapping> mapping);
 
   std::string path_;
   std::shared_ptr<Mapping> mapping_;

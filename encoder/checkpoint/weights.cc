@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -228,10 +229,23 @@ absl::Status SaveCheckpoint(const NeoBertWeights& w, const std::string& dir,
   return WriteFileAtomically(dir + "/config.json", w.config.ToJson(torch_dtype));
 }
 
+absl::StatusOr<std::string> WeightsFilePath(const std::string& dir) {
+  const std::string plain = dir + "/model.safetensors";
+  const std::string compressed = plain + ".zst";
+  std::error_code ec;
+  const bool has_plain = std::filesystem::exists(plain, ec);
+  const bool has_compressed = std::filesystem::exists(compressed, ec);
+  if (has_plain && has_compressed) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir, " holds both model.safetensors and model.safetensors.zst; keep one"));
+  }
+  return has_compressed ? compressed : plain;
+}
+
 absl::StatusOr<NeoBertWeights> LoadCheckpoint(const std::string& dir, const LoadOptions& options) {
   NeoBertWeights w;
   ASSIGN_OR_RETURN(w.config, NeoBertConfig::FromFile(dir + "/config.json"));
-  const std::string path = dir + "/model.safetensors";
+  ASSIGN_OR_RETURN(const std::string path, WeightsFilePath(dir));
   ASSIGN_OR_RETURN(SafetensorsFile file, SafetensorsFile::Open(path));
   w.layers.resize(w.config.num_hidden_layers);
 

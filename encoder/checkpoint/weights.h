@@ -41,10 +41,18 @@ struct LoadOptions {
   bool load_decoder = false;
 };
 
-// Loads <dir>/config.json and <dir>/model.safetensors. Tensors are accepted
-// with or without the "model." prefix, in F32, F16 or BF16; all come back as
-// CPU F32 (F32 data is mmap'd, not copied). Every name, shape, dtype and
-// offset is validated; a bad file is an error that names the problem.
+// The weights file of checkpoint directory `dir`: "<dir>/model.safetensors",
+// or "<dir>/model.safetensors.zst" (zstd-compressed, see safetensors.h) when
+// only that exists. When neither exists, the uncompressed name, so that the
+// error opening it names the usual file. INVALID_ARGUMENT when both exist:
+// which one holds the intended weights is ambiguous.
+absl::StatusOr<std::string> WeightsFilePath(const std::string& dir);
+
+// Loads <dir>/config.json and the weights file (WeightsFilePath). Tensors
+// are accepted with or without the "model." prefix, in F32, F16 or BF16; all
+// come back as CPU F32 (F32 data is mmap'd, not copied; from a .zst it lives
+// in the decompressed memory). Every name, shape, dtype and offset is
+// validated; a bad file is an error that names the problem.
 absl::StatusOr<NeoBertWeights> LoadCheckpoint(const std::string& dir,
                                               const LoadOptions& options = {});
 

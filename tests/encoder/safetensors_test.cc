@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <zstd.h>
+
 #include <cstring>
 #include <vector>
 
@@ -22,12 +24,25 @@ std::string FloatBytes(const std::vector<float>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);
 }
 
+// One zstd frame (level 3) that declares its content size, as the zstd tool writes.
+std::string Zstd(const std::string& bytes) {
+  std::string out(ZSTD_compressBound(bytes.size()), '\0');
+  const size_t n = ZSTD_compress(out.data(), out.size(), bytes.data(), bytes.size(), 3);
+  if (ZSTD_isError(n)) {
+    ADD_FAILURE() << ZSTD_getErrorName(n);
+    return "";
+  }
+  out.resize(n);
+  return out;
+}
+
 class SafetensorsTest : public ::testing::Test {
  protected:
-  // Writes `bytes` to a file and returns Open's error message ("" if OK).
-  std::string OpenError(const std::string& bytes) {
+  // Writes `bytes` to a file named *`suffix` and returns Open's error
+  // message ("" if OK).
+  std::string OpenError(const std::string& bytes, const std::string& suffix = ".safetensors") {
     std::string name = std::to_string(counter_++);
-    name.append(".safetensors");
+    name.append(suffix);
     const std::string path = dir_.Sub(name);
     WriteBytes(path, bytes);
     absl::StatusOr<SafetensorsFile> f = SafetensorsFile::Open(path);
@@ -300,6 +315,104 @@ TEST_F(SafetensorsTest, NotARegularFile) {
   absl::StatusOr<SafetensorsFile> g = SafetensorsFile::Open(dir_.Sub("absent.safetensors"));
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(SafetensorsTest, ReadsZstdCompressedFile) {
+  Tensor t = Tensor::Empty({3, 4}, DType::kF32);
+  for (int i = 0; i < 12; ++i) t.data<float>()[i] = i % 3 == 0 ? 0.0f : 0.1f * i - 0.5f;
+  for (DType dt : {DType::kF32, DType::kF16}) {
+    SCOPED_TRACE(DTypeName(dt));
+    const std::string path = dir_.Sub(std::string(DTypeName(dt)) + ".safetensors");
+    ASSERT_TRUE(
+        WriteSafetensors(path, {{"w", t}, {"b", t.Rows(1, 2)}}, dt, {{"format", "pt"}}).ok());
+    WriteBytes(path + ".zst", Zstd(testing::ReadBytes(path)));
+    absl::StatusOr<SafetensorsFile> plain = SafetensorsFile::Open(path);
+    absl::StatusOr<SafetensorsFile> zst = SafetensorsFile::Open(path + ".zst");
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    ASSERT_TRUE(zst.ok()) << zst.status();
+    EXPECT_EQ(zst->path(), path + ".zst");
+    EXPECT_EQ(zst->metadata(), plain->metadata());
+    ASSERT_EQ(zst->tensors().size(), plain->tensors().size());
+    for (size_t i = 0; i < plain->tensors().size(); ++i) {
+      const SafetensorsFile::TensorInfo& a = plain->tensors()[i];
+      const SafetensorsFile::TensorInfo& b = zst->tensors()[i];
+      EXPECT_EQ(b.name, a.name);
+      EXPECT_EQ(b.dtype_name, a.dtype_name);
+      EXPECT_EQ(b.shape, a.shape);
+      EXPECT_EQ(b.begin, a.begin);
+      EXPECT_EQ(b.end, a.end);
+      absl::StatusOr<Tensor> x = plain->Load(a.name);
+      absl::StatusOr<Tensor> y = zst->Load(b.name);
+      ASSERT_TRUE(x.ok() && y.ok());
+      ASSERT_EQ(y->nbytes(), x->nbytes());
+      EXPECT_EQ(std::memcmp(y->raw_data(), x->raw_data(), x->nbytes()), 0) << a.name;
+    }
+    // A borrowed tensor keeps the decompressed memory alive after the file is gone.
+    Tensor kept;
+    {
+      absl::StatusOr<SafetensorsFile> g = SafetensorsFile::Open(path + ".zst");
+      ASSERT_TRUE(g.ok());
+      kept = *g->LoadRaw("w");
+      EXPECT_EQ(kept.raw_data(), g->data_of(*g->Find("w")));  // no copy
+    }
+    absl::StatusOr<Tensor> w = plain->LoadRaw("w");
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(std::memcmp(kept.raw_data(), w->raw_data(), w->nbytes()), 0);
+    // Two frames back to back (what zstd writes for concatenated inputs) are
+    // one stream: the sizes add up and the bytes join.
+    const std::string bytes = testing::ReadBytes(path);
+    const size_t half = bytes.size() / 2;
+    WriteBytes(path + ".2.zst", Zstd(bytes.substr(0, half)) + Zstd(bytes.substr(half)));
+    absl::StatusOr<SafetensorsFile> two = SafetensorsFile::Open(path + ".2.zst");
+    ASSERT_TRUE(two.ok()) << two.status();
+    absl::StatusOr<Tensor> w2 = two->LoadRaw("w");
+    ASSERT_TRUE(w2.ok());
+    EXPECT_EQ(std::memcmp(w2->raw_data(), w->raw_data(), w->nbytes()), 0);
+  }
+}
+
+TEST_F(SafetensorsTest, RejectsBadZstdStreams) {
+  Tensor t = Tensor::Zeros({64, 64}, DType::kF32);
+  const std::string path = dir_.Sub("src.safetensors");
+  ASSERT_TRUE(WriteSafetensors(path, {{"a", t}}, DType::kF32).ok());
+  const std::string bytes = testing::ReadBytes(path);
+
+  EXPECT_THAT(OpenError("not a zstd stream at all", ".safetensors.zst"),
+              HasSubstr("is not a zstd stream"));
+  EXPECT_THAT(OpenError("", ".safetensors.zst"), HasSubstr("is not a zstd stream"));
+  const std::string whole = Zstd(bytes);
+  EXPECT_THAT(OpenError(whole.substr(0, whole.size() / 2), ".safetensors.zst"),
+              HasSubstr("truncated"));
+
+  // Streaming without a pledged size: the frame does not declare its size.
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  std::string unsized(ZSTD_compressBound(bytes.size()) + 64, '\0');
+  ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
+  ZSTD_outBuffer out{unsized.data(), unsized.size(), 0};
+  // e_continue first: a lone e_end call would record the input's size.
+  ASSERT_FALSE(ZSTD_isError(ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_continue)));
+  ASSERT_EQ(ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_end), 0u);
+  ZSTD_freeCCtx(cctx);
+  unsized.resize(out.pos);
+  ASSERT_EQ(ZSTD_getFrameContentSize(unsized.data(), unsized.size()), ZSTD_CONTENTSIZE_UNKNOWN);
+  EXPECT_THAT(OpenError(unsized, ".safetensors.zst"),
+              HasSubstr("without its decompressed size"));
+
+  // A frame header declaring 17 GiB (single segment, 8-byte content size)
+  // followed by one empty last raw block: refused before any allocation.
+  std::string huge = "\x28\xb5\x2f\xfd\xe0";
+  const uint64_t declared = 17ull << 30;
+  huge.append(reinterpret_cast<const char*>(&declared), 8);
+  huge.append("\x01\x00\x00", 3);
+  ASSERT_EQ(ZSTD_getFrameContentSize(huge.data(), huge.size()), declared);
+  EXPECT_THAT(OpenError(huge, ".safetensors.zst"), HasSubstr("over the limit"));
+
+  // Valid zstd holding something that is not a safetensors file: the same
+  // error as the uncompressed bytes give.
+  const std::string plain_error = OpenError("abc");
+  const std::string zst_error = OpenError(Zstd("abc"), ".safetensors.zst");
+  ASSERT_THAT(plain_error, HasSubstr("too short"));
+  EXPECT_EQ(zst_error.substr(zst_error.find(": ")), plain_error.substr(plain_error.find(": ")));
 }
 
 // Corrupts a valid file byte by byte (deterministically) and opens and loads

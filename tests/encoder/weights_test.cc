@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <zstd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -243,6 +246,40 @@ TEST(CheckpointTest, LoadsNamesWithoutPrefix) {
   ASSERT_FALSE(with_head.ok());
   EXPECT_EQ(with_head.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(with_head.status().message()), HasSubstr("decoder.weight"));
+}
+
+// The shipped form: model.safetensors.zst loads exactly as the file it was
+// compressed from (same tensors, same model_id); both at once is ambiguous.
+TEST(CheckpointTest, LoadsZstdCompressedWeights) {
+  TempDir dir;
+  const std::string plain = dir.MakeDir("plain"), zst = dir.MakeDir("zst");
+  ASSERT_TRUE(SaveCheckpoint(RandomWeights(Tiny(), 4), plain, {.dtype = DType::kF16}).ok());
+  std::filesystem::copy_file(plain + "/config.json", zst + "/config.json");
+  const std::string bytes = testing::ReadBytes(plain + "/model.safetensors");
+  std::string compressed(ZSTD_compressBound(bytes.size()), '\0');
+  const size_t n =
+      ZSTD_compress(compressed.data(), compressed.size(), bytes.data(), bytes.size(), 3);
+  ASSERT_FALSE(ZSTD_isError(n)) << ZSTD_getErrorName(n);
+  compressed.resize(n);
+  testing::WriteBytes(zst + "/model.safetensors.zst", compressed);
+
+  EXPECT_EQ(*WeightsFilePath(plain), plain + "/model.safetensors");
+  EXPECT_EQ(*WeightsFilePath(zst), zst + "/model.safetensors.zst");
+  EXPECT_EQ(*WeightsFilePath(dir.path()), dir.Sub("model.safetensors"));  // neither: the usual name
+  absl::StatusOr<NeoBertWeights> a = LoadCheckpoint(plain, {.load_decoder = true});
+  absl::StatusOr<NeoBertWeights> b = LoadCheckpoint(zst, {.load_decoder = true});
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ExpectSameWeights(*a, *b);  // model_id included
+  EXPECT_TRUE(BitEqual(*a->decoder_weight, *b->decoder_weight));
+  EXPECT_TRUE(BitEqual(*a->decoder_bias, *b->decoder_bias));
+
+  testing::WriteBytes(plain + "/model.safetensors.zst", compressed);
+  absl::StatusOr<NeoBertWeights> both = LoadCheckpoint(plain);
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(both.status().message()),
+              AllOf(HasSubstr(plain), HasSubstr("both model.safetensors and model.safetensors.zst")));
 }
 
 // Loading F32 borrows the file mapping: the embedding data lives inside a

@@ -1,7 +1,8 @@
-// Fuzzes SafetensorsFile::Open (the header parser of model.safetensors) and
-// Load/LoadRaw of every tensor it accepts. Oracle (safetensors.h): every
-// accepted tensor lies inside the file's data section and has exactly
-// product(shape) * sizeof(dtype) bytes; loading it reads only those bytes.
+// Fuzzes SafetensorsFile::Open (the header parser of model.safetensors, and
+// the zstd checks of model.safetensors.zst) and Load/LoadRaw of every tensor
+// it accepts. Oracle (safetensors.h): every accepted tensor lies inside the
+// file's data section and has exactly product(shape) * sizeof(dtype) bytes;
+// loading it reads only those bytes.
 #include <cstring>
 
 #include "encoder/checkpoint/safetensors.h"
@@ -10,6 +11,10 @@
 using neodb::encoder::SafetensorsFile;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // The same bytes as a model.safetensors.zst: nearly always refused by the
+  // zstd checks, whose error paths (and the decompression) this exercises.
+  (void)SafetensorsFile::Open(neodb::fuzz::WriteScratchFile("model.safetensors.zst",
+                                                            neodb::fuzz::AsView(data, size)));
   const std::string path = neodb::fuzz::WriteScratchFile("model.safetensors",
                                                          neodb::fuzz::AsView(data, size));
   absl::StatusOr<SafetensorsFile> file = SafetensorsFile::Open(path);

@@ -196,8 +196,9 @@ absl::Status Convert(const ConvertArgs& a) {
 }
 
 absl::Status Info(const std::string& dir) {
+  ASSIGN_OR_RETURN(const std::string weights_path, encoder::WeightsFilePath(dir));
   ASSIGN_OR_RETURN(const encoder::SafetensorsFile file,
-                   encoder::SafetensorsFile::Open(dir + "/model.safetensors"));
+                   encoder::SafetensorsFile::Open(weights_path));
   std::set<std::string> dtypes;
   for (const auto& t : file.tensors()) dtypes.insert(t.dtype_name);
   const bool has_head = file.Find("decoder.weight") != nullptr;

@@ -74,7 +74,8 @@ absl::Status Pretrain(PretrainArgs a) {
   // Start from the checkpoint's weights when there are any, else from the
   // NeoBERT initialisation (uniform ±0.02, norms at 1) drawn with --seed.
   NeoBertWeights weights;
-  if (fs::exists(a.model_dir + "/model.safetensors", ec)) {
+  ASSIGN_OR_RETURN(const std::string weights_path, encoder::WeightsFilePath(a.model_dir));
+  if (fs::exists(weights_path, ec)) {
     encoder::LoadOptions load;
     load.load_decoder = true;
     ASSIGN_OR_RETURN(weights, encoder::LoadCheckpoint(a.model_dir, load));

@@ -2,8 +2,9 @@
 """Independent numpy reference of the NeoBERT encoder forward pass.
 
 Written from NEOBERT.md (sections 1-3, 5), not from the C++ code. Reads a
-checkpoint directory (config.json + model.safetensors) with json + numpy
-alone, and computes last_hidden_state plus [CLS] and mean pooling.
+checkpoint directory (config.json + model.safetensors, or model.safetensors.zst
+through the zstd tool) with json + numpy alone, and computes last_hidden_state
+plus [CLS] and mean pooling.
 
 Numerics: weights are read as float32 (F16/BF16 are widened), everything else
 is float64, except the RoPE angles, which follow the reference recipe in F32:
@@ -14,7 +15,9 @@ Usage as a tool:
   neobert_ref.py CHECKPOINT_DIR 101 7592 2088 102   # prints pooled vectors
 """
 import json
+import os
 import struct
+import subprocess
 import sys
 
 import numpy as np
@@ -22,10 +25,8 @@ import numpy as np
 _DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I32": np.int32}
 
 
-def read_safetensors(path):
-    """Returns {name: float32 ndarray}. Validates the header's offsets."""
-    with open(path, "rb") as f:
-        data = f.read()
+def parse_safetensors(data):
+    """Returns {name: float32 ndarray} from safetensors bytes. Validates the header's offsets."""
     (n,) = struct.unpack("<Q", data[:8])
     if n > len(data) - 8:
         raise ValueError("header length past end of file")
@@ -47,6 +48,17 @@ def read_safetensors(path):
             raise ValueError(f"{name}: size does not match shape")
         out[name] = arr.reshape(shape).astype(np.float32)
     return out
+
+
+def read_safetensors(path):
+    """Returns {name: float32 ndarray} from a .safetensors file. When `path` is absent but
+    `path`.zst exists (how the default model ships), decompresses that with the zstd
+    command-line tool, as the C++ loader does with libzstd."""
+    if not os.path.exists(path) and os.path.exists(path + ".zst"):
+        zstd = subprocess.run(["zstd", "-dc", path + ".zst"], capture_output=True, check=True)
+        return parse_safetensors(zstd.stdout)
+    with open(path, "rb") as f:
+        return parse_safetensors(f.read())
 
 
 class NeoBert:
