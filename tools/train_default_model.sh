@@ -33,6 +33,12 @@
 #                                               DISTILL=1: the one measured run barely moved
 #                                               the model (train_default_model.md, issue 21),
 #                                               so the shipped model does not have it.
+#   vocab      tools/glove/extend_vocab.py   → WORK/vocab/ (issue 21, version 4: the
+#                                               8,000 English words the tokenizer splits
+#                                               worst get a piece of their own, so the
+#                                               channel below carries them whole; rows
+#                                               start as their old pieces' mean).
+#                                               VOCAB_ADD=0 skips it.
 #   channel    tools/glove/glove_channel.py  → WORK/channel/ (issue 21: the model above,
 #                                               widened by a pass-through "GloVe channel":
 #                                               per-piece SIF-GloVe vectors solved by least
@@ -127,8 +133,14 @@ CHANNEL_FROM=${CHANNEL_FROM:-$WORK/polished}  # the shipped v2 was built from v1
 [[ $DISTILL == 1 ]] && CHANNEL_FROM=${CHANNEL_FROM_DISTILLED:-$WORK/distilled}
 CHANNEL_DIMS=${CHANNEL_DIMS:-100}  # all of GloVe: hidden 256 + 128 (two heads), 29.5 MB in F16
 CHANNEL_LAM=${CHANNEL_LAM:-600}
-CHANNEL_SIF_A=${CHANNEL_SIF_A:-3e-4}
-CHANNEL_WORDS=${CHANNEL_WORDS:-200000}
+# Version 4: 30,000 words and sif-a 1e-3 (chosen on the dev sentences with
+# tools/glove/channel_sweep.py: fitting fewer words serves the common ones).
+CHANNEL_SIF_A=${CHANNEL_SIF_A:-1e-3}
+CHANNEL_WORDS=${CHANNEL_WORDS:-30000}
+# Whole-word pieces added before the channel (version 4). 8,000 is what fits the
+# 30 MB budget with the weights zstd-compressed (the zero blocks compress away).
+VOCAB_ADD=${VOCAB_ADD:-8000}
+[[ $CHANNEL == 1 && $VOCAB_ADD -gt 0 ]] && CHANNEL_BASE=$WORK/vocab || CHANNEL_BASE=$CHANNEL_FROM
 # Version 3 (issue 21): a polish of the channel model on the pairs + MLM, with the
 # distillation term holding the pairwise cosines to the teacher's. The weight was
 # chosen among 20 / 100 / 400 on the development measures only (train_default_model.md).
@@ -315,8 +327,14 @@ stage_distill() {
 
 # A GloVe channel beside the trained model: word knowledge from GloVe's 6B
 # tokens that 20M training tokens could not give it, added analytically.
+stage_vocab() {
+  "$PY" "$ROOT/tools/glove/extend_vocab.py" "$CHANNEL_FROM" "$WORK/glove/glove.npz" \
+    "$WORK/distill/teacher.jsonl.pc.npy" "$WORK/vocab" --add "$VOCAB_ADD" \
+    --words "$CHANNEL_WORDS" --sif-a "$CHANNEL_SIF_A" --neodb "$NEODB" 2>&1 | tee "$WORK/vocab.log"
+}
+
 stage_channel() {
-  "$PY" "$ROOT/tools/glove/glove_channel.py" "$CHANNEL_FROM" "$WORK/glove/glove.npz" \
+  "$PY" "$ROOT/tools/glove/glove_channel.py" "$CHANNEL_BASE" "$WORK/glove/glove.npz" \
     "$WORK/distill/teacher.jsonl.pc.npy" "$WORK/channel" --dims "$CHANNEL_DIMS" \
     --lam "$CHANNEL_LAM" --sif-a "$CHANNEL_SIF_A" --words "$CHANNEL_WORDS" --neodb "$NEODB" \
     2>&1 | tee "$WORK/channel.log"
@@ -340,13 +358,16 @@ stage_refine() {
     --distill-batch "$REFINE_DISTILL_TEXTS_PER_STEP"
 }
 
-# The shipped form: F16 safetensors (half the size) with the MLM head.
+# The shipped form: F16 safetensors with the MLM head, zstd-compressed (the loader
+# reads model.safetensors.zst as it is; a third of the weights are the exact-zero
+# blocks that keep the channel apart, and compress away).
 stage_model() {
   local from=$WORK/polished
   [[ $DISTILL == 1 ]] && from=$WORK/distilled
   [[ $CHANNEL == 1 ]] && from=$WORK/channel
   [[ $CHANNEL == 1 && $REFINE == 1 ]] && from=$WORK/refined
   "$NEODB" model convert --model "$from" --out "$WORK/model" --dtype f16 --force
+  zstd -q -19 --rm -f "$WORK/model/model.safetensors" -o "$WORK/model/model.safetensors.zst"
 }
 
 stage_heldout() {
@@ -405,6 +426,10 @@ if [[ $DISTILL == 1 ]]; then
   run_stage distill "$WORK/distilled/model.safetensors" stage_distill
   until_stage distill
 fi
+if [[ $CHANNEL == 1 && $VOCAB_ADD -gt 0 ]]; then
+  run_stage vocab "$WORK/vocab/model.safetensors" stage_vocab
+  until_stage vocab
+fi
 if [[ $CHANNEL == 1 ]]; then
   run_stage channel "$WORK/channel/model.safetensors" stage_channel
   until_stage channel
@@ -413,7 +438,7 @@ if [[ $CHANNEL == 1 ]]; then
     until_stage refine
   fi
 fi
-run_stage model "$WORK/model/model.safetensors" stage_model
+run_stage model "$WORK/model/model.safetensors.zst" stage_model
 until_stage model
 run_stage eval "$WORK/eval/results.md" stage_eval
 until_stage eval

@@ -39,7 +39,10 @@ def main():
     results = read(os.path.join(work, "eval", "results.md"))
     provenance = read(os.path.join(work, "corpus", "PROVENANCE.md"))
     counts = read(os.path.join(work, "corpus", "pairs", "COUNTS.md"))
-    size = os.path.getsize(os.path.join(work, "model", "model.safetensors"))
+    weights = "model.safetensors.zst"  # what stage_model ships; model.safetensors without it
+    if not os.path.exists(os.path.join(work, "model", weights)):
+        weights = "model.safetensors"
+    size = os.path.getsize(os.path.join(work, "model", weights))
 
     mlm_before = last_match(r"^held-out MLM before: (.*)$", pretrain_log)
     mlm_after = last_match(r"^held-out MLM after (.*)$", pretrain_log)
@@ -102,7 +105,7 @@ def main():
       % (config["vocab_size"], env["TOKENIZER_TYPE"]))
     w("| max_length | %d tokens (pre-trained at %s) |" % (config["max_length"], env["PRETRAIN_SEQ_LEN"]))
     w("| pooling | mean, L2-normalised (what the server uses) |")
-    w("| weights | `model.safetensors`, F16, %s bytes, with its MLM head (trained in steps 2, 4 and 5) |" % format(size, ","))
+    w("| weights | `%s`, F16, %s bytes, with its MLM head (trained in steps 2, 4 and 5) |" % (weights, format(size, ",")))
     w("")
     w("## Training")
     w("")
