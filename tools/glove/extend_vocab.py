@@ -33,10 +33,7 @@ grows by K; nothing else changes.
 """
 
 import argparse
-import json
-import math
 import os
-import shutil
 import struct
 import sys
 
@@ -165,10 +162,7 @@ def choose(sif, pc, neodb, base, vocab, n_words, sif_a, add):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("base")
-    ap.add_argument("glove")
-    ap.add_argument("pc")
-    ap.add_argument("out")
+    glove_channel.checkpoint_args(ap)
     ap.add_argument("--add", type=int, default=8000)
     ap.add_argument("--words", type=int, default=30000)
     ap.add_argument("--sif-a", type=float, default=1e-3)
@@ -210,24 +204,15 @@ def main():
     out["decoder.bias"] = grow(t["decoder.bias"], float(t["decoder.bias"].min()))
     new_cfg = dict(cfg)
     new_cfg["vocab_size"] = vocab + k
-    tmp = a.out.rstrip("/") + ".tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
-    with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
-        json.dump(new_cfg, f, indent=2, sort_keys=True)
-        f.write("\n")
-    glove_channel.write_safetensors(os.path.join(tmp, "model.safetensors"), out)
-    with open(os.path.join(tmp, "tokenizer.model"), "wb") as f:
-        f.write(write_model(top, new_pieces))
-    if os.path.exists(os.path.join(a.base, "special_tokens_map.json")):
-        shutil.copy(os.path.join(a.base, "special_tokens_map.json"), tmp)
-    # Check: each new word now tokenizes to its own piece.
-    got = glove_channel.tokenize(a.neodb, tmp, [p[len(SPACE):] for p, _ in new_pieces])
-    whole = sum(1 for j, ids in enumerate(got) if ids[1:-1] == [vocab + j])
-    if whole != k:
-        fail("only %d of %d new words tokenize to their new piece" % (whole, k))
-    shutil.rmtree(a.out, ignore_errors=True)
-    os.replace(tmp, a.out)
+
+    def check(tmp):  # each new word must now tokenize to its own piece
+        got = glove_channel.tokenize(a.neodb, tmp, [p[len(SPACE):] for p, _ in new_pieces])
+        whole = sum(1 for j, ids in enumerate(got) if ids[1:-1] == [vocab + j])
+        if whole != k:
+            fail("only %d of %d new words tokenize to their new piece" % (whole, k))
+
+    glove_channel.write_checkpoint(a.out, new_cfg, out, a.base,
+                                   files={"tokenizer.model": write_model(top, new_pieces)}, check=check)
     print("extend_vocab: wrote %s (vocab %d -> %d)" % (a.out, vocab, vocab + k))
 
 

@@ -278,12 +278,41 @@ def widen(cfg, t, channel, lam, share):
     return new_cfg, out
 
 
+def write_checkpoint(out_dir, cfg, tensors, base, files=None, check=None):
+    """Writes config.json, model.safetensors (F32) and the base's tokenizer files
+    (files: {name: bytes} replaces or adds some) into out_dir as one step: all of it
+    goes into out_dir.tmp, check(tmp) may veto it (by exiting), then it replaces
+    out_dir."""
+    tmp = out_dir.rstrip("/") + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+        f.write("\n")
+    write_safetensors(os.path.join(tmp, "model.safetensors"), tensors)
+    for name in ("tokenizer.model", "special_tokens_map.json"):
+        if os.path.exists(os.path.join(base, name)):
+            shutil.copy(os.path.join(base, name), tmp)
+    for name, data in (files or {}).items():
+        with open(os.path.join(tmp, name), "wb") as f:
+            f.write(data)
+    if check:
+        check(tmp)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.replace(tmp, out_dir)
+
+
+def checkpoint_args(ap):
+    """The positional arguments every checkpoint-building tool here takes."""
+    ap.add_argument("base", help="checkpoint directory to start from (with its MLM head)")
+    ap.add_argument("glove", help="GloVe vectors, sif.py convert's npz")
+    ap.add_argument("pc", help="the teacher's common component, a unit vector (.npy)")
+    ap.add_argument("out", help="directory to write; replaced as a whole")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("base")
-    ap.add_argument("glove")
-    ap.add_argument("pc")
-    ap.add_argument("out")
+    checkpoint_args(ap)
     ap.add_argument("--words", type=int, default=200000)
     ap.add_argument("--dims", type=int, default=100)
     ap.add_argument("--share", type=float, default=0.01)
@@ -358,18 +387,7 @@ def main():
         fail("the final norm weight %g would overflow F16; raise --share or lower --lam" % lam)
     share = 0.0 if a.zero_channel else a.share * a.dims / width  # over all new dims
     new_cfg, out = widen(cfg, t, channel, lam, share)
-    tmp = a.out.rstrip("/") + ".tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
-    with open(os.path.join(tmp, "config.json"), "w", encoding="utf-8") as f:
-        json.dump(new_cfg, f, indent=2, sort_keys=True)
-        f.write("\n")
-    write_safetensors(os.path.join(tmp, "model.safetensors"), out)
-    for name in ("tokenizer.model", "special_tokens_map.json"):
-        if os.path.exists(os.path.join(a.base, name)):
-            shutil.copy(os.path.join(a.base, name), tmp)
-    shutil.rmtree(a.out, ignore_errors=True)
-    os.replace(tmp, a.out)
+    write_checkpoint(a.out, new_cfg, out, a.base)
     print("glove_channel: wrote %s (hidden %d, scale %.4g, final weight of the new dims %.4g)"
           % (a.out, new_cfg["hidden_size"], scale, lam))
 
