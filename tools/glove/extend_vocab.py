@@ -45,7 +45,6 @@ import glove_channel  # noqa: E402
 import sif as sifmod  # noqa: E402
 
 SPACE = "\u2581"
-NORMAL = 1
 
 
 def fail(msg):
@@ -103,22 +102,20 @@ def fields(buf):
 
 
 def read_pieces(model_bytes):
-    """(top-level fields, [(piece, score, type)]) of a SentencePiece ModelProto."""
+    """(top-level fields, [(piece, score)]) of a SentencePiece ModelProto."""
     top = fields(model_bytes)
     pieces = []
     for num, wt, _, val in top:
         if num == 1 and wt == 2:
-            piece, score, typ = None, 0.0, NORMAL
+            piece, score = None, 0.0
             for n, w, _, v in fields(val):
                 if n == 1 and w == 2:
                     piece = v.decode("utf-8")
                 elif n == 2 and w == 5:
                     score = struct.unpack("<f", v)[0]
-                elif n == 3 and w == 0:
-                    typ = v
             if piece is None:
                 raise ValueError("a piece without its string")
-            pieces.append((piece, score, typ))
+            pieces.append((piece, score))
     return top, pieces
 
 
@@ -144,13 +141,10 @@ def write_model(top, new_pieces):
 
 
 # ---------------------------------------------------------------- choice of words
-def choose(sif, pc, neodb, base, vocab, n_words, sif_a, add):
-    words, targets, p = glove_channel.word_targets(sif, pc, n_words, sif_a)
-    pieces = [ids[1:-1] for ids in glove_channel.tokenize(neodb, base, words)]
-    keep = [i for i, ps in enumerate(pieces) if ps]
-    v, _ = glove_channel.solve_pieces([pieces[i] for i in keep], targets[keep], p[keep], vocab, 1e-4)
+def choose(sif, pc, neodb, base, n_words, sif_a, add):
+    words, pieces, targets, p, v, _ = glove_channel.fit_table(sif, pc, neodb, base, n_words, sif_a)
     cost = []
-    for i in keep:
+    for i in range(len(words)):
         if len(pieces[i]) >= 2:
             r = v[pieces[i]].sum(0) - targets[i]
             cost.append((p[i] * float(r @ r), i))
@@ -180,9 +174,9 @@ def main():
     if len(pieces) != vocab:
         fail("tokenizer.model has %d pieces, config.json vocab_size %d" % (len(pieces), vocab))
     sif = sifmod.Sif(a.glove)
-    pc = np.load(a.pc).astype(np.float64)
-    chosen, n_split, share = choose(sif, pc, a.neodb, a.base, vocab, a.words, a.sif_a, a.add)
-    known = {pc_[0] for pc_ in pieces}
+    pc = glove_channel.load_pc(a.pc, sif.dim)
+    chosen, n_split, share = choose(sif, pc, a.neodb, a.base, a.words, a.sif_a, a.add)
+    known = {piece for piece, _ in pieces}
     new_pieces, rows = [], []
     for word, ids in chosen:
         piece = SPACE + word

@@ -199,6 +199,32 @@ def solve_pieces(pieces, targets, weights, vocab, ridge):
     return v, piece_weight
 
 
+def load_pc(path, dim):
+    """The teacher's common component: a unit dim-vector in a .npy (exits otherwise)."""
+    try:
+        pc = np.load(path).astype(np.float64)
+    except (OSError, ValueError) as e:
+        fail("cannot read %s: %s" % (path, e))
+    if pc.shape != (dim,) or not abs(np.linalg.norm(pc) - 1) < 1e-3:
+        fail("%s is not a unit %d-vector" % (path, dim))
+    return pc
+
+
+def fit_table(sif, pc, neodb, base, n_words, sif_a, power=1.0, ridge=1e-4):
+    """The piece table for the n_words most frequent words, tokenized by base's
+    tokenizer (words with no piece dropped): (words, pieces, targets, p, v,
+    piece_weight), the first four per kept word, v and piece_weight per piece."""
+    with open(os.path.join(base, "config.json"), encoding="utf-8") as f:
+        vocab = json.load(f)["vocab_size"]
+    words, targets, p = word_targets(sif, pc, n_words, sif_a)
+    pieces = [ids[1:-1] for ids in tokenize(neodb, base, words)]
+    keep = [i for i, ps in enumerate(pieces) if ps]
+    pieces = [pieces[i] for i in keep]
+    targets, p = targets[keep], p[keep]
+    v, piece_weight = solve_pieces(pieces, targets, p ** power, vocab, ridge)
+    return [words[i] for i in keep], pieces, targets, p, v, piece_weight
+
+
 def pca_basis(v, piece_weight, dims):
     """The dims leading directions of Σ_p weight_p v_p v_pᵀ (uncentred, as sif.py)."""
     m = (v * piece_weight[:, None]).T @ v
@@ -333,12 +359,7 @@ def main():
         fail("%s has no tokenizer.model" % a.base)
     vocab, c = cfg["vocab_size"], cfg["hidden_size"]
     sif = sifmod.Sif(a.glove)
-    try:
-        pc = np.load(a.pc).astype(np.float64)
-    except (OSError, ValueError) as e:
-        fail("cannot read %s: %s" % (a.pc, e))
-    if pc.shape != (sif.dim,) or not abs(np.linalg.norm(pc) - 1) < 1e-3:
-        fail("%s is not a unit %d-vector" % (a.pc, sif.dim))
+    pc = load_pc(a.pc, sif.dim)
     if a.dims > sif.dim:
         fail("--dims %d is more than GloVe's %d" % (a.dims, sif.dim))
     if a.sif_a <= 0:
@@ -346,12 +367,8 @@ def main():
     head = c // cfg["num_attention_heads"]
     width = -(-a.dims // head) * head  # whole heads; the dims past --dims stay zero
 
-    words, targets, p = word_targets(sif, pc, a.words, a.sif_a)
-    pieces = [ids[1:-1] for ids in tokenize(a.neodb, a.base, words)]
-    keep = [i for i, ps in enumerate(pieces) if ps]
-    pieces = [pieces[i] for i in keep]
-    targets, p = targets[keep], p[keep]
-    v, piece_weight = solve_pieces(pieces, targets, p ** a.power, vocab, a.ridge)
+    _, pieces, targets, p, v, piece_weight = fit_table(sif, pc, a.neodb, a.base, a.words, a.sif_a,
+                                                       a.power, a.ridge)
     # Fit report: the word-level relative error, token-frequency weighted.
     recon = np.stack([v[ps].sum(0) for ps in pieces])
     err = float((p * ((recon - targets) ** 2).sum(1)).sum() / (p * (targets ** 2).sum(1)).sum())
