@@ -325,6 +325,51 @@ TEST(AdaptTest, RoundsMineAgainFromTheModelTheRoundBeforeTrained) {
   EXPECT_EQ(server.Stop(), 0);
 }
 
+TEST(AdaptTest, ScoreRulePassesOverCandidatesTheModelRanksLikeAPositive) {
+#ifndef NEODB_HAVE_ENCODER
+  GTEST_SKIP() << "neodb adapt needs the encoder";
+#endif
+  TestDir dir("adapt_score_rule");
+  ServerProcess server({"--data-dir", dir.Sub("data"), "--model", ModelDir(dir, 1),
+                        "--models-dir", dir.Sub("")});
+  ASSERT_TRUE(server.Start());
+  Admin c(server);
+  std::vector<std::string> texts;
+  c.CreateWithDocs("c", &texts);
+  const std::string pairs = dir.Sub("pairs.jsonl");
+  WritePrefixPairs(texts, pairs);
+  const std::string base =
+      absl::StrCat("adapt --collection c --pairs ", pairs, " --server ", server.address(),
+                   " --eval-split 0.25 --steps 2 --batch-size 8 --negatives 1");
+  CommandResult r = RunNeodbCapture(base + " --mine-max-score-ratio -0.5", dir.Sub(""));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--mine-max-score-ratio must be in [0, 10]"), std::string::npos) << r.err;
+  r = RunNeodbCapture(base + " --mine-max-score-ratio nan", dir.Sub(""));
+  EXPECT_NE(r.status, 0);
+  const int train_queries = kQueries - kQueries / 4;
+  // Ratio 10 lets every candidate through (a cosine is at most 1, and a
+  // positive's well above 0.1 here): as many negatives as without the rule,
+  // but mined in process.
+  const std::string loose = dir.Sub("loose");
+  r = RunNeodbCapture(base + " --mine-max-score-ratio 10 --out " + loose, dir.Sub(""));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json m_loose = ReadJsonFile(loose + ".adapt/mining.json");
+  EXPECT_EQ(m_loose.value("vector_leg", ""), "vector (in process)");
+  EXPECT_EQ(m_loose.value("negatives", 0), train_queries);
+  EXPECT_EQ(m_loose.value("passed_over_by_score", -1), 0) << m_loose.dump();
+  // A tiny ratio passes over every candidate scoring above ~0: fewer
+  // negatives, each passed-over one counted, and the lineage records it.
+  const std::string tight = dir.Sub("tight");
+  r = RunNeodbCapture(base + " --mine-max-score-ratio 0.001 --out " + tight, dir.Sub(""));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json m_tight = ReadJsonFile(tight + ".adapt/mining.json");
+  EXPECT_LT(m_tight.value("negatives", 0), train_queries);
+  EXPECT_GT(m_tight.value("passed_over_by_score", 0), 0);
+  EXPECT_DOUBLE_EQ(ReadJsonFile(tight + "/lineage.json")["adapt"].value("mine_max_score_ratio", 0.0),
+                   0.001);
+  EXPECT_EQ(server.Stop(), 0);
+}
+
 TEST(AdaptTest, HostileInputsGetClearErrors) {
 #ifndef NEODB_HAVE_ENCODER
   GTEST_SKIP() << "neodb adapt needs the encoder";

@@ -106,6 +106,41 @@ TEST(NegativeMiningTest, InterleavesLegsSkipsPositivesAndNearDuplicates) {
   EXPECT_TRUE(MineNegatives({0, 2, 3}, {1, 2, 4}, {0}, docs, opt).empty());
 }
 
+TEST(NegativeMiningTest, ScoreRulePassesOverLikelyUnlabelledPositives) {
+  const CollectionDocs docs = Docs();
+  // Positives a (0) and e (4) score 0.8 and 0.6: the ceiling at ratio 0.9 is
+  // 0.9 × 0.6 = 0.54 (the lowest positive). b (1) at 0.7 and d (3) at 0.55
+  // are passed over, and c (2) is a's copy: no negative is left.
+  const std::vector<double> cosine = {0.8, 0.7, 0.9, 0.55, 0.6};
+  const QueryScore score = [&](int64_t doc) { return cosine[static_cast<size_t>(doc)]; };
+  MiningOptions opt{.count = 2, .jaccard_threshold = 0.9, .max_score_ratio = 0.9};
+  int64_t passed = 0;
+  EXPECT_TRUE(MineNegatives({1, 2}, {3}, {0, 4}, docs, opt, score, &passed).empty());
+  EXPECT_EQ(passed, 2);
+  // Ratio 1: the ceiling is 0.6, so d (0.55) is kept and b (0.7) is not.
+  opt.max_score_ratio = 1.0;
+  passed = 0;
+  EXPECT_EQ(MineNegatives({1, 2}, {3}, {0, 4}, docs, opt, score, &passed),
+            (std::vector<int64_t>{3}));
+  EXPECT_EQ(passed, 1);
+  // The boundary is inclusive: a candidate scoring exactly the ceiling stays.
+  const std::vector<double> tie = {0.5, 0.5, 0, 0, 0.5};
+  const QueryScore tie_score = [&](int64_t doc) { return tie[static_cast<size_t>(doc)]; };
+  EXPECT_EQ(MineNegatives({1}, {}, {0}, docs, opt, tie_score), (std::vector<int64_t>{1}));
+  // A positive scoring at or below 0 turns the rule off for the query.
+  const std::vector<double> lost = {-0.2, 0.7, 0, 0.5, 0};
+  const QueryScore lost_score = [&](int64_t doc) { return lost[static_cast<size_t>(doc)]; };
+  passed = 0;
+  EXPECT_EQ(MineNegatives({1, 2}, {3}, {0}, docs, opt, lost_score, &passed),
+            (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(passed, 0);
+  // Ratio 0 (off), or no scores: the rule does nothing.
+  opt.max_score_ratio = 0;
+  EXPECT_EQ(MineNegatives({1, 2}, {3}, {0, 4}, docs, opt, score), (std::vector<int64_t>{1, 3}));
+  opt.max_score_ratio = 0.9;
+  EXPECT_EQ(MineNegatives({1, 2}, {3}, {0, 4}, docs, opt), (std::vector<int64_t>{1, 3}));
+}
+
 TEST(NegativeMiningTest, NearDuplicateRule) {
   EXPECT_TRUE(IsNearDuplicate("A  b C", "a b c", 0.9));
   EXPECT_DOUBLE_EQ(WordJaccard("a b c d", "a b c e"), 3.0 / 5.0);

@@ -213,18 +213,26 @@ encoder::EmbedOptions EmbedOptionsFor(const EmbedSettings& settings, bool query)
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::vector<int64_t>>> ModelVectorLegs(
+double ModelLegs::Cosine(size_t query, int64_t doc) const {
+  const float* qv = query_vecs.data() + static_cast<int64_t>(query) * dim;
+  const float* dv = doc_vecs.data() + doc * dim;
+  double s = 0;
+  for (int64_t i = 0; i < dim; ++i) s += static_cast<double>(qv[i]) * dv[i];
+  return s;
+}
+
+absl::StatusOr<ModelLegs> ModelVectorLegs(
     encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<std::string>& queries,
     const EmbedSettings& settings, int depth,
     const std::function<void(int64_t, int64_t)>& progress) {
-  ASSIGN_OR_RETURN(std::vector<float> doc_vecs,
+  ModelLegs out;
+  ASSIGN_OR_RETURN(out.doc_vecs,
                    EmbedAll(enc, docs.texts, EmbedOptionsFor(settings, false), progress));
   const encoder::EmbedOptions query_opts = EmbedOptionsFor(settings, true);
-  ASSIGN_OR_RETURN(std::vector<float> query_vecs, EmbedAll(enc, queries, query_opts, nullptr));
-  const int64_t dim = enc.dim();
-  std::vector<std::vector<int64_t>> out;
-  for (const auto& leg : VectorLegs(query_vecs, doc_vecs, dim, depth)) {
-    out.push_back(Positions(leg, leg.size()));
+  ASSIGN_OR_RETURN(out.query_vecs, EmbedAll(enc, queries, query_opts, nullptr));
+  out.dim = enc.dim();
+  for (const auto& leg : VectorLegs(out.query_vecs, out.doc_vecs, out.dim, depth)) {
+    out.legs.push_back(Positions(leg, leg.size()));
   }
   return out;
 }

@@ -69,11 +69,20 @@ std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>&
                                                        const std::vector<float>& docs, int64_t dim,
                                                        int depth);
 
-// The vector leg of each of `queries` under `enc`, embedded as the collection
-// embeds (documents with the document prefix, queries with the query prefix):
-// document positions, best first, at most `depth`. What a later mining round
-// of `neodb adapt` asks of the model the previous round trained.
-absl::StatusOr<std::vector<std::vector<int64_t>>> ModelVectorLegs(
+// What a mining round of `neodb adapt` asks of a model: the vector leg of
+// each query (document positions, best first, at most `depth`) and the
+// cosine of any query with any document.
+struct ModelLegs {
+  std::vector<std::vector<int64_t>> legs;
+  std::vector<float> query_vecs;  // [queries, dim], normalised
+  std::vector<float> doc_vecs;    // [documents, dim], normalised
+  int64_t dim = 0;
+  double Cosine(size_t query, int64_t doc) const;
+};
+
+// The ModelLegs of `queries` under `enc`, embedded as the collection embeds
+// (documents with the document prefix, queries with the query prefix).
+absl::StatusOr<ModelLegs> ModelVectorLegs(
     encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<std::string>& queries,
     const EmbedSettings& settings, int depth,
     const std::function<void(int64_t, int64_t)>& progress);

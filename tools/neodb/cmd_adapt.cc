@@ -69,6 +69,10 @@ struct AdaptArgs {
   std::string mine_from = "vector";
   int mine_skip = 0;  // top ranks of each leg passed over (MiningOptions::skip)
   double jaccard = 0.9;  // near-duplicate threshold
+  // Candidates scoring above this × the query's positive (cosine under the
+  // model being adapted) are passed over (MiningOptions::max_score_ratio);
+  // 0 = off. On: round 1 embeds the collection in process for the scores.
+  double max_score_ratio = 0;
   // Mining rounds (ANCE-style): round 1 mines from the collection's searches
   // and trains steps/rounds; each later round mines again from the model the
   // round before trained (its own mistakes, which the first model's are not)
@@ -150,26 +154,30 @@ absl::StatusOr<adapt::EmbedSettings> SettingsOf(const v1::CollectionInfo& info) 
 
 // Mines the training file: one line per (query, positive) with the query's
 // mined negatives. Returns counts for the report.
-// `model_legs`: the vector leg of each training query under the previous
-// round's model (a later round); null = ask the server (round 1).
+// `model`: the training queries under the model being adapted, embedded in
+// process (a later round, or --mine-max-score-ratio): its vector leg replaces
+// the server's (unless --mine-from served/keyword in round 1: `model_leg_is_vector`
+// false) and its scores feed the score rule; null = ask the server.
 absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
                                       const adapt::CollectionDocs& docs,
                                       const keyword::KeywordIndex& keyword_index,
                                       const std::vector<adapt::QueryPositives>& train,
-                                      const std::vector<std::vector<int64_t>>* model_legs,
+                                      const adapt::ModelLegs* model, bool model_leg_is_vector,
                                       const fs::path& path) {
   adapt::MiningOptions mopt{.count = std::max(a.negatives, a.negative_pool),
                             .jaccard_threshold = a.jaccard,
-                            .skip = a.mine_skip};
+                            .skip = a.mine_skip,
+                            .max_score_ratio = model != nullptr ? a.max_score_ratio : 0};
   std::string out;
   int64_t mined = 0, from_server = 0, from_keyword = 0, skipped_duplicates = 0, lines = 0;
+  int64_t passed_over_by_score = 0;
   for (size_t qi = 0; qi < train.size(); ++qi) {
     const adapt::QueryPositives& q = train[qi];
     std::vector<int64_t> negatives;
     if (a.negatives > 0) {
       std::vector<int64_t> served, keyword_leg;
-      if (model_legs != nullptr) {
-        served = (*model_legs)[qi];
+      if (model != nullptr && model_leg_is_vector) {
+        served = model->legs[qi];
       } else if (a.mine_from != "keyword") {
         ASSIGN_OR_RETURN(std::vector<std::string> ids,
                          server.NearTextIds(a.collection, q.query, a.mine_depth,
@@ -182,7 +190,10 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
       ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits,
                        keyword_index.Search(q.query, a.mine_depth));
       for (const auto& h : hits) keyword_leg.push_back(static_cast<int64_t>(h.id));
-      negatives = adapt::MineNegatives(served, keyword_leg, q.positives, docs, mopt);
+      adapt::QueryScore score;
+      if (model != nullptr) score = [model, qi](int64_t doc) { return model->Cosine(qi, doc); };
+      negatives = adapt::MineNegatives(served, keyword_leg, q.positives, docs, mopt, score,
+                                       &passed_over_by_score);
       const std::set<int64_t> v(served.begin(), served.end());
       for (int64_t n : negatives) (v.count(n) ? from_server : from_keyword) += 1;
       // Candidates passed over as near-duplicates (for the report).
@@ -217,7 +228,9 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
               {"negatives", mined},
               {"from_server_ranking", from_server},
               {"from_keyword_leg_only", from_keyword},
-              {"near_duplicates_in_server_ranking", skipped_duplicates}};
+              {"near_duplicates_in_server_ranking", skipped_duplicates},
+              {"max_score_ratio", mopt.max_score_ratio},
+              {"passed_over_by_score", passed_over_by_score}};
 }
 
 // The model in `dir`, for embedding the collection in process.
@@ -311,6 +324,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   if (a.mine_from != "served" && a.mine_from != "vector" && a.mine_from != "keyword") {
     return absl::InvalidArgumentError("--mine-from must be served, vector or keyword");
   }
+  if (!(a.max_score_ratio >= 0 && a.max_score_ratio <= 10)) {
+    return absl::InvalidArgumentError("--mine-max-score-ratio must be in [0, 10] (0 = off)");
+  }
   if (a.mine_skip < 0 || a.mine_skip >= a.mine_depth) {
     return absl::InvalidArgumentError("--mine-skip must be in [0, --mine-depth)");
   }
@@ -387,19 +403,29 @@ absl::Status RunAdapt(const AdaptArgs& a) {
       mining.push_back(m);
     } else {
       t = std::chrono::steady_clock::now();
-      std::vector<std::vector<int64_t>> model_legs;
-      if (r > 1) {
+      // The model in process: a later round mines the previous round's
+      // model; the score rule needs the scores of the model being adapted.
+      const bool in_process = r > 1 || (a.negatives > 0 && a.max_score_ratio > 0);
+      adapt::ModelLegs model;
+      if (in_process) {
         ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, OpenModel(base_dir, a.threads));
         std::vector<std::string> queries;
         for (const auto& q : split.train) queries.push_back(q.query);
-        ASSIGN_OR_RETURN(model_legs,
-                         adapt::ModelVectorLegs(*enc, docs, queries, settings, a.mine_depth,
-                                                EmbedProgress(absl::StrCat("round ", r - 1))));
+        ASSIGN_OR_RETURN(model, adapt::ModelVectorLegs(
+                                    *enc, docs, queries, settings, a.mine_depth,
+                                    EmbedProgress(r > 1 ? absl::StrCat("round ", r - 1)
+                                                        : std::string("current"))));
       }
+      // Round 1's vector leg in process is the server's vector leg computed
+      // exactly; served (hybrid) and keyword still come from their sources.
+      const bool model_leg_is_vector = r > 1 || a.mine_from == "vector";
       ASSIGN_OR_RETURN(json m, MineTrainingFile(server, a, docs, *keyword_index, split.train,
-                                                r > 1 ? &model_legs : nullptr, train_file));
+                                                in_process ? &model : nullptr,
+                                                model_leg_is_vector, train_file));
       m["round"] = r;
-      m["vector_leg"] = r > 1 ? absl::StrCat("round ", r - 1, "'s model") : a.mine_from;
+      m["vector_leg"] = r > 1 ? absl::StrCat("round ", r - 1, "'s model")
+                        : in_process && model_leg_is_vector ? "vector (in process)"
+                                                            : a.mine_from;
       timings[absl::StrCat("mine", suffix, "_s")] = Seconds(t);
       RETURN_IF_ERROR(WriteFile(mining_file, m.dump(2) + "\n"));
       if (r == 1) {
@@ -443,6 +469,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
           {"mine_from", a.mine_from},
           {"mine_skip", a.mine_skip},
           {"near_duplicate_jaccard", a.jaccard},
+          {"mine_max_score_ratio", a.max_score_ratio},
           {"round", r},
           {"rounds", a.rounds},
           {"mining", mining.back()}}}};
@@ -696,6 +723,10 @@ void RegisterAdaptCommands(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--mine-skip", a->mine_skip,
                   "Top ranks of each leg passed over (likeliest unlabelled relevant documents)")
+      ->capture_default_str();
+  cmd->add_option("--mine-max-score-ratio", a->max_score_ratio,
+                  "Candidates the current model scores above this x the query's positive are "
+                  "passed over as likely unlabelled positives (e.g. 0.95; 0 = off)")
       ->capture_default_str();
   cmd->add_option("--near-duplicate-jaccard", a->jaccard,
                   "Word-set Jaccard at or above which a candidate counts as a copy of a positive")
