@@ -6,6 +6,7 @@
 // and `neodb adapt --rollback` back to the original model.
 #include <atomic>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -270,23 +271,33 @@ TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
   }
 }
 
+// A server on a tiny model (any model under `dir` allowed) with collection
+// "c" of kDocs documents, and the prefix pairs in dir/pairs.jsonl; `old_id`
+// is c's model id. What the option tests below start from.
+void StartCollectionWithPairs(TestDir& dir, std::unique_ptr<ServerProcess>* server,
+                              std::string* old_id) {
+  *server = std::make_unique<ServerProcess>(std::vector<std::string>{
+      "--data-dir", dir.Sub("data"), "--model", ModelDir(dir, 1), "--models-dir", dir.Sub("")});
+  ASSERT_TRUE((*server)->Start());
+  Admin c(**server);
+  std::vector<std::string> texts;
+  c.CreateWithDocs("c", &texts);
+  *old_id = c.Describe("c").model_id();
+  WritePrefixPairs(texts, dir.Sub("pairs.jsonl"));
+}
+
 TEST(AdaptTest, RoundsMineAgainFromTheModelTheRoundBeforeTrained) {
 #ifndef NEODB_HAVE_ENCODER
   GTEST_SKIP() << "neodb adapt needs the encoder";
 #endif
   TestDir dir("adapt_rounds");
-  ServerProcess server({"--data-dir", dir.Sub("data"), "--model", ModelDir(dir, 1),
-                        "--models-dir", dir.Sub("")});
-  ASSERT_TRUE(server.Start());
-  Admin c(server);
-  std::vector<std::string> texts;
-  c.CreateWithDocs("c", &texts);
-  const std::string old_id = c.Describe("c").model_id();
-  const std::string pairs = dir.Sub("pairs.jsonl");
-  WritePrefixPairs(texts, pairs);
+  std::unique_ptr<ServerProcess> server;
+  std::string old_id;
+  ASSERT_NO_FATAL_FAILURE(StartCollectionWithPairs(dir, &server, &old_id));
   const std::string out = dir.Sub("adapted");
   const std::string base =
-      absl::StrCat("adapt --collection c --pairs ", pairs, " --server ", server.address(),
+      absl::StrCat("adapt --collection c --pairs ", dir.Sub("pairs.jsonl"), " --server ",
+                   server->address(),
                    " --eval-split 0.25 --steps 5 --batch-size 8 --out ", out);
   // Refused before anything is written: rounds without mining, or out of range.
   CommandResult r = RunNeodbCapture(base + " --rounds 2 --negatives 0", dir.Sub(""));
@@ -322,7 +333,7 @@ TEST(AdaptTest, RoundsMineAgainFromTheModelTheRoundBeforeTrained) {
   EXPECT_NE(r.out.find("hybrid   new"), std::string::npos) << r.out;
   // --rollback's record names the collection's model, not round 1's.
   EXPECT_EQ(ReadJsonFile(out + "/adapt.json")["previous"].value("model_id", ""), old_id);
-  EXPECT_EQ(server.Stop(), 0);
+  EXPECT_EQ(server->Stop(), 0);
 }
 
 TEST(AdaptTest, ScoreRulePassesOverCandidatesTheModelRanksLikeAPositive) {
@@ -330,16 +341,12 @@ TEST(AdaptTest, ScoreRulePassesOverCandidatesTheModelRanksLikeAPositive) {
   GTEST_SKIP() << "neodb adapt needs the encoder";
 #endif
   TestDir dir("adapt_score_rule");
-  ServerProcess server({"--data-dir", dir.Sub("data"), "--model", ModelDir(dir, 1),
-                        "--models-dir", dir.Sub("")});
-  ASSERT_TRUE(server.Start());
-  Admin c(server);
-  std::vector<std::string> texts;
-  c.CreateWithDocs("c", &texts);
-  const std::string pairs = dir.Sub("pairs.jsonl");
-  WritePrefixPairs(texts, pairs);
+  std::unique_ptr<ServerProcess> server;
+  std::string old_id;
+  ASSERT_NO_FATAL_FAILURE(StartCollectionWithPairs(dir, &server, &old_id));
   const std::string base =
-      absl::StrCat("adapt --collection c --pairs ", pairs, " --server ", server.address(),
+      absl::StrCat("adapt --collection c --pairs ", dir.Sub("pairs.jsonl"), " --server ",
+                   server->address(),
                    " --eval-split 0.25 --steps 2 --batch-size 8 --negatives 1");
   CommandResult r = RunNeodbCapture(base + " --mine-max-score-ratio -0.5", dir.Sub(""));
   EXPECT_EQ(r.status, 2);
@@ -367,7 +374,7 @@ TEST(AdaptTest, ScoreRulePassesOverCandidatesTheModelRanksLikeAPositive) {
   EXPECT_GT(m_tight.value("passed_over_by_score", 0), 0);
   EXPECT_DOUBLE_EQ(ReadJsonFile(tight + "/lineage.json")["adapt"].value("mine_max_score_ratio", 0.0),
                    0.001);
-  EXPECT_EQ(server.Stop(), 0);
+  EXPECT_EQ(server->Stop(), 0);
 }
 
 TEST(AdaptTest, HostileInputsGetClearErrors) {
