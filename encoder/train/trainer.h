@@ -38,7 +38,7 @@ struct TrainerOptions {
   double lr = 2e-5;            // peak learning rate. Default: 2e-5
   int64_t warmup = 100;        // linear warm-up steps. Default: 100
   double temperature = 0.07;   // InfoNCE τ. Default: 0.07
-  int64_t train_layers = 0;    // train only the top N layers + final norm; 0 = all
+  int64_t train_layers = 0;    // train only the top N layers + final norm; 0 or N = layers: all
   int64_t chunk_size = 16;     // sequences per forward with activations. Default: 16
   uint64_t seed = 0;           // fixes the data order. Default: 0
   double max_grad_norm = 1.0;  // global clipping threshold. Default: 1.0

@@ -35,7 +35,8 @@ void RegisterTrainCommands(CLI::App& app) {
       ->capture_default_str();
   finetune
       ->add_option("--train-layers", ft->trainer.train_layers,
-                   "Train only the top N layers and the final norm (0 = all)")
+                   "Train only the top N layers and the final norm (0, or N = the model's layer "
+                   "count: everything, the embeddings included)")
       ->capture_default_str();
   finetune
       ->add_option("--chunk-size", ft->trainer.chunk_size,
