@@ -97,7 +97,7 @@ def main():
     if a.glove:
         sif = sifmod.Sif(a.glove)
         if a.pc:
-            sif.pc = np.load(a.pc).astype(np.float32)
+            sif.pc = sifmod.load_pc(a.pc, sif.dim).astype(np.float32)
         table["SIF-GloVe teacher"] = []
     if a.scifact:
         docs, queries, qrels = scifact_dev(a.scifact)

@@ -75,7 +75,7 @@ def main():
     except (OSError, ValueError, KeyError, TypeError) as e:
         fail("cannot read the vocabulary size from %s/config.json: %s" % (a.model, e))
     sif = sifmod.Sif(a.glove)
-    pc = glove_channel.load_pc(a.pc, sif.dim)
+    pc = sifmod.load_pc(a.pc, sif.dim)
     sif.pc = pc.astype(np.float32)
     pairs = heldout_eval.read_pairs(a.sentences)
     gold = [p[2] for p in pairs]

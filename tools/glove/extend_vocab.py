@@ -174,7 +174,7 @@ def main():
     if len(pieces) != vocab:
         fail("tokenizer.model has %d pieces, config.json vocab_size %d" % (len(pieces), vocab))
     sif = sifmod.Sif(a.glove)
-    pc = glove_channel.load_pc(a.pc, sif.dim)
+    pc = sifmod.load_pc(a.pc, sif.dim)
     chosen, n_split, share = choose(sif, pc, a.neodb, a.base, a.words, a.sif_a, a.add)
     known = {piece for piece, _ in pieces}
     new_pieces, rows = [], []

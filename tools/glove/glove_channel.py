@@ -199,17 +199,6 @@ def solve_pieces(pieces, targets, weights, vocab, ridge):
     return v, piece_weight
 
 
-def load_pc(path, dim):
-    """The teacher's common component: a unit dim-vector in a .npy (exits otherwise)."""
-    try:
-        pc = np.load(path).astype(np.float64)
-    except (OSError, ValueError) as e:
-        fail("cannot read %s: %s" % (path, e))
-    if pc.shape != (dim,) or not abs(np.linalg.norm(pc) - 1) < 1e-3:
-        fail("%s is not a unit %d-vector" % (path, dim))
-    return pc
-
-
 def fit_table(sif, pc, neodb, base, n_words, sif_a, power=1.0, ridge=1e-4):
     """The piece table for the n_words most frequent words, tokenized by base's
     tokenizer (words with no piece dropped): (words, pieces, targets, p, v,
@@ -359,7 +348,7 @@ def main():
         fail("%s has no tokenizer.model" % a.base)
     vocab, c = cfg["vocab_size"], cfg["hidden_size"]
     sif = sifmod.Sif(a.glove)
-    pc = load_pc(a.pc, sif.dim)
+    pc = sifmod.load_pc(a.pc, sif.dim)
     if a.dims > sif.dim:
         fail("--dims %d is more than GloVe's %d" % (a.dims, sif.dim))
     if a.sif_a <= 0:

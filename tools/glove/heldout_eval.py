@@ -129,7 +129,7 @@ def main():
     sif = sifmod.Sif(a.glove)
 
     if a.pc:
-        sif.pc = np.load(a.pc).astype(np.float32)
+        sif.pc = sifmod.load_pc(a.pc, sif.dim).astype(np.float32)
     rows = [("GloVe average", lambda texts: glove_average(sif, texts)), ("SIF-GloVe" + (" (teacher, PC removed)" if a.pc else ""), sif.embed)]
     for m in a.model:
         rows.append(("model " + m, lambda t, m=m: neodb_embed(a.neodb, m, t)))

@@ -61,6 +61,18 @@ def convert(package_json, out):
     np.savez(out, words=np.array(words, dtype=object), vectors=vecs)
 
 
+def load_pc(path, dim):
+    """The teacher's common component (`teacher`'s OUT.pc.npy): a unit dim-vector,
+    float64 (exits otherwise)."""
+    try:
+        pc = np.load(path).astype(np.float64)
+    except (OSError, ValueError) as e:
+        fail("cannot read %s: %s" % (path, e))
+    if pc.shape != (dim,) or not abs(np.linalg.norm(pc) - 1) < 1e-3:
+        fail("%s is not a unit %d-vector" % (path, dim))
+    return pc
+
+
 class Sif:
     def __init__(self, npz_path):
         try:
@@ -213,7 +225,7 @@ def main():
     elif a.cmd == "embed":
         sif = Sif(a.glove)
         if a.pc:
-            sif.pc = np.load(a.pc).astype(np.float32)
+            sif.pc = load_pc(a.pc, sif.dim).astype(np.float32)
         texts = [line.rstrip("\n") for line in sys.stdin]
         sys.stdout.buffer.write(sif.embed(texts).astype("<f4").tobytes())
     elif a.cmd == "teacher":
