@@ -21,18 +21,22 @@ AdamW::AdamW(const ParamLayout& layout, int64_t begin, const AdamWOptions& optio
   }
 }
 
-int64_t AdamW::FreezeZeroMatrixEntries(const float* params) {
-  frozen_.assign(decay_.size(), 0);
-  frozen_count_ = 0;
-  const float* p = params + begin_;
-  for (size_t i = 0; i < decay_.size(); ++i) {
-    if (decay_[i] && p[i] == 0.0f) {
+int64_t AdamW::FreezeWhere(const std::function<bool(int64_t index)>& pred) {
+  if (frozen_.empty()) frozen_.assign(decay_.size(), 0);
+  int64_t added = 0;
+  for (size_t i = 0; i < frozen_.size(); ++i) {
+    if (!frozen_[i] && pred(begin_ + static_cast<int64_t>(i))) {
       frozen_[i] = 1;
-      ++frozen_count_;
+      ++added;
     }
   }
+  frozen_count_ += added;
   if (frozen_count_ == 0) frozen_.clear();
-  return frozen_count_;
+  return added;
+}
+
+int64_t AdamW::FreezeZeroMatrixEntries(const float* params) {
+  return FreezeWhere([&](int64_t i) { return decay_[i - begin_] && params[i] == 0.0f; });
 }
 
 void AdamW::ZeroFrozenGradients(float* grads) const {
@@ -53,7 +57,9 @@ void AdamW::Step(float* params, const float* grads, double lr) {
   const float fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2);
   float* p = params + begin_;
   const int64_t n = size();
+  const bool any_frozen = !frozen_.empty();
   for (int64_t i = 0; i < n; ++i) {
+    if (any_frozen && frozen_[i]) continue;  // m, v and the entry stay as they are
     const float g = grads[i];
     m_[i] = fb1 * m_[i] + (1 - fb1) * g;
     v_[i] = fb2 * v_[i] + (1 - fb2) * g * g;

@@ -3,6 +3,7 @@
 // gradient-norm clipping of the contrastive recipe (NEOBERT.md §6).
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <span>
 #include <vector>
@@ -30,13 +31,17 @@ class AdamW {
   // One update with learning rate `lr`: params[begin + i] from grads[i].
   void Step(float* params, const float* grads, double lr);
 
+  // Marks every entry of the trained range whose index into the full buffer
+  // satisfies `pred` as frozen (on top of those frozen before); returns how
+  // many it newly froze. A frozen entry stays exactly as it is through Step,
+  // weight decay included. Call before the first step.
+  int64_t FreezeWhere(const std::function<bool(int64_t index)>& pred);
   // Marks every matrix entry of the trained range that is exactly 0 in
-  // `params` (the full buffer) as frozen; returns how many. Call before the
-  // first step, on the weights training starts from.
+  // `params` (the full buffer) as frozen; returns how many. Call on the
+  // weights training starts from.
   int64_t FreezeZeroMatrixEntries(const float* params);
   // Sets the gradients of frozen entries to 0 (before clipping, so that they
-  // neither count in the norm nor move m and v: a frozen entry stays exactly
-  // 0 through Step, weight decay included).
+  // neither count in the norm nor move m and v).
   void ZeroFrozenGradients(float* grads) const;
   int64_t frozen() const { return frozen_count_; }
 
@@ -52,7 +57,7 @@ class AdamW {
   AdamWOptions options_;
   int64_t begin_;
   std::vector<uint8_t> decay_;   // per trained element: 1 = matrix
-  std::vector<uint8_t> frozen_;  // per trained element: 1 = kept at 0 (empty: none)
+  std::vector<uint8_t> frozen_;  // per trained element: 1 = kept as it is (empty: none)
   int64_t frozen_count_ = 0;
   std::vector<float> m_, v_;
   int64_t step_ = 0;

@@ -273,6 +273,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
     lineage["distill_file"] = options.distill_file;
     lineage["distill_hash"] = distill_hash;
   }
+  if (options.trainer.freeze_channel) lineage["freeze_channel"] = true;
   if (options.lineage_extra.is_object()) lineage.update(options.lineage_extra);
 
   TrainParams<float> params = ParamsFromWeights(weights);
@@ -287,6 +288,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
                         {"temperature", topt.temperature},
                         {"train_layers", topt.train_layers},
                         {"keep_zero_weights", topt.keep_zero_weights},
+                        {"freeze_channel", topt.freeze_channel},
                         {"chunk_size", topt.chunk_size},
                         {"seed", topt.seed},
                         {"max_length", max_length},
@@ -318,6 +320,10 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
         log,
         "keeping %lld weights that start at exactly 0 at 0 (--train-zero-weights to train them)\n",
         static_cast<long long>(trainer->frozen_zero_weights()));
+  }
+  if (trainer->frozen_channel_weights() > 0) {
+    std::fprintf(log, "keeping the %lld embedding entries of the pass-through channel as they are\n",
+                 static_cast<long long>(trainer->frozen_channel_weights()));
   }
   if (topt.resume)
     std::fprintf(log, "resumed at step %lld\n", static_cast<long long>(trainer->step()));

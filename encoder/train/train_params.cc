@@ -33,6 +33,34 @@ ParamLayout::ParamLayout(const NeoBertConfig& config) : config_(config) {
   add("layer_norm.weight", {c});
 }
 
+std::vector<int64_t> PassThroughDims(const TrainParams<float>& params) {
+  const ParamLayout& layout = params.layout;
+  const int64_t c = layout.config().hidden_size;
+  std::vector<uint8_t> used(static_cast<size_t>(c), 0);
+  for (int64_t l = 0; l < layout.config().num_hidden_layers; ++l) {
+    for (const LayerTensor t : {kQkv, kW12}) {  // read the residual stream: [out, C]
+      const ParamEntry& e = layout.layer(l, t);
+      const float* w = params.at(e);
+      for (int64_t r = 0; r < e.shape[0]; ++r) {
+        for (int64_t j = 0; j < c; ++j) used[j] |= w[r * c + j] != 0.0f;
+      }
+    }
+    for (const LayerTensor t : {kWo, kW3}) {  // write it: [C, in]
+      const ParamEntry& e = layout.layer(l, t);
+      const float* w = params.at(e);
+      for (int64_t j = 0; j < c; ++j) {
+        const float* row = w + j * e.shape[1];
+        used[j] |= std::any_of(row, row + e.shape[1], [](float x) { return x != 0.0f; });
+      }
+    }
+  }
+  std::vector<int64_t> dims;
+  for (int64_t j = 0; j < c; ++j) {
+    if (!used[j]) dims.push_back(j);
+  }
+  return dims;
+}
+
 int64_t FfnDim(const NeoBertConfig& config) {
   const int64_t f = static_cast<int64_t>(2 * config.intermediate_size / 3);
   return (f + 7) / 8 * 8;

@@ -83,6 +83,13 @@ template <typename T>
 TrainParams<T> RandomParams(const NeoBertConfig& config, uint64_t seed, double scale,
                             double norm_jitter);
 
+// The hidden dims no layer reads or writes: every layer's qkv and w12 column
+// and wo and w3 row there is exactly 0, so the residual stream carries those
+// dims from the embeddings to the final norm untouched (a pass-through
+// channel, like the default model's GloVe channel). Ascending; empty when
+// every dim is used.
+std::vector<int64_t> PassThroughDims(const TrainParams<float>& params);
+
 // FFN width F = round_up_to_multiple_of_8(int(2 · intermediate_size / 3))
 // (NEOBERT.md §2), computed here so training needs no config code beyond the
 // struct.

@@ -65,6 +65,7 @@ nlohmann::json RunIdentity(const TrainerOptions& o, int64_t num_pairs, int64_t p
   // Only when set, so checkpoints from before the option still resume.
   if (o.negatives_per_pair > 0) id["negatives_per_pair"] = o.negatives_per_pair;
   if (!o.keep_zero_weights) id["keep_zero_weights"] = false;
+  if (o.freeze_channel) id["freeze_channel"] = true;
   return id;
 }
 
@@ -118,9 +119,37 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
   t->grads_.assign(static_cast<size_t>(t->params_.layout.total() - begin), 0.0f);
   // From the starting weights, before a resume loads the checkpoint's: a
   // resumed run freezes exactly what the original run froze.
-  if (options.keep_zero_weights) t->optimizer_->FreezeZeroMatrixEntries(t->params_.values.data());
+  if (options.keep_zero_weights) {
+    t->frozen_zero_weights_ = t->optimizer_->FreezeZeroMatrixEntries(t->params_.values.data());
+  }
+  if (options.freeze_channel) RETURN_IF_ERROR(t->FreezeChannel());
   if (options.resume) RETURN_IF_ERROR(t->LoadCheckpointState());
   return t;
+}
+
+absl::Status Trainer::FreezeChannel() {
+  const std::vector<int64_t> dims = PassThroughDims(params_);
+  if (dims.empty()) {
+    return absl::InvalidArgumentError(
+        "--freeze-channel: the model has no pass-through dims (every hidden dim is read or "
+        "written by some layer), so there is no channel to freeze");
+  }
+  const ParamEntry& emb = params_.layout.embeddings();
+  if (optimizer_->begin() >= emb.offset + emb.numel) {
+    return absl::InvalidArgumentError(
+        "--freeze-channel: the embeddings do not train with this --train-layers, so there is "
+        "nothing to freeze");
+  }
+  const int64_t c = params_.layout.config().hidden_size;
+  std::vector<uint8_t> is_channel(static_cast<size_t>(c), 0);
+  for (const int64_t d : dims) is_channel[d] = 1;
+  const int64_t end = emb.offset + emb.numel;
+  optimizer_->FreezeWhere([&](int64_t i) {
+    return i >= emb.offset && i < end && is_channel[static_cast<size_t>((i - emb.offset) % c)];
+  });
+  // All of the channel's entries, the zeros keep_zero_weights froze already included.
+  frozen_channel_weights_ = emb.shape[0] * static_cast<int64_t>(dims.size());
+  return absl::OkStatus();
 }
 
 ContrastiveBatch Trainer::BatchForStep(int64_t step) const {

@@ -58,6 +58,14 @@ struct TrainerOptions {
   // noise at once. Only matrices (embeddings, qkv, wo, w12, w3), never norm
   // weights. Default: true.
   bool keep_zero_weights = true;
+  // The embedding columns of the pass-through dims (PassThroughDims: no layer
+  // reads or writes them) stay exactly as they are. Such a channel carries
+  // knowledge put there from outside training (the default model's GloVe
+  // vectors, fitted to a teacher); trained on a retrieval loss it drifts
+  // towards the training pairs and loses that knowledge, while the layers
+  // can still learn. Create fails when the model has no such dims.
+  // Default: false.
+  bool freeze_channel = false;
   AdamWOptions adamw;
   // Weight of the auxiliary MLM loss; used (and must be > 0) when Create is
   // given an MlmObjective. Default: 1.
@@ -114,7 +122,10 @@ class Trainer {
   const std::vector<StepRecord>& history() const { return history_; }
   int64_t step() const { return step_; }
   // Matrix entries kept at 0 (TrainerOptions::keep_zero_weights).
-  int64_t frozen_zero_weights() const { return optimizer_->frozen(); }
+  int64_t frozen_zero_weights() const { return frozen_zero_weights_; }
+  // Embedding entries of the pass-through channel kept as they are
+  // (TrainerOptions::freeze_channel), zeros among them counted above.
+  int64_t frozen_channel_weights() const { return frozen_channel_weights_; }
   bool finished() const { return step_ >= options_.steps; }
 
   // The contrastive batch of 0-based step `step`: epochs are seeded
@@ -128,6 +139,9 @@ class Trainer {
   absl::Status LoadCheckpointState();
 
  private:
+  // TrainerOptions::freeze_channel: freezes the embedding columns of the
+  // pass-through dims in the optimiser.
+  absl::Status FreezeChannel();
   Trainer(TrainParams<float> params, std::vector<TokenizedPair> data,
           const TrainerOptions& options);
 
@@ -136,6 +150,8 @@ class Trainer {
   TrainerOptions options_;
   std::unique_ptr<TrainModel<float>> model_;
   std::unique_ptr<AdamW> optimizer_;
+  int64_t frozen_zero_weights_ = 0;
+  int64_t frozen_channel_weights_ = 0;
   std::unique_ptr<MlmObjective> mlm_;
   std::unique_ptr<DistillObjective> distill_;
   std::vector<float> grads_;

@@ -132,6 +132,79 @@ TEST(TrainLoop, MatrixEntriesThatStartAtZeroStayZero) {
   }
 }
 
+// A pass-through channel: the last 8 dims, which no layer reads (qkv and w12
+// columns 0) or writes (wo and w3 rows 0), carry the embeddings' values to
+// the final norm. freeze_channel keeps those embedding entries exactly as
+// they are, non-zero ones included, while the rest of the model trains;
+// without it they train like any other entry.
+TEST(TrainLoop, FreezeChannelKeepsThePassThroughEmbeddingsAsTheyAre) {
+  const NeoBertConfig config = LoopConfig();
+  const int64_t c = config.hidden_size, first = c - 8;
+  auto with_channel = [&] {
+    TrainParams<float> params = RandomParams<float>(config, 3, 0.1, 0.0);
+    for (int64_t l = 0; l < config.num_hidden_layers; ++l) {
+      for (const LayerTensor t : {kQkv, kW12}) {
+        const ParamEntry& e = params.layout.layer(l, t);
+        for (int64_t r = 0; r < e.shape[0]; ++r)
+          for (int64_t d = first; d < c; ++d) params.at(e)[r * c + d] = 0.0f;
+      }
+      for (const LayerTensor t : {kWo, kW3}) {
+        const ParamEntry& e = params.layout.layer(l, t);
+        std::fill(params.at(e) + first * e.shape[1], params.at(e) + c * e.shape[1], 0.0f);
+      }
+    }
+    return params;
+  };
+  {
+    const TrainParams<float> params = with_channel();
+    std::vector<int64_t> expected;
+    for (int64_t d = first; d < c; ++d) expected.push_back(d);
+    EXPECT_EQ(PassThroughDims(params), expected);
+    // One non-zero read of one dim takes it out of the channel.
+    TrainParams<float> read = with_channel();
+    read.at(read.layout.layer(1, kW12))[3 * c + first] = 0.5f;
+    EXPECT_EQ(PassThroughDims(read).size(), 7u);
+    EXPECT_TRUE(PassThroughDims(RandomParams<float>(config, 3, 0.1, 0.0)).empty());
+  }
+  for (const bool freeze : {true, false}) {
+    SCOPED_TRACE(freeze ? "freeze_channel" : "channel trains");
+    TrainParams<float> params = with_channel();
+    const std::vector<float> initial = params.values;
+    TrainerOptions o = LoopOptions();
+    o.steps = 5;
+    o.freeze_channel = freeze;
+    auto trainer = Trainer::Create(std::move(params), ConceptPairs(16, 1, true), o);
+    ASSERT_TRUE(trainer.ok()) << trainer.status();
+    EXPECT_EQ((*trainer)->frozen_channel_weights(), freeze ? config.vocab_size * 8 : 0);
+    ASSERT_TRUE((*trainer)->Run().ok());
+    const auto& p = (*trainer)->params();
+    const ParamEntry& emb = p.layout.embeddings();
+    int64_t channel_moved = 0, other_emb_moved = 0;
+    for (int64_t i = emb.offset; i < emb.offset + emb.numel; ++i) {
+      const bool in_channel = (i - emb.offset) % c >= first;
+      const bool moved = p.values[i] != initial[i];
+      (in_channel ? channel_moved : other_emb_moved) += moved;
+    }
+    // The tokens the 5 steps saw move in the other dims either way.
+    EXPECT_GT(other_emb_moved, 100);
+    if (freeze) {
+      EXPECT_EQ(channel_moved, 0);
+    } else {
+      EXPECT_GT(channel_moved, 100);
+    }
+  }
+  // A model without a channel, or embeddings that do not train: a clear error.
+  TrainerOptions o = LoopOptions();
+  o.freeze_channel = true;
+  auto none = Trainer::Create(RandomParams<float>(config, 3, 0.1, 0.0), ConceptPairs(16, 1, true), o);
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(std::string(none.status().message()), HasSubstr("no pass-through dims"));
+  o.train_layers = 1;
+  auto top = Trainer::Create(with_channel(), ConceptPairs(16, 1, true), o);
+  ASSERT_FALSE(top.ok());
+  EXPECT_THAT(std::string(top.status().message()), HasSubstr("embeddings do not train"));
+}
+
 class TempDir {
  public:
   TempDir() {

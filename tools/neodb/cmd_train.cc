@@ -57,6 +57,11 @@ void RegisterTrainCommands(CLI::App& app) {
       "Also train matrix entries that start at exactly 0 (kept at 0 by default: in a trained "
       "checkpoint they are structure, e.g. the blocks that keep the default model's GloVe "
       "channel apart from its layers)");
+  finetune->add_flag(
+      "--freeze-channel", ft->trainer.freeze_channel,
+      "Keep the embedding columns of the dims no layer reads or writes (a pass-through "
+      "channel, e.g. the default model's GloVe channel) exactly as they are, so that training "
+      "moves only the layers; an error for a model without such dims");
   finetune
       ->add_option("--weight-decay", ft->trainer.adamw.weight_decay,
                    "AdamW weight decay on matrices (not on norm weights)")
