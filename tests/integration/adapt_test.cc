@@ -364,6 +364,18 @@ TEST(AdaptTest, ScoreRulePassesOverCandidatesTheModelRanksLikeAPositive) {
   EXPECT_EQ(m_loose.value("vector_leg", ""), "vector (in process)");
   EXPECT_EQ(m_loose.value("negatives", 0), train_queries);
   EXPECT_EQ(m_loose.value("passed_over_by_score", -1), 0) << m_loose.dump();
+  // Round 1 embedded the collection with the old model: the evaluation takes
+  // those vectors instead of embedding it again, and scores the old model
+  // exactly as a run that embeds it (mined from the server, no in-process
+  // model) does.
+  const nlohmann::json rec_loose = ReadJsonFile(loose + "/adapt.json");
+  EXPECT_EQ(rec_loose.value("old_model_documents", ""), "reused from round 1's mining");
+  const std::string plain = dir.Sub("plain");
+  r = RunNeodbCapture(base + " --out " + plain, dir.Sub(""));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json rec_plain = ReadJsonFile(plain + "/adapt.json");
+  EXPECT_EQ(rec_plain.value("old_model_documents", ""), "embedded");
+  EXPECT_EQ(rec_loose["before"].dump(), rec_plain["before"].dump());
   // A tiny ratio passes over every candidate scoring above ~0: fewer
   // negatives, each passed-over one counted, and the lineage records it.
   const std::string tight = dir.Sub("tight");

@@ -239,10 +239,17 @@ absl::StatusOr<ModelLegs> ModelVectorLegs(
 
 absl::StatusOr<std::vector<ModelQuality>> EvaluateModel(
     encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<const QuerySet*>& sets,
-    const EmbedSettings& settings, const std::function<void(int64_t, int64_t)>& progress) {
+    const EmbedSettings& settings, const std::function<void(int64_t, int64_t)>& progress,
+    const std::vector<float>* given_doc_vecs) {
   const auto start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(std::vector<float> doc_vecs,
-                   EmbedAll(enc, docs.texts, EmbedOptionsFor(settings, false), progress));
+  std::vector<float> embedded;
+  if (given_doc_vecs == nullptr) {
+    ASSIGN_OR_RETURN(embedded,
+                     EmbedAll(enc, docs.texts, EmbedOptionsFor(settings, false), progress));
+  } else if (given_doc_vecs->size() != static_cast<size_t>(docs.size() * enc.dim())) {
+    return absl::InternalError("the given document vectors do not match the collection");
+  }
+  const std::vector<float>& doc_vecs = given_doc_vecs != nullptr ? *given_doc_vecs : embedded;
   const double embed_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const encoder::EmbedOptions query_opts = EmbedOptionsFor(settings, true);

@@ -123,7 +123,8 @@ def main():
     ap.add_argument("--sentences", default=os.path.join(HERE, "heldout", "sentences.tsv"))
     ap.add_argument("--bootstrap", type=int, default=0,
                     help="N paired resamples of the sentence pairs: the 95%% interval of each "
-                         "embedding's Spearman minus the GloVe average's")
+                         "embedding's Spearman minus the GloVe average's, and with several "
+                         "--model, each later model's minus the first model's")
     a = ap.parse_args()
     words, sents = read_pairs(a.words), read_pairs(a.sentences)
     sif = sifmod.Sif(a.glove)
@@ -146,18 +147,21 @@ def main():
                                                       spearman(sent_cosines[-1], sent_gold), ex[0], ex[1]))
         sys.stdout.flush()
     if a.bootstrap > 0:
-        bootstrap([name for name, _ in rows], sent_cosines, sent_gold, a.bootstrap)
+        names = [name for name, _ in rows]
+        bootstrap(names, sent_cosines, sent_gold, a.bootstrap, 0)
+        if len(a.model) > 1:  # later models against the first (rows 2, 3, ... are the models)
+            bootstrap(names, sent_cosines, sent_gold, a.bootstrap, 2)
 
 
-def bootstrap(names, cosines, gold, n):
-    """Paired bootstrap over the sentence pairs (seed 1): is an embedding's
-    Spearman above the GloVe average's (cosines[0]) by more than the pairs'
-    own noise?"""
-    base = cosines[0]
+def bootstrap(names, cosines, gold, n, base_row):
+    """Paired bootstrap over the sentence pairs (seed 1): is each later row's
+    Spearman above row base_row's (the GloVe average, or the first --model) by
+    more than the pairs' own noise?"""
+    base = cosines[base_row]
     rng = np.random.default_rng(1)
     draws = [rng.integers(0, len(gold), len(gold)) for _ in range(n)]
-    print("\nsentences, Spearman minus the GloVe average's, %d paired resamples:" % n)
-    for name, c in zip(names[1:], cosines[1:]):
+    print("\nsentences, Spearman minus %s's, %d paired resamples:" % (names[base_row], n))
+    for name, c in zip(names[base_row + 1:], cosines[base_row + 1:]):
         d = np.asarray([spearman(c[i], gold[i]) - spearman(base[i], gold[i]) for i in draws])
         print("  %s: %+.3f, 95%% interval %+.3f .. %+.3f" % (name, spearman(c, gold) - spearman(base, gold),
                                                           np.percentile(d, 2.5), np.percentile(d, 97.5)))

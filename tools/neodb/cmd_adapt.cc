@@ -254,13 +254,14 @@ std::function<void(int64_t, int64_t)> EmbedProgress(const std::string& label) {
   };
 }
 
-// Quality of the model in `model_dir` on each query set (adapt::EvaluateModel).
+// Quality of the model in `model_dir` on each query set (adapt::EvaluateModel;
+// `doc_vecs`: the collection's vectors under that model, when already embedded).
 absl::StatusOr<std::vector<adapt::ModelQuality>> EvaluateDir(
     const std::string& label, const std::string& model_dir, int threads,
     const adapt::CollectionDocs& docs, const std::vector<const adapt::QuerySet*>& sets,
-    const adapt::EmbedSettings& settings) {
+    const adapt::EmbedSettings& settings, const std::vector<float>* doc_vecs = nullptr) {
   ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, OpenModel(model_dir, threads));
-  return adapt::EvaluateModel(*enc, docs, sets, settings, EmbedProgress(label));
+  return adapt::EvaluateModel(*enc, docs, sets, settings, EmbedProgress(label), doc_vecs);
 }
 
 void PrintRow(const char* mode, const char* model, const adapt::RankMetrics& m) {
@@ -384,6 +385,10 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", side.string()));
   json mining = json::array();
   std::string base_dir = model_dir;
+  // The collection under the current model, when round 1 embedded it in
+  // process: step 4 evaluates the old model on these rather than embedding
+  // the whole collection a second time.
+  std::vector<float> old_doc_vecs;
   for (int r = 1; r <= a.rounds && !trained; ++r) {
     const bool last_round = r == a.rounds;
     const fs::path round_out = last_round ? out : side / absl::StrCat("round", r);
@@ -422,6 +427,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
       ASSIGN_OR_RETURN(json m, MineTrainingFile(server, a, docs, *keyword_index, split.train,
                                                 in_process ? &model : nullptr,
                                                 model_leg_is_vector, train_file));
+      if (r == 1 && in_process) old_doc_vecs = std::move(model.doc_vecs);
       m["round"] = r;
       m["vector_leg"] = r > 1 ? absl::StrCat("round ", r - 1, "'s model")
                         : in_process && model_leg_is_vector ? "vector (in process)"
@@ -501,9 +507,12 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   if (!a.test_file.empty()) sets.push_back(&test);
   const adapt::RankMetrics keyword_only = KeywordMetrics(held);
   t = std::chrono::steady_clock::now();
+  const bool reuse_old = !old_doc_vecs.empty();
   ASSIGN_OR_RETURN(const std::vector<adapt::ModelQuality> before_sets,
-                   EvaluateDir("old", model_dir, a.threads, docs, sets, settings));
+                   EvaluateDir("old", model_dir, a.threads, docs, sets, settings,
+                               reuse_old ? &old_doc_vecs : nullptr));
   timings["eval_old_s"] = Seconds(t);
+  std::vector<float>().swap(old_doc_vecs);
   t = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(const std::vector<adapt::ModelQuality> after_sets,
                    EvaluateDir("new", out.string(), a.threads, docs, sets, settings));
@@ -580,6 +589,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
         {"hybrid_best_fusion", MetricsJson(best.metrics)}}},
       {"keyword", MetricsJson(keyword_only)},
       {"timings", timings},
+      // Whether step 4 embedded the collection with the old model or took
+      // the vectors round 1's in-process mining had embedded.
+      {"old_model_documents", reuse_old ? "reused from round 1's mining" : "embedded"},
       {"applied", false}};
   if (a.apply && better) record["applied"] = true;
   RETURN_IF_ERROR(WriteFile(out / "adapt.json", record.dump(2) + "\n"));
