@@ -35,6 +35,12 @@ NeoBertConfig LoopConfig() {
 
 using testing::ConceptPairs;
 TrainerOptions LoopOptions() { return testing::ConceptTrainerOptions(); }
+// Enough steps for every trained entry that gets a gradient to move.
+TrainerOptions FiveStepOptions() {
+  TrainerOptions o = LoopOptions();
+  o.steps = 5;
+  return o;
+}
 
 TEST(TrainLoop, LossGoesDownAndRecallRises) {
   const NeoBertConfig config = LoopConfig();
@@ -67,8 +73,7 @@ TEST(TrainLoop, TopLayersOnlyLeavesTheBottomUntouched) {
   const NeoBertConfig config = LoopConfig();
   TrainParams<float> params = RandomParams<float>(config, 3, 0.1, 0.0);
   const std::vector<float> initial = params.values;
-  TrainerOptions o = LoopOptions();
-  o.steps = 5;
+  TrainerOptions o = FiveStepOptions();
   o.train_layers = 1;
   auto trainer = Trainer::Create(std::move(params), ConceptPairs(16, 1, true), o);
   ASSERT_TRUE(trainer.ok());
@@ -104,8 +109,7 @@ TEST(TrainLoop, MatrixEntriesThatStartAtZeroStayZero) {
     }
     for (int64_t i : zeroed) params.values[i] = 0.0f;
     const std::vector<float> initial = params.values;
-    TrainerOptions o = LoopOptions();
-    o.steps = 5;
+    TrainerOptions o = FiveStepOptions();
     o.keep_zero_weights = keep;
     auto trainer = Trainer::Create(std::move(params), ConceptPairs(16, 1, true), o);
     ASSERT_TRUE(trainer.ok()) << trainer.status();
@@ -170,8 +174,7 @@ TEST(TrainLoop, FreezeChannelKeepsThePassThroughEmbeddingsAsTheyAre) {
     SCOPED_TRACE(freeze ? "freeze_channel" : "channel trains");
     TrainParams<float> params = with_channel();
     const std::vector<float> initial = params.values;
-    TrainerOptions o = LoopOptions();
-    o.steps = 5;
+    TrainerOptions o = FiveStepOptions();
     o.freeze_channel = freeze;
     auto trainer = Trainer::Create(std::move(params), ConceptPairs(16, 1, true), o);
     ASSERT_TRUE(trainer.ok()) << trainer.status();
