@@ -119,13 +119,13 @@ struct QuerySet {
 
 // Embeds the documents with `enc` once and scores each query set in both
 // modes and every candidate fusion; one ModelQuality per set, in order.
-// `doc_vecs`: the documents' vectors under `enc` when the caller has them
+// `given_doc_vecs`: the documents' vectors under `enc` when the caller has them
 // already (ModelLegs::doc_vecs of the same model and settings), so that the
 // collection is not embedded twice; nullptr embeds them here.
 absl::StatusOr<std::vector<ModelQuality>> EvaluateModel(
     encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<const QuerySet*>& sets,
     const EmbedSettings& settings, const std::function<void(int64_t, int64_t)>& progress,
-    const std::vector<float>* doc_vecs = nullptr);
+    const std::vector<float>* given_doc_vecs = nullptr);
 
 // The fusion with the best nDCG@10 in `quality.fusions`; on a tie (within
 // 0.001) the earlier one, so the collection's current fusion stays unless

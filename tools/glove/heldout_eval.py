@@ -149,8 +149,8 @@ def main():
     if a.bootstrap > 0:
         names = [name for name, _ in rows]
         bootstrap(names, sent_cosines, sent_gold, a.bootstrap, 0)
-        if len(a.model) > 1:  # later models against the first (rows 2, 3, ... are the models)
-            bootstrap(names, sent_cosines, sent_gold, a.bootstrap, 2)
+        if len(a.model) > 1:  # later models against the first (the models are the last rows)
+            bootstrap(names, sent_cosines, sent_gold, a.bootstrap, len(rows) - len(a.model))
 
 
 def bootstrap(names, cosines, gold, n, base_row):
