@@ -5,6 +5,7 @@
 // passes; the same command with --resume then finishes), `neodb models list`,
 // and `neodb adapt --rollback` back to the original model.
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -376,6 +377,26 @@ TEST(AdaptTest, ScoreRulePassesOverCandidatesTheModelRanksLikeAPositive) {
   const nlohmann::json rec_plain = ReadJsonFile(plain + "/adapt.json");
   EXPECT_EQ(rec_plain.value("old_model_documents", ""), "embedded");
   EXPECT_EQ(rec_loose["before"].dump(), rec_plain["before"].dump());
+  // The saved vectors go once the run is done (they are as large as the index).
+  EXPECT_FALSE(std::filesystem::exists(loose + ".adapt/old_model_vectors.bin"));
+  // A run that stops after mining (here its fine-tune cannot create its work
+  // directory) keeps them, and the same command with --resume evaluates the
+  // old model on them rather than embedding the collection again.
+  const std::string resumed = dir.Sub("resumed");
+  std::ofstream(resumed + ".work") << "in the way\n";
+  r = RunNeodbCapture(base + " --mine-max-score-ratio 10 --checkpoint-every 1 --out " + resumed,
+                      dir.Sub(""));
+  ASSERT_NE(r.status, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(resumed + ".adapt/old_model_vectors.bin"));
+  std::filesystem::remove(resumed + ".work");
+  r = RunNeodbCapture(base + " --mine-max-score-ratio 10 --resume --out " + resumed,
+                      dir.Sub(""));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("resuming: reusing"), std::string::npos) << r.err;
+  const nlohmann::json rec_resumed = ReadJsonFile(resumed + "/adapt.json");
+  EXPECT_EQ(rec_resumed.value("old_model_documents", ""), "reused from round 1's mining");
+  EXPECT_EQ(rec_resumed["before"].dump(), rec_plain["before"].dump());
+  EXPECT_FALSE(std::filesystem::exists(resumed + ".adapt/old_model_vectors.bin"));
   // A tiny ratio passes over every candidate scoring above ~0: fewer
   // negatives, each passed-over one counted, and the lineage records it.
   const std::string tight = dir.Sub("tight");

@@ -1,12 +1,16 @@
-// tools/adapt: pairs tied to a collection, the seeded split, the mining rule
-// and the ranking metrics.
+// tools/adapt: pairs tied to a collection, the seeded split, the mining rule,
+// the ranking metrics and the document-vector cache.
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
 #include <set>
 
 #include "gtest/gtest.h"
 #include "tools/adapt/adapt_pairs.h"
 #include "tools/adapt/collection_eval.h"
 #include "tools/adapt/negative_mining.h"
+#include "tools/adapt/vector_cache.h"
 
 namespace neodb::adapt {
 namespace {
@@ -187,6 +191,109 @@ TEST(CollectionEvalTest, VectorLegsRankByCosineAndKeywordLegsByBm25) {
   for (const auto& h : (*kw)[0]) got.insert(h.id);
   EXPECT_EQ(got, (std::set<uint64_t>{3, 4}));  // stemmed: gluons ~ gluon
   EXPECT_TRUE((*kw)[1].empty());
+}
+
+// A fresh file path under the test's temporary directory.
+std::filesystem::path CachePath(const std::string& name) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "adapt_vector_cache";
+  std::filesystem::create_directories(dir);
+  std::filesystem::remove(dir / name);
+  return dir / name;
+}
+
+TEST(VectorCacheTest, DocumentsHashSeesEveryIdAndTextAndTheirBoundaries) {
+  CollectionDocs a, b, c;
+  a.Add("1", "ab");
+  a.Add("2", "c");
+  b.Add("1", "a");
+  b.Add("2", "bc");  // same concatenation, other documents
+  c.Add("1", "ab");
+  c.Add("3", "c");
+  EXPECT_EQ(DocumentsHash(a), DocumentsHash(a));
+  EXPECT_NE(DocumentsHash(a), DocumentsHash(b));
+  EXPECT_NE(DocumentsHash(a), DocumentsHash(c));
+  EXPECT_EQ(DocumentsHash(a).size(), 16u);
+}
+
+TEST(VectorCacheTest, RoundTripsAndRefusesStaleTornOrForeignFiles) {
+  const CollectionDocs docs = Docs();
+  EmbedSettings settings;
+  const VectorCacheKey key = {.model_id = "nb-1",
+                              .documents = docs.size(),
+                              .dim = 3,
+                              .documents_hash = DocumentsHash(docs),
+                              .settings = SettingsFingerprint(settings)};
+  std::vector<float> vecs(static_cast<size_t>(docs.size() * 3));
+  for (size_t i = 0; i < vecs.size(); ++i) vecs[i] = 0.25f * static_cast<float>(i) - 1.0f;
+  const auto path = CachePath("v.bin");
+  std::string why;
+
+  auto none = LoadDocVectors(path, key, &why);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+  EXPECT_EQ(why, "no saved vectors");
+
+  EXPECT_FALSE(SaveDocVectors(path, std::vector<float>(4), key).ok());  // wrong shape
+  ASSERT_TRUE(SaveDocVectors(path, vecs, key).ok());
+  EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+  auto got = LoadDocVectors(path, key, &why);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, vecs);  // bit for bit
+
+  // Another model, other documents, other settings, another shape: stale.
+  VectorCacheKey other = key;
+  other.model_id = "nb-2";
+  std::vector<VectorCacheKey> stale = {other};
+  other = key;
+  other.documents_hash = "0000000000000000";
+  stale.push_back(other);
+  other = key;
+  settings.document_prefix = "passage: ";
+  other.settings = SettingsFingerprint(settings);
+  stale.push_back(other);
+  other = key;
+  other.dim = 5;
+  stale.push_back(other);
+  for (const VectorCacheKey& k : stale) {
+    auto s = LoadDocVectors(path, k, &why);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_FALSE(s->has_value()) << k.model_id << " " << k.settings;
+    EXPECT_NE(why.find("another model"), std::string::npos) << why;
+  }
+
+  // Torn: a byte short, or one extra.
+  const auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, size - 1);
+  auto torn = LoadDocVectors(path, key, &why);
+  ASSERT_TRUE(torn.ok());
+  EXPECT_FALSE(torn->has_value());
+  EXPECT_EQ(why, "truncated or oversized");
+  std::filesystem::resize_file(path, size + 1);
+  torn = LoadDocVectors(path, key, &why);
+  ASSERT_TRUE(torn.ok());
+  EXPECT_FALSE(torn->has_value());
+
+  // A non-finite value is refused, not handed to the metrics.
+  std::vector<float> bad = vecs;
+  bad[5] = std::numeric_limits<float>::quiet_NaN();
+  ASSERT_TRUE(SaveDocVectors(path, bad, key).ok());
+  auto nan = LoadDocVectors(path, key, &why);
+  ASSERT_TRUE(nan.ok());
+  EXPECT_FALSE(nan->has_value());
+  EXPECT_EQ(why, "holds a non-finite value");
+
+  // Something else entirely, with no newline for a long way.
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << std::string(1 << 20, 'x');
+  auto foreign = LoadDocVectors(path, key, &why);
+  ASSERT_TRUE(foreign.ok());
+  EXPECT_FALSE(foreign->has_value());
+  EXPECT_EQ(why, "not a vector file");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "neodb-doc-vectors 1\n{not json\n";
+  foreign = LoadDocVectors(path, key, &why);
+  ASSERT_TRUE(foreign.ok());
+  EXPECT_FALSE(foreign->has_value());
 }
 
 }  // namespace

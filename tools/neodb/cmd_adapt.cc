@@ -20,6 +20,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -33,6 +34,7 @@
 #include "tools/adapt/adapt_pairs.h"
 #include "tools/adapt/collection_eval.h"
 #include "tools/adapt/negative_mining.h"
+#include "tools/adapt/vector_cache.h"
 #include "tools/neodb/adapt_client.h"
 #include "tools/neodb/commands.h"
 
@@ -254,14 +256,35 @@ std::function<void(int64_t, int64_t)> EmbedProgress(const std::string& label) {
   };
 }
 
-// Quality of the model in `model_dir` on each query set (adapt::EvaluateModel;
-// `doc_vecs`: the collection's vectors under that model, when already embedded).
+// Where a model's vectors of the collection may have been saved, and for what.
+struct SavedVectors {
+  fs::path file;
+  adapt::VectorCacheKey key;  // dim: 0 here, the encoder's when it is open
+};
+
+// Quality of the model in `model_dir` on each query set (adapt::EvaluateModel).
+// `saved`: the collection's vectors under that model, used instead of
+// embedding the collection when they are there and match (`*reused` says).
 absl::StatusOr<std::vector<adapt::ModelQuality>> EvaluateDir(
     const std::string& label, const std::string& model_dir, int threads,
     const adapt::CollectionDocs& docs, const std::vector<const adapt::QuerySet*>& sets,
-    const adapt::EmbedSettings& settings, const std::vector<float>* doc_vecs = nullptr) {
+    const adapt::EmbedSettings& settings, const SavedVectors* saved = nullptr,
+    bool* reused = nullptr) {
   ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, OpenModel(model_dir, threads));
-  return adapt::EvaluateModel(*enc, docs, sets, settings, EmbedProgress(label), doc_vecs);
+  std::optional<std::vector<float>> doc_vecs;
+  if (saved != nullptr) {
+    adapt::VectorCacheKey key = saved->key;
+    key.dim = enc->dim();
+    std::string why_not;
+    ASSIGN_OR_RETURN(doc_vecs, adapt::LoadDocVectors(saved->file, key, &why_not));
+    if (!doc_vecs) {
+      std::fprintf(stderr, "%s model: embedding the collection (%s)\n", label.c_str(),
+                   why_not.c_str());
+    }
+  }
+  if (reused != nullptr) *reused = doc_vecs.has_value();
+  return adapt::EvaluateModel(*enc, docs, sets, settings, EmbedProgress(label),
+                              doc_vecs ? &*doc_vecs : nullptr);
 }
 
 void PrintRow(const char* mode, const char* model, const adapt::RankMetrics& m) {
@@ -385,10 +408,17 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", side.string()));
   json mining = json::array();
   std::string base_dir = model_dir;
-  // The collection under the current model, when round 1 embedded it in
-  // process: step 4 evaluates the old model on these rather than embedding
-  // the whole collection a second time.
-  std::vector<float> old_doc_vecs;
+  // The collection under the current model, when round 1 embeds it in
+  // process, is saved here: step 4 evaluates the old model on these rather
+  // than embedding the whole collection a second time (also after a resume),
+  // and they stay out of memory through the fine-tune.
+  const SavedVectors old_vectors = {
+      .file = side / "old_model_vectors.bin",
+      .key = {.model_id = info.model_id(),
+              .documents = docs.size(),
+              .dim = 0,  // the encoder's, once it is open
+              .documents_hash = adapt::DocumentsHash(docs),
+              .settings = adapt::SettingsFingerprint(settings)}};
   for (int r = 1; r <= a.rounds && !trained; ++r) {
     const bool last_round = r == a.rounds;
     const fs::path round_out = last_round ? out : side / absl::StrCat("round", r);
@@ -420,6 +450,11 @@ absl::Status RunAdapt(const AdaptArgs& a) {
                                     *enc, docs, queries, settings, a.mine_depth,
                                     EmbedProgress(r > 1 ? absl::StrCat("round ", r - 1)
                                                         : std::string("current"))));
+        if (r == 1) {
+          adapt::VectorCacheKey key = old_vectors.key;
+          key.dim = model.dim;
+          RETURN_IF_ERROR(adapt::SaveDocVectors(old_vectors.file, model.doc_vecs, key));
+        }
       }
       // Round 1's vector leg in process is the server's vector leg computed
       // exactly; served (hybrid) and keyword still come from their sources.
@@ -427,7 +462,6 @@ absl::Status RunAdapt(const AdaptArgs& a) {
       ASSIGN_OR_RETURN(json m, MineTrainingFile(server, a, docs, *keyword_index, split.train,
                                                 in_process ? &model : nullptr,
                                                 model_leg_is_vector, train_file));
-      if (r == 1 && in_process) old_doc_vecs = std::move(model.doc_vecs);
       m["round"] = r;
       m["vector_leg"] = r > 1 ? absl::StrCat("round ", r - 1, "'s model")
                         : in_process && model_leg_is_vector ? "vector (in process)"
@@ -507,12 +541,11 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   if (!a.test_file.empty()) sets.push_back(&test);
   const adapt::RankMetrics keyword_only = KeywordMetrics(held);
   t = std::chrono::steady_clock::now();
-  const bool reuse_old = !old_doc_vecs.empty();
+  bool reuse_old = false;
   ASSIGN_OR_RETURN(const std::vector<adapt::ModelQuality> before_sets,
-                   EvaluateDir("old", model_dir, a.threads, docs, sets, settings,
-                               reuse_old ? &old_doc_vecs : nullptr));
+                   EvaluateDir("old", model_dir, a.threads, docs, sets, settings, &old_vectors,
+                               &reuse_old));
   timings["eval_old_s"] = Seconds(t);
-  std::vector<float>().swap(old_doc_vecs);
   t = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(const std::vector<adapt::ModelQuality> after_sets,
                    EvaluateDir("new", out.string(), a.threads, docs, sets, settings));
@@ -590,11 +623,14 @@ absl::Status RunAdapt(const AdaptArgs& a) {
       {"keyword", MetricsJson(keyword_only)},
       {"timings", timings},
       // Whether step 4 embedded the collection with the old model or took
-      // the vectors round 1's in-process mining had embedded.
+      // the vectors round 1's in-process mining had saved (also after a
+      // resume).
       {"old_model_documents", reuse_old ? "reused from round 1's mining" : "embedded"},
       {"applied", false}};
   if (a.apply && better) record["applied"] = true;
   RETURN_IF_ERROR(WriteFile(out / "adapt.json", record.dump(2) + "\n"));
+  // Only step 4 needed them; they are as large as the collection's index.
+  fs::remove(old_vectors.file, ec);
   if (!a.apply) {
     std::printf("hybrid nDCG@10 %+.4f; not applied (pass --apply)\n", gain);
   } else if (!better) {

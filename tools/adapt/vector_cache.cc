@@ -1,0 +1,131 @@
+#include "tools/adapt/vector_cache.h"
+
+#include <bit>
+#include <cmath>
+#include <fstream>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+#include "xxhash.h"
+
+namespace neodb::adapt {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr char kMagic[] = "neodb-doc-vectors 1";
+
+static_assert(std::endian::native == std::endian::little,
+              "the vector file is little-endian float32, written as the host holds it");
+
+json KeyJson(const VectorCacheKey& k) {
+  return {{"model_id", k.model_id},
+          {"documents", k.documents},
+          {"dim", k.dim},
+          {"documents_hash", k.documents_hash},
+          {"settings", k.settings}};
+}
+
+}  // namespace
+
+std::string DocumentsHash(const CollectionDocs& docs) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  auto add = [&](const std::string& s) {
+    const uint64_t n = s.size();
+    XXH3_64bits_update(state, &n, sizeof n);
+    XXH3_64bits_update(state, s.data(), s.size());
+  };
+  for (int64_t i = 0; i < docs.size(); ++i) {
+    add(docs.ids[i]);
+    add(docs.texts[i]);
+  }
+  const uint64_t h = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  return absl::StrFormat("%016x", h);
+}
+
+std::string SettingsFingerprint(const EmbedSettings& s) {
+  return json({{"pooling", static_cast<int>(s.pooling)},
+               {"overflow", static_cast<int>(s.overflow)},
+               {"document_prefix", s.document_prefix}})
+      .dump();
+}
+
+absl::Status SaveDocVectors(const fs::path& path, const std::vector<float>& vectors,
+                            const VectorCacheKey& key) {
+  if (static_cast<int64_t>(vectors.size()) != key.documents * key.dim) {
+    return absl::InternalError("document vectors do not match their key's shape");
+  }
+  const fs::path tmp = fs::path(path.string() + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << kMagic << '\n' << KeyJson(key).dump() << '\n';
+    out.write(reinterpret_cast<const char*>(vectors.data()),
+              static_cast<std::streamsize>(vectors.size() * sizeof(float)));
+    out.flush();
+    if (!out) return absl::InternalError(absl::StrCat("error writing ", tmp.string()));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot rename to ", path.string()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::vector<float>>> LoadDocVectors(const fs::path& path,
+                                                                 const VectorCacheKey& key,
+                                                                 std::string* why_not) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    *why_not = "no saved vectors";
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InternalError(absl::StrCat("cannot open ", path.string()));
+  std::string magic, key_line;
+  // Bounded reads: a hostile or foreign file must not make getline swallow
+  // gigabytes looking for a newline.
+  auto read_line = [&in](std::string* line, size_t limit) {
+    line->clear();
+    char c;
+    while (line->size() <= limit && in.get(c) && c != '\n') line->push_back(c);
+    return static_cast<bool>(in) && line->size() <= limit;
+  };
+  if (!read_line(&magic, sizeof kMagic) || magic != kMagic) {
+    *why_not = "not a vector file";
+    return std::nullopt;
+  }
+  if (!read_line(&key_line, 1 << 16)) {
+    *why_not = "malformed header";
+    return std::nullopt;
+  }
+  const json stored = json::parse(key_line, nullptr, /*allow_exceptions=*/false);
+  if (stored.is_discarded() || stored != KeyJson(key)) {
+    *why_not = "saved for another model, other documents or other settings";
+    return std::nullopt;
+  }
+  const std::streamoff start = in.tellg();
+  const auto size = fs::file_size(path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("cannot stat ", path.string()));
+  const uint64_t want = static_cast<uint64_t>(key.documents) * key.dim * sizeof(float);
+  if (start < 0 || size < static_cast<uint64_t>(start) ||
+      size - static_cast<uint64_t>(start) != want) {
+    *why_not = "truncated or oversized";
+    return std::nullopt;
+  }
+  std::vector<float> vectors(static_cast<size_t>(key.documents * key.dim));
+  in.read(reinterpret_cast<char*>(vectors.data()), static_cast<std::streamsize>(want));
+  if (!in) return absl::DataLossError(absl::StrCat("error reading ", path.string()));
+  for (float v : vectors) {
+    if (!std::isfinite(v)) {
+      *why_not = "holds a non-finite value";
+      return std::nullopt;
+    }
+  }
+  return vectors;
+}
+
+}  // namespace neodb::adapt
