@@ -235,6 +235,10 @@ TEST(VectorCacheTest, RoundTripsAndRefusesStaleTornOrForeignFiles) {
   EXPECT_EQ(why, "no saved vectors");
 
   EXPECT_FALSE(SaveDocVectors(path, std::vector<float>(4), key).ok());  // wrong shape
+  // A directory that is not there: an error, and nothing left behind.
+  const auto nowhere = path.parent_path() / "missing" / "v.bin";
+  EXPECT_FALSE(SaveDocVectors(nowhere, vecs, key).ok());
+  EXPECT_FALSE(std::filesystem::exists(nowhere.string() + ".tmp"));
   ASSERT_TRUE(SaveDocVectors(path, vecs, key).ok());
   EXPECT_FALSE(std::filesystem::exists(path.string() + ".tmp"));
   auto got = LoadDocVectors(path, key, &why);

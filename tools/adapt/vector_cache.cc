@@ -66,8 +66,12 @@ absl::Status SaveDocVectors(const fs::path& path, const std::vector<float>& vect
     out << kMagic << '\n' << KeyJson(key).dump() << '\n';
     out.write(reinterpret_cast<const char*>(vectors.data()),
               static_cast<std::streamsize>(vectors.size() * sizeof(float)));
-    out.flush();
-    if (!out) return absl::InternalError(absl::StrCat("error writing ", tmp.string()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(tmp, ignored);  // a full disk keeps no half-written file
+      return absl::InternalError(absl::StrCat("error writing ", tmp.string()));
+    }
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);

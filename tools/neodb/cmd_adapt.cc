@@ -453,7 +453,13 @@ absl::Status RunAdapt(const AdaptArgs& a) {
         if (r == 1) {
           adapt::VectorCacheKey key = old_vectors.key;
           key.dim = model.dim;
-          RETURN_IF_ERROR(adapt::SaveDocVectors(old_vectors.file, model.doc_vecs, key));
+          // Only a saving: when the disk refuses the file, step 4 embeds again.
+          const absl::Status saved =
+              adapt::SaveDocVectors(old_vectors.file, model.doc_vecs, key);
+          if (!saved.ok()) {
+            std::fprintf(stderr, "warning: %s; the evaluation will embed the collection again\n",
+                         std::string(saved.message()).c_str());
+          }
         }
       }
       // Round 1's vector leg in process is the server's vector leg computed
