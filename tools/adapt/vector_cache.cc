@@ -79,16 +79,18 @@ absl::Status SaveDocVectors(const fs::path& path, const std::vector<float>& vect
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<std::vector<float>>> LoadDocVectors(const fs::path& path,
-                                                                 const VectorCacheKey& key,
-                                                                 std::string* why_not) {
+std::optional<std::vector<float>> LoadDocVectors(const fs::path& path, const VectorCacheKey& key,
+                                                 std::string* why_not) {
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     *why_not = "no saved vectors";
     return std::nullopt;
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InternalError(absl::StrCat("cannot open ", path.string()));
+  if (!in) {
+    *why_not = "cannot open it";
+    return std::nullopt;
+  }
   std::string magic, key_line;
   // Bounded reads: a hostile or foreign file must not make getline swallow
   // gigabytes looking for a newline.
@@ -107,22 +109,28 @@ absl::StatusOr<std::optional<std::vector<float>>> LoadDocVectors(const fs::path&
     return std::nullopt;
   }
   const json stored = json::parse(key_line, nullptr, /*allow_exceptions=*/false);
-  if (stored.is_discarded() || stored != KeyJson(key)) {
+  if (stored.is_discarded()) {
+    *why_not = "malformed header";
+    return std::nullopt;
+  }
+  if (stored != KeyJson(key)) {
     *why_not = "saved for another model, other documents or other settings";
     return std::nullopt;
   }
   const std::streamoff start = in.tellg();
   const auto size = fs::file_size(path, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot stat ", path.string()));
   const uint64_t want = static_cast<uint64_t>(key.documents) * key.dim * sizeof(float);
-  if (start < 0 || size < static_cast<uint64_t>(start) ||
+  if (ec || start < 0 || size < static_cast<uint64_t>(start) ||
       size - static_cast<uint64_t>(start) != want) {
     *why_not = "truncated or oversized";
     return std::nullopt;
   }
   std::vector<float> vectors(static_cast<size_t>(key.documents * key.dim));
   in.read(reinterpret_cast<char*>(vectors.data()), static_cast<std::streamsize>(want));
-  if (!in) return absl::DataLossError(absl::StrCat("error reading ", path.string()));
+  if (!in) {
+    *why_not = "cannot read it";
+    return std::nullopt;
+  }
   for (float v : vectors) {
     if (!std::isfinite(v)) {
       *why_not = "holds a non-finite value";

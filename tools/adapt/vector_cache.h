@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "tools/adapt/adapt_pairs.h"
 #include "tools/adapt/collection_eval.h"
 
@@ -48,12 +48,11 @@ std::string SettingsFingerprint(const EmbedSettings& settings);
 absl::Status SaveDocVectors(const std::filesystem::path& path, const std::vector<float>& vectors,
                             const VectorCacheKey& key);
 
-// The vectors in `path` when it holds exactly `key`'s; nullopt (with the
-// reason in `*why_not`) when there is no file, it is for another key, or it
-// is malformed, truncated or holds a non-finite value. Errors only when the
-// file exists but cannot be read.
-absl::StatusOr<std::optional<std::vector<float>>> LoadDocVectors(const std::filesystem::path& path,
-                                                                 const VectorCacheKey& key,
-                                                                 std::string* why_not);
+// The vectors in `path` when it holds exactly `key`'s; otherwise nullopt, with
+// the reason in `*why_not`: no file, one for another key, or one that cannot
+// be read, is malformed, truncated or holds a non-finite value. Never an
+// error: the file is only a saving, and the caller embeds instead.
+std::optional<std::vector<float>> LoadDocVectors(const std::filesystem::path& path,
+                                                 const VectorCacheKey& key, std::string* why_not);
 
 }  // namespace neodb::adapt

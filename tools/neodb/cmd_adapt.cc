@@ -276,7 +276,7 @@ absl::StatusOr<std::vector<adapt::ModelQuality>> EvaluateDir(
     adapt::VectorCacheKey key = saved->key;
     key.dim = enc->dim();
     std::string why_not;
-    ASSIGN_OR_RETURN(doc_vecs, adapt::LoadDocVectors(saved->file, key, &why_not));
+    doc_vecs = adapt::LoadDocVectors(saved->file, key, &why_not);
     if (!doc_vecs) {
       std::fprintf(stderr, "%s model: embedding the collection (%s)\n", label.c_str(),
                    why_not.c_str());
