@@ -3,10 +3,13 @@
 #include <bit>
 #include <cmath>
 #include <fstream>
+#include <string_view>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/atomic_file.h"
+#include "common/env.h"
 #include "nlohmann/json.hpp"
 #include "xxhash.h"
 
@@ -60,23 +63,11 @@ absl::Status SaveDocVectors(const fs::path& path, const std::vector<float>& vect
   if (static_cast<int64_t>(vectors.size()) != key.documents * key.dim) {
     return absl::InternalError("document vectors do not match their key's shape");
   }
-  const fs::path tmp = fs::path(path.string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << kMagic << '\n' << KeyJson(key).dump() << '\n';
-    out.write(reinterpret_cast<const char*>(vectors.data()),
-              static_cast<std::streamsize>(vectors.size() * sizeof(float)));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(tmp, ignored);  // a full disk keeps no half-written file
-      return absl::InternalError(absl::StrCat("error writing ", tmp.string()));
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot rename to ", path.string()));
-  return absl::OkStatus();
+  const std::string header = absl::StrCat(kMagic, "\n", KeyJson(key).dump(), "\n");
+  return WriteFileAtomically(
+      Env::Default(), path.string(),
+      {header, std::string_view(reinterpret_cast<const char*>(vectors.data()),
+                                vectors.size() * sizeof(float))});
 }
 
 std::optional<std::vector<float>> LoadDocVectors(const fs::path& path, const VectorCacheKey& key,

@@ -31,8 +31,6 @@ struct VectorCacheKey {
   int64_t dim = 0;             // columns
   std::string documents_hash;  // DocumentsHash of the collection's ids and texts
   std::string settings;        // SettingsFingerprint of the embedding settings
-
-  bool operator==(const VectorCacheKey&) const = default;
 };
 
 // XXH3 over every document's id and text, in order (lengths included, so no
@@ -43,8 +41,8 @@ std::string DocumentsHash(const CollectionDocs& docs);
 std::string SettingsFingerprint(const EmbedSettings& settings);
 
 // Writes `vectors` (REQUIRES: size == key.documents * key.dim) to `path`
-// through a temporary file renamed into place, so a crash leaves the old file
-// or none, never a torn one.
+// with WriteFileAtomically, so a crash leaves the old file or none, never a
+// torn one, and a failed write leaves no temporary file.
 absl::Status SaveDocVectors(const std::filesystem::path& path, const std::vector<float>& vectors,
                             const VectorCacheKey& key);
 
