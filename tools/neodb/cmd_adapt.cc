@@ -26,6 +26,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "api/convert.h"
+#include "common/atomic_file.h"
+#include "common/env.h"
 #include "common/status_macros.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/encoder.h"
@@ -95,17 +97,7 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 }
 
 absl::Status WriteFile(const fs::path& path, const std::string& text) {
-  const fs::path tmp = fs::path(path.string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) return absl::InternalError(absl::StrCat("error writing ", tmp.string()));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot rename to ", path.string()));
-  return absl::OkStatus();
+  return WriteFileAtomically(Env::Default(), path.string(), {text});
 }
 
 absl::StatusOr<json> ReadJson(const fs::path& path) {
