@@ -4,11 +4,16 @@
 // swap: after the restart the collection is wholly on one model and Verify
 // passes; the same command with --resume then finishes), `neodb models list`,
 // and `neodb adapt --rollback` back to the original model.
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -40,7 +45,11 @@ class Admin {
         docs_(v1::Documents::NewStub(s.Channel())),
         admin_(v1::Admin::NewStub(s.Channel())) {}
 
-  void CreateWithDocs(const std::string& name, std::vector<std::string>* texts) {
+  // kDocs random documents. `shape`, when given, adjusts the spec before the
+  // create and the documents (all texts set) before the upsert.
+  void CreateWithDocs(
+      const std::string& name, std::vector<std::string>* texts,
+      const std::function<void(v1::CollectionSpec*, v1::UpsertRequest*)>& shape = nullptr) {
     grpc::ClientContext ctx;
     ctx.set_deadline(Deadline());
     v1::CreateCollectionRequest req;
@@ -48,11 +57,12 @@ class Admin {
     // Not the default fusion, so a rollback that forgot it would show.
     req.mutable_spec()->set_fusion("weighted");
     req.mutable_spec()->set_fusion_alpha(0.9);
+    v1::UpsertRequest u;
+    if (shape) shape(req.mutable_spec(), nullptr);
     v1::CreateCollectionResponse resp;
     grpc::Status s = cols_->Create(&ctx, req, &resp);
     ASSERT_TRUE(s.ok()) << s.error_message();
     std::mt19937_64 rng(7);
-    v1::UpsertRequest u;
     u.set_collection(name);
     for (int i = 0; i < kDocs; ++i) {
       auto* d = u.add_documents();
@@ -60,6 +70,7 @@ class Admin {
       d->set_text(RandomText(rng, 12));
       texts->push_back(d->text());
     }
+    if (shape) shape(nullptr, &u);
     grpc::ClientContext c2;
     c2.set_deadline(Deadline(300));
     v1::UpsertResponse ur;
@@ -410,6 +421,93 @@ TEST(AdaptTest, ScoreRulePassesOverCandidatesTheModelRanksLikeAPositive) {
   EXPECT_EQ(server->Stop(), 0);
 }
 
+// nDCG@10 with binary gains of the server's own keyword search (NearText,
+// mode "keyword") for the pairs of a {"query", "positive_id"} file.
+double ServedKeywordNdcg(ServerProcess& server, const std::string& collection,
+                         const std::string& pairs_file) {
+  std::map<std::string, std::set<std::string>> relevant;
+  std::ifstream in(pairs_file);
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json p = nlohmann::json::parse(line);
+    relevant[p["query"].get<std::string>()].insert(p["positive_id"].get<std::string>());
+  }
+  EXPECT_FALSE(relevant.empty()) << pairs_file;
+  auto search = v1::Search::NewStub(server.Channel());
+  double sum = 0;
+  for (const auto& [query, ids] : relevant) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(Deadline());
+    v1::NearTextRequest req;
+    req.set_collection(collection);
+    req.set_query(query);
+    req.set_k(10);
+    req.set_mode("keyword");
+    v1::SearchResponse resp;
+    const grpc::Status s = search->NearText(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    double dcg = 0, ideal = 0;
+    for (int r = 0; r < resp.hits_size(); ++r) {
+      if (ids.contains(resp.hits(r).id())) dcg += 1 / std::log2(r + 2.0);
+    }
+    for (size_t r = 0; r < std::min<size_t>(ids.size(), 10); ++r) ideal += 1 / std::log2(r + 2.0);
+    sum += dcg / ideal;
+  }
+  return relevant.empty() ? 0 : sum / static_cast<double>(relevant.size());
+}
+
+TEST(AdaptTest, KeywordLegIsTheCollectionsOwn) {
+#ifndef NEODB_HAVE_ENCODER
+  GTEST_SKIP() << "neodb adapt needs the encoder";
+#endif
+  TestDir dir("adapt_keyword");
+  ServerProcess server({"--data-dir", dir.Sub("data"), "--model", ModelDir(dir, 1),
+                        "--models-dir", dir.Sub("")});
+  ASSERT_TRUE(server.Start());
+  Admin c(server);
+  std::vector<std::string> texts;
+  // Not the default keyword index: texts as written, other BM25 parameters,
+  // and a title field at weight 3 that holds the first four words of the
+  // next document, the very words of that document's query.
+  c.CreateWithDocs("k", &texts, [](v1::CollectionSpec* spec, v1::UpsertRequest* u) {
+    if (spec != nullptr) {
+      spec->set_analyzer("none");
+      spec->set_bm25_k1(1.7);
+      spec->set_bm25_b(0.6);
+      spec->set_title_field("title");
+      spec->set_title_weight(3);
+      return;
+    }
+    for (int i = 0; i + 1 < u->documents_size(); ++i) {
+      const std::string& next = u->documents(i + 1).text();
+      size_t cut = 0;
+      for (int w = 0; w < 4; ++w) cut = next.find(' ', cut + 1);
+      (*u->mutable_documents(i)->mutable_metadata())["title"].set_string_value(
+          next.substr(0, cut));
+    }
+  });
+  const std::string pairs = dir.Sub("pairs.jsonl");
+  WritePrefixPairs(texts, pairs);
+  const std::string out = dir.Sub("adapted");
+  CommandResult r = RunNeodbCapture(
+      absl::StrCat("adapt --collection k --pairs ", pairs, " --server ", server.address(),
+                   " --eval-split 0.25 --steps 1 --batch-size 8 --negatives 1"
+                   " --mine-from keyword --out ",
+                   out),
+      dir.Sub(""));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("analyzer none, BM25 k1 1.7 b 0.6, title field \"title\" at weight 3"),
+            std::string::npos)
+      << r.err;
+  // adapt's keyword mode is the server's, query for query: the same nDCG@10.
+  // The titles move the server's ranking well away from a default index's,
+  // which would put nearly every query's own document first.
+  const double served = ServedKeywordNdcg(server, "k", out + ".adapt/held_out.jsonl");
+  EXPECT_LT(served, 0.9);
+  const nlohmann::json record = ReadJsonFile(out + "/adapt.json");
+  EXPECT_NEAR(record["keyword"].value("ndcg@10", -1.0), served, 1e-9) << record.dump();
+  EXPECT_EQ(server.Stop(), 0);
+}
+
 TEST(AdaptTest, HostileInputsGetClearErrors) {
 #ifndef NEODB_HAVE_ENCODER
   GTEST_SKIP() << "neodb adapt needs the encoder";
@@ -439,6 +537,16 @@ TEST(AdaptTest, HostileInputsGetClearErrors) {
   r = RunNeodbCapture(base + "c --pairs " + pairs, dir.Sub(""));  // one query: no split
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("at least 2 distinct queries"), std::string::npos) << r.err;
+  // A collection of the client's own vectors has no model here to fine-tune.
+  ASSERT_EQ(RunNeodbCapture(absl::StrCat("collections create ext --vectors external "
+                                         "--dimension 4 --server ",
+                                         server.address()),
+                            dir.Sub(""))
+                .status,
+            0);
+  r = RunNeodbCapture(base + "ext --pairs " + pairs, dir.Sub(""));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("collection ext holds external vectors"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.Sub("o")));
   EXPECT_EQ(server.Stop(), 0);
 }

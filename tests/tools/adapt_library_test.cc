@@ -181,7 +181,7 @@ TEST(CollectionEvalTest, VectorLegsRankByCosineAndKeywordLegsByBm25) {
   EXPECT_EQ(legs[0][1].id, 2u);  // 0.8 > 0.6
 
   const CollectionDocs cd = Docs();
-  auto index = BuildKeywordIndex(cd);
+  auto index = BuildKeywordIndex(cd, KeywordSettings{});
   ASSERT_TRUE(index.ok());
   auto kw = KeywordLegs(**index, {"gluons", "zebra"}, 10);
   ASSERT_TRUE(kw.ok());
@@ -191,6 +191,48 @@ TEST(CollectionEvalTest, VectorLegsRankByCosineAndKeywordLegsByBm25) {
   for (const auto& h : (*kw)[0]) got.insert(h.id);
   EXPECT_EQ(got, (std::set<uint64_t>{3, 4}));  // stemmed: gluons ~ gluon
   EXPECT_TRUE((*kw)[1].empty());
+}
+
+// The ids of a keyword leg, best first.
+std::vector<uint64_t> LegIds(const keyword::KeywordIndex& index, const std::string& query) {
+  auto legs = KeywordLegs(index, {query}, 10);
+  EXPECT_TRUE(legs.ok()) << legs.status();
+  std::vector<uint64_t> ids;
+  if (legs.ok()) {
+    for (const auto& h : (*legs)[0]) ids.push_back(h.id);
+  }
+  return ids;
+}
+
+TEST(CollectionEvalTest, KeywordIndexReadsDocumentsAsTheCollectionDoes) {
+  // The analyzer: english stems and folds case; none matches the text as written.
+  const CollectionDocs cd = Docs();
+  KeywordSettings none;
+  none.options.analyzer = keyword::AnalyzerKind::kNone;
+  none.options.k1 = 1.5;
+  none.options.b = 0.75;
+  auto english = BuildKeywordIndex(cd, KeywordSettings{});
+  auto as_written = BuildKeywordIndex(cd, none);
+  ASSERT_TRUE(english.ok() && as_written.ok());
+  EXPECT_EQ((*as_written)->options().k1, 1.5);
+  EXPECT_EQ((*as_written)->options().b, 0.75);
+  EXPECT_EQ(LegIds(**english, "gluon").size(), 2u);
+  EXPECT_EQ(LegIds(**as_written, "gluon"), std::vector<uint64_t>{});  // "Gluon", "gluons"
+  EXPECT_EQ(LegIds(**as_written, "Gluon"), std::vector<uint64_t>{4});
+
+  // The title field: found only through it, and ranked by its weight.
+  CollectionDocs titled;
+  titled.Add("in-text", "zebra zebra crossing rules", "");
+  titled.Add("in-title", "crossing rules", "zebra");
+  titled.Add("untitled", "rules");
+  KeywordSettings light, heavy;
+  heavy.title_weight = 20;
+  auto l = BuildKeywordIndex(titled, light);
+  auto h = BuildKeywordIndex(titled, heavy);
+  ASSERT_TRUE(l.ok() && h.ok());
+  EXPECT_EQ(LegIds(**l, "zebra"), (std::vector<uint64_t>{0, 1}));
+  EXPECT_EQ(LegIds(**h, "zebra"), (std::vector<uint64_t>{1, 0}));
+  EXPECT_EQ(titled.titles, (std::vector<std::string>{"", "zebra", ""}));
 }
 
 // A fresh file path under the test's temporary directory.
@@ -252,6 +294,11 @@ TEST(VectorCacheTest, RoundTripsAndRefusesStaleTornOrForeignFiles) {
   stale.push_back(other);
   other = key;
   settings.document_prefix = "passage: ";
+  other.settings = SettingsFingerprint(settings);
+  stale.push_back(other);
+  other = key;
+  settings.document_prefix = "";
+  settings.precision = encoder::Precision::kBf16;
   other.settings = SettingsFingerprint(settings);
   stale.push_back(other);
   other = key;

@@ -26,10 +26,11 @@ uint64_t SplitMix(uint64_t* state) {
 
 }  // namespace
 
-void CollectionDocs::Add(std::string id, std::string text) {
+void CollectionDocs::Add(std::string id, std::string text, std::string title) {
   index_of_id.emplace(id, static_cast<int64_t>(ids.size()));
   ids.push_back(std::move(id));
   texts.push_back(std::move(text));
+  titles.push_back(std::move(title));
 }
 
 std::string NormalizeText(const std::string& text) {

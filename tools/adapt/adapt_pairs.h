@@ -25,10 +25,14 @@ namespace neodb::adapt {
 struct CollectionDocs {
   std::vector<std::string> ids;
   std::vector<std::string> texts;
+  // The value of the collection's title field (its spec's title_field), which
+  // its keyword index also reads; "" where the document has none as a string,
+  // and for every document when the collection has no title field.
+  std::vector<std::string> titles;
   absl::flat_hash_map<std::string, int64_t> index_of_id;  // id -> position
 
   // Appends a document. REQUIRES: `id` not yet present.
-  void Add(std::string id, std::string text);
+  void Add(std::string id, std::string text, std::string title = {});
   int64_t size() const { return static_cast<int64_t>(ids.size()); }
 };
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <span>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -41,11 +42,16 @@ RankMetrics ScoreRankings(const std::vector<std::vector<int64_t>>& ranked,
 }
 
 absl::StatusOr<std::unique_ptr<keyword::KeywordIndex>> BuildKeywordIndex(
-    const CollectionDocs& docs) {
+    const CollectionDocs& docs, const KeywordSettings& settings) {
   ASSIGN_OR_RETURN(std::unique_ptr<keyword::KeywordIndex> index,
-                   keyword::KeywordIndex::Create(keyword::KeywordOptions{}));
+                   keyword::KeywordIndex::Create(settings.options));
   for (int64_t i = 0; i < docs.size(); ++i) {
-    RETURN_IF_ERROR(index->Upsert(static_cast<uint64_t>(i), docs.texts[i]));
+    // The fields the server's keyword part gives a document: its text, and
+    // its title where it has one (api/engine/keyword_part.cc).
+    keyword::FieldText fields[2] = {{docs.texts[i], 1.0f}, {}};
+    size_t n = 1;
+    if (!docs.titles[i].empty()) fields[n++] = {docs.titles[i], settings.title_weight};
+    RETURN_IF_ERROR(index->Upsert(static_cast<uint64_t>(i), std::span(fields, n)));
   }
   return index;
 }

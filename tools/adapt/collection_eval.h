@@ -6,10 +6,11 @@
 // positives as the relevant set (binary gains).
 //
 // Modes: "vector" ranks by cosine over all documents (exact, as a flat
-// index); "hybrid" fuses the keyword leg (BM25 over the same documents,
-// KeywordIndex with the english analyzer, top kLegDepth) with the vector leg
-// (top kLegDepth) by keyword::Fuse with its default options, and ranks the
-// fused top 10; "keyword" is the keyword leg alone (the same for every model).
+// index); "hybrid" fuses the keyword leg (BM25 over the same documents, in a
+// KeywordIndex read as the collection's own: its analyzer, BM25 parameters
+// and title field; top kLegDepth) with the vector leg (top kLegDepth) by
+// keyword::Fuse, and ranks the fused top 10; "keyword" is the keyword leg
+// alone (the same for every model).
 
 #include <cstdint>
 #include <functional>
@@ -40,9 +41,19 @@ struct RankMetrics {
 RankMetrics ScoreRankings(const std::vector<std::vector<int64_t>>& ranked,
                           const std::vector<std::vector<int64_t>>& relevant);
 
-// The collection's documents in the english BM25 index, keyed by position.
+// How the collection's keyword index reads a document (its spec): the
+// analyzer and BM25 parameters, and the weight of its title field (the
+// documents' `titles`).
+struct KeywordSettings {
+  keyword::KeywordOptions options;
+  float title_weight = 1.0f;
+};
+
+// The collection's documents in a BM25 index as the collection indexes them
+// (each document's text, and its title at `title_weight` where it has one),
+// keyed by position.
 absl::StatusOr<std::unique_ptr<keyword::KeywordIndex>> BuildKeywordIndex(
-    const CollectionDocs& docs);
+    const CollectionDocs& docs, const KeywordSettings& settings);
 
 // The keyword leg of each query: document positions, best first, at most `depth`.
 absl::StatusOr<std::vector<std::vector<keyword::RankedId>>> KeywordLegs(
@@ -54,6 +65,9 @@ struct EmbedSettings {
   encoder::Overflow overflow = encoder::Overflow::kError;
   std::string document_prefix;
   std::string query_prefix;
+  // The matmul precision its vectors are computed in. A host without the
+  // instructions runs F32 (Encoder::precision_note says so), as the server does.
+  encoder::Precision precision = encoder::Precision::kF32;
   // The collection's default fusion today (its spec): the "hybrid" mode.
   keyword::FusionOptions fusion;
 };

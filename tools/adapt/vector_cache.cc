@@ -54,7 +54,8 @@ std::string DocumentsHash(const CollectionDocs& docs) {
 std::string SettingsFingerprint(const EmbedSettings& s) {
   return json({{"pooling", static_cast<int>(s.pooling)},
                {"overflow", static_cast<int>(s.overflow)},
-               {"document_prefix", s.document_prefix}})
+               {"document_prefix", s.document_prefix},
+               {"precision", std::string(encoder::PrecisionName(s.precision))}})
       .dump();
 }
 

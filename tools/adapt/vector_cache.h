@@ -37,7 +37,8 @@ struct VectorCacheKey {
 // two lists hash alike by concatenation), as 16 hex digits.
 std::string DocumentsHash(const CollectionDocs& docs);
 
-// What of `settings` changes a document's vector: pooling, overflow, prefix.
+// What of `settings` changes a document's vector: pooling, overflow, prefix,
+// precision.
 std::string SettingsFingerprint(const EmbedSettings& settings);
 
 // Writes `vectors` (REQUIRES: size == key.documents * key.dim) to `path`

@@ -54,19 +54,29 @@ absl::StatusOr<v1::StatsResponse> AdaptClient::Stats() {
   return Call(*admin_, &v1::Admin::Stub::Stats, v1::StatsRequest{});
 }
 
-absl::StatusOr<adapt::CollectionDocs> AdaptClient::ListDocuments(const std::string& name) {
+absl::StatusOr<adapt::CollectionDocs> AdaptClient::ListDocuments(const std::string& name,
+                                                                 const std::string& title_field) {
   adapt::CollectionDocs docs;
   v1::ListDocumentsRequest req;
   req.set_collection(name);
   req.set_page_size(1000);
   req.set_include_text(true);
+  req.set_include_metadata(!title_field.empty());
   do {
     ASSIGN_OR_RETURN(auto resp, Call(*documents_, &v1::Documents::Stub::List, req));
     for (const v1::Document& d : resp.documents()) {
       if (docs.index_of_id.contains(d.id())) {
         return absl::DataLossError(absl::StrCat("listing returned ", d.id(), " twice"));
       }
-      docs.Add(d.id(), d.text());
+      std::string title;
+      if (!title_field.empty()) {
+        // As the server's keyword part: a title field that is not a string is no title.
+        auto it = d.metadata().find(title_field);
+        if (it != d.metadata().end() && it->second.has_string_value()) {
+          title = it->second.string_value();
+        }
+      }
+      docs.Add(d.id(), d.text(), std::move(title));
     }
     req.set_page_token(resp.next_page_token());
   } while (!req.page_token().empty());

@@ -23,9 +23,11 @@ class AdaptClient {
   absl::StatusOr<v1::CollectionInfo> Describe(const std::string& name);
   absl::StatusOr<v1::ListCollectionsResponse> ListCollections();
   absl::StatusOr<v1::StatsResponse> Stats();
-  // Every document with its text, paged (1,000 a page); DATA_LOSS if the
-  // listing returns an id twice.
-  absl::StatusOr<adapt::CollectionDocs> ListDocuments(const std::string& name);
+  // Every document with its text and, when `title_field` is not empty, that
+  // metadata field's string value as its title; paged (1,000 a page);
+  // DATA_LOSS if the listing returns an id twice.
+  absl::StatusOr<adapt::CollectionDocs> ListDocuments(const std::string& name,
+                                                      const std::string& title_field);
   // The ids of the collection's NearText top k for `query`, best first, in
   // `mode` ("" = the collection's default: what its users are served, hybrid).
   absl::StatusOr<std::vector<std::string>> NearTextIds(const std::string& collection,

@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "api/convert.h"
+#include "api/engine/embed_settings.h"
 #include "common/atomic_file.h"
 #include "common/env.h"
 #include "common/status_macros.h"
@@ -130,20 +131,39 @@ std::string PairsJsonl(const std::vector<adapt::QueryPositives>& queries,
   return out;
 }
 
-absl::StatusOr<adapt::EmbedSettings> SettingsOf(const v1::CollectionInfo& info) {
-  adapt::EmbedSettings s;
-  s.pooling =
-      info.spec().pooling() == v1::POOLING_CLS ? encoder::Pooling::kCls : encoder::Pooling::kMean;
-  s.overflow = info.spec().overflow() == v1::OVERFLOW_CHUNK ? encoder::Overflow::kChunk
-                                                            : encoder::Overflow::kError;
-  s.document_prefix = info.spec().document_prefix();
-  s.query_prefix = info.spec().query_prefix();
-  // The server's own reading of a fusion (a server from before
-  // per-collection fusions reports none: adaptive).
-  ASSIGN_OR_RETURN(s.fusion,
-                   api::FusionFromProto(info.spec().fusion(), info.spec().has_fusion_alpha(),
-                                        info.spec().fusion_alpha()));
-  return s;
+// How the collection embeds and how its keyword index reads a document, from
+// its spec through the server's own parsers (api::FromProto, then
+// engine::ParseSettings), so that what adapt mines and measures is what the
+// collection serves.
+struct CollectionReading {
+  adapt::EmbedSettings embed;
+  adapt::KeywordSettings keyword;
+  std::string title_field;  // "" = none
+};
+
+absl::StatusOr<CollectionReading> ReadCollection(const v1::CollectionInfo& info) {
+  ASSIGN_OR_RETURN(db::CollectionSpec spec, api::FromProto(info.spec()));
+  // What the server fixed when it created the collection (the request's spec
+  // leaves them to it).
+  spec.dimension = static_cast<uint32_t>(std::max(info.dimension(), 0));
+  spec.model_id = info.model_id();
+  spec.model_dir = info.model_dir();
+  ASSIGN_OR_RETURN(const engine::CollectionSettings parsed, engine::ParseSettings(spec));
+  CollectionReading r;
+  r.embed.pooling = parsed.pooling;
+  r.embed.overflow = parsed.overflow;
+  r.embed.document_prefix = spec.document_instruction;
+  r.embed.query_prefix = spec.query_instruction;
+  // What the server computes the vectors in (empty from a server that
+  // predates per-collection precision: f32).
+  if (!spec.precision.empty()) {
+    ASSIGN_OR_RETURN(r.embed.precision, encoder::ParsePrecision(spec.precision));
+  }
+  r.embed.fusion = parsed.fusion;
+  r.keyword.options = parsed.keyword;
+  r.keyword.title_weight = parsed.title_weight;
+  r.title_field = parsed.title_field;
+  return r;
 }
 
 // Mines the training file: one line per (query, positive) with the query's
@@ -228,10 +248,16 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
 }
 
 // The model in `dir`, for embedding the collection in process.
-absl::StatusOr<std::unique_ptr<encoder::Encoder>> OpenModel(const std::string& dir, int threads) {
+absl::StatusOr<std::unique_ptr<encoder::Encoder>> OpenModel(const std::string& dir, int threads,
+                                                             encoder::Precision precision) {
   encoder::EncoderOptions eopts;
   eopts.backend.num_threads = threads > 0 ? threads : 1;
-  return encoder::Encoder::Open(dir, eopts);
+  eopts.backend.precision = precision;
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, encoder::Encoder::Open(dir, eopts));
+  if (!enc->precision_note().empty()) {
+    std::fprintf(stderr, "%s\n", enc->precision_note().c_str());
+  }
+  return enc;
 }
 
 // Progress of embedding the collection with the `label` model, on stderr at
@@ -262,7 +288,7 @@ absl::StatusOr<std::vector<adapt::ModelQuality>> EvaluateDir(
     const adapt::CollectionDocs& docs, const std::vector<const adapt::QuerySet*>& sets,
     const adapt::EmbedSettings& settings, const SavedVectors* saved = nullptr,
     bool* reused = nullptr) {
-  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, OpenModel(model_dir, threads));
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, OpenModel(model_dir, threads, settings.precision));
   std::optional<std::vector<float>> doc_vecs;
   if (saved != nullptr) {
     adapt::VectorCacheKey key = saved->key;
@@ -353,13 +379,22 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   json timings = json::object();
   AdaptClient server(a.server, a.timeout_s);
   ASSIGN_OR_RETURN(const v1::CollectionInfo info, server.Describe(a.collection));
+  if (info.spec().vectors() == v1::VECTOR_SOURCE_EXTERNAL) {
+    // Its documents' vectors are the client's, not a model's of this server:
+    // a fine-tuned model could embed queries only, against vectors it never made.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "collection ", a.collection, " holds external vectors (", info.model_id(),
+        "): adapt fine-tunes the model that embeds a collection's documents, and the client "
+        "embeds this one's; adapt the model that makes them, then upsert the new vectors"));
+  }
   if (info.model_dir().empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("collection ", a.collection, " is on the server's unnamed default model (",
                      info.model_id(), "); start the server with --model DIR to fine-tune it"));
   }
   const std::string model_dir = info.model_dir();
-  ASSIGN_OR_RETURN(const adapt::EmbedSettings settings, SettingsOf(info));
+  ASSIGN_OR_RETURN(const CollectionReading reading, ReadCollection(info));
+  const adapt::EmbedSettings& settings = reading.embed;
   const fs::path out =
       fs::absolute(a.out.empty() ? absl::StrCat("adapt-", a.collection, "-", std::time(nullptr))
                                  : a.out)
@@ -374,12 +409,22 @@ absl::Status RunAdapt(const AdaptArgs& a) {
 
   // 1. The collection's documents and the pairs.
   auto t = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(const adapt::CollectionDocs docs, server.ListDocuments(a.collection));
+  ASSIGN_OR_RETURN(const adapt::CollectionDocs docs,
+                   server.ListDocuments(a.collection, reading.title_field));
   if (docs.size() == 0) return absl::FailedPreconditionError("the collection is empty");
-  ASSIGN_OR_RETURN(auto keyword_index, adapt::BuildKeywordIndex(docs));
+  ASSIGN_OR_RETURN(auto keyword_index, adapt::BuildKeywordIndex(docs, reading.keyword));
   timings["list_and_keyword_index_s"] = Seconds(t);
-  std::fprintf(stderr, "collection %s: %lld documents, model %s (%s)\n", a.collection.c_str(),
-               static_cast<long long>(docs.size()), info.model_id().c_str(), model_dir.c_str());
+  std::fprintf(stderr, "collection %s: %lld documents, model %s (%s), %s\n", a.collection.c_str(),
+               static_cast<long long>(docs.size()), info.model_id().c_str(), model_dir.c_str(),
+               std::string(encoder::PrecisionName(settings.precision)).c_str());
+  std::fprintf(stderr, "keyword leg as the collection's: analyzer %s, BM25 k1 %g b %g%s\n",
+               std::string(keyword::AnalyzerKindName(reading.keyword.options.analyzer)).c_str(),
+               reading.keyword.options.k1, reading.keyword.options.b,
+               reading.title_field.empty()
+                   ? ""
+                   : absl::StrFormat(", title field \"%s\" at weight %g", reading.title_field,
+                                     reading.keyword.title_weight)
+                         .c_str());
   ASSIGN_OR_RETURN(std::vector<adapt::QueryPositives> all, adapt::ReadAdaptPairs(a.pairs, docs));
   adapt::PairSplit split;
   if (!a.eval_file.empty()) {
@@ -435,7 +480,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
       const bool in_process = r > 1 || (a.negatives > 0 && a.max_score_ratio > 0);
       adapt::ModelLegs model;
       if (in_process) {
-        ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, OpenModel(base_dir, a.threads));
+        ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, OpenModel(base_dir, a.threads, settings.precision));
         std::vector<std::string> queries;
         for (const auto& q : split.train) queries.push_back(q.query);
         ASSIGN_OR_RETURN(model, adapt::ModelVectorLegs(
