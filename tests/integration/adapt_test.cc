@@ -8,8 +8,8 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -128,7 +128,7 @@ void WritePrefixPairs(const std::vector<std::string>& texts, const std::string& 
     size_t cut = 0;
     for (int w = 0; w < 4; ++w) cut = t.find(' ', cut + 1);
     p << nlohmann::json{{"query", t.substr(0, cut)}, {"positive_id", absl::StrCat("d", i * 7)}}
-              .dump()
+             .dump()
       << "\n";
   }
 }
@@ -144,8 +144,8 @@ TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
                                   dir.Sub("vocab.txt"), " --out ", model)),
             0);
   // The server may load any model under the test's directory (adapt's output included).
-  const std::vector<std::string> serve = {"--data-dir", dir.Sub("data"), "--model", model,
-                                          "--models-dir", dir.Sub("")};
+  const std::vector<std::string> serve = {"--data-dir", dir.Sub("data"), "--model",
+                                          model,        "--models-dir",  dir.Sub("")};
   std::vector<std::string> slow = serve;
   for (const char* a : {"--test-encoder-delay-ms", "50", "--test-reindex-commit-delay-ms", "300"}) {
     slow.push_back(a);
@@ -208,8 +208,8 @@ TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
     do {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       st = c.Status("c");
-    } while (!(st.state() == v1::ReindexStatusResponse::RUNNING && st.done() > 0) &&
-             !adapt_done && std::chrono::steady_clock::now() < until);
+    } while (!(st.state() == v1::ReindexStatusResponse::RUNNING && st.done() > 0) && !adapt_done &&
+             std::chrono::steady_clock::now() < until);
     if (st.state() != v1::ReindexStatusResponse::RUNNING) {  // never reached the swap
       server.Kill();
       adapt.join();
@@ -309,8 +309,7 @@ TEST(AdaptTest, RoundsMineAgainFromTheModelTheRoundBeforeTrained) {
   const std::string out = dir.Sub("adapted");
   const std::string base =
       absl::StrCat("adapt --collection c --pairs ", dir.Sub("pairs.jsonl"), " --server ",
-                   server->address(),
-                   " --eval-split 0.25 --steps 5 --batch-size 8 --out ", out);
+                   server->address(), " --eval-split 0.25 --steps 5 --batch-size 8 --out ", out);
   // Refused before anything is written: rounds without mining, or out of range.
   CommandResult r = RunNeodbCapture(base + " --rounds 2 --negatives 0", dir.Sub(""));
   EXPECT_EQ(r.status, 2);
@@ -358,8 +357,7 @@ TEST(AdaptTest, ScoreRulePassesOverCandidatesTheModelRanksLikeAPositive) {
   ASSERT_NO_FATAL_FAILURE(StartCollectionWithPairs(dir, &server, &old_id));
   const std::string base =
       absl::StrCat("adapt --collection c --pairs ", dir.Sub("pairs.jsonl"), " --server ",
-                   server->address(),
-                   " --eval-split 0.25 --steps 2 --batch-size 8 --negatives 1");
+                   server->address(), " --eval-split 0.25 --steps 2 --batch-size 8 --negatives 1");
   CommandResult r = RunNeodbCapture(base + " --mine-max-score-ratio -0.5", dir.Sub(""));
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--mine-max-score-ratio must be in [0, 10]"), std::string::npos) << r.err;
@@ -400,8 +398,7 @@ TEST(AdaptTest, ScoreRulePassesOverCandidatesTheModelRanksLikeAPositive) {
   ASSERT_NE(r.status, 0) << r.err;
   EXPECT_TRUE(std::filesystem::exists(resumed + ".adapt/old_model_vectors.bin"));
   std::filesystem::remove(resumed + ".work");
-  r = RunNeodbCapture(base + " --mine-max-score-ratio 10 --resume --out " + resumed,
-                      dir.Sub(""));
+  r = RunNeodbCapture(base + " --mine-max-score-ratio 10 --resume --out " + resumed, dir.Sub(""));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("resuming: reusing"), std::string::npos) << r.err;
   const nlohmann::json rec_resumed = ReadJsonFile(resumed + "/adapt.json");
@@ -416,15 +413,15 @@ TEST(AdaptTest, ScoreRulePassesOverCandidatesTheModelRanksLikeAPositive) {
   const nlohmann::json m_tight = ReadJsonFile(tight + ".adapt/mining.json");
   EXPECT_LT(m_tight.value("negatives", 0), train_queries);
   EXPECT_GT(m_tight.value("passed_over_by_score", 0), 0);
-  EXPECT_DOUBLE_EQ(ReadJsonFile(tight + "/lineage.json")["adapt"].value("mine_max_score_ratio", 0.0),
-                   0.001);
+  EXPECT_DOUBLE_EQ(
+      ReadJsonFile(tight + "/lineage.json")["adapt"].value("mine_max_score_ratio", 0.0), 0.001);
   EXPECT_EQ(server->Stop(), 0);
 }
 
-// nDCG@10 with binary gains of the server's own keyword search (NearText,
-// mode "keyword") for the pairs of a {"query", "positive_id"} file.
-double ServedKeywordNdcg(ServerProcess& server, const std::string& collection,
-                         const std::string& pairs_file) {
+// nDCG@10 with binary gains of the server's own search (NearText in `mode`)
+// for the pairs of a {"query", "positive_id"} file.
+double ServedNdcg(ServerProcess& server, const std::string& collection,
+                  const std::string& pairs_file, const std::string& mode) {
   std::map<std::string, std::set<std::string>> relevant;
   std::ifstream in(pairs_file);
   for (std::string line; std::getline(in, line);) {
@@ -441,7 +438,7 @@ double ServedKeywordNdcg(ServerProcess& server, const std::string& collection,
     req.set_collection(collection);
     req.set_query(query);
     req.set_k(10);
-    req.set_mode("keyword");
+    req.set_mode(mode);
     v1::SearchResponse resp;
     const grpc::Status s = search->NearText(&ctx, req, &resp);
     EXPECT_TRUE(s.ok()) << s.error_message();
@@ -460,8 +457,8 @@ TEST(AdaptTest, KeywordLegIsTheCollectionsOwn) {
   GTEST_SKIP() << "neodb adapt needs the encoder";
 #endif
   TestDir dir("adapt_keyword");
-  ServerProcess server({"--data-dir", dir.Sub("data"), "--model", ModelDir(dir, 1),
-                        "--models-dir", dir.Sub("")});
+  ServerProcess server(
+      {"--data-dir", dir.Sub("data"), "--model", ModelDir(dir, 1), "--models-dir", dir.Sub("")});
   ASSERT_TRUE(server.Start());
   Admin c(server);
   std::vector<std::string> texts;
@@ -470,6 +467,7 @@ TEST(AdaptTest, KeywordLegIsTheCollectionsOwn) {
   // next document, the very words of that document's query.
   c.CreateWithDocs("k", &texts, [](v1::CollectionSpec* spec, v1::UpsertRequest* u) {
     if (spec != nullptr) {
+      spec->set_metric(v1::METRIC_INNER_PRODUCT);
       spec->set_analyzer("none");
       spec->set_bm25_k1(1.7);
       spec->set_bm25_b(0.6);
@@ -481,8 +479,7 @@ TEST(AdaptTest, KeywordLegIsTheCollectionsOwn) {
       const std::string& next = u->documents(i + 1).text();
       size_t cut = 0;
       for (int w = 0; w < 4; ++w) cut = next.find(' ', cut + 1);
-      (*u->mutable_documents(i)->mutable_metadata())["title"].set_string_value(
-          next.substr(0, cut));
+      (*u->mutable_documents(i)->mutable_metadata())["title"].set_string_value(next.substr(0, cut));
     }
   });
   const std::string pairs = dir.Sub("pairs.jsonl");
@@ -501,10 +498,22 @@ TEST(AdaptTest, KeywordLegIsTheCollectionsOwn) {
   // adapt's keyword mode is the server's, query for query: the same nDCG@10.
   // The titles move the server's ranking well away from a default index's,
   // which would put nearly every query's own document first.
-  const double served = ServedKeywordNdcg(server, "k", out + ".adapt/held_out.jsonl");
+  const double served = ServedNdcg(server, "k", out + ".adapt/held_out.jsonl", "keyword");
   EXPECT_LT(served, 0.9);
   const nlohmann::json record = ReadJsonFile(out + "/adapt.json");
   EXPECT_NEAR(record["keyword"].value("ndcg@10", -1.0), served, 1e-9) << record.dump();
+  // So are its vector and hybrid modes for the current model, under the
+  // collection's metric (inner product here, on vectors the model does not
+  // normalise) and fusion. The server embeds and searches by its own batches
+  // and BLAS calls, so two documents whose scores tie to rounding may swap:
+  // one such swap moves one query's nDCG@10 by at most 1 - 1/log2(3).
+  const nlohmann::json& before = record["before"];
+  const double one_swap =
+      (1 - 1 / std::log2(3.0)) / before["vector"].value("queries", 1.0) + 1e-9;
+  EXPECT_NEAR(before["vector"].value("ndcg@10", -1.0),
+              ServedNdcg(server, "k", out + ".adapt/held_out.jsonl", "vector"), one_swap);
+  EXPECT_NEAR(before["hybrid"].value("ndcg@10", -1.0),
+              ServedNdcg(server, "k", out + ".adapt/held_out.jsonl", "hybrid"), one_swap);
   EXPECT_EQ(server.Stop(), 0);
 }
 
@@ -521,8 +530,8 @@ TEST(AdaptTest, HostileInputsGetClearErrors) {
   const std::string pairs = dir.Sub("bad.jsonl");
   std::ofstream(pairs) << "{\"query\":\"a\",\"positive_id\":\"d1\"}\n"
                        << "{\"query\":\"b\",\"positive_id\":\"nope\"}\n";
-  const std::string base = absl::StrCat("adapt --server ", server.address(), " --out ",
-                                        dir.Sub("o"), " --collection ");
+  const std::string base =
+      absl::StrCat("adapt --server ", server.address(), " --out ", dir.Sub("o"), " --collection ");
   CommandResult r = RunNeodbCapture(base + "c --pairs " + pairs, dir.Sub(""));
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("bad.jsonl:2: positive_id \"nope\" is not a document"), std::string::npos)

@@ -96,8 +96,7 @@ TEST(NegativeMiningTest, InterleavesLegsSkipsPositivesAndNearDuplicates) {
   MiningOptions opt{.count = 2, .jaccard_threshold = 0.9};
   EXPECT_EQ(MineNegatives({0, 2, 3}, {1, 2, 4}, {0}, docs, opt), (std::vector<int64_t>{1, 3}));
   opt.count = 3;
-  EXPECT_EQ(MineNegatives({0, 2, 3}, {1, 2, 4}, {0}, docs, opt),
-            (std::vector<int64_t>{1, 3, 4}));
+  EXPECT_EQ(MineNegatives({0, 2, 3}, {1, 2, 4}, {0}, docs, opt), (std::vector<int64_t>{1, 3, 4}));
   // An empty leg is fine; fewer candidates than asked gives fewer negatives.
   EXPECT_EQ(MineNegatives({}, {2, 4}, {0}, docs, opt), (std::vector<int64_t>{4}));
   opt.count = 0;
@@ -151,8 +150,8 @@ TEST(NegativeMiningTest, NearDuplicateRule) {
   EXPECT_FALSE(IsNearDuplicate("a b c d", "a b c e", 0.9));
   EXPECT_TRUE(IsNearDuplicate("a b c d", "a b c e", 0.6));
   // 10 shared words of 11: 0.909 >= 0.9.
-  EXPECT_TRUE(IsNearDuplicate("w1 w2 w3 w4 w5 w6 w7 w8 w9 w10", "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 x",
-                              0.9));
+  EXPECT_TRUE(
+      IsNearDuplicate("w1 w2 w3 w4 w5 w6 w7 w8 w9 w10", "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 x", 0.9));
 }
 
 TEST(CollectionEvalTest, RankingMetricsByHand) {
@@ -174,11 +173,21 @@ TEST(CollectionEvalTest, VectorLegsRankByCosineAndKeywordLegsByBm25) {
   // Unit vectors in 2-D: doc 1 is the query's direction.
   const std::vector<float> docs = {1, 0, 0.6f, 0.8f, 0, 1};
   const std::vector<float> query = {0.6f, 0.8f};
-  auto legs = VectorLegs(query, docs, 2, 2);
+  auto legs = VectorLegs(query, docs, 2, 2, index::Metric::kCosine);
   ASSERT_EQ(legs.size(), 1u);
   ASSERT_EQ(legs[0].size(), 2u);
   EXPECT_EQ(legs[0][0].id, 1u);
   EXPECT_EQ(legs[0][1].id, 2u);  // 0.8 > 0.6
+  // The collection's metric, not always cosine: a long vector wins on inner
+  // product, the nearest point on L2.
+  const std::vector<float> raw = {3, 0, 0.6f, 0.8f, 0.5f, 0.5f};
+  legs = VectorLegs(query, raw, 2, 3, index::Metric::kInnerProduct);
+  ASSERT_EQ(legs[0].size(), 3u);
+  EXPECT_EQ(legs[0][0].id, 0u);  // 1.8 > 1.0 > 0.7
+  EXPECT_NEAR(legs[0][0].score, 1.8, 1e-6);
+  legs = VectorLegs(query, raw, 2, 3, index::Metric::kL2);
+  EXPECT_EQ(legs[0][0].id, 1u);  // distance 0
+  EXPECT_EQ(legs[0][1].id, 2u);  // 0.1^2 + 0.3^2 against 2.4^2 + 0.8^2
 
   const CollectionDocs cd = Docs();
   auto index = BuildKeywordIndex(cd, KeywordSettings{});

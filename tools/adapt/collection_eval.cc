@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "index/exact_search.h"
 #include "index/keyword/fusion.h"
 
 namespace neodb::adapt {
@@ -72,13 +73,16 @@ absl::StatusOr<std::vector<std::vector<keyword::RankedId>>> KeywordLegs(
 absl::StatusOr<std::vector<float>> EmbedAll(encoder::Encoder& enc,
                                             const std::vector<std::string>& texts,
                                             const encoder::EmbedOptions& options,
+                                            index::Metric metric,
                                             const std::function<void(int64_t, int64_t)>& progress) {
   constexpr size_t kBatch = 64;
   const int64_t dim = enc.dim();
   std::vector<float> out;
   out.reserve(texts.size() * static_cast<size_t>(dim));
+  // As the server: embedded as pooled, normalised (under cosine) by the same
+  // routine the index normalises with.
   encoder::EmbedOptions opts = options;
-  opts.normalize = true;
+  opts.normalize = false;
   for (size_t start = 0; start < texts.size(); start += kBatch) {
     const size_t end = std::min(texts.size(), start + kBatch);
     std::vector<std::string> batch(texts.begin() + static_cast<std::ptrdiff_t>(start),
@@ -94,33 +98,23 @@ absl::StatusOr<std::vector<float>> EmbedAll(encoder::Encoder& enc,
     }
     if (progress) progress(static_cast<int64_t>(end), static_cast<int64_t>(texts.size()));
   }
+  if (metric == index::Metric::kCosine) {
+    index::NormalizeRows(out.data(), texts.size(), static_cast<int>(dim));
+  }
   return out;
 }
 
 std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>& queries,
                                                        const std::vector<float>& docs, int64_t dim,
-                                                       int depth) {
-  const int64_t nq = static_cast<int64_t>(queries.size()) / dim;
-  const int64_t nd = static_cast<int64_t>(docs.size()) / dim;
-  std::vector<std::vector<keyword::RankedId>> legs(static_cast<size_t>(nq));
-  std::vector<float> score(static_cast<size_t>(nd));
-  std::vector<int64_t> order(static_cast<size_t>(nd));
-  for (int64_t q = 0; q < nq; ++q) {
-    const float* qv = queries.data() + q * dim;
-    for (int64_t d = 0; d < nd; ++d) {
-      const float* dv = docs.data() + d * dim;
-      double s = 0;
-      for (int64_t c = 0; c < dim; ++c) s += static_cast<double>(qv[c]) * dv[c];
-      score[d] = static_cast<float>(s);
-    }
-    std::iota(order.begin(), order.end(), 0);
-    const int64_t k = std::min<int64_t>(depth, nd);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
-      return score[a] != score[b] ? score[a] > score[b] : a < b;
-    });
-    for (int64_t r = 0; r < k; ++r) {
-      legs[q].push_back({static_cast<uint64_t>(order[r]), score[order[r]]});
-    }
+                                                       int depth, index::Metric metric) {
+  const size_t nq = queries.size() / static_cast<size_t>(dim);
+  const size_t nd = docs.size() / static_cast<size_t>(dim);
+  std::vector<std::vector<keyword::RankedId>> legs(nq);
+  if (nq == 0 || nd == 0 || depth <= 0) return legs;
+  const auto top = index::ExactTopK(docs.data(), nd, static_cast<int>(dim), {}, metric,
+                                    queries.data(), nq, depth, nullptr);
+  for (size_t q = 0; q < nq; ++q) {
+    for (const index::RowHit& h : top[q]) legs[q].push_back({h.row, h.score});
   }
   return legs;
 }
@@ -172,7 +166,7 @@ namespace {
 absl::StatusOr<ModelQuality> ScoreQuerySet(encoder::Encoder& enc,
                                            const std::vector<float>& doc_vecs, const QuerySet& set,
                                            const encoder::EmbedOptions& query_opts,
-                                           const keyword::FusionOptions& current) {
+                                           const EmbedSettings& settings) {
   if (set.keyword_legs.size() != set.queries.size()) {
     return absl::InternalError("keyword legs and queries differ in number");
   }
@@ -182,13 +176,14 @@ absl::StatusOr<ModelQuality> ScoreQuerySet(encoder::Encoder& enc,
     texts.push_back(q.query);
     relevant.push_back(q.positives);
   }
-  ASSIGN_OR_RETURN(std::vector<float> query_vecs, EmbedAll(enc, texts, query_opts, nullptr));
-  const auto vector_legs = VectorLegs(query_vecs, doc_vecs, enc.dim(), kLegDepth);
+  ASSIGN_OR_RETURN(std::vector<float> query_vecs,
+                   EmbedAll(enc, texts, query_opts, settings.metric, nullptr));
+  const auto vector_legs = VectorLegs(query_vecs, doc_vecs, enc.dim(), kLegDepth, settings.metric);
   ModelQuality quality;
   std::vector<std::vector<int64_t>> vector_ranked;
   for (const auto& leg : vector_legs) vector_ranked.push_back(Positions(leg, 10));
   quality.vector = ScoreRankings(vector_ranked, relevant);
-  quality.fusions = CandidateFusions(current);
+  quality.fusions = CandidateFusions(settings.fusion);
   for (FusionQuality& f : quality.fusions) {
     std::vector<std::vector<int64_t>> ranked;
     for (size_t q = 0; q < set.queries.size(); ++q) {
@@ -222,22 +217,27 @@ encoder::EmbedOptions EmbedOptionsFor(const EmbedSettings& settings, bool query)
 double ModelLegs::Cosine(size_t query, int64_t doc) const {
   const float* qv = query_vecs.data() + static_cast<int64_t>(query) * dim;
   const float* dv = doc_vecs.data() + doc * dim;
-  double s = 0;
-  for (int64_t i = 0; i < dim; ++i) s += static_cast<double>(qv[i]) * dv[i];
-  return s;
+  double s = 0, qq = 0, dd = 0;
+  for (int64_t i = 0; i < dim; ++i) {
+    s += static_cast<double>(qv[i]) * dv[i];
+    qq += static_cast<double>(qv[i]) * qv[i];
+    dd += static_cast<double>(dv[i]) * dv[i];
+  }
+  return qq > 0 && dd > 0 ? s / std::sqrt(qq * dd) : 0;
 }
 
-absl::StatusOr<ModelLegs> ModelVectorLegs(
-    encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<std::string>& queries,
-    const EmbedSettings& settings, int depth,
-    const std::function<void(int64_t, int64_t)>& progress) {
+absl::StatusOr<ModelLegs> ModelVectorLegs(encoder::Encoder& enc, const CollectionDocs& docs,
+                                          const std::vector<std::string>& queries,
+                                          const EmbedSettings& settings, int depth,
+                                          const std::function<void(int64_t, int64_t)>& progress) {
   ModelLegs out;
-  ASSIGN_OR_RETURN(out.doc_vecs,
-                   EmbedAll(enc, docs.texts, EmbedOptionsFor(settings, false), progress));
+  ASSIGN_OR_RETURN(out.doc_vecs, EmbedAll(enc, docs.texts, EmbedOptionsFor(settings, false),
+                                          settings.metric, progress));
   const encoder::EmbedOptions query_opts = EmbedOptionsFor(settings, true);
-  ASSIGN_OR_RETURN(out.query_vecs, EmbedAll(enc, queries, query_opts, nullptr));
+  ASSIGN_OR_RETURN(out.query_vecs, EmbedAll(enc, queries, query_opts, settings.metric, nullptr));
   out.dim = enc.dim();
-  for (const auto& leg : VectorLegs(out.query_vecs, out.doc_vecs, out.dim, depth)) {
+  for (const auto& leg :
+       VectorLegs(out.query_vecs, out.doc_vecs, out.dim, depth, settings.metric)) {
     out.legs.push_back(Positions(leg, leg.size()));
   }
   return out;
@@ -250,8 +250,8 @@ absl::StatusOr<std::vector<ModelQuality>> EvaluateModel(
   const auto start = std::chrono::steady_clock::now();
   std::vector<float> embedded;
   if (given_doc_vecs == nullptr) {
-    ASSIGN_OR_RETURN(embedded,
-                     EmbedAll(enc, docs.texts, EmbedOptionsFor(settings, false), progress));
+    ASSIGN_OR_RETURN(embedded, EmbedAll(enc, docs.texts, EmbedOptionsFor(settings, false),
+                                        settings.metric, progress));
   } else if (given_doc_vecs->size() != static_cast<size_t>(docs.size() * enc.dim())) {
     return absl::InternalError("the given document vectors do not match the collection");
   }
@@ -261,8 +261,7 @@ absl::StatusOr<std::vector<ModelQuality>> EvaluateModel(
   const encoder::EmbedOptions query_opts = EmbedOptionsFor(settings, true);
   std::vector<ModelQuality> out;
   for (const QuerySet* set : sets) {
-    ASSIGN_OR_RETURN(ModelQuality q,
-                     ScoreQuerySet(enc, doc_vecs, *set, query_opts, settings.fusion));
+    ASSIGN_OR_RETURN(ModelQuality q, ScoreQuerySet(enc, doc_vecs, *set, query_opts, settings));
     q.embed_seconds = embed_seconds;
     out.push_back(std::move(q));
   }

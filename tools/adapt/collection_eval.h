@@ -5,12 +5,11 @@
 // query is ranked against all of them, and the metrics use the query's
 // positives as the relevant set (binary gains).
 //
-// Modes: "vector" ranks by cosine over all documents (exact, as a flat
-// index); "hybrid" fuses the keyword leg (BM25 over the same documents, in a
-// KeywordIndex read as the collection's own: its analyzer, BM25 parameters
-// and title field; top kLegDepth) with the vector leg (top kLegDepth) by
-// keyword::Fuse, and ranks the fused top 10; "keyword" is the keyword leg
-// alone (the same for every model).
+// Modes: "vector" ranks all documents exactly by the collection's metric
+// (index::ExactTopK, what a flat index runs); "hybrid" fuses the keyword leg (BM25 over the same
+// documents, in a KeywordIndex read as the collection's own: its analyzer, BM25 parameters and
+// title field; top kLegDepth) with the vector leg (top kLegDepth) by keyword::Fuse, and ranks the
+// fused top 10; "keyword" is the keyword leg alone (the same for every model).
 
 #include <cstdint>
 #include <functional>
@@ -22,6 +21,7 @@
 #include "encoder/encoder.h"
 #include "index/keyword/fusion.h"
 #include "index/keyword/keyword_index.h"
+#include "index/metric.h"
 #include "tools/adapt/adapt_pairs.h"
 
 namespace neodb::adapt {
@@ -65,6 +65,9 @@ struct EmbedSettings {
   encoder::Overflow overflow = encoder::Overflow::kError;
   std::string document_prefix;
   std::string query_prefix;
+  // How its vector index scores: cosine (vectors normalised, as the index
+  // normalises them on add and query), inner product or L2.
+  index::Metric metric = index::Metric::kCosine;
   // The matmul precision its vectors are computed in. A host without the
   // instructions runs F32 (Encoder::precision_note says so), as the server does.
   encoder::Precision precision = encoder::Precision::kF32;
@@ -72,34 +75,40 @@ struct EmbedSettings {
   keyword::FusionOptions fusion;
 };
 
-// L2-normalised vectors [texts, dim]. `progress(done, total)` after each batch.
+// The vectors of `texts` [texts, dim] as the collection's vector index holds
+// them: L2-normalised under cosine, as pooled under ip and l2.
+// `progress(done, total)` after each batch.
 absl::StatusOr<std::vector<float>> EmbedAll(encoder::Encoder& enc,
                                             const std::vector<std::string>& texts,
                                             const encoder::EmbedOptions& options,
+                                            index::Metric metric,
                                             const std::function<void(int64_t, int64_t)>& progress);
 
-// The vector leg of each query by exact cosine: rows of normalised vectors.
+// The vector leg of each query: the best `depth` documents by `metric`
+// (index::ExactTopK over EmbedAll's rows), best first, ties to the lower position.
 std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>& queries,
                                                        const std::vector<float>& docs, int64_t dim,
-                                                       int depth);
+                                                       int depth, index::Metric metric);
 
 // What a mining round of `neodb adapt` asks of a model: the vector leg of
 // each query (document positions, best first, at most `depth`) and the
 // cosine of any query with any document.
 struct ModelLegs {
   std::vector<std::vector<int64_t>> legs;
-  std::vector<float> query_vecs;  // [queries, dim], normalised
-  std::vector<float> doc_vecs;    // [documents, dim], normalised
+  std::vector<float> query_vecs;  // [queries, dim], as EmbedAll returns them
+  std::vector<float> doc_vecs;    // [documents, dim], as EmbedAll returns them
   int64_t dim = 0;
+  // The cosine of a query and a document (whatever the collection's metric:
+  // how alike the model finds them).
   double Cosine(size_t query, int64_t doc) const;
 };
 
 // The ModelLegs of `queries` under `enc`, embedded as the collection embeds
 // (documents with the document prefix, queries with the query prefix).
-absl::StatusOr<ModelLegs> ModelVectorLegs(
-    encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<std::string>& queries,
-    const EmbedSettings& settings, int depth,
-    const std::function<void(int64_t, int64_t)>& progress);
+absl::StatusOr<ModelLegs> ModelVectorLegs(encoder::Encoder& enc, const CollectionDocs& docs,
+                                          const std::vector<std::string>& queries,
+                                          const EmbedSettings& settings, int depth,
+                                          const std::function<void(int64_t, int64_t)>& progress);
 
 // One way of fusing the two legs, and how it ranked a query set.
 struct FusionQuality {

@@ -55,7 +55,8 @@ std::string SettingsFingerprint(const EmbedSettings& s) {
   return json({{"pooling", static_cast<int>(s.pooling)},
                {"overflow", static_cast<int>(s.overflow)},
                {"document_prefix", s.document_prefix},
-               {"precision", std::string(encoder::PrecisionName(s.precision))}})
+               {"precision", std::string(encoder::PrecisionName(s.precision))},
+               {"metric", std::string(index::MetricName(s.metric))}})
       .dump();
 }
 

@@ -38,7 +38,7 @@ struct VectorCacheKey {
 std::string DocumentsHash(const CollectionDocs& docs);
 
 // What of `settings` changes a document's vector: pooling, overflow, prefix,
-// precision.
+// precision, and the metric (normalised under cosine only).
 std::string SettingsFingerprint(const EmbedSettings& settings);
 
 // Writes `vectors` (REQUIRES: size == key.documents * key.dim) to `path`

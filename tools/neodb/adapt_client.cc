@@ -23,9 +23,10 @@ AdaptClient::AdaptClient(const std::string& address, double timeout_s)
 }
 
 template <typename Stub, typename Request, typename Response>
-absl::StatusOr<Response> AdaptClient::Call(
-    Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
-    const Request& req) {
+absl::StatusOr<Response> AdaptClient::Call(Stub& stub,
+                                           grpc::Status (Stub::*method)(grpc::ClientContext*,
+                                                                        const Request&, Response*),
+                                           const Request& req) {
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() +
                    std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000)));
@@ -84,8 +85,7 @@ absl::StatusOr<adapt::CollectionDocs> AdaptClient::ListDocuments(const std::stri
 }
 
 absl::StatusOr<std::vector<std::string>> AdaptClient::NearTextIds(const std::string& collection,
-                                                                  const std::string& query,
-                                                                  int k,
+                                                                  const std::string& query, int k,
                                                                   const std::string& mode) {
   v1::NearTextRequest req;
   req.set_collection(collection);
@@ -120,8 +120,7 @@ absl::Status AdaptClient::ReindexAndWait(const std::string& collection,
     ASSIGN_OR_RETURN(auto st, Call(*admin_, &v1::Admin::Stub::ReindexStatus, sreq));
     std::fprintf(stderr, "\rreindex %s: %llu/%llu%s   ", collection.c_str(),
                  static_cast<unsigned long long>(st.done()),
-                 static_cast<unsigned long long>(st.total()),
-                 st.committed() ? " (committed)" : "");
+                 static_cast<unsigned long long>(st.total()), st.committed() ? " (committed)" : "");
     if (st.state() == v1::ReindexStatusResponse::RUNNING) continue;
     std::fprintf(stderr, "\n");
     if (st.state() == v1::ReindexStatusResponse::DONE) return absl::OkStatus();

@@ -72,7 +72,7 @@ struct AdaptArgs {
   // vector +0.035 nDCG@10 over in-batch on the vector leg, served +0.000
   // (tools/adapt/README.md). keyword: the BM25 leg alone (DPR's negatives).
   std::string mine_from = "vector";
-  int mine_skip = 0;  // top ranks of each leg passed over (MiningOptions::skip)
+  int mine_skip = 0;     // top ranks of each leg passed over (MiningOptions::skip)
   double jaccard = 0.9;  // near-duplicate threshold
   // Candidates scoring above this × the query's positive (cosine under the
   // model being adapted) are passed over (MiningOptions::max_score_ratio);
@@ -150,6 +150,7 @@ absl::StatusOr<CollectionReading> ReadCollection(const v1::CollectionInfo& info)
   spec.model_dir = info.model_dir();
   ASSIGN_OR_RETURN(const engine::CollectionSettings parsed, engine::ParseSettings(spec));
   CollectionReading r;
+  r.embed.metric = parsed.metric;
   r.embed.pooling = parsed.pooling;
   r.embed.overflow = parsed.overflow;
   r.embed.document_prefix = spec.document_instruction;
@@ -249,7 +250,7 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
 
 // The model in `dir`, for embedding the collection in process.
 absl::StatusOr<std::unique_ptr<encoder::Encoder>> OpenModel(const std::string& dir, int threads,
-                                                             encoder::Precision precision) {
+                                                            encoder::Precision precision) {
   encoder::EncoderOptions eopts;
   eopts.backend.num_threads = threads > 0 ? threads : 1;
   eopts.backend.precision = precision;
@@ -288,7 +289,8 @@ absl::StatusOr<std::vector<adapt::ModelQuality>> EvaluateDir(
     const adapt::CollectionDocs& docs, const std::vector<const adapt::QuerySet*>& sets,
     const adapt::EmbedSettings& settings, const SavedVectors* saved = nullptr,
     bool* reused = nullptr) {
-  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, OpenModel(model_dir, threads, settings.precision));
+  ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc,
+                   OpenModel(model_dir, threads, settings.precision));
   std::optional<std::vector<float>> doc_vecs;
   if (saved != nullptr) {
     adapt::VectorCacheKey key = saved->key;
@@ -414,8 +416,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   if (docs.size() == 0) return absl::FailedPreconditionError("the collection is empty");
   ASSIGN_OR_RETURN(auto keyword_index, adapt::BuildKeywordIndex(docs, reading.keyword));
   timings["list_and_keyword_index_s"] = Seconds(t);
-  std::fprintf(stderr, "collection %s: %lld documents, model %s (%s), %s\n", a.collection.c_str(),
-               static_cast<long long>(docs.size()), info.model_id().c_str(), model_dir.c_str(),
+  std::fprintf(stderr, "collection %s: %lld documents, model %s (%s), %s, %s\n",
+               a.collection.c_str(), static_cast<long long>(docs.size()), info.model_id().c_str(),
+               model_dir.c_str(), std::string(index::MetricName(settings.metric)).c_str(),
                std::string(encoder::PrecisionName(settings.precision)).c_str());
   std::fprintf(stderr, "keyword leg as the collection's: analyzer %s, BM25 k1 %g b %g%s\n",
                std::string(keyword::AnalyzerKindName(reading.keyword.options.analyzer)).c_str(),
@@ -449,13 +452,12 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   // process, is saved here: step 4 evaluates the old model on these rather
   // than embedding the whole collection a second time (also after a resume),
   // and they stay out of memory through the fine-tune.
-  const SavedVectors old_vectors = {
-      .file = side / "old_model_vectors.bin",
-      .key = {.model_id = info.model_id(),
-              .documents = docs.size(),
-              .dim = 0,  // the encoder's, once it is open
-              .documents_hash = adapt::DocumentsHash(docs),
-              .settings = adapt::SettingsFingerprint(settings)}};
+  const SavedVectors old_vectors = {.file = side / "old_model_vectors.bin",
+                                    .key = {.model_id = info.model_id(),
+                                            .documents = docs.size(),
+                                            .dim = 0,  // the encoder's, once it is open
+                                            .documents_hash = adapt::DocumentsHash(docs),
+                                            .settings = adapt::SettingsFingerprint(settings)}};
   for (int r = 1; r <= a.rounds && !trained; ++r) {
     const bool last_round = r == a.rounds;
     const fs::path round_out = last_round ? out : side / absl::StrCat("round", r);
@@ -480,19 +482,19 @@ absl::Status RunAdapt(const AdaptArgs& a) {
       const bool in_process = r > 1 || (a.negatives > 0 && a.max_score_ratio > 0);
       adapt::ModelLegs model;
       if (in_process) {
-        ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc, OpenModel(base_dir, a.threads, settings.precision));
+        ASSIGN_OR_RETURN(std::unique_ptr<encoder::Encoder> enc,
+                         OpenModel(base_dir, a.threads, settings.precision));
         std::vector<std::string> queries;
         for (const auto& q : split.train) queries.push_back(q.query);
-        ASSIGN_OR_RETURN(model, adapt::ModelVectorLegs(
-                                    *enc, docs, queries, settings, a.mine_depth,
-                                    EmbedProgress(r > 1 ? absl::StrCat("round ", r - 1)
-                                                        : std::string("current"))));
+        ASSIGN_OR_RETURN(model,
+                         adapt::ModelVectorLegs(*enc, docs, queries, settings, a.mine_depth,
+                                                EmbedProgress(r > 1 ? absl::StrCat("round ", r - 1)
+                                                                    : std::string("current"))));
         if (r == 1) {
           adapt::VectorCacheKey key = old_vectors.key;
           key.dim = model.dim;
           // Only a saving: when the disk refuses the file, step 4 embeds again.
-          const absl::Status saved =
-              adapt::SaveDocVectors(old_vectors.file, model.doc_vecs, key);
+          const absl::Status saved = adapt::SaveDocVectors(old_vectors.file, model.doc_vecs, key);
           if (!saved.ok()) {
             std::fprintf(stderr, "warning: %s; the evaluation will embed the collection again\n",
                          std::string(saved.message()).c_str());
@@ -502,9 +504,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
       // Round 1's vector leg in process is the server's vector leg computed
       // exactly; served (hybrid) and keyword still come from their sources.
       const bool model_leg_is_vector = r > 1 || a.mine_from == "vector";
-      ASSIGN_OR_RETURN(json m, MineTrainingFile(server, a, docs, *keyword_index, split.train,
-                                                in_process ? &model : nullptr,
-                                                model_leg_is_vector, train_file));
+      ASSIGN_OR_RETURN(
+          json m, MineTrainingFile(server, a, docs, *keyword_index, split.train,
+                                   in_process ? &model : nullptr, model_leg_is_vector, train_file));
       m["round"] = r;
       m["vector_leg"] = r > 1 ? absl::StrCat("round ", r - 1, "'s model")
                         : in_process && model_leg_is_vector ? "vector (in process)"
@@ -585,9 +587,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   const adapt::RankMetrics keyword_only = KeywordMetrics(held);
   t = std::chrono::steady_clock::now();
   bool reuse_old = false;
-  ASSIGN_OR_RETURN(const std::vector<adapt::ModelQuality> before_sets,
-                   EvaluateDir("old", model_dir, a.threads, docs, sets, settings, &old_vectors,
-                               &reuse_old));
+  ASSIGN_OR_RETURN(
+      const std::vector<adapt::ModelQuality> before_sets,
+      EvaluateDir("old", model_dir, a.threads, docs, sets, settings, &old_vectors, &reuse_old));
   timings["eval_old_s"] = Seconds(t);
   t = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(const std::vector<adapt::ModelQuality> after_sets,
