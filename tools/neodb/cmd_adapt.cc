@@ -386,8 +386,8 @@ absl::Status RunAdapt(const AdaptArgs& a) {
     // a fine-tuned model could embed queries only, against vectors it never made.
     return absl::FailedPreconditionError(absl::StrCat(
         "collection ", a.collection, " holds external vectors (", info.model_id(),
-        "): adapt fine-tunes the model that embeds a collection's documents, and the client "
-        "embeds this one's; adapt the model that makes them, then upsert the new vectors"));
+        "), which the client computes: there is no model on the server that embeds its "
+        "documents, so none to fine-tune"));
   }
   if (info.model_dir().empty()) {
     return absl::FailedPreconditionError(
