@@ -139,6 +139,17 @@ TEST(SecurityTest, EveryRoleAgainstEveryMethod) {
   unsetenv("NEODB_API_KEY");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("\"c\""), std::string::npos) << r.out;
+  // `models list` and `adapt` open the same channel and send the same key.
+  r = RunNeodbCapture(absl::StrCat("models list", at), dir.Sub(""));
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("API key"), std::string::npos) << r.err;
+  r = RunNeodbCapture(absl::StrCat("models list --api-key ", key_of["read"], at), dir.Sub(""));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"c\""), std::string::npos) << r.out;
+  r = RunNeodbCapture(absl::StrCat("adapt --rollback c --api-key ", key_of["admin"], at),
+                      dir.Sub(""));
+  EXPECT_NE(r.status, 0);  // past the key: there is nothing to roll back to
+  EXPECT_NE(r.err.find("nothing to roll back to"), std::string::npos) << r.err;
 
   // SIGHUP loads a key added while the server runs.
   const std::string late = AddKey(dir, "read", keys);
@@ -272,6 +283,11 @@ TEST(SecurityTest, TlsAndMutualTls) {
                         dir.Sub(""));
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("\"collections\""), std::string::npos) << r.out;
+    r = RunNeodbCapture(absl::StrCat("models list --server 127.0.0.1:", server.port(),
+                                     " --tls-ca ", dir.Sub("ca.pem"), " --api-key ", key),
+                        dir.Sub(""));
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("\"default\":true"), std::string::npos) << r.out;
     EXPECT_EQ(server.Stop(), 0);
   }
   {

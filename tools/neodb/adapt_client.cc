@@ -4,18 +4,14 @@
 #include <cstdio>
 #include <thread>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "api/grpc_status.h"
 #include "common/status_macros.h"
 
 namespace neodb::cli {
 
-AdaptClient::AdaptClient(const std::string& address, double timeout_s)
-    : address_(address), timeout_s_(timeout_s) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
-  auto channel = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
+AdaptClient::AdaptClient(const ClientFlags& flags) : flags_(flags) {
+  // The channel every client command opens: TLS when --tls-* are given.
+  auto channel = Connect(flags_);
   collections_ = v1::Collections::NewStub(channel);
   documents_ = v1::Documents::NewStub(channel);
   search_ = v1::Search::NewStub(channel);
@@ -28,16 +24,11 @@ absl::StatusOr<Response> AdaptClient::Call(Stub& stub,
                                                                         const Request&, Response*),
                                            const Request& req) {
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() +
-                   std::chrono::milliseconds(static_cast<int64_t>(timeout_s_ * 1000)));
+  SetDeadline(&ctx, flags_);  // and the API key
   Response resp;
   const grpc::Status s = (stub.*method)(&ctx, req, &resp);
   if (s.ok()) return resp;
-  if (s.error_code() == grpc::StatusCode::UNAVAILABLE &&
-      absl::StrContains(s.error_message(), "failed to connect to all addresses")) {
-    return absl::UnavailableError(absl::StrCat("no neodb server at ", address_));
-  }
-  return api::FromGrpcStatus(s);
+  return CallStatus(s, flags_);
 }
 
 absl::StatusOr<v1::CollectionInfo> AdaptClient::Describe(const std::string& name) {

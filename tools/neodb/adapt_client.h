@@ -1,7 +1,9 @@
 #pragma once
 // AdaptClient: the calls `neodb adapt` and `neodb models list` make to a
-// server (neodb.v1), each under a deadline, each returning a Status (gRPC's
-// "failed to connect to all addresses" said as "no neodb server at ADDR").
+// server (neodb.v1), over the channel of every client command (TLS, API key:
+// tools/neodb/client_common.h), each under the --timeout deadline, each
+// returning a Status (gRPC's "failed to connect to all addresses" said as
+// "no neodb server at ADDR").
 // Not thread-safe: one command drives it.
 
 #include <memory>
@@ -13,12 +15,13 @@
 #include "neodb/v1/neodb.grpc.pb.h"
 #include "index/keyword/fusion.h"
 #include "tools/adapt/adapt_pairs.h"
+#include "tools/neodb/client_common.h"
 
 namespace neodb::cli {
 
 class AdaptClient {
  public:
-  AdaptClient(const std::string& address, double timeout_s);
+  explicit AdaptClient(const ClientFlags& flags);
 
   absl::StatusOr<v1::CollectionInfo> Describe(const std::string& name);
   absl::StatusOr<v1::ListCollectionsResponse> ListCollections();
@@ -46,8 +49,7 @@ class AdaptClient {
       Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
       const Request& req);
 
-  const std::string address_;
-  const double timeout_s_;
+  const ClientFlags flags_;
   std::unique_ptr<v1::Collections::Stub> collections_;
   std::unique_ptr<v1::Documents::Stub> documents_;
   std::unique_ptr<v1::Search::Stub> search_;

@@ -51,8 +51,7 @@ using json = nlohmann::json;
 constexpr int64_t kWarmupTenth = -1;
 
 struct AdaptArgs {
-  std::string server = "127.0.0.1:50051";
-  double timeout_s = 60;
+  ClientFlags client;  // --server, --timeout (default 60 s), --api-key, --tls-*
   std::string collection;
   std::string rollback;  // --rollback C
   std::string pairs;
@@ -379,7 +378,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   }
   const auto t_all = std::chrono::steady_clock::now();
   json timings = json::object();
-  AdaptClient server(a.server, a.timeout_s);
+  AdaptClient server(a.client);
   ASSIGN_OR_RETURN(const v1::CollectionInfo info, server.Describe(a.collection));
   if (info.spec().vectors() == v1::VECTOR_SOURCE_EXTERNAL) {
     // Its documents' vectors are the client's, not a model's of this server:
@@ -717,7 +716,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
 }
 
 absl::Status RunRollback(const AdaptArgs& a) {
-  AdaptClient server(a.server, a.timeout_s);
+  AdaptClient server(a.client);
   ASSIGN_OR_RETURN(const v1::CollectionInfo info, server.Describe(a.rollback));
   const fs::path record_path = fs::path(info.model_dir()) / "adapt.json";
   std::error_code ec;
@@ -778,9 +777,8 @@ void RegisterAdaptCommands(CLI::App& app) {
       "adapt",
       "Fine-tune a collection's model on your (query, document) pairs with negatives mined from "
       "the collection, compare old and new, and swap the collection onto it (--apply)");
-  cmd->add_option("--server", a->server, "Server address host:port")->capture_default_str();
-  cmd->add_option("--timeout", a->timeout_s, "Deadline of each call, seconds")
-      ->capture_default_str();
+  a->client.timeout_s = 60;
+  AddClientFlags(cmd, &a->client);
   auto* coll = cmd->add_option("--collection", a->collection, "The collection to adapt");
   auto* rb = cmd->add_option("--rollback", a->rollback,
                              "Swap this collection back to the model it had before adapt");

@@ -20,15 +20,14 @@ namespace {
 using json = nlohmann::json;
 
 struct ModelsArgs {
-  std::string server = "127.0.0.1:50051";
-  double timeout_s = 30;
+  ClientFlags client;  // --server, --timeout, --api-key, --tls-*
 };
 
 // One JSON line per (model_id, model_dir): whether it is the default, the
 // collections on it, and its lineage summary when the directory has one
 // ("lineage_stale" when lineage.json names another model id).
 absl::Status RunModelsList(const ModelsArgs& a) {
-  AdaptClient server(a.server, a.timeout_s);
+  AdaptClient server(a.client);
   ASSIGN_OR_RETURN(const v1::ListCollectionsResponse list, server.ListCollections());
   ASSIGN_OR_RETURN(const v1::StatsResponse stats, server.Stats());
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> users;
@@ -69,9 +68,7 @@ void RegisterModelsCommands(CLI::App& app) {
   models->require_subcommand(1);
   CLI::App* list = models->add_subcommand(
       "list", "One JSON line per model: id, directory, lineage, collections using it");
-  list->add_option("--server", m->server, "Server address host:port")->capture_default_str();
-  list->add_option("--timeout", m->timeout_s, "Deadline of each call, seconds")
-      ->capture_default_str();
+  AddClientFlags(list, &m->client);
   list->callback([m] { ExitIfError(RunModelsList(*m)); });
 }
 
