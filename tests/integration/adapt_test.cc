@@ -374,31 +374,53 @@ TEST(AdaptTest, ScoreRulePassesOverCandidatesTheModelRanksLikeAPositive) {
   EXPECT_EQ(m_loose.value("vector_leg", ""), "vector (in process)");
   EXPECT_EQ(m_loose.value("negatives", 0), train_queries);
   EXPECT_EQ(m_loose.value("passed_over_by_score", -1), 0) << m_loose.dump();
-  // Round 1 embedded the collection with the old model: the evaluation takes
-  // those vectors instead of embedding it again, and scores the old model
-  // exactly as a run that embeds it (mined from the server, no in-process
-  // model) does.
+  // The current model's vectors are the server's stored ones: neither round
+  // 1's mining nor the evaluation of the old model embeds the collection.
   const nlohmann::json rec_loose = ReadJsonFile(loose + "/adapt.json");
-  EXPECT_EQ(rec_loose.value("old_model_documents", ""), "reused from round 1's mining");
+  EXPECT_EQ(rec_loose.value("old_model_documents", ""), "the server's stored vectors");
+  EXPECT_NE(r.err.find("old model: the server's stored vectors ("), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("embedding the collection with the current model"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("embedding the collection with the old model"), std::string::npos) << r.err;
+  // With --embed-old adapt embeds them itself: round 1 embeds the collection
+  // and the evaluation takes those vectors, and scores the old model exactly
+  // as a run that embeds it in the evaluation (mined from the server, no
+  // in-process model) does.
+  const std::string loose_embedded = dir.Sub("loose_embedded");
+  r = RunNeodbCapture(base + " --embed-old --mine-max-score-ratio 10 --out " + loose_embedded,
+                      dir.Sub(""));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json rec_loose_embedded = ReadJsonFile(loose_embedded + "/adapt.json");
+  EXPECT_EQ(rec_loose_embedded.value("old_model_documents", ""), "reused from round 1's mining");
   const std::string plain = dir.Sub("plain");
-  r = RunNeodbCapture(base + " --out " + plain, dir.Sub(""));
+  r = RunNeodbCapture(base + " --embed-old --out " + plain, dir.Sub(""));
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json rec_plain = ReadJsonFile(plain + "/adapt.json");
   EXPECT_EQ(rec_plain.value("old_model_documents", ""), "embedded");
-  EXPECT_EQ(rec_loose["before"].dump(), rec_plain["before"].dump());
+  EXPECT_EQ(rec_loose_embedded["before"].dump(), rec_plain["before"].dump());
+  // The stored vectors are what adapt embeds, up to rounding: the server
+  // embedded them in its own batches, so two rounding-tied documents may
+  // swap, which moves one query's nDCG@10 by at most 1 - 1/log2(3).
+  for (const char* mode : {"vector", "hybrid"}) {
+    const nlohmann::json& stored_m = rec_loose["before"][mode];
+    EXPECT_NEAR(stored_m.value("ndcg@10", -1.0), rec_plain["before"][mode].value("ndcg@10", -2.0),
+                (1 - 1 / std::log2(3.0)) / stored_m.value("queries", 1.0) + 1e-9)
+        << mode;
+  }
   // The saved vectors go once the run is done (they are as large as the index).
   EXPECT_FALSE(std::filesystem::exists(loose + ".adapt/old_model_vectors.bin"));
+  EXPECT_FALSE(std::filesystem::exists(loose_embedded + ".adapt/old_model_vectors.bin"));
   // A run that stops after mining (here its fine-tune cannot create its work
   // directory) keeps them, and the same command with --resume evaluates the
   // old model on them rather than embedding the collection again.
   const std::string resumed = dir.Sub("resumed");
   std::ofstream(resumed + ".work") << "in the way\n";
-  r = RunNeodbCapture(base + " --mine-max-score-ratio 10 --checkpoint-every 1 --out " + resumed,
-                      dir.Sub(""));
+  const std::string embedded_base = base + " --embed-old --mine-max-score-ratio 10";
+  r = RunNeodbCapture(embedded_base + " --checkpoint-every 1 --out " + resumed, dir.Sub(""));
   ASSERT_NE(r.status, 0) << r.err;
   EXPECT_TRUE(std::filesystem::exists(resumed + ".adapt/old_model_vectors.bin"));
   std::filesystem::remove(resumed + ".work");
-  r = RunNeodbCapture(base + " --mine-max-score-ratio 10 --resume --out " + resumed, dir.Sub(""));
+  r = RunNeodbCapture(embedded_base + " --resume --out " + resumed, dir.Sub(""));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("resuming: reusing"), std::string::npos) << r.err;
   const nlohmann::json rec_resumed = ReadJsonFile(resumed + "/adapt.json");
@@ -508,8 +530,7 @@ TEST(AdaptTest, KeywordLegIsTheCollectionsOwn) {
   // and BLAS calls, so two documents whose scores tie to rounding may swap:
   // one such swap moves one query's nDCG@10 by at most 1 - 1/log2(3).
   const nlohmann::json& before = record["before"];
-  const double one_swap =
-      (1 - 1 / std::log2(3.0)) / before["vector"].value("queries", 1.0) + 1e-9;
+  const double one_swap = (1 - 1 / std::log2(3.0)) / before["vector"].value("queries", 1.0) + 1e-9;
   EXPECT_NEAR(before["vector"].value("ndcg@10", -1.0),
               ServedNdcg(server, "k", out + ".adapt/held_out.jsonl", "vector"), one_swap);
   EXPECT_NEAR(before["hybrid"].value("ndcg@10", -1.0),

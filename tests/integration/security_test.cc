@@ -70,16 +70,16 @@ std::set<std::string> AllMethods() {
 // The role each method needs: this test's own statement of the policy.
 const std::map<std::string, std::string>& ExpectedRoles() {
   static const auto* m = new std::map<std::string, std::string>{
-      {"/neodb.v1.Collections/Create", "admin"},  {"/neodb.v1.Collections/List", "read"},
-      {"/neodb.v1.Collections/Describe", "read"}, {"/neodb.v1.Collections/Drop", "admin"},
-      {"/neodb.v1.Documents/Upsert", "write"},    {"/neodb.v1.Documents/BulkIngest", "write"},
-      {"/neodb.v1.Documents/Ingest", "write"},    {"/neodb.v1.Documents/Get", "read"},
-      {"/neodb.v1.Documents/Delete", "write"},    {"/neodb.v1.Documents/List", "read"},
-      {"/neodb.v1.Search/NearText", "read"},      {"/neodb.v1.Search/NearVector", "read"},
-      {"/neodb.v1.Embedding/Embed", "read"},      {"/neodb.v1.Admin/Stats", "read"},
-      {"/neodb.v1.Admin/Snapshot", "admin"},      {"/neodb.v1.Admin/Reindex", "admin"},
-      {"/neodb.v1.Admin/ReindexStatus", "read"},  {"/neodb.v1.Admin/Compact", "admin"},
-      {"/neodb.v1.Admin/Verify", "admin"},        {"/neodb.v1.Admin/Backup", "admin"},
+      {"/neodb.v1.Collections/Create", "admin"},    {"/neodb.v1.Collections/List", "read"},
+      {"/neodb.v1.Collections/Describe", "read"},   {"/neodb.v1.Collections/Drop", "admin"},
+      {"/neodb.v1.Documents/Upsert", "write"},      {"/neodb.v1.Documents/BulkIngest", "write"},
+      {"/neodb.v1.Documents/Ingest", "write"},      {"/neodb.v1.Documents/Get", "read"},
+      {"/neodb.v1.Documents/Delete", "write"},      {"/neodb.v1.Documents/List", "read"},
+      {"/neodb.v1.Search/NearText", "read"},        {"/neodb.v1.Search/NearVector", "read"},
+      {"/neodb.v1.Embedding/Embed", "read"},        {"/neodb.v1.Admin/Stats", "read"},
+      {"/neodb.v1.Admin/Snapshot", "admin"},        {"/neodb.v1.Admin/Reindex", "admin"},
+      {"/neodb.v1.Admin/ReindexStatus", "read"},    {"/neodb.v1.Admin/Compact", "admin"},
+      {"/neodb.v1.Admin/Verify", "admin"},          {"/neodb.v1.Admin/Backup", "admin"},
       {"/neodb.v1.Collections/SetFusion", "admin"},
   };
   return *m;
@@ -283,8 +283,8 @@ TEST(SecurityTest, TlsAndMutualTls) {
                         dir.Sub(""));
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("\"collections\""), std::string::npos) << r.out;
-    r = RunNeodbCapture(absl::StrCat("models list --server 127.0.0.1:", server.port(),
-                                     " --tls-ca ", dir.Sub("ca.pem"), " --api-key ", key),
+    r = RunNeodbCapture(absl::StrCat("models list --server 127.0.0.1:", server.port(), " --tls-ca ",
+                                     dir.Sub("ca.pem"), " --api-key ", key),
                         dir.Sub(""));
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("\"default\":true"), std::string::npos) << r.out;

@@ -98,10 +98,13 @@ absl::StatusOr<std::vector<float>> EmbedAll(encoder::Encoder& enc,
     }
     if (progress) progress(static_cast<int64_t>(end), static_cast<int64_t>(texts.size()));
   }
-  if (metric == index::Metric::kCosine) {
-    index::NormalizeRows(out.data(), texts.size(), static_cast<int>(dim));
-  }
+  AsIndexed(out, dim, metric);
   return out;
+}
+
+void AsIndexed(std::vector<float>& rows, int64_t dim, index::Metric metric) {
+  if (metric != index::Metric::kCosine || dim <= 0) return;
+  index::NormalizeRows(rows.data(), rows.size() / static_cast<size_t>(dim), static_cast<int>(dim));
 }
 
 std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>& queries,
@@ -229,10 +232,18 @@ double ModelLegs::Cosine(size_t query, int64_t doc) const {
 absl::StatusOr<ModelLegs> ModelVectorLegs(encoder::Encoder& enc, const CollectionDocs& docs,
                                           const std::vector<std::string>& queries,
                                           const EmbedSettings& settings, int depth,
-                                          const std::function<void(int64_t, int64_t)>& progress) {
+                                          const std::function<void(int64_t, int64_t)>& progress,
+                                          std::optional<std::vector<float>> given_doc_vecs) {
   ModelLegs out;
-  ASSIGN_OR_RETURN(out.doc_vecs, EmbedAll(enc, docs.texts, EmbedOptionsFor(settings, false),
-                                          settings.metric, progress));
+  if (given_doc_vecs.has_value()) {
+    if (given_doc_vecs->size() != static_cast<size_t>(docs.size() * enc.dim())) {
+      return absl::InternalError("the given document vectors do not match the collection");
+    }
+    out.doc_vecs = std::move(*given_doc_vecs);
+  } else {
+    ASSIGN_OR_RETURN(out.doc_vecs, EmbedAll(enc, docs.texts, EmbedOptionsFor(settings, false),
+                                            settings.metric, progress));
+  }
   const encoder::EmbedOptions query_opts = EmbedOptionsFor(settings, true);
   ASSIGN_OR_RETURN(out.query_vecs, EmbedAll(enc, queries, query_opts, settings.metric, nullptr));
   out.dim = enc.dim();

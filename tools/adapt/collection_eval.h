@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,11 @@ struct EmbedSettings {
   keyword::FusionOptions fusion;
 };
 
+// Rows of vectors [n, dim] made as the collection's vector index holds them:
+// L2-normalised in place under cosine (index::NormalizeRows, what the index
+// does on add and query), untouched under ip and l2.
+void AsIndexed(std::vector<float>& rows, int64_t dim, index::Metric metric);
+
 // The vectors of `texts` [texts, dim] as the collection's vector index holds
 // them: L2-normalised under cosine, as pooled under ip and l2.
 // `progress(done, total)` after each batch.
@@ -105,10 +111,12 @@ struct ModelLegs {
 
 // The ModelLegs of `queries` under `enc`, embedded as the collection embeds
 // (documents with the document prefix, queries with the query prefix).
-absl::StatusOr<ModelLegs> ModelVectorLegs(encoder::Encoder& enc, const CollectionDocs& docs,
-                                          const std::vector<std::string>& queries,
-                                          const EmbedSettings& settings, int depth,
-                                          const std::function<void(int64_t, int64_t)>& progress);
+// `given_doc_vecs`: the documents' vectors under `enc` when the caller has
+// them (as EmbedAll would return them); none embeds them here.
+absl::StatusOr<ModelLegs> ModelVectorLegs(
+    encoder::Encoder& enc, const CollectionDocs& docs, const std::vector<std::string>& queries,
+    const EmbedSettings& settings, int depth, const std::function<void(int64_t, int64_t)>& progress,
+    std::optional<std::vector<float>> given_doc_vecs = std::nullopt);
 
 // One way of fusing the two legs, and how it ranked a query set.
 struct FusionQuality {

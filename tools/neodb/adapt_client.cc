@@ -47,13 +47,21 @@ absl::StatusOr<v1::StatsResponse> AdaptClient::Stats() {
 }
 
 absl::StatusOr<adapt::CollectionDocs> AdaptClient::ListDocuments(const std::string& name,
-                                                                 const std::string& title_field) {
+                                                                 const std::string& title_field,
+                                                                 StoredVectors* stored) {
   adapt::CollectionDocs docs;
   v1::ListDocumentsRequest req;
   req.set_collection(name);
   req.set_page_size(1000);
   req.set_include_text(true);
   req.set_include_metadata(!title_field.empty());
+  req.set_include_vector(stored != nullptr);
+  // Kept only while every document's vector is the model's, of one dimension.
+  auto give_up = [stored](std::string why) {
+    stored->why_not = std::move(why);
+    stored->dim = 0;
+    std::vector<float>().swap(stored->rows);
+  };
   do {
     ASSIGN_OR_RETURN(auto resp, Call(*documents_, &v1::Documents::Stub::List, req));
     for (const v1::Document& d : resp.documents()) {
@@ -66,6 +74,18 @@ absl::StatusOr<adapt::CollectionDocs> AdaptClient::ListDocuments(const std::stri
         auto it = d.metadata().find(title_field);
         if (it != d.metadata().end() && it->second.has_string_value()) {
           title = it->second.string_value();
+        }
+      }
+      if (stored != nullptr && stored->why_not.empty()) {
+        if (d.vector_model_id() != stored->model_id) {
+          give_up(absl::StrCat("document ", d.id(), " holds a vector of ",
+                               d.vector_model_id().empty() ? "no model" : d.vector_model_id()));
+        } else if (d.vector_size() == 0 || (stored->dim != 0 && d.vector_size() != stored->dim)) {
+          give_up(
+              absl::StrCat("document ", d.id(), " holds a vector of ", d.vector_size(), " dims"));
+        } else {
+          stored->dim = d.vector_size();
+          stored->rows.insert(stored->rows.end(), d.vector().begin(), d.vector().end());
         }
       }
       docs.Add(d.id(), d.text(), std::move(title));

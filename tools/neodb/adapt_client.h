@@ -12,8 +12,8 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
-#include "neodb/v1/neodb.grpc.pb.h"
 #include "index/keyword/fusion.h"
+#include "neodb/v1/neodb.grpc.pb.h"
 #include "tools/adapt/adapt_pairs.h"
 #include "tools/neodb/client_common.h"
 
@@ -26,11 +26,22 @@ class AdaptClient {
   absl::StatusOr<v1::CollectionInfo> Describe(const std::string& name);
   absl::StatusOr<v1::ListCollectionsResponse> ListCollections();
   absl::StatusOr<v1::StatsResponse> Stats();
+  // The vectors a collection stores for its documents, as the server serves
+  // them (Get/List include_vector: bit for bit).
+  struct StoredVectors {
+    std::string model_id;     // in: the collection's model; every vector must be its
+    std::vector<float> rows;  // out: [documents, dim] in list order; empty if not all are
+    int dim = 0;
+    std::string why_not;  // out: why `rows` is empty ("" when it is not)
+  };
   // Every document with its text and, when `title_field` is not empty, that
   // metadata field's string value as its title; paged (1,000 a page);
-  // DATA_LOSS if the listing returns an id twice.
+  // DATA_LOSS if the listing returns an id twice. With `stored`, also every
+  // document's stored vector, kept only while all are `stored->model_id`'s
+  // (a reindex under way mixes two models) and of one dimension.
   absl::StatusOr<adapt::CollectionDocs> ListDocuments(const std::string& name,
-                                                      const std::string& title_field);
+                                                      const std::string& title_field,
+                                                      StoredVectors* stored = nullptr);
   // The ids of the collection's NearText top k for `query`, best first, in
   // `mode` ("" = the collection's default: what its users are served, hybrid).
   absl::StatusOr<std::vector<std::string>> NearTextIds(const std::string& collection,
@@ -45,9 +56,10 @@ class AdaptClient {
 
  private:
   template <typename Stub, typename Request, typename Response>
-  absl::StatusOr<Response> Call(
-      Stub& stub, grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
-      const Request& req);
+  absl::StatusOr<Response> Call(Stub& stub,
+                                grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&,
+                                                             Response*),
+                                const Request& req);
 
   const ClientFlags flags_;
   std::unique_ptr<v1::Collections::Stub> collections_;

@@ -77,6 +77,9 @@ struct AdaptArgs {
   // model being adapted) are passed over (MiningOptions::max_score_ratio);
   // 0 = off. On: round 1 embeds the collection in process for the scores.
   double max_score_ratio = 0;
+  // The current model's vectors of the collection: embedded in process rather
+  // than read from the server (its stored vectors), e.g. to check those.
+  bool embed_old = false;
   // Mining rounds (ANCE-style): round 1 mines from the collection's searches
   // and trains steps/rounds; each later round mines again from the model the
   // round before trained (its own mistakes, which the first model's are not)
@@ -280,6 +283,32 @@ struct SavedVectors {
   adapt::VectorCacheKey key;  // dim: 0 here, the encoder's when it is open
 };
 
+// Saves the server's stored vectors of the collection (AdaptClient::
+// StoredVectors, as the index holds them) where round 1 and step 4 look for
+// the current model's vectors. False, with the reason on stderr, when the
+// listing could not give them all or the disk refuses the file: then the
+// collection is embedded in process, as a saving lost, never an error.
+bool SaveStoredVectors(AdaptClient::StoredVectors stored, const adapt::EmbedSettings& settings,
+                       const SavedVectors& saved) {
+  if (stored.rows.empty()) {
+    std::fprintf(stderr, "old model: the server's stored vectors are not usable (%s)\n",
+                 stored.why_not.empty() ? "none listed" : stored.why_not.c_str());
+    return false;
+  }
+  adapt::AsIndexed(stored.rows, stored.dim, settings.metric);
+  adapt::VectorCacheKey key = saved.key;
+  key.dim = stored.dim;
+  const absl::Status s = adapt::SaveDocVectors(saved.file, stored.rows, key);
+  if (!s.ok()) {
+    std::fprintf(stderr, "warning: %s; the old model will embed the collection\n",
+                 std::string(s.message()).c_str());
+    return false;
+  }
+  std::fprintf(stderr, "old model: the server's stored vectors (%lld x %d)\n",
+               static_cast<long long>(key.documents), stored.dim);
+  return true;
+}
+
 // Quality of the model in `model_dir` on each query set (adapt::EvaluateModel).
 // `saved`: the collection's vectors under that model, used instead of
 // embedding the collection when they are there and match (`*reused` says).
@@ -410,8 +439,12 @@ absl::Status RunAdapt(const AdaptArgs& a) {
 
   // 1. The collection's documents and the pairs.
   auto t = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(const adapt::CollectionDocs docs,
-                   server.ListDocuments(a.collection, reading.title_field));
+  // With the vectors the server holds for them: the current model's vectors
+  // of the collection, exactly as served, with nothing to embed.
+  AdaptClient::StoredVectors stored{.model_id = info.model_id()};
+  ASSIGN_OR_RETURN(
+      const adapt::CollectionDocs docs,
+      server.ListDocuments(a.collection, reading.title_field, a.embed_old ? nullptr : &stored));
   if (docs.size() == 0) return absl::FailedPreconditionError("the collection is empty");
   ASSIGN_OR_RETURN(auto keyword_index, adapt::BuildKeywordIndex(docs, reading.keyword));
   timings["list_and_keyword_index_s"] = Seconds(t);
@@ -447,16 +480,19 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", side.string()));
   json mining = json::array();
   std::string base_dir = model_dir;
-  // The collection under the current model, when round 1 embeds it in
-  // process, is saved here: step 4 evaluates the old model on these rather
-  // than embedding the whole collection a second time (also after a resume),
-  // and they stay out of memory through the fine-tune.
+  // The collection under the current model is saved here: the server's
+  // stored vectors, or what round 1 embeds in process when those cannot be
+  // had. Round 1's in-process mining and step 4's evaluation of the old model
+  // read them instead of embedding the whole collection (also after a
+  // resume), and they stay out of memory through the fine-tune.
   const SavedVectors old_vectors = {.file = side / "old_model_vectors.bin",
                                     .key = {.model_id = info.model_id(),
                                             .documents = docs.size(),
                                             .dim = 0,  // the encoder's, once it is open
                                             .documents_hash = adapt::DocumentsHash(docs),
                                             .settings = adapt::SettingsFingerprint(settings)}};
+  const bool old_vectors_from_server =
+      !a.embed_old && SaveStoredVectors(std::move(stored), settings, old_vectors);
   for (int r = 1; r <= a.rounds && !trained; ++r) {
     const bool last_round = r == a.rounds;
     const fs::path round_out = last_round ? out : side / absl::StrCat("round", r);
@@ -485,11 +521,21 @@ absl::Status RunAdapt(const AdaptArgs& a) {
                          OpenModel(base_dir, a.threads, settings.precision));
         std::vector<std::string> queries;
         for (const auto& q : split.train) queries.push_back(q.query);
+        // Round 1 mines the current model: its saved vectors, when there are.
+        std::optional<std::vector<float>> given;
+        if (r == 1) {
+          adapt::VectorCacheKey key = old_vectors.key;
+          key.dim = enc->dim();
+          std::string why_not;
+          given = adapt::LoadDocVectors(old_vectors.file, key, &why_not);
+        }
+        const bool embedded = !given.has_value();
         ASSIGN_OR_RETURN(model,
                          adapt::ModelVectorLegs(*enc, docs, queries, settings, a.mine_depth,
                                                 EmbedProgress(r > 1 ? absl::StrCat("round ", r - 1)
-                                                                    : std::string("current"))));
-        if (r == 1) {
+                                                                    : std::string("current")),
+                                                std::move(given)));
+        if (r == 1 && embedded) {
           adapt::VectorCacheKey key = old_vectors.key;
           key.dim = model.dim;
           // Only a saving: when the disk refuses the file, step 4 embeds again.
@@ -669,7 +715,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
       // Whether step 4 embedded the collection with the old model or took
       // the vectors round 1's in-process mining had saved (also after a
       // resume).
-      {"old_model_documents", reuse_old ? "reused from round 1's mining" : "embedded"},
+      {"old_model_documents", !reuse_old                ? "embedded"
+                              : old_vectors_from_server ? "the server's stored vectors"
+                                                        : "reused from round 1's mining"},
       {"applied", false}};
   if (a.apply && better) record["applied"] = true;
   RETURN_IF_ERROR(WriteFile(out / "adapt.json", record.dump(2) + "\n"));
@@ -819,6 +867,9 @@ void RegisterAdaptCommands(CLI::App& app) {
                   "Candidates the current model scores above this x the query's positive are "
                   "passed over as likely unlabelled positives (e.g. 0.95; 0 = off)")
       ->capture_default_str();
+  cmd->add_flag("--embed-old", a->embed_old,
+                "Embed the collection with its current model in process instead of reading the "
+                "vectors the server stores (to check them; slower)");
   cmd->add_option("--near-duplicate-jaccard", a->jaccard,
                   "Word-set Jaccard at or above which a candidate counts as a copy of a positive")
       ->capture_default_str();
