@@ -283,6 +283,20 @@ struct SavedVectors {
   adapt::VectorCacheKey key;  // dim: 0 here, the encoder's when it is open
 };
 
+// Saves the current model's vectors of the collection [documents, dim] where
+// round 1 and step 4 look for them. Only a saving: when the disk refuses the
+// file, a warning, and they are embedded again where needed.
+bool SaveOldVectors(const SavedVectors& saved, const std::vector<float>& rows, int64_t dim) {
+  adapt::VectorCacheKey key = saved.key;
+  key.dim = dim;
+  const absl::Status s = adapt::SaveDocVectors(saved.file, rows, key);
+  if (!s.ok()) {
+    std::fprintf(stderr, "warning: %s; the old model will embed the collection again\n",
+                 std::string(s.message()).c_str());
+  }
+  return s.ok();
+}
+
 // Saves the server's stored vectors of the collection (AdaptClient::
 // StoredVectors, as the index holds them) where round 1 and step 4 look for
 // the current model's vectors. False, with the reason on stderr, when the
@@ -296,16 +310,9 @@ bool SaveStoredVectors(AdaptClient::StoredVectors stored, const adapt::EmbedSett
     return false;
   }
   adapt::AsIndexed(stored.rows, stored.dim, settings.metric);
-  adapt::VectorCacheKey key = saved.key;
-  key.dim = stored.dim;
-  const absl::Status s = adapt::SaveDocVectors(saved.file, stored.rows, key);
-  if (!s.ok()) {
-    std::fprintf(stderr, "warning: %s; the old model will embed the collection\n",
-                 std::string(s.message()).c_str());
-    return false;
-  }
+  if (!SaveOldVectors(saved, stored.rows, stored.dim)) return false;
   std::fprintf(stderr, "old model: the server's stored vectors (%lld x %d)\n",
-               static_cast<long long>(key.documents), stored.dim);
+               static_cast<long long>(saved.key.documents), stored.dim);
   return true;
 }
 
@@ -535,16 +542,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
                                                 EmbedProgress(r > 1 ? absl::StrCat("round ", r - 1)
                                                                     : std::string("current")),
                                                 std::move(given)));
-        if (r == 1 && embedded) {
-          adapt::VectorCacheKey key = old_vectors.key;
-          key.dim = model.dim;
-          // Only a saving: when the disk refuses the file, step 4 embeds again.
-          const absl::Status saved = adapt::SaveDocVectors(old_vectors.file, model.doc_vecs, key);
-          if (!saved.ok()) {
-            std::fprintf(stderr, "warning: %s; the evaluation will embed the collection again\n",
-                         std::string(saved.message()).c_str());
-          }
-        }
+        if (r == 1 && embedded) SaveOldVectors(old_vectors, model.doc_vecs, model.dim);
       }
       // Round 1's vector leg in process is the server's vector leg computed
       // exactly; served (hybrid) and keyword still come from their sources.
