@@ -1,6 +1,8 @@
 #include "api/engine/keyword_part.h"
 
 #include <filesystem>
+#include <optional>
+#include <string_view>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
@@ -24,17 +26,14 @@ absl::Status KeywordPart::Apply(std::span<const Change> changes) {
     if (c.removed != 0) index_->Remove(static_cast<uint64_t>(c.removed));
     if (!c.added) continue;
     const db::Document& d = *c.added;
-    keyword::FieldText fields[2] = {{d.text, 1.0f}, {}};
-    size_t n = 1;
+    std::optional<std::string_view> title;
     if (!title_field_.empty()) {
       auto it = d.metadata.find(title_field_);
       if (it != d.metadata.end()) {
-        if (const auto* title = std::get_if<std::string>(&it->second)) {
-          fields[n++] = {*title, title_weight_};
-        }
+        if (const auto* t = std::get_if<std::string>(&it->second)) title = *t;
       }
     }
-    RETURN_IF_ERROR(index_->Upsert(d.internal_id, std::span(fields, n)));
+    RETURN_IF_ERROR(index_->Upsert(d.internal_id, d.text, title, title_weight_));
   }
   return absl::OkStatus();
 }

@@ -66,6 +66,14 @@ absl::Status KeywordIndex::Upsert(uint64_t id, std::string_view text) {
   return Upsert(id, std::span<const FieldText>(&field, 1));
 }
 
+absl::Status KeywordIndex::Upsert(uint64_t id, std::string_view text,
+                                  std::optional<std::string_view> title, float title_weight) {
+  FieldText fields[2] = {{text, 1.0f}, {}};
+  size_t n = 1;
+  if (title.has_value()) fields[n++] = {*title, title_weight};
+  return Upsert(id, std::span<const FieldText>(fields, n));
+}
+
 uint32_t KeywordIndex::TermIdLocked(const std::string& term) {
   auto [it, inserted] = term_ids_.try_emplace(term, 0);
   if (!inserted) return it->second;

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,8 +45,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/env.h"
 #include "absl/synchronization/mutex.h"
+#include "common/env.h"
 #include "index/keyword/analyzer.h"
 
 namespace neodb::keyword {
@@ -106,6 +107,10 @@ class KeywordIndex {
   absl::Status Upsert(uint64_t id, std::span<const FieldText> fields);
   // Shorthand for one field of weight 1.
   absl::Status Upsert(uint64_t id, std::string_view text);
+  // The fields of a collection's document: its text at weight 1 and, when it
+  // has one, its title at `title_weight`.
+  absl::Status Upsert(uint64_t id, std::string_view text, std::optional<std::string_view> title,
+                      float title_weight);
 
   // Takes document `id` out; false if it was not there (replay may repeat).
   bool Remove(uint64_t id);
@@ -138,8 +143,7 @@ class KeywordIndex {
   // caller guarantees no Upsert/Remove runs between reading that sequence and
   // Save returning (it holds its own write lock), as for vector snapshots.
   // Written through `env` (common/env.h).
-  absl::Status Save(const std::string& path, uint64_t covered_seq,
-                    Env* env = Env::Default()) const;
+  absl::Status Save(const std::string& path, uint64_t covered_seq, Env* env = Env::Default()) const;
 
   struct Loaded {
     std::unique_ptr<KeywordIndex> index;

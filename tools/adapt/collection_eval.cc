@@ -4,7 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
-#include <span>
+#include <optional>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -47,12 +48,12 @@ absl::StatusOr<std::unique_ptr<keyword::KeywordIndex>> BuildKeywordIndex(
   ASSIGN_OR_RETURN(std::unique_ptr<keyword::KeywordIndex> index,
                    keyword::KeywordIndex::Create(settings.options));
   for (int64_t i = 0; i < docs.size(); ++i) {
-    // The fields the server's keyword part gives a document: its text, and
-    // its title where it has one (api/engine/keyword_part.cc).
-    keyword::FieldText fields[2] = {{docs.texts[i], 1.0f}, {}};
-    size_t n = 1;
-    if (!docs.titles[i].empty()) fields[n++] = {docs.titles[i], settings.title_weight};
-    RETURN_IF_ERROR(index->Upsert(static_cast<uint64_t>(i), std::span(fields, n)));
+    // As the server's keyword part (api/engine/keyword_part.cc): the text,
+    // and the title where there is one (an empty title adds no terms either way).
+    std::optional<std::string_view> title;
+    if (!docs.titles[i].empty()) title = docs.titles[i];
+    RETURN_IF_ERROR(
+        index->Upsert(static_cast<uint64_t>(i), docs.texts[i], title, settings.title_weight));
   }
   return index;
 }
