@@ -62,7 +62,7 @@ absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* v
     }
     return r;
   }
-  const int depth = std::max(want, kHybridLegDepth);
+  const int depth = std::max(want, keyword::kHybridLegDepth);
   // The vector leg first: an index that walks a graph evaluates the filter
   // into a bitmap, which the keyword leg's filter then reads too.
   ASSIGN_OR_RETURN(std::vector<index::SearchHit> vh, vector_leg(depth));

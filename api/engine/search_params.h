@@ -25,12 +25,6 @@ enum class SearchMode : uint8_t { kVector = 0, kKeyword = 1, kHybrid = 2 };
 absl::StatusOr<SearchMode> ParseSearchMode(std::string_view name);
 std::string_view SearchModeName(SearchMode mode);
 
-// Hybrid fetches each leg this deep (or k, when larger) before fusing: deep
-// enough that a document one leg ranks well and the other ranks at 50 still
-// gets both contributions (the fusion README's figures were measured at 100),
-// shallow enough that the keyword leg's heap and the vector search stay cheap.
-inline constexpr int kHybridLegDepth = 100;
-
 struct SearchParams {
   // Hits wanted, 1..kMaxSearchK. Default: 10.
   int k = 10;

@@ -62,6 +62,13 @@ enum class FusionMethod : uint8_t { kAdaptive = 0, kWeighted = 1, kReciprocalRan
 std::string_view FusionMethodName(FusionMethod method);
 absl::StatusOr<FusionMethod> ParseFusionMethod(std::string_view name);
 
+// A hybrid query fetches each leg this deep (or k, when larger) before
+// fusing: deep enough that a document one leg ranks well and the other ranks
+// at 50 still gets both contributions (the fusion README's figures were
+// measured at 100), shallow enough that the keyword leg's heap and the vector
+// search stay cheap. The engine serves with it, and `neodb adapt` measures with it.
+inline constexpr int kHybridLegDepth = 100;
+
 inline constexpr int kDefaultRrfK = 60;
 inline constexpr int kDefaultAgreementDepth = 10;
 

@@ -182,7 +182,8 @@ absl::StatusOr<ModelQuality> ScoreQuerySet(encoder::Encoder& enc,
   }
   ASSIGN_OR_RETURN(std::vector<float> query_vecs,
                    EmbedAll(enc, texts, query_opts, settings.metric, nullptr));
-  const auto vector_legs = VectorLegs(query_vecs, doc_vecs, enc.dim(), kLegDepth, settings.metric);
+  const auto vector_legs =
+      VectorLegs(query_vecs, doc_vecs, enc.dim(), keyword::kHybridLegDepth, settings.metric);
   ModelQuality quality;
   std::vector<std::vector<int64_t>> vector_ranked;
   for (const auto& leg : vector_legs) vector_ranked.push_back(Positions(leg, 10));

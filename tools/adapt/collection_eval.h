@@ -8,8 +8,9 @@
 // Modes: "vector" ranks all documents exactly by the collection's metric
 // (index::ExactTopK, what a flat index runs); "hybrid" fuses the keyword leg (BM25 over the same
 // documents, in a KeywordIndex read as the collection's own: its analyzer, BM25 parameters and
-// title field; top kLegDepth) with the vector leg (top kLegDepth) by keyword::Fuse, and ranks the
-// fused top 10; "keyword" is the keyword leg alone (the same for every model).
+// title field; top keyword::kHybridLegDepth, as the server fetches) with the vector leg (as deep)
+// by keyword::Fuse, and ranks the fused top 10; "keyword" is the keyword leg alone (the same for
+// every model).
 
 #include <cstdint>
 #include <functional>
@@ -26,9 +27,6 @@
 #include "tools/adapt/adapt_pairs.h"
 
 namespace neodb::adapt {
-
-// Documents each leg contributes to a fusion or to mining.
-inline constexpr int kLegDepth = 100;
 
 struct RankMetrics {
   double ndcg_at_10 = 0;    // log2 discount, ideal DCG over min(|relevant|, 10)

@@ -352,7 +352,8 @@ absl::StatusOr<adapt::QuerySet> MakeQuerySet(const keyword::KeywordIndex& keywor
   adapt::QuerySet set;
   std::vector<std::string> texts;
   for (const auto& q : queries) texts.push_back(q.query);
-  ASSIGN_OR_RETURN(set.keyword_legs, adapt::KeywordLegs(keyword_index, texts, adapt::kLegDepth));
+  ASSIGN_OR_RETURN(set.keyword_legs,
+                   adapt::KeywordLegs(keyword_index, texts, keyword::kHybridLegDepth));
   set.queries = std::move(queries);
   return set;
 }
