@@ -149,7 +149,6 @@ absl::StatusOr<CollectionReading> ReadCollection(const v1::CollectionInfo& info)
   // leaves them to it).
   spec.dimension = static_cast<uint32_t>(std::max(info.dimension(), 0));
   spec.model_id = info.model_id();
-  spec.model_dir = info.model_dir();
   ASSIGN_OR_RETURN(const engine::CollectionSettings parsed, engine::ParseSettings(spec));
   CollectionReading r;
   r.embed.metric = parsed.metric;
