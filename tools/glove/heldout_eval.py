@@ -4,7 +4,10 @@
 cosine similarity on tools/glove/heldout/words.tsv (52 word pairs) and
 sentences.tsv (58 sentence pairs; --sentences heldout/sentences2.tsv for the
 second, larger set of 240 pairs, written later without seeing any model's
-scores, large enough for the bootstrap to resolve a difference of 0.05), plus
+scores, large enough for the bootstrap to resolve a difference of 0.05;
+heldout/sentences3.tsv, 300 pairs in the STS benchmark's three genres
+(captions, headlines, forum questions; sentences3.genres.txt), written in
+session 15 after the other two had been looked at while choosing models), plus
 the dog/puppy/stock-market example. No file is used in any training stage.
 
 usage:
