@@ -135,7 +135,8 @@ TEST(DefaultModelTest, MlmRanksTheMaskedWordAboveChance) {
       static_cast<long long>(vocab / 2), rate(100), 100.0 / vocab, rate(500), 500.0 / vocab, mrr);
   // Measured when the model was made (encoder/default_model/README.md): median
   // 219, top-100 0.33, top-500 0.67 (20 of 30); version 4 (20,000 pieces): median
-  // 255, top-100 0.27, top-500 0.63. For comparison: a random
+  // 255, top-100 0.27, top-500 0.63; version 5: median 269, top-100 0.27,
+  // top-500 0.63. For comparison: a random
   // model median 5,745, top-500 0; the pre-training checkpoint median 247;
   // the previous shipped model, whose head was only re-fitted to the
   // contrastively trained encoder (no auxiliary MLM loss), median 1,419,
@@ -193,10 +194,10 @@ train::RetrievalMetrics HeldOutRetrieval(const std::string& dir, const std::stri
 
 // Held-out general-English pairs (WordNet, GCIDE, inverse cloze over the
 // corpus): make_pairs.py --hold-out keeps their queries out of training.
-// Measured when the model was made: nDCG@10 0.603 for the shipped model
-// (version 4, whole-word pieces; version 2, with the GloVe channel: 0.560; version 1: 0.491; session 3's, no
-// auxiliary MLM: 0.495; session 2's, trained on general pairs only: 0.565),
-// 0.208 for a random model of version 1's shape.
+// Measured when the model was made: nDCG@10 0.605 for the shipped model
+// (version 5, the soup; version 4, whole-word pieces: 0.603; version 2, with the GloVe channel:
+// 0.560; version 1: 0.491; session 3's, no auxiliary MLM: 0.495; session 2's, trained on general
+// pairs only: 0.565), 0.208 for a random model of version 1's shape.
 TEST(DefaultModelTest, RetrievesHeldOutGeneralPairs) {
   const std::string dir = DefaultModel();
   ASSERT_FALSE(dir.empty());
@@ -208,10 +209,9 @@ TEST(DefaultModelTest, RetrievesHeldOutGeneralPairs) {
 // definition and 100 Debian package short → long description, cut from the
 // shipped run's general_eval.jsonl (make_pairs.py --check-held-out verifies
 // that they stay out of training). Measured when the model was made:
-// nDCG@10 0.925 for the shipped model (version 4; version 2: 0.803; version 1: 0.860;
-// session 3's: 0.857), 0.525 for
-// session 2's model (no scientific pairs), 0.390 for a random model (query
-// and passage share words, which even random mean-pooled vectors pick up).
+// nDCG@10 0.919 for the shipped model (version 5; version 4: 0.925; version 2: 0.803; version 1:
+// 0.860; session 3's: 0.857), 0.525 for session 2's model (no scientific pairs), 0.390 for a random
+// model (query and passage share words, which even random mean-pooled vectors pick up).
 TEST(DefaultModelTest, RetrievesHeldOutSciencePairs) {
   const std::string dir = DefaultModel();
   ASSERT_FALSE(dir.empty());
@@ -224,7 +224,8 @@ TEST(DefaultModelTest, RetrievesHeldOutSciencePairs) {
 // pooling, L2-normalised, as the server embeds). The previous model scored
 // both 0.218 / 0.219 (no word knowledge); the GloVe channel
 // (tools/glove/glove_channel.py) is what separates them: 0.535 / 0.092 when
-// it was made (a gap of 0.44; version 4: 0.471 / 0.147; the SIF-GloVe teacher
+// it was made (a gap of 0.44; version 4: 0.471 / 0.147; version 5: 0.496 /
+// 0.130; the SIF-GloVe teacher
 // 0.657 / 0.024). The bound
 // asks for under half that gap, far above what a model without word
 // knowledge shows (-0.001).
