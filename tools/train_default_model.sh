@@ -166,6 +166,8 @@ REFINE_DISTILL_TEXTS_PER_STEP=${REFINE_DISTILL_TEXTS_PER_STEP:-128}
 # frozen, and the two averaged weight by weight. 0.25 is the only weight among 0.25 /
 # 0.5 / 0.75 that kept the retrieval gates (train_default_model.md); 0 = version 4.
 SOUP_ALPHA=${SOUP_ALPHA:-0.25}
+# Compared as a number, once: "0", "0.0" and "0e0" all mean version 4 (no second refine).
+SOUP=$(awk -v a="$SOUP_ALPHA" 'BEGIN { print (a + 0 != 0) ? 1 : 0 }')
 
 TIMES=$WORK/TIMES.tsv
 [[ -f $TIMES ]] || printf 'stage\tseconds\tfinished_utc\n' > "$TIMES"
@@ -404,7 +406,7 @@ stage_model() {
   [[ $DISTILL == 1 ]] && from=$WORK/distilled
   [[ $CHANNEL == 1 ]] && from=$WORK/channel
   [[ $CHANNEL == 1 && $REFINE == 1 ]] && from=$WORK/refined
-  [[ $CHANNEL == 1 && $REFINE == 1 && $SOUP_ALPHA != 0 ]] && from=$WORK/souped
+  [[ $CHANNEL == 1 && $REFINE == 1 && $SOUP == 1 ]] && from=$WORK/souped
   "$NEODB" model convert --model "$from" --out "$WORK/model" --dtype f16 --force
   zstd -q -19 --rm -f "$WORK/model/model.safetensors" -o "$WORK/model/model.safetensors.zst"
 }
@@ -482,7 +484,7 @@ if [[ $CHANNEL == 1 ]]; then
   if [[ $REFINE == 1 ]]; then
     run_stage refine "$WORK/refined/model.safetensors" stage_refine
     until_stage refine
-    if [[ $SOUP_ALPHA != 0 ]]; then
+    if [[ $SOUP == 1 ]]; then
       run_stage refine_frozen "$WORK/refined_frozen/model.safetensors" stage_refine_frozen
       until_stage refine_frozen
       run_stage soup "$WORK/souped/model.safetensors" stage_soup
