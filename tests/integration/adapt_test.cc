@@ -183,6 +183,41 @@ TEST(AdaptTest, MineTrainEvaluateApplyThroughAKillAndRollBack) {
     const nlohmann::json record = ReadJsonFile(out + "/adapt.json");
     EXPECT_EQ(record["previous"].value("model_id", ""), old_id);
     EXPECT_FALSE(record.value("applied", true));
+    // Each held-out query's figures, and their paired difference: the means of
+    // the lines are the table's figures, their difference the record's.
+    std::ifstream per_query(out + "/adapt_queries.jsonl");
+    std::string line;
+    int lines = 0;
+    std::map<std::string, double> sum;
+    while (std::getline(per_query, line)) {
+      const nlohmann::json q = nlohmann::json::parse(line);
+      ++lines;
+      EXPECT_EQ(q.value("set", ""), "held_out");
+      EXPECT_FALSE(q.value("query", "").empty());
+      EXPECT_FALSE(q["relevant"].empty());
+      for (const char* model : {"old", "new"}) {
+        for (const char* mode : {"vector", "hybrid"}) {
+          const double v = q[model].value(mode, -1.0);
+          EXPECT_GE(v, 0);
+          EXPECT_LE(v, 1);
+          sum[absl::StrCat(model, ".", mode)] += v;
+        }
+      }
+    }
+    EXPECT_EQ(lines, kQueries / 4);
+    const nlohmann::json& vec = record["differences"]["held_out"]["vector"];
+    EXPECT_EQ(vec.value("queries", 0), kQueries / 4);
+    EXPECT_NEAR(sum["old.vector"] / lines, record["before"]["vector"].value("ndcg@10", -1.0), 1e-9);
+    EXPECT_NEAR(sum["new.vector"] / lines, record["after"]["vector"].value("ndcg@10", -1.0), 1e-9);
+    EXPECT_NEAR(vec.value("mean", -9.0), (sum["new.vector"] - sum["old.vector"]) / lines, 1e-9);
+    EXPECT_LE(vec.value("low95", 9.0), vec.value("mean", -9.0));
+    EXPECT_GE(vec.value("high95", -9.0), vec.value("mean", 9.0));
+    const nlohmann::json& hyb = record["differences"]["held_out"]["hybrid"];
+    EXPECT_NEAR(sum["old.hybrid"] / lines, record["before"]["hybrid"].value("ndcg@10", -1.0), 1e-9);
+    EXPECT_NEAR(sum["new.hybrid"] / lines,
+                record["after"]["hybrid_best_fusion"].value("ndcg@10", -1.0), 1e-9);
+    EXPECT_NEAR(hyb.value("mean", -9.0), record.value("gain", 9.0), 1e-9);
+    EXPECT_NE(r.out.find("paired over the same"), std::string::npos) << r.out;
     EXPECT_EQ(server.Stop(), 0);
   }
   const std::string new_id = ReadJsonFile(out + "/lineage.json").value("model_id", "");

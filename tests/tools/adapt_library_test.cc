@@ -10,6 +10,7 @@
 #include "tools/adapt/adapt_pairs.h"
 #include "tools/adapt/collection_eval.h"
 #include "tools/adapt/negative_mining.h"
+#include "tools/adapt/paired_difference.h"
 #include "tools/adapt/vector_cache.h"
 
 namespace neodb::adapt {
@@ -167,6 +168,57 @@ TEST(CollectionEvalTest, RankingMetricsByHand) {
   EXPECT_NEAR(m.ndcg_at_10, (ndcg0 + ndcg1 + 0) / 3, 1e-12);
   EXPECT_NEAR(m.recall_at_10, (1 + 0.5 + 0) / 3, 1e-12);
   EXPECT_NEAR(m.mrr_at_10, (0.5 + 1 + 0) / 3, 1e-12);
+  ASSERT_EQ(m.ndcg_per_query.size(), 3u);
+  EXPECT_NEAR(m.ndcg_per_query[0], ndcg0, 1e-12);
+  EXPECT_NEAR(m.ndcg_per_query[1], ndcg1, 1e-12);
+  EXPECT_EQ(m.ndcg_per_query[2], 0);
+}
+
+TEST(PairedDifferenceTest, NoChangeAndAConstantShiftAreExact) {
+  const std::vector<double> before = {0.1, 0.5, 0.9, 0.0, 1.0};
+  PairedDifference d = PairedBootstrap(before, before);
+  EXPECT_EQ(d.queries, 5);
+  EXPECT_EQ(d.mean, 0);
+  EXPECT_EQ(d.low, 0);
+  EXPECT_EQ(d.high, 0);
+  EXPECT_EQ(d.better, 0);
+  EXPECT_EQ(d.worse, 0);
+  // Every resample of a constant difference has that mean.
+  std::vector<double> after;
+  for (double b : before) after.push_back(b + 0.25);
+  d = PairedBootstrap(before, after);
+  EXPECT_NEAR(d.mean, 0.25, 1e-12);
+  EXPECT_NEAR(d.low, 0.25, 1e-12);
+  EXPECT_NEAR(d.high, 0.25, 1e-12);
+  EXPECT_EQ(d.better, 5);
+  EXPECT_EQ(d.worse, 0);
+  EXPECT_EQ(PairedBootstrap({}, {}).queries, 0);
+}
+
+TEST(PairedDifferenceTest, IntervalOfOneChangedQueryOfFour) {
+  // One query of four gains 1: a resample's mean is k/4 where k ~ Binomial(4, 1/4).
+  // P(k = 0) = 0.316, so the 2.5th percentile is 0; P(k <= 2) = 0.949 and
+  // P(k <= 3) = 0.996, so the 97.5th is 3/4. 10,000 resamples estimate those
+  // probabilities to about 0.004, far from 0.025 and 0.975, so this holds for
+  // any seed.
+  for (uint64_t seed : {1, 2, 3}) {
+    const PairedDifference d = PairedBootstrap({0, 0, 0, 0}, {1, 0, 0, 0}, 10000, seed);
+    EXPECT_EQ(d.mean, 0.25);
+    EXPECT_EQ(d.low, 0);
+    EXPECT_EQ(d.high, 0.75);
+    EXPECT_EQ(d.better, 1);
+    EXPECT_EQ(d.worse, 0);
+  }
+  // The same seed gives the same interval (a rerun prints the same table).
+  const std::vector<double> b = {0.2, 0.4, 0.1, 0.9, 0.3, 0.5};
+  const std::vector<double> a = {0.3, 0.1, 0.6, 0.9, 0.8, 0.4};
+  const PairedDifference x = PairedBootstrap(b, a, 500, 7), y = PairedBootstrap(b, a, 500, 7);
+  EXPECT_EQ(x.low, y.low);
+  EXPECT_EQ(x.high, y.high);
+  EXPECT_LE(x.low, x.mean);
+  EXPECT_GE(x.high, x.mean);
+  EXPECT_EQ(x.better, 3);
+  EXPECT_EQ(x.worse, 2);
 }
 
 TEST(CollectionEvalTest, VectorLegsRankByCosineAndKeywordLegsByBm25) {

@@ -31,7 +31,8 @@ RankMetrics ScoreRankings(const std::vector<std::vector<int64_t>>& ranked,
     for (size_t r = 0; r < std::min<size_t>(rel.size(), 10); ++r) {
       idcg += 1 / std::log2(static_cast<double>(r) + 2);
     }
-    m.ndcg_at_10 += idcg > 0 ? dcg / idcg : 0;
+    m.ndcg_per_query.push_back(idcg > 0 ? dcg / idcg : 0);
+    m.ndcg_at_10 += m.ndcg_per_query.back();
     m.recall_at_10 += rel.empty() ? 0 : hits / static_cast<double>(rel.size());
     m.mrr_at_10 += rr;
   }

@@ -33,6 +33,9 @@ struct RankMetrics {
   double recall_at_10 = 0;  // |relevant ∩ top 10| / |relevant|
   double mrr_at_10 = 0;     // 1 / rank of the first relevant, 0 beyond 10
   int64_t queries = 0;
+  // Each query's nDCG@10, in order: two models' figures on the same queries
+  // are paired (PairedBootstrap), and a user can see which queries moved.
+  std::vector<double> ndcg_per_query;
 };
 
 // Metrics of ranked lists (best first) against relevant sets, averaged over

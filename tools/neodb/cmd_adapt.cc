@@ -37,6 +37,7 @@
 #include "tools/adapt/adapt_pairs.h"
 #include "tools/adapt/collection_eval.h"
 #include "tools/adapt/negative_mining.h"
+#include "tools/adapt/paired_difference.h"
 #include "tools/adapt/vector_cache.h"
 #include "tools/neodb/adapt_client.h"
 #include "tools/neodb/commands.h"
@@ -380,6 +381,54 @@ void PrintTable(const adapt::RankMetrics& keyword_only, const adapt::ModelQualit
               served.label.c_str());
 }
 
+// new - old nDCG@10 over the same queries, paired: the vector leg, and the
+// hybrid as each model would be served (old: the collection's fusion; new:
+// `served`). Printed under the table and returned for adapt.json.
+json PrintDifferences(const adapt::ModelQuality& before, const adapt::ModelQuality& after,
+                      const adapt::FusionQuality& served) {
+  const adapt::PairedDifference v =
+      adapt::PairedBootstrap(before.vector.ndcg_per_query, after.vector.ndcg_per_query);
+  const adapt::PairedDifference h =
+      adapt::PairedBootstrap(before.hybrid.ndcg_per_query, served.metrics.ndcg_per_query);
+  std::printf(
+      "new - old nDCG@10, paired over the same %lld queries (95%% bootstrap interval; "
+      "queries better / worse):\n",
+      static_cast<long long>(v.queries));
+  json out = json::object();
+  for (const auto& [mode, d] : {std::pair{"vector", v}, std::pair{"hybrid", h}}) {
+    std::printf("  %-7s %+.4f (%+.4f .. %+.4f)  %lld / %lld\n", mode, d.mean, d.low, d.high,
+                static_cast<long long>(d.better), static_cast<long long>(d.worse));
+    out[mode] = {{"mean", d.mean},     {"low95", d.low},   {"high95", d.high},
+                 {"better", d.better}, {"worse", d.worse}, {"queries", d.queries}};
+  }
+  return out;
+}
+
+// One JSON line per query of `set`: its text, its relevant documents' ids,
+// and its nDCG@10 under the old and the new model (vector; hybrid as each
+// would be served), so that a user sees which queries the new model moves
+// and two runs can be compared query by query (tools/adapt/compare_runs.py).
+std::string PerQueryJsonl(const std::string& set_name, const adapt::QuerySet& set,
+                          const adapt::CollectionDocs& docs, const adapt::ModelQuality& before,
+                          const adapt::ModelQuality& after, const adapt::FusionQuality& served) {
+  std::string lines;
+  for (size_t q = 0; q < set.queries.size(); ++q) {
+    json relevant = json::array();
+    for (int64_t p : set.queries[q].positives) relevant.push_back(docs.ids[p]);
+    const json line = {{"set", set_name},
+                       {"query", set.queries[q].query},
+                       {"relevant", relevant},
+                       {"old",
+                        {{"vector", before.vector.ndcg_per_query[q]},
+                         {"hybrid", before.hybrid.ndcg_per_query[q]}}},
+                       {"new",
+                        {{"vector", after.vector.ndcg_per_query[q]},
+                         {"hybrid", served.metrics.ndcg_per_query[q]}}}};
+    lines += line.dump() + "\n";
+  }
+  return lines;
+}
+
 absl::Status RunAdapt(const AdaptArgs& a) {
   if (a.negatives < 0) return absl::InvalidArgumentError("--negatives must be >= 0");
   if (a.trainer.warmup < 0 && a.trainer.warmup != kWarmupTenth)
@@ -648,11 +697,17 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   const adapt::FusionQuality& best = adapt::BestFusion(after);
   const size_t best_at = static_cast<size_t>(&best - after.fusions.data());
   PrintTable(keyword_only, before, after, best);
+  json differences = {{"held_out", PrintDifferences(before, after, best)}};
+  std::string per_query = PerQueryJsonl("held_out", held, docs, before, after, best);
   if (!a.test_file.empty()) {
     std::printf("test (%s, reported only): %zu queries\n", a.test_file.c_str(),
                 test.queries.size());
-    PrintTable(KeywordMetrics(test), before_sets[1], after_sets[1], after_sets[1].fusions[best_at]);
+    const adapt::FusionQuality& test_served = after_sets[1].fusions[best_at];
+    PrintTable(KeywordMetrics(test), before_sets[1], after_sets[1], test_served);
+    differences["test"] = PrintDifferences(before_sets[1], after_sets[1], test_served);
+    per_query += PerQueryJsonl("test", test, docs, before_sets[1], after_sets[1], test_served);
   }
+  RETURN_IF_ERROR(WriteFile(out / "adapt_queries.jsonl", per_query));
   std::printf(
       "fusions, nDCG@10 (old / new model on the held-out pairs%s); first: the collection's\n",
       a.test_file.empty() ? "" : " | on the test pairs");
@@ -709,6 +764,8 @@ absl::Status RunAdapt(const AdaptArgs& a) {
         {"hybrid", MetricsJson(after.hybrid)},
         {"hybrid_best_fusion", MetricsJson(best.metrics)}}},
       {"keyword", MetricsJson(keyword_only)},
+      // new - old, paired by query; each query's figures are in adapt_queries.jsonl.
+      {"differences", differences},
       {"timings", timings},
       // Whether step 4 embedded the collection with the old model or took
       // the vectors round 1's in-process mining had saved (also after a

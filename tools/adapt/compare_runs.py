@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Two `neodb adapt` runs compared query by query: is B's new model better than A's?
+
+    tools/adapt/compare_runs.py A B [--resamples 10000] [--seed 1]
+
+A and B are adapt output directories (or their adapt_queries.jsonl files), made from the
+same collection and the same held-out / test pairs: say the in-batch run (A) and the
+mined-negatives run (B). For each set (held_out, test) and mode (vector; hybrid as each
+model would be served) it prints A's and B's mean nDCG@10 and B - A with its 95% paired
+bootstrap interval (queries resampled with replacement, the pair kept together) and how
+many queries B does better and worse on. One split's means differ by chance: the interval
+says by how much they could.
+
+Exit 2, with the reason, when a file is missing or malformed or the two runs did not
+measure the same queries (a run's per-query figures only pair with another's on the same
+queries)."""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+
+MODES = ("vector", "hybrid")
+
+
+def fail(message):
+    print(f"compare_runs: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_run(path):
+    """{(set, query): {mode: new model's nDCG@10}} and the sets in file order."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "adapt_queries.jsonl")
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        fail(f"{path}: {e.strerror}")
+    run, sets = {}, []
+    for n, line in enumerate(lines, 1):
+        try:
+            q = json.loads(line)
+            key = (q["set"], q["query"])
+            figures = {m: float(q["new"][m]) for m in MODES}
+        except (ValueError, KeyError, TypeError) as e:
+            fail(f"{path}:{n}: not an adapt_queries.jsonl line ({type(e).__name__}: {e})")
+        if not all(0 <= v <= 1 for v in figures.values()):
+            fail(f"{path}:{n}: an nDCG@10 outside [0, 1]")
+        if key in run:
+            fail(f"{path}:{n}: query repeated in set {key[0]}: {key[1]!r}")
+        run[key] = figures
+        if key[0] not in sets:
+            sets.append(key[0])
+    if not run:
+        fail(f"{path}: no queries")
+    return run, sets
+
+
+def paired_bootstrap(a, b, resamples, seed):
+    """Mean of b - a, its 95% percentile interval (nearest rank), queries better, worse."""
+    diff = [y - x for x, y in zip(a, b)]
+    n = len(diff)
+    rng = random.Random(seed)
+    means = sorted(sum(diff[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
+
+    def at(p):
+        rank = math.ceil(round(p * resamples, 9))  # round: 0.975 * n is not exact in binary
+        return means[min(max(rank, 1), resamples) - 1]
+
+    return (sum(diff) / n, at(0.025), at(0.975), sum(d > 0 for d in diff),
+            sum(d < 0 for d in diff))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("a", help="baseline run: adapt --out directory or its adapt_queries.jsonl")
+    ap.add_argument("b", help="the run compared with it")
+    ap.add_argument("--resamples", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    if args.resamples < 1:
+        fail("--resamples must be >= 1")
+    a, sets = read_run(args.a)
+    b, _ = read_run(args.b)
+    if a.keys() != b.keys():
+        only_a, only_b = len(a.keys() - b.keys()), len(b.keys() - a.keys())
+        fail(f"the runs measured different queries ({only_a} only in A, {only_b} only in B): "
+             "compare runs made with the same pairs, split and --test")
+    print(f"{'set':<9} {'mode':<7} {'queries':>7} {'A':>8} {'B':>8} {'B - A':>8}  "
+          f"{'95% interval':<19} better / worse")
+    for s in sets:
+        keys = [k for k in a if k[0] == s]
+        for m in MODES:
+            xa, xb = [a[k][m] for k in keys], [b[k][m] for k in keys]
+            mean, lo, hi, better, worse = paired_bootstrap(xa, xb, args.resamples, args.seed)
+            print(f"{s:<9} {m:<7} {len(keys):>7} {sum(xa) / len(xa):8.4f} "
+                  f"{sum(xb) / len(xb):8.4f} {mean:+8.4f}  ({lo:+.4f} .. {hi:+.4f})  "
+                  f"{better} / {worse}")
+
+
+if __name__ == "__main__":
+    main()
