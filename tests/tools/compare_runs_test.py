@@ -12,12 +12,12 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TOOL = os.path.join(ROOT, "tools", "adapt", "compare_runs.py")
 
 
-def write_run(directory, figures):
+def write_run(directory, figures, relevant=("d1",)):
     """figures: {(set, query): (vector, hybrid)} of the new model, as adapt writes them."""
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "adapt_queries.jsonl"), "w") as f:
         for (s, q), (v, h) in figures.items():
-            f.write(json.dumps({"set": s, "query": q, "relevant": ["d1"],
+            f.write(json.dumps({"set": s, "query": q, "relevant": list(relevant),
                                 "old": {"vector": 0.0, "hybrid": 0.0},
                                 "new": {"vector": v, "hybrid": h}}) + "\n")
     return directory
@@ -83,6 +83,10 @@ class CompareRunsTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("different queries (1 only in A, 0 only in B)", r.stderr)
         self.assertEqual(r.stdout, "")
+        # The same queries with other relevant documents: other pairs, not comparable.
+        r = run(a, write_run(os.path.join(self.tmp.name, "c"), self.base, ("d1", "d2")))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("has other relevant documents in B", r.stderr)
         bad = os.path.join(self.tmp.name, "bad")
         os.makedirs(bad)
         with open(os.path.join(bad, "adapt_queries.jsonl"), "w") as f:
@@ -91,7 +95,8 @@ class CompareRunsTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("adapt_queries.jsonl:1: not an adapt_queries.jsonl line", r.stderr)
         with open(os.path.join(bad, "adapt_queries.jsonl"), "w") as f:
-            f.write('{"set": "s", "query": "q", "new": {"vector": 1.5, "hybrid": 0}}\n')
+            f.write(json.dumps({"set": "s", "query": "q", "relevant": ["d"],
+                                "new": {"vector": 1.5, "hybrid": 0}}) + "\n")
         self.assertIn("outside [0, 1]", run(a, bad).stderr)
         r = run(a, os.path.join(self.tmp.name, "missing"))
         self.assertEqual(r.returncode, 2)

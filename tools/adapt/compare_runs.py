@@ -12,8 +12,8 @@ many queries B does better and worse on. One split's means differ by chance: the
 says by how much they could.
 
 Exit 2, with the reason, when a file is missing or malformed or the two runs did not
-measure the same queries (a run's per-query figures only pair with another's on the same
-queries)."""
+measure the same queries with the same relevant documents (a run's per-query figures only
+pair with another's on the same queries)."""
 import argparse
 import json
 import math
@@ -30,7 +30,8 @@ def fail(message):
 
 
 def read_run(path):
-    """{(set, query): {mode: new model's nDCG@10}} and the sets in file order."""
+    """{(set, query): ({mode: new model's nDCG@10}, relevant ids)} and the sets in file
+    order."""
     if os.path.isdir(path):
         path = os.path.join(path, "adapt_queries.jsonl")
     try:
@@ -44,13 +45,14 @@ def read_run(path):
             q = json.loads(line)
             key = (q["set"], q["query"])
             figures = {m: float(q["new"][m]) for m in MODES}
+            relevant = sorted(str(r) for r in q["relevant"])
         except (ValueError, KeyError, TypeError) as e:
             fail(f"{path}:{n}: not an adapt_queries.jsonl line ({type(e).__name__}: {e})")
         if not all(0 <= v <= 1 for v in figures.values()):
             fail(f"{path}:{n}: an nDCG@10 outside [0, 1]")
         if key in run:
             fail(f"{path}:{n}: query repeated in set {key[0]}: {key[1]!r}")
-        run[key] = figures
+        run[key] = (figures, relevant)
         if key[0] not in sets:
             sets.append(key[0])
     if not run:
@@ -88,12 +90,16 @@ def main():
         only_a, only_b = len(a.keys() - b.keys()), len(b.keys() - a.keys())
         fail(f"the runs measured different queries ({only_a} only in A, {only_b} only in B): "
              "compare runs made with the same pairs, split and --test")
+    for k in a:
+        if a[k][1] != b[k][1]:
+            fail(f"query {k[1]!r} of set {k[0]} has other relevant documents in B: the runs "
+                 "were made from different pairs")
     print(f"{'set':<9} {'mode':<7} {'queries':>7} {'A':>8} {'B':>8} {'B - A':>8}  "
           f"{'95% interval':<19} better / worse")
     for s in sets:
         keys = [k for k in a if k[0] == s]
         for m in MODES:
-            xa, xb = [a[k][m] for k in keys], [b[k][m] for k in keys]
+            xa, xb = [a[k][0][m] for k in keys], [b[k][0][m] for k in keys]
             mean, lo, hi, better, worse = paired_bootstrap(xa, xb, args.resamples, args.seed)
             print(f"{s:<9} {m:<7} {len(keys):>7} {sum(xa) / len(xa):8.4f} "
                   f"{sum(xb) / len(xb):8.4f} {mean:+8.4f}  ({lo:+.4f} .. {hi:+.4f})  "
