@@ -74,6 +74,40 @@ class CompareRunsTest(unittest.TestCase):
         # and 3/4 (P(k <= 2) = 0.949, P(k <= 3) = 0.996), whatever the seed.
         self.assertEqual(v[5:9], ["+0.2500", "(+0.0000", "..", "+0.7500)"])
 
+    def test_several_seeds_per_side_are_averaged_per_query(self):
+        a1 = write_run(os.path.join(self.tmp.name, "a1"), self.base)
+        a2 = write_run(os.path.join(self.tmp.name, "a2"),
+                       {k: (v + 0.2, h) for k, (v, h) in self.base.items()})
+        # B equals A1 on every query: against A1 alone it is level; against the mean of
+        # A1 and A2 it is 0.1 lower on every query's vector leg, so the interval is exact.
+        b = write_run(os.path.join(self.tmp.name, "b"), self.base)
+        r = run(f"{a1},{a2}", b, "--resamples", "200")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        v = self.rows(r.stdout)[("held_out", "vector")]
+        self.assertEqual(v[3:9], ["0.3000", "0.2000", "-0.1000", "(-0.1000", "..", "-0.1000)"])
+        self.assertEqual(v[9:], ["0", "/", "5"])
+        self.assertEqual(self.rows(r.stdout)[("test", "hybrid")][5], "+0.0000")
+        self.assertIn("the mean of 2 run(s) in A and 1 in B", r.stdout)
+        # Both sides averaged: B1,B2 the same as A1,A2 is level everywhere.
+        r = run(f"{a1},{a2}", f"{a1},{a2}", "--resamples", "200")
+        self.assertEqual(self.rows(r.stdout)[("held_out", "vector")][5:9],
+                         ["+0.0000", "(+0.0000", "..", "+0.0000)"])
+        # The runs of one side must have measured the same queries, relevant documents too.
+        other = dict(self.base)
+        del other[("held_out", "q0")]
+        a3 = write_run(os.path.join(self.tmp.name, "a3"), other)
+        r = run(f"{a1},{a3}", b)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("A: ", r.stderr)
+        self.assertIn("measured different queries", r.stderr)
+        a4 = write_run(os.path.join(self.tmp.name, "a4"), self.base, ("d9",))
+        r = run(a1, f"{b},{a4}")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("B: query", r.stderr)
+        r = run(f"{a1},", b)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("an empty run path", r.stderr)
+
     def test_different_queries_or_bad_files_exit_2(self):
         a = write_run(os.path.join(self.tmp.name, "a"), self.base)
         other = dict(self.base)

@@ -2,10 +2,13 @@
 """Two `neodb adapt` runs compared query by query: is B's new model better than A's?
 
     tools/adapt/compare_runs.py A B [--resamples 10000] [--seed 1]
+    tools/adapt/compare_runs.py A1,A2 B1,B2     # several training seeds of each
 
 A and B are adapt output directories (or their adapt_queries.jsonl files), made from the
 same collection and the same held-out / test pairs: say the in-batch run (A) and the
-mined-negatives run (B). For each set (held_out, test) and mode (vector; hybrid as each
+mined-negatives run (B). A side may be several runs of one configuration joined by commas
+(other --seed values): each query's figure is then their mean, which takes most of one
+training seed's luck out of the comparison (the interval still resamples only queries). For each set (held_out, test) and mode (vector; hybrid as each
 model would be served) it prints A's and B's mean nDCG@10 and B - A with its 95% paired
 bootstrap interval (queries resampled with replacement, the pair kept together) and how
 many queries B does better and worse on. One split's means differ by chance: the interval
@@ -60,6 +63,29 @@ def read_run(path):
     return run, sets
 
 
+def read_side(spec, name):
+    """One side of the comparison: a run, or the per-query mean of several runs of one
+    configuration (comma-separated), which must have measured the same queries."""
+    paths = spec.split(",")
+    if any(not p for p in paths):
+        fail(f"{name}: an empty run path in {spec!r}")
+    first, sets = read_run(paths[0])
+    sums = {k: dict(figures) for k, (figures, _) in first.items()}
+    for path in paths[1:]:
+        run, _ = read_run(path)
+        if run.keys() != first.keys():
+            fail(f"{name}: {paths[0]} and {path} measured different queries: the runs of one "
+                 "side must be one configuration's (same pairs, split and --test)")
+        for k, (figures, relevant) in run.items():
+            if relevant != first[k][1]:
+                fail(f"{name}: query {k[1]!r} of set {k[0]} has other relevant documents in "
+                     f"{path} than in {paths[0]}")
+            for m in MODES:
+                sums[k][m] += figures[m]
+    side = {k: ({m: v / len(paths) for m, v in sums[k].items()}, first[k][1]) for k in first}
+    return side, sets, len(paths)
+
+
 def paired_bootstrap(a, b, resamples, seed):
     """Mean of b - a, its 95% percentile interval (nearest rank), queries better, worse."""
     diff = [y - x for x, y in zip(a, b)]
@@ -77,15 +103,16 @@ def paired_bootstrap(a, b, resamples, seed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("a", help="baseline run: adapt --out directory or its adapt_queries.jsonl")
-    ap.add_argument("b", help="the run compared with it")
+    ap.add_argument("a", help="baseline run: adapt --out directory or its adapt_queries.jsonl "
+                    "(or several runs of one configuration, comma-separated, averaged)")
+    ap.add_argument("b", help="the run compared with it (the same forms)")
     ap.add_argument("--resamples", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     if args.resamples < 1:
         fail("--resamples must be >= 1")
-    a, sets = read_run(args.a)
-    b, _ = read_run(args.b)
+    a, sets, runs_a = read_side(args.a, "A")
+    b, _, runs_b = read_side(args.b, "B")
     if a.keys() != b.keys():
         only_a, only_b = len(a.keys() - b.keys()), len(b.keys() - a.keys())
         fail(f"the runs measured different queries ({only_a} only in A, {only_b} only in B): "
@@ -104,6 +131,8 @@ def main():
             print(f"{s:<9} {m:<7} {len(keys):>7} {sum(xa) / len(xa):8.4f} "
                   f"{sum(xb) / len(xb):8.4f} {mean:+8.4f}  ({lo:+.4f} .. {hi:+.4f})  "
                   f"{better} / {worse}")
+    if runs_a > 1 or runs_b > 1:
+        print(f"each query's figure is the mean of {runs_a} run(s) in A and {runs_b} in B")
 
 
 if __name__ == "__main__":
