@@ -8,11 +8,11 @@ A and B are adapt output directories (or their adapt_queries.jsonl files), made 
 same collection and the same held-out / test pairs: say the in-batch run (A) and the
 mined-negatives run (B). A side may be several runs of one configuration joined by commas
 (other --seed values): each query's figure is then their mean, which takes most of one
-training seed's luck out of the comparison (the interval still resamples only queries). For each set (held_out, test) and mode (vector; hybrid as each
-model would be served) it prints A's and B's mean nDCG@10 and B - A with its 95% paired
-bootstrap interval (queries resampled with replacement, the pair kept together) and how
-many queries B does better and worse on. One split's means differ by chance: the interval
-says by how much they could.
+training seed's luck out of the comparison (the interval still resamples only queries).
+For each set (held_out, test) and mode (vector; hybrid as each model would be served) it
+prints A's and B's mean nDCG@10 and B - A with its 95% paired bootstrap interval (queries
+resampled with replacement, the pair kept together) and how many queries B does better and
+worse on. One split's means differ by chance: the interval says by how much they could.
 
 Exit 2, with the reason, when a file is missing or malformed or the two runs did not
 measure the same queries with the same relevant documents (a run's per-query figures only
@@ -63,6 +63,19 @@ def read_run(path):
     return run, sets
 
 
+def require_same_queries(x, y, name_x, name_y, prefix=""):
+    """Exit 2 unless runs x and y measured the same queries with the same relevant documents:
+    per-query figures pair only then (between the two sides, and between one side's runs)."""
+    if x.keys() != y.keys():
+        only_x, only_y = len(x.keys() - y.keys()), len(y.keys() - x.keys())
+        fail(f"{prefix}the runs measured different queries ({only_x} only in {name_x}, {only_y} "
+             f"only in {name_y}): compare runs made with the same pairs, split and --test")
+    for k in x:
+        if x[k][1] != y[k][1]:
+            fail(f"{prefix}query {k[1]!r} of set {k[0]} has other relevant documents in "
+                 f"{name_y}: the runs were made from different pairs")
+
+
 def read_side(spec, name):
     """One side of the comparison: a run, or the per-query mean of several runs of one
     configuration (comma-separated), which must have measured the same queries."""
@@ -73,13 +86,8 @@ def read_side(spec, name):
     sums = {k: dict(figures) for k, (figures, _) in first.items()}
     for path in paths[1:]:
         run, _ = read_run(path)
-        if run.keys() != first.keys():
-            fail(f"{name}: {paths[0]} and {path} measured different queries: the runs of one "
-                 "side must be one configuration's (same pairs, split and --test)")
-        for k, (figures, relevant) in run.items():
-            if relevant != first[k][1]:
-                fail(f"{name}: query {k[1]!r} of set {k[0]} has other relevant documents in "
-                     f"{path} than in {paths[0]}")
+        require_same_queries(first, run, paths[0], path, f"{name}: ")
+        for k, (figures, _) in run.items():
             for m in MODES:
                 sums[k][m] += figures[m]
     side = {k: ({m: v / len(paths) for m, v in sums[k].items()}, first[k][1]) for k in first}
@@ -113,14 +121,7 @@ def main():
         fail("--resamples must be >= 1")
     a, sets, runs_a = read_side(args.a, "A")
     b, _, runs_b = read_side(args.b, "B")
-    if a.keys() != b.keys():
-        only_a, only_b = len(a.keys() - b.keys()), len(b.keys() - a.keys())
-        fail(f"the runs measured different queries ({only_a} only in A, {only_b} only in B): "
-             "compare runs made with the same pairs, split and --test")
-    for k in a:
-        if a[k][1] != b[k][1]:
-            fail(f"query {k[1]!r} of set {k[0]} has other relevant documents in B: the runs "
-                 "were made from different pairs")
+    require_same_queries(a, b, "A", "B")
     print(f"{'set':<9} {'mode':<7} {'queries':>7} {'A':>8} {'B':>8} {'B - A':>8}  "
           f"{'95% interval':<19} better / worse")
     for s in sets:
