@@ -686,6 +686,11 @@ TEST(AdaptTest, HostileInputsGetClearErrors) {
   r = RunNeodbCapture(base + "c --pairs " + dir.Sub("none.jsonl"), dir.Sub(""));
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("cannot open pair file"), std::string::npos) << r.err;
+  for (const char* flag : {" --temperature 0", " --temperature nan", " --lr -1"}) {
+    r = RunNeodbCapture(base + "c --pairs " + pairs + flag, dir.Sub(""));
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_NE(r.err.find("must be a positive number"), std::string::npos) << flag << r.err;
+  }
   std::ofstream(pairs) << "{\"query\":\"a\",\"positive_id\":\"d1\"}\n";
   r = RunNeodbCapture(base + "c --pairs " + pairs, dir.Sub(""));  // one query: no split
   EXPECT_EQ(r.status, 2);

@@ -14,6 +14,7 @@
 // (kept, so a --resume reuses them); <out>.work/ the training checkpoints.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -431,6 +432,12 @@ std::string PerQueryJsonl(const std::string& set_name, const adapt::QuerySet& se
 
 absl::Status RunAdapt(const AdaptArgs& a) {
   if (a.negatives < 0) return absl::InvalidArgumentError("--negatives must be >= 0");
+  // The trainer checks these too, but only after mining: refuse them before
+  // anything is read or written.
+  if (!(a.trainer.lr > 0 && std::isfinite(a.trainer.lr)))
+    return absl::InvalidArgumentError("--lr must be a positive number");
+  if (!(a.trainer.temperature > 0 && std::isfinite(a.trainer.temperature)))
+    return absl::InvalidArgumentError("--temperature must be a positive number");
   if (a.trainer.warmup < 0 && a.trainer.warmup != kWarmupTenth)
     return absl::InvalidArgumentError("--warmup must be >= 0");
   if (a.negative_pool < 0) return absl::InvalidArgumentError("--negative-pool must be >= 0");
@@ -936,6 +943,10 @@ void RegisterAdaptCommands(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--warmup", a->trainer.warmup,
                   "Linear warm-up steps of each round (default: a tenth of its steps)");
+  cmd->add_option("--temperature", a->trainer.temperature,
+                  "InfoNCE temperature (as neodb finetune's; lower weighs the hardest negatives "
+                  "more)")
+      ->capture_default_str();
   cmd->add_option("--chunk-size", a->trainer.chunk_size, "GradCache chunk")->capture_default_str();
   cmd->add_option("--seed", a->trainer.seed, "Seed of the data order")->capture_default_str();
   cmd->add_flag_callback(
