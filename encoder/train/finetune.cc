@@ -125,12 +125,14 @@ absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
   lineage["model_id"] = stored.model_id;
   RETURN_IF_ERROR(WriteText(dir / "lineage.json", lineage.dump(2) + "\n"));
   std::string csv =
-      "step,loss,accuracy,lr,grad_norm,tokens,seconds,mlm_loss,mlm_accuracy,distill_loss\n";
+      "step,loss,accuracy,lr,grad_norm,tokens,seconds,mlm_loss,mlm_accuracy,distill_loss,"
+      "known_positives\n";
   std::vector<double> xs, ys;
   for (const StepRecord& r : trainer.history()) {
-    absl::StrAppend(&csv, absl::StrFormat("%d,%.6f,%.4f,%.6g,%.4f,%d,%.3f,%.6f,%.4f,%.6f\n", r.step,
-                                          r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens,
-                                          r.seconds, r.mlm_loss, r.mlm_accuracy, r.distill_loss));
+    absl::StrAppend(
+        &csv, absl::StrFormat("%d,%.6f,%.4f,%.6g,%.4f,%d,%.3f,%.6f,%.4f,%.6f,%d\n", r.step, r.loss,
+                              r.accuracy, r.lr, r.grad_norm, r.tokens, r.seconds, r.mlm_loss,
+                              r.mlm_accuracy, r.distill_loss, r.known_positives));
     xs.push_back(static_cast<double>(r.step));
     ys.push_back(r.loss);
   }

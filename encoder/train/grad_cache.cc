@@ -30,6 +30,7 @@ InfoNceResult GradCacheStep(const TrainModel<T>& model, const T* params,
   const int64_t c = layout.config().hidden_size;
   const int64_t n = batch.num_texts();
   const int64_t b = static_cast<int64_t>(batch.queries.size());
+  NEODB_CHECK(batch.excluded.empty() || static_cast<int64_t>(batch.excluded.size()) == b * (n - b));
   const int64_t first_trained = layout.FirstTrainedLayer(options.train_layers);
   const int64_t grad_begin = layout.TrainableBegin(options.train_layers);
 
@@ -62,7 +63,8 @@ InfoNceResult GradCacheStep(const TrainModel<T>& model, const T* params,
   std::vector<T> d_emb(emb.size());
   const InfoNceResult result =
       InfoNce<T>(emb.data(), emb.data() + b * c, b, emb.data() + 2 * b * c, n - 2 * b, c,
-                 options.temperature, d_emb.data(), d_emb.data() + b * c, d_emb.data() + 2 * b * c);
+                 options.temperature, d_emb.data(), d_emb.data() + b * c, d_emb.data() + 2 * b * c,
+                 batch.excluded.empty() ? nullptr : batch.excluded.data());
 
   // 3. Recompute each chunk with activations and back-propagate its slice.
   std::vector<T> pooled;

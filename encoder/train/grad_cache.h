@@ -23,6 +23,9 @@ struct ContrastiveBatch {
   std::vector<std::vector<int32_t>> queries;
   std::vector<std::vector<int32_t>> positives;  // positives[i] belongs to queries[i]
   std::vector<std::vector<int32_t>> negatives;  // every hard negative of the batch
+  // Empty, or [B, B+M]: candidate j (positives ++ negatives) is a known
+  // positive of query i, not a negative (see InfoNce and KnownPositives).
+  std::vector<uint8_t> excluded;
 
   int64_t num_texts() const {
     return static_cast<int64_t>(queries.size() + positives.size() + negatives.size());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "common/status_macros.h"
@@ -40,7 +41,7 @@ void NormalizeBackward(const double* n, const std::vector<double>& norms, const 
 template <typename T>
 InfoNceResult InfoNce(const T* queries, const T* positives, int64_t batch, const T* negatives,
                       int64_t num_negatives, int64_t dim, double temperature, T* d_queries,
-                      T* d_positives, T* d_negatives) {
+                      T* d_positives, T* d_negatives, const uint8_t* excluded) {
   NEODB_CHECK(batch >= 1 && temperature > 0);
   const int64_t num_cand = batch + num_negatives;
   std::vector<double> qn(static_cast<size_t>(batch * dim));
@@ -51,27 +52,38 @@ InfoNceResult InfoNce(const T* queries, const T* positives, int64_t batch, const
   if (num_negatives > 0)
     n_norms = Normalize(negatives, num_negatives, dim, cn.data() + batch * dim);
 
-  // Row-wise softmax of the logits; dlogits = (softmax − onehot) / B.
+  // Row-wise softmax of the logits over the candidates kept; dlogits =
+  // (softmax − onehot) / B, and 0 for a candidate left out.
   InfoNceResult result;
   std::vector<double> dlogits(static_cast<size_t>(batch * num_cand));
   for (int64_t i = 0; i < batch; ++i) {
     double* row = dlogits.data() + i * num_cand;
+    const uint8_t* out = excluded == nullptr ? nullptr : excluded + i * num_cand;
+    const auto kept = [out](int64_t j) { return out == nullptr || out[j] == 0; };
+    NEODB_CHECK(kept(i));
+    double mx = -std::numeric_limits<double>::infinity();
     for (int64_t j = 0; j < num_cand; ++j) {
       double dot = 0;
       for (int64_t c = 0; c < dim; ++c) dot += qn[i * dim + c] * cn[j * dim + c];
       row[j] = dot / temperature;
+      if (kept(j)) mx = std::max(mx, row[j]);
     }
-    const double mx = *std::max_element(row, row + num_cand);
     bool top = true;
-    for (int64_t j = 0; j < num_cand; ++j) {
-      if (j != i && row[j] >= row[i]) top = false;
-    }
     double sum = 0;
-    for (int64_t j = 0; j < num_cand; ++j) sum += std::exp(row[j] - mx);
+    for (int64_t j = 0; j < num_cand; ++j) {
+      if (!kept(j)) {
+        ++result.excluded;
+        continue;
+      }
+      if (j != i && row[j] >= row[i]) top = false;
+      sum += std::exp(row[j] - mx);
+    }
     result.loss += (mx + std::log(sum) - row[i]) / static_cast<double>(batch);
     result.accuracy += top ? 1.0 / static_cast<double>(batch) : 0.0;
     for (int64_t j = 0; j < num_cand; ++j) {
-      row[j] = (std::exp(row[j] - mx) / sum - (j == i ? 1.0 : 0.0)) / static_cast<double>(batch);
+      row[j] = kept(j) ? (std::exp(row[j] - mx) / sum - (j == i ? 1.0 : 0.0)) /
+                             static_cast<double>(batch)
+                       : 0.0;
     }
   }
   // dqn = dlogits · cn / τ;  dcn = dlogitsᵀ · qn / τ.
@@ -96,8 +108,9 @@ InfoNceResult InfoNce(const T* queries, const T* positives, int64_t batch, const
 }
 
 template InfoNceResult InfoNce<float>(const float*, const float*, int64_t, const float*, int64_t,
-                                      int64_t, double, float*, float*, float*);
+                                      int64_t, double, float*, float*, float*, const uint8_t*);
 template InfoNceResult InfoNce<double>(const double*, const double*, int64_t, const double*,
-                                       int64_t, int64_t, double, double*, double*, double*);
+                                       int64_t, int64_t, double, double*, double*, double*,
+                                       const uint8_t*);
 
 }  // namespace neodb::encoder::train

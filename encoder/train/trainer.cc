@@ -66,6 +66,9 @@ nlohmann::json RunIdentity(const TrainerOptions& o, int64_t num_pairs, int64_t p
   if (o.negatives_per_pair > 0) id["negatives_per_pair"] = o.negatives_per_pair;
   if (!o.keep_zero_weights) id["keep_zero_weights"] = false;
   if (o.freeze_channel) id["freeze_channel"] = true;
+  // The loss leaves in-batch known positives out since this was added; a
+  // checkpoint written before would continue under another loss.
+  id["in_batch_known_positives"] = "excluded";
   return id;
 }
 
@@ -73,7 +76,10 @@ nlohmann::json RunIdentity(const TrainerOptions& o, int64_t num_pairs, int64_t p
 
 Trainer::Trainer(TrainParams<float> params, std::vector<TokenizedPair> data,
                  const TrainerOptions& options)
-    : params_(std::move(params)), data_(std::move(data)), options_(options) {}
+    : params_(std::move(params)),
+      data_(std::move(data)),
+      known_positives_(data_),
+      options_(options) {}
 
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
     TrainParams<float> params, std::vector<TokenizedPair> data, const TrainerOptions& options,
@@ -173,6 +179,7 @@ ContrastiveBatch Trainer::BatchForStep(int64_t step) const {
       batch.negatives.push_back(p.negatives[static_cast<size_t>(k)]);
     }
   }
+  batch.excluded = known_positives_.Excluded(batch);
   return batch;
 }
 
@@ -193,6 +200,7 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
     rec.step = step_ + 1;
     rec.loss = res.loss;
     rec.accuracy = res.accuracy;
+    rec.known_positives = res.excluded;
     rec.tokens = batch.num_tokens();
     if (distill_ != nullptr) {
       const DistillStepLoss d = distill_->AccumulateStep(
@@ -270,7 +278,7 @@ absl::Status Trainer::SaveCheckpointState() const {
   nlohmann::json hist = nlohmann::json::array();
   for (const StepRecord& r : history_) {
     hist.push_back({r.step, r.loss, r.accuracy, r.lr, r.grad_norm, r.tokens, r.seconds, r.mlm_loss,
-                    r.mlm_accuracy, r.distill_loss});
+                    r.mlm_accuracy, r.distill_loss, r.known_positives});
   }
   state["history"] = std::move(hist);
   RETURN_IF_ERROR(WriteCheckpointState(tmp, state.dump(1)));
@@ -343,6 +351,7 @@ absl::Status Trainer::LoadCheckpointState() {
         rec.mlm_accuracy = r.at(8).get<double>();
       }
       if (r.size() >= 10) rec.distill_loss = r.at(9).get<double>();
+      if (r.size() >= 11) rec.known_positives = r.at(10).get<int64_t>();
       history.push_back(rec);
     }
     const int64_t step = state.at("step").get<int64_t>();

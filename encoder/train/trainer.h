@@ -26,6 +26,7 @@
 #include "encoder/train/adamw.h"
 #include "encoder/train/distill_objective.h"
 #include "encoder/train/grad_cache.h"
+#include "encoder/train/known_positives.h"
 #include "encoder/train/mlm_objective.h"
 #include "encoder/train/pairs.h"
 #include "encoder/train/train_model.h"
@@ -98,8 +99,11 @@ struct StepRecord {
   double mlm_loss = 0;      // auxiliary MLM loss (0 without one)
   double mlm_accuracy = 0;  // its masked-token accuracy
   double distill_loss = 0;  // similarity-distillation loss (0 without one)
-  int64_t tokens = 0;       // tokens through the encoder (queries, positives, negatives, MLM batch)
-  double seconds = 0;       // wall time of the step
+  // (query, candidate) pairs left out of the loss as known positives of the
+  // query: in-batch false negatives (KnownPositives).
+  int64_t known_positives = 0;
+  int64_t tokens = 0;  // tokens through the encoder (queries, positives, negatives, MLM batch)
+  double seconds = 0;  // wall time of the step
 };
 
 class Trainer {
@@ -131,6 +135,7 @@ class Trainer {
   // The contrastive batch of 0-based step `step`: epochs are seeded
   // permutations of the pairs; each epoch yields floor(pairs / batch_size)
   // batches (the remainder is dropped so no pair repeats within a batch).
+  // Candidates that are known positives of a query are marked `excluded`.
   ContrastiveBatch BatchForStep(int64_t step) const;
 
   // Checkpoint I/O (public for tests): checkpoint_dir/checkpoint/{state.json,
@@ -147,6 +152,7 @@ class Trainer {
 
   TrainParams<float> params_;
   std::vector<TokenizedPair> data_;
+  KnownPositives known_positives_;  // of data_
   TrainerOptions options_;
   std::unique_ptr<TrainModel<float>> model_;
   std::unique_ptr<AdamW> optimizer_;

@@ -187,6 +187,56 @@ TEST(TrainGradcheck, InfoNce) {
   EXPECT_NEAR(res.loss, total / b, 1e-10);
 }
 
+// Known positives of a query (in-batch false negatives) are left out of its
+// softmax: the loss is the one over the candidates kept, its gradient too.
+TEST(TrainGradcheck, InfoNceLeavesOutExcludedCandidates) {
+  const int64_t b = 3, m = 2, dim = 5, cand = b + m;
+  std::vector<double> q = RandomVector(b * dim, 25), p = RandomVector(b * dim, 26),
+                      n = RandomVector(m * dim, 27);
+  std::vector<uint8_t> excluded(b * cand, 0);
+  excluded[0 * cand + 1] = 1;  // query 0: positive 1 is its document too
+  excluded[0 * cand + 3] = 1;  //          and so is negative 0
+  excluded[2 * cand + 4] = 1;  // query 2: negative 1
+  std::vector<double> dq(q.size()), dp(p.size()), dn(n.size());
+  auto loss = [&] {
+    std::vector<double> a(q.size()), bb(p.size()), cc(n.size());
+    return InfoNce(q.data(), p.data(), b, n.data(), m, dim, 0.07, a.data(), bb.data(), cc.data(),
+                   excluded.data())
+        .loss;
+  };
+  const InfoNceResult res = InfoNce(q.data(), p.data(), b, n.data(), m, dim, 0.07, dq.data(),
+                                    dp.data(), dn.data(), excluded.data());
+  EXPECT_EQ(res.excluded, 3);
+  ExpectGradientsClose("dq", dq.data(), NumericGradient(loss, q.data(), b * dim).data(), b * dim);
+  ExpectGradientsClose("dp", dp.data(), NumericGradient(loss, p.data(), b * dim).data(), b * dim);
+  ExpectGradientsClose("dn", dn.data(), NumericGradient(loss, n.data(), m * dim).data(), m * dim);
+  auto cosine = [&](const double* x, const double* y) {
+    double xy = 0, xx = 0, yy = 0;
+    for (int64_t c = 0; c < dim; ++c) xy += x[c] * y[c], xx += x[c] * x[c], yy += y[c] * y[c];
+    return xy / std::sqrt(xx * yy);
+  };
+  double total = 0;
+  for (int64_t i = 0; i < b; ++i) {
+    double z = 0;
+    for (int64_t j = 0; j < cand; ++j) {
+      if (excluded[i * cand + j]) continue;
+      const double* c = j < b ? &p[j * dim] : &n[(j - b) * dim];
+      z += std::exp(cosine(&q[i * dim], c) / 0.07);
+    }
+    total += -(cosine(&q[i * dim], &p[i * dim]) / 0.07 - std::log(z));
+  }
+  EXPECT_NEAR(res.loss, total / b, 1e-10);
+  // Negative 1 is a candidate of queries 0 and 1 only: its gradient comes from
+  // them, so it differs from the unmasked one; nothing else is left out of
+  // query 1's row, whose loss term is unchanged.
+  std::vector<double> dq0(q.size()), dp0(p.size()), dn0(n.size());
+  const InfoNceResult plain =
+      InfoNce(q.data(), p.data(), b, n.data(), m, dim, 0.07, dq0.data(), dp0.data(), dn0.data());
+  EXPECT_EQ(plain.excluded, 0);
+  EXPECT_GT(plain.loss, res.loss);  // leaving candidates out only lowers each row's normaliser
+  EXPECT_NE(dn[dim], dn0[dim]);
+}
+
 PackedBatch TinyBatch() {
   PackedBatch batch;
   batch.offsets = {0};
@@ -250,7 +300,8 @@ InfoNceResult FullBatchGradient(const TrainModel<double>& model, const double* p
   model.Forward(params, all, 0, nullptr, Pooling::kMean, emb.data(), &acts);
   const InfoNceResult res =
       InfoNce(emb.data(), emb.data() + b * c, b, emb.data() + 2 * b * c, n - 2 * b, c, 0.07,
-              d_emb.data(), d_emb.data() + b * c, d_emb.data() + 2 * b * c);
+              d_emb.data(), d_emb.data() + b * c, d_emb.data() + 2 * b * c,
+              cb.excluded.empty() ? nullptr : cb.excluded.data());
   model.Backward(params, all, acts, d_emb.data(), grad_begin, grads);
   return res;
 }
@@ -298,6 +349,41 @@ TEST_P(GradCacheEqualsFullBatch, TightTolerance) {
   for (size_t i = 0; i < full.size(); ++i) {
     ASSERT_NEAR(cached[i], full[i], 1e-10 * max_abs) << "param " << begin + i;
   }
+}
+
+// GradCache passes the batch's known positives to the loss: its gradient is
+// the full-batch gradient of the loss with them left out, and not the one
+// with them in.
+TEST(TrainGradcheck, GradCacheLeavesOutTheBatchsKnownPositives) {
+  const NeoBertConfig config = TinyConfig();
+  TrainParams<double> params = RandomParams<double>(config, 43, 0.3, 0.3);
+  TrainModel<double> model(params.layout);
+  ContrastiveBatch cb = TinyContrastiveBatch();  // 3 queries, 3 + 2 candidates
+  const std::vector<double> plain = [&] {
+    std::vector<double> g(params.values.size(), 0.0);
+    GradCacheStep(model, params.values.data(), cb, GradCacheOptions{}, g.data());
+    return g;
+  }();
+  cb.excluded.assign(3 * 5, 0);
+  cb.excluded[1 * 5 + 0] = 1;  // query 1: positive 0 is also its
+  cb.excluded[2 * 5 + 4] = 1;  // query 2: negative 1 is also its
+  std::vector<double> full(params.values.size(), 0.0);
+  const InfoNceResult ref = FullBatchGradient(model, params.values.data(), cb, 0, full.data());
+  EXPECT_EQ(ref.excluded, 2);
+  GradCacheOptions options;
+  options.chunk_size = 3;
+  std::vector<double> cached(full.size(), 0.0);
+  const InfoNceResult got = GradCacheStep(model, params.values.data(), cb, options, cached.data());
+  EXPECT_EQ(got.excluded, 2);
+  EXPECT_NEAR(got.loss, ref.loss, 1e-12);
+  double max_abs = 0, max_diff_from_plain = 0;
+  for (size_t i = 0; i < full.size(); ++i) {
+    max_abs = std::max(max_abs, std::fabs(full[i]));
+    max_diff_from_plain = std::max(max_diff_from_plain, std::fabs(full[i] - plain[i]));
+  }
+  ASSERT_GT(max_abs, 1e-6);
+  EXPECT_GT(max_diff_from_plain, 1e-3 * max_abs);
+  for (size_t i = 0; i < full.size(); ++i) ASSERT_NEAR(cached[i], full[i], 1e-10 * max_abs) << i;
 }
 
 // The F32 instantiation (the one that trains) computes what the F64 one does.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "encoder/train/adamw.h"
 #include "encoder/train/float_file.h"
@@ -373,6 +374,48 @@ TEST(TrainLoop, NegativesPerPairDrawsDistinctNegativesOfThePairsOwnPool) {
   EXPECT_EQ((*all)->BatchForStep(0).negatives[1][1], 1001);
   o.negatives_per_pair = -1;
   EXPECT_FALSE(Trainer::Create(RandomParams<float>(LoopConfig(), 3, 0.1, 0.0), data, o).ok());
+}
+
+// A query is never pushed away from one of its own positives: another pair's
+// positive that is the same document, another positive of the same query, or
+// another pair's negative that is one of them. Checked against the pairs by
+// brute force over 20 epochs of batches.
+TEST(TrainLoop, KnownPositivesAreNotInBatchNegatives) {
+  std::vector<TokenizedPair> data = ConceptPairs(16, 1, true);
+  data[1].query = data[0].query;           // one query, two relevant documents
+  data[3].positive = data[2].positive;     // two queries, one document
+  data[5].negatives = {data[4].positive};  // pair 5's negative is pair 4's positive
+  auto positives_of = [&](const std::vector<int32_t>& query) {
+    std::set<std::vector<int32_t>> s;
+    for (const TokenizedPair& p : data)
+      if (p.query == query) s.insert(p.positive);
+    return s;
+  };
+  auto t = Trainer::Create(RandomParams<float>(LoopConfig(), 3, 0.1, 0.0), data, LoopOptions());
+  ASSERT_TRUE(t.ok()) << t.status();
+  int64_t excluded = 0, batches_without = 0;
+  for (int64_t step = 0; step < 40; ++step) {
+    const ContrastiveBatch b = (*t)->BatchForStep(step);
+    const int64_t nq = static_cast<int64_t>(b.queries.size());
+    const int64_t cand = b.num_texts() - nq;
+    if (b.excluded.empty()) {
+      ++batches_without;
+    } else {
+      ASSERT_EQ(static_cast<int64_t>(b.excluded.size()), nq * cand);
+    }
+    for (int64_t i = 0; i < nq; ++i) {
+      const auto own = positives_of(b.queries[i]);
+      for (int64_t j = 0; j < cand; ++j) {
+        const bool is_positive = j != i && own.count(b.text(nq + j)) > 0;
+        const bool out = !b.excluded.empty() && b.excluded[i * cand + j] != 0;
+        EXPECT_EQ(out, is_positive) << "step " << step << " query " << i << " candidate " << j;
+        excluded += out ? 1 : 0;
+      }
+    }
+  }
+  // Over 20 epochs of 2 batches, each kind met in a batch.
+  EXPECT_GE(excluded, 6);
+  EXPECT_GT(batches_without, 0);
 }
 
 TEST(TrainLoop, CreateRejectsBadOptions) {
