@@ -155,61 +155,29 @@ TEST(TrainGradcheck, EmbeddingAndMeanPooling) {
   for (int64_t c = 0; c < dim; ++c) EXPECT_EQ(dtable[c], 0.0);  // id 0 unused
 }
 
-TEST(TrainGradcheck, InfoNce) {
-  const int64_t b = 3, m = 2, dim = 5;
-  std::vector<double> q = RandomVector(b * dim, 15), p = RandomVector(b * dim, 16),
-                      n = RandomVector(m * dim, 17);
-  std::vector<double> dq(q.size()), dp(p.size()), dn(n.size());
-  auto loss = [&] {
-    std::vector<double> a(q.size()), bb(p.size()), cc(n.size());
-    return InfoNce(q.data(), p.data(), b, n.data(), m, dim, 0.07, a.data(), bb.data(), cc.data())
-        .loss;
-  };
-  const InfoNceResult res =
-      InfoNce(q.data(), p.data(), b, n.data(), m, dim, 0.07, dq.data(), dp.data(), dn.data());
-  EXPECT_GT(res.loss, 0);
-  ExpectGradientsClose("dq", dq.data(), NumericGradient(loss, q.data(), b * dim).data(), b * dim);
-  ExpectGradientsClose("dp", dp.data(), NumericGradient(loss, p.data(), b * dim).data(), b * dim);
-  ExpectGradientsClose("dn", dn.data(), NumericGradient(loss, n.data(), m * dim).data(), m * dim);
-  // Loss value against a direct evaluation for query 0.
-  auto cosine = [&](const double* x, const double* y) {
-    double xy = 0, xx = 0, yy = 0;
-    for (int64_t c = 0; c < dim; ++c) xy += x[c] * y[c], xx += x[c] * x[c], yy += y[c] * y[c];
-    return xy / std::sqrt(xx * yy);
-  };
-  double total = 0;
-  for (int64_t i = 0; i < b; ++i) {
-    double z = 0;
-    for (int64_t j = 0; j < b; ++j) z += std::exp(cosine(&q[i * dim], &p[j * dim]) / 0.07);
-    for (int64_t j = 0; j < m; ++j) z += std::exp(cosine(&q[i * dim], &n[j * dim]) / 0.07);
-    total += -(cosine(&q[i * dim], &p[i * dim]) / 0.07 - std::log(z));
-  }
-  EXPECT_NEAR(res.loss, total / b, 1e-10);
-}
-
-// Known positives of a query (in-batch false negatives) are left out of its
-// softmax: the loss is the one over the candidates kept, its gradient too.
-TEST(TrainGradcheck, InfoNceLeavesOutExcludedCandidates) {
+// InfoNce on random queries [3, 5], positives [3, 5] and negatives [2, 5]
+// (seeds seed, seed + 1, seed + 2), with `excluded` ([3, 5], empty = none):
+// its gradients against finite differences and its loss against a direct
+// evaluation over the candidates kept. Returns the result, d negatives in dn.
+InfoNceResult CheckInfoNce(uint64_t seed, const std::vector<uint8_t>& excluded,
+                           std::vector<double>* dn) {
   const int64_t b = 3, m = 2, dim = 5, cand = b + m;
-  std::vector<double> q = RandomVector(b * dim, 25), p = RandomVector(b * dim, 26),
-                      n = RandomVector(m * dim, 27);
-  std::vector<uint8_t> excluded(b * cand, 0);
-  excluded[0 * cand + 1] = 1;  // query 0: positive 1 is its document too
-  excluded[0 * cand + 3] = 1;  //          and so is negative 0
-  excluded[2 * cand + 4] = 1;  // query 2: negative 1
-  std::vector<double> dq(q.size()), dp(p.size()), dn(n.size());
+  std::vector<double> q = RandomVector(b * dim, seed), p = RandomVector(b * dim, seed + 1),
+                      n = RandomVector(m * dim, seed + 2);
+  const uint8_t* out = excluded.empty() ? nullptr : excluded.data();
+  std::vector<double> dq(q.size()), dp(p.size());
+  dn->assign(n.size(), 0.0);
   auto loss = [&] {
     std::vector<double> a(q.size()), bb(p.size()), cc(n.size());
     return InfoNce(q.data(), p.data(), b, n.data(), m, dim, 0.07, a.data(), bb.data(), cc.data(),
-                   excluded.data())
+                   out)
         .loss;
   };
-  const InfoNceResult res = InfoNce(q.data(), p.data(), b, n.data(), m, dim, 0.07, dq.data(),
-                                    dp.data(), dn.data(), excluded.data());
-  EXPECT_EQ(res.excluded, 3);
+  const InfoNceResult res =
+      InfoNce(q.data(), p.data(), b, n.data(), m, dim, 0.07, dq.data(), dp.data(), dn->data(), out);
   ExpectGradientsClose("dq", dq.data(), NumericGradient(loss, q.data(), b * dim).data(), b * dim);
   ExpectGradientsClose("dp", dp.data(), NumericGradient(loss, p.data(), b * dim).data(), b * dim);
-  ExpectGradientsClose("dn", dn.data(), NumericGradient(loss, n.data(), m * dim).data(), m * dim);
+  ExpectGradientsClose("dn", dn->data(), NumericGradient(loss, n.data(), m * dim).data(), m * dim);
   auto cosine = [&](const double* x, const double* y) {
     double xy = 0, xx = 0, yy = 0;
     for (int64_t c = 0; c < dim; ++c) xy += x[c] * y[c], xx += x[c] * x[c], yy += y[c] * y[c];
@@ -219,22 +187,38 @@ TEST(TrainGradcheck, InfoNceLeavesOutExcludedCandidates) {
   for (int64_t i = 0; i < b; ++i) {
     double z = 0;
     for (int64_t j = 0; j < cand; ++j) {
-      if (excluded[i * cand + j]) continue;
+      if (out != nullptr && out[i * cand + j] != 0) continue;
       const double* c = j < b ? &p[j * dim] : &n[(j - b) * dim];
       z += std::exp(cosine(&q[i * dim], c) / 0.07);
     }
     total += -(cosine(&q[i * dim], &p[i * dim]) / 0.07 - std::log(z));
   }
   EXPECT_NEAR(res.loss, total / b, 1e-10);
-  // Negative 1 is a candidate of queries 0 and 1 only: its gradient comes from
-  // them, so it differs from the unmasked one; nothing else is left out of
-  // query 1's row, whose loss term is unchanged.
-  std::vector<double> dq0(q.size()), dp0(p.size()), dn0(n.size());
-  const InfoNceResult plain =
-      InfoNce(q.data(), p.data(), b, n.data(), m, dim, 0.07, dq0.data(), dp0.data(), dn0.data());
-  EXPECT_EQ(plain.excluded, 0);
-  EXPECT_GT(plain.loss, res.loss);  // leaving candidates out only lowers each row's normaliser
-  EXPECT_NE(dn[dim], dn0[dim]);
+  return res;
+}
+
+TEST(TrainGradcheck, InfoNce) {
+  std::vector<double> dn;
+  const InfoNceResult res = CheckInfoNce(15, {}, &dn);
+  EXPECT_GT(res.loss, 0);
+  EXPECT_EQ(res.excluded, 0);
+}
+
+// Known positives of a query (in-batch false negatives) are left out of its
+// softmax: the loss is the one over the candidates kept, its gradient too.
+TEST(TrainGradcheck, InfoNceLeavesOutExcludedCandidates) {
+  const int64_t cand = 5;  // 3 positives + 2 negatives
+  std::vector<uint8_t> excluded(3 * cand, 0);
+  excluded[0 * cand + 1] = 1;  // query 0: positive 1 is its document too
+  excluded[0 * cand + 3] = 1;  //          and so is negative 0
+  excluded[2 * cand + 4] = 1;  // query 2: negative 1
+  std::vector<double> dn, dn_plain;
+  const InfoNceResult res = CheckInfoNce(25, excluded, &dn);
+  EXPECT_EQ(res.excluded, 3);
+  const InfoNceResult plain = CheckInfoNce(25, {}, &dn_plain);
+  EXPECT_GT(plain.loss, res.loss);  // leaving candidates out only lowers a row's normaliser
+  // Negative 1 is now a candidate of queries 0 and 1 only: its gradient changed.
+  EXPECT_NE(dn[5], dn_plain[5]);
 }
 
 PackedBatch TinyBatch() {
