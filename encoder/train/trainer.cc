@@ -81,25 +81,32 @@ Trainer::Trainer(TrainParams<float> params, std::vector<TokenizedPair> data,
       known_positives_(data_),
       options_(options) {}
 
+absl::Status CheckTrainerNumbers(const TrainerOptions& options) {
+  if (options.steps < 1) return absl::InvalidArgumentError("--steps must be at least 1");
+  if (options.batch_size < 1) return absl::InvalidArgumentError("--batch-size must be at least 1");
+  if (!(options.lr > 0 && std::isfinite(options.lr)))
+    return absl::InvalidArgumentError("--lr must be a positive number");
+  if (!(options.temperature > 0 && std::isfinite(options.temperature)))
+    return absl::InvalidArgumentError("--temperature must be a positive number");
+  if (options.chunk_size < 1) return absl::InvalidArgumentError("--chunk-size must be >= 1");
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
     TrainParams<float> params, std::vector<TokenizedPair> data, const TrainerOptions& options,
     std::unique_ptr<MlmObjective> mlm, std::unique_ptr<DistillObjective> distill) {
   const int64_t n = static_cast<int64_t>(data.size());
   const int64_t layers = params.layout.config().num_hidden_layers;
-  if (options.steps < 1) return absl::InvalidArgumentError("--steps must be at least 1");
-  if (options.batch_size < 1) return absl::InvalidArgumentError("--batch-size must be at least 1");
+  RETURN_IF_ERROR(CheckTrainerNumbers(options));
   if (options.batch_size > n) {
     return absl::InvalidArgumentError(absl::StrCat("--batch-size ", options.batch_size,
                                                    " is larger than the ", n, " training pairs"));
   }
-  if (!(options.lr > 0)) return absl::InvalidArgumentError("--lr must be positive");
   if (options.warmup < 0) return absl::InvalidArgumentError("--warmup must be >= 0");
-  if (!(options.temperature > 0)) return absl::InvalidArgumentError("--temperature must be > 0");
   if (options.train_layers < 0 || options.train_layers > layers) {
     return absl::InvalidArgumentError(absl::StrCat("--train-layers must be in [0, ", layers,
                                                    "] (0 = all), got ", options.train_layers));
   }
-  if (options.chunk_size < 1) return absl::InvalidArgumentError("--chunk-size must be >= 1");
   if (mlm != nullptr && !(options.mlm_weight > 0 && std::isfinite(options.mlm_weight))) {
     return absl::InvalidArgumentError("--mlm-weight must be a positive number");
   }

@@ -106,6 +106,11 @@ struct StepRecord {
   double seconds = 0;  // wall time of the step
 };
 
+// The checks of `options` that need neither the pairs nor the model (steps,
+// batch size, learning rate, temperature, chunk size): Trainer::Create runs
+// them, and a command can run them before it reads or mines anything.
+absl::Status CheckTrainerNumbers(const TrainerOptions& options);
+
 class Trainer {
  public:
   // mlm: the auxiliary MLM objective, or nullptr for contrastive training

@@ -14,7 +14,6 @@
 // (kept, so a --resume reuses them); <out>.work/ the training checkpoints.
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -432,12 +431,8 @@ std::string PerQueryJsonl(const std::string& set_name, const adapt::QuerySet& se
 
 absl::Status RunAdapt(const AdaptArgs& a) {
   if (a.negatives < 0) return absl::InvalidArgumentError("--negatives must be >= 0");
-  // The trainer checks these too, but only after mining: refuse them before
-  // anything is read or written.
-  if (!(a.trainer.lr > 0 && std::isfinite(a.trainer.lr)))
-    return absl::InvalidArgumentError("--lr must be a positive number");
-  if (!(a.trainer.temperature > 0 && std::isfinite(a.trainer.temperature)))
-    return absl::InvalidArgumentError("--temperature must be a positive number");
+  // The trainer's own checks, before anything is read or mined.
+  RETURN_IF_ERROR(encoder::train::CheckTrainerNumbers(a.trainer));
   if (a.trainer.warmup < 0 && a.trainer.warmup != kWarmupTenth)
     return absl::InvalidArgumentError("--warmup must be >= 0");
   if (a.negative_pool < 0) return absl::InvalidArgumentError("--negative-pool must be >= 0");
