@@ -2,8 +2,8 @@
 // In-batch false negatives. InfoNCE treats every other candidate of a batch as
 // a negative of query i, but two kinds of candidate are positives of it:
 //  - the same document as its positive, when several queries share one
-//    (SciFact: 522 of its 919 training pairs' positive pairs share a document
-//    with another pair);
+//    (SciFact's 919 training pairs hold 522 pairs of pairs with the same
+//    document, and 159 with the same query);
 //  - a positive of the same query in another pair, when a query has several
 //    relevant documents.
 // Pushing a query away from them teaches the opposite of its labels, and once
