@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "tools/neodb/progress_line.h"
 
 namespace neodb::cli {
 
@@ -126,14 +127,17 @@ absl::Status AdaptClient::ReindexAndWait(const std::string& collection,
   RETURN_IF_ERROR(Call(*admin_, &v1::Admin::Stub::Reindex, req).status());
   v1::ReindexStatusRequest sreq;
   sreq.set_collection(collection);
+  ProgressLine progress;
   while (true) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     ASSIGN_OR_RETURN(auto st, Call(*admin_, &v1::Admin::Stub::ReindexStatus, sreq));
-    std::fprintf(stderr, "\rreindex %s: %llu/%llu%s   ", collection.c_str(),
-                 static_cast<unsigned long long>(st.done()),
-                 static_cast<unsigned long long>(st.total()), st.committed() ? " (committed)" : "");
-    if (st.state() == v1::ReindexStatusResponse::RUNNING) continue;
-    std::fprintf(stderr, "\n");
+    const std::string text = absl::StrCat("reindex ", collection, ": ", st.done(), "/", st.total(),
+                                          st.committed() ? " (committed)" : "");
+    if (st.state() == v1::ReindexStatusResponse::RUNNING) {
+      progress.Update(text);
+      continue;
+    }
+    progress.Finish(text);
     if (st.state() == v1::ReindexStatusResponse::DONE) return absl::OkStatus();
     return absl::InternalError(absl::StrCat("reindex of ", collection, " failed: ", st.error()));
   }

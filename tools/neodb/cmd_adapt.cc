@@ -41,6 +41,7 @@
 #include "tools/adapt/vector_cache.h"
 #include "tools/neodb/adapt_client.h"
 #include "tools/neodb/commands.h"
+#include "tools/neodb/progress_line.h"
 
 namespace neodb::cli {
 namespace {
@@ -188,6 +189,7 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
   std::string out;
   int64_t mined = 0, from_server = 0, from_keyword = 0, skipped_duplicates = 0, lines = 0;
   int64_t passed_over_by_score = 0;
+  ProgressLine progress;
   for (size_t qi = 0; qi < train.size(); ++qi) {
     const adapt::QueryPositives& q = train[qi];
     std::vector<int64_t> negatives;
@@ -233,12 +235,11 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
       absl::StrAppend(&out, line.dump(), "\n");
       ++lines;
     }
-    if ((qi + 1) % 50 == 0 || qi + 1 == train.size()) {
-      std::fprintf(stderr, "\rmining: %zu/%zu queries, %lld negatives", qi + 1, train.size(),
-                   static_cast<long long>(mined));
-    }
+    progress.Update(
+        absl::StrCat("mining: ", qi + 1, "/", train.size(), " queries, ", mined, " negatives"));
   }
-  std::fprintf(stderr, "\n");
+  progress.Finish(
+      absl::StrCat("mining: ", train.size(), "/", train.size(), " queries, ", mined, " negatives"));
   RETURN_IF_ERROR(WriteFile(path, out));
   return json{{"queries", train.size()},
               {"pairs", lines},
@@ -263,17 +264,17 @@ absl::StatusOr<std::unique_ptr<encoder::Encoder>> OpenModel(const std::string& d
   return enc;
 }
 
-// Progress of embedding the collection with the `label` model, on stderr at
-// most every 2 s (and at the end).
+// Progress of embedding the collection with the `label` model, on stderr.
 std::function<void(int64_t, int64_t)> EmbedProgress(const std::string& label) {
-  auto last = std::make_shared<std::chrono::steady_clock::time_point>(
-      std::chrono::steady_clock::now() - std::chrono::seconds(10));
-  return [label, last](int64_t done, int64_t total) {
-    if (done != total && Seconds(*last) < 2) return;
-    *last = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "\rembedding the collection with the %s model: %lld/%lld", label.c_str(),
-                 static_cast<long long>(done), static_cast<long long>(total));
-    if (done == total) std::fprintf(stderr, "\n");
+  auto line = std::make_shared<ProgressLine>();
+  return [label, line](int64_t done, int64_t total) {
+    const std::string text =
+        absl::StrCat("embedding the collection with the ", label, " model: ", done, "/", total);
+    if (done == total) {
+      line->Finish(text);
+    } else {
+      line->Update(text);
+    }
   };
 }
 

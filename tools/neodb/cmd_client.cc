@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "api/convert.h"
 #include "api/engine/embed_settings.h"
 #include "api/engine/search_params.h"
@@ -25,6 +26,7 @@
 #include "nlohmann/json.hpp"
 #include "tools/neodb/client_common.h"
 #include "tools/neodb/commands.h"
+#include "tools/neodb/progress_line.h"
 
 namespace neodb::cli {
 namespace {
@@ -213,13 +215,16 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   v1::IngestAck last;
+  ProgressLine progress;
+  auto progress_text = [&](const v1::IngestAck& ack) {
+    return absl::StrFormat("neodb ingest: %d documents committed (%.0f/s)", ack.documents(),
+                           ack.documents() / std::max(seconds(), 1e-9));
+  };
   std::thread reader([&] {
     v1::IngestAck ack;
     while (stream->Read(&ack)) {
       last = ack;
-      std::fprintf(stderr, "\rneodb ingest: %llu documents committed (%.0f/s)",
-                   static_cast<unsigned long long>(ack.documents()),
-                   ack.documents() / std::max(seconds(), 1e-9));
+      progress.Update(progress_text(ack));
     }
   });
   v1::IngestBatch batch;
@@ -251,7 +256,7 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
   stream->WritesDone();
   reader.join();
   grpc::Status s = stream->Finish();
-  std::fprintf(stderr, "\n");
+  if (last.documents() > 0) progress.Finish(progress_text(last));
   if (!s.ok()) return CallStatus(s, f);
   RETURN_IF_ERROR(input);
   Print(json{{"documents", last.documents()},
@@ -559,22 +564,22 @@ void RegisterAdmin(CLI::App& app) {
         CallOrExit(*stub, *f, &v1::Admin::Stub::Reindex, req);
       }
       if (*no_wait) return;
+      ProgressLine progress;
       while (true) {
         v1::ReindexStatusRequest req;
         req.set_collection(*collection);
         const auto r = CallOrExit(*stub, *f, &v1::Admin::Stub::ReindexStatus, req);
-        std::fprintf(stderr, "\rneodb reindex: %llu / %llu",
-                     static_cast<unsigned long long>(r.done()),
-                     static_cast<unsigned long long>(r.total()));
+        const std::string text = absl::StrCat("neodb reindex: ", r.done(), " / ", r.total());
         if (r.state() == v1::ReindexStatusResponse::DONE) {
-          std::fprintf(stderr, "\n");
+          progress.Finish(text);
           Print(json{{"state", "done"}, {"documents", r.total()}, {"model_id", r.model_id()}});
           return;
         }
         if (r.state() == v1::ReindexStatusResponse::FAILED) {
-          std::fprintf(stderr, "\n");
+          progress.Finish(text);
           ExitIfError(absl::InternalError(absl::StrCat("reindex failed: ", r.error())));
         }
+        progress.Update(text);
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
     });
