@@ -190,6 +190,9 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
   int64_t mined = 0, from_server = 0, from_keyword = 0, skipped_duplicates = 0, lines = 0;
   int64_t passed_over_by_score = 0;
   ProgressLine progress;
+  auto progress_text = [&](size_t done) {
+    return absl::StrCat("mining: ", done, "/", train.size(), " queries, ", mined, " negatives");
+  };
   for (size_t qi = 0; qi < train.size(); ++qi) {
     const adapt::QueryPositives& q = train[qi];
     std::vector<int64_t> negatives;
@@ -235,11 +238,9 @@ absl::StatusOr<json> MineTrainingFile(AdaptClient& server, const AdaptArgs& a,
       absl::StrAppend(&out, line.dump(), "\n");
       ++lines;
     }
-    progress.Update(
-        absl::StrCat("mining: ", qi + 1, "/", train.size(), " queries, ", mined, " negatives"));
+    progress.Update(progress_text(qi + 1));
   }
-  progress.Finish(
-      absl::StrCat("mining: ", train.size(), "/", train.size(), " queries, ", mined, " negatives"));
+  progress.Finish(progress_text(train.size()));
   RETURN_IF_ERROR(WriteFile(path, out));
   return json{{"queries", train.size()},
               {"pairs", lines},

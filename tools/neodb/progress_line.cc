@@ -27,13 +27,13 @@ ProgressLine::~ProgressLine() { EndTerminalLine(); }
 
 void ProgressLine::Update(const std::string& text) {
   const auto interval = options_.terminal ? options_.terminal_interval : options_.log_interval;
-  if (shown_any_ && options_.now() - last_shown_ < interval) return;
+  if (last_shown_.has_value() && options_.now() - *last_shown_ < interval) return;
   Show(text);
 }
 
 void ProgressLine::Finish(const std::string& text) {
   // A log that shows this state already does not need it twice.
-  if (options_.terminal || !shown_any_ || text != last_text_) Show(text);
+  if (options_.terminal || !last_shown_.has_value() || text != last_text_) Show(text);
   EndTerminalLine();
 }
 
@@ -48,7 +48,6 @@ void ProgressLine::Show(const std::string& text) {
     std::fprintf(out_, "%s\n", text.c_str());
   }
   std::fflush(out_);
-  shown_any_ = true;
   last_shown_ = options_.now();
   last_text_ = text;
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace neodb::cli {
@@ -47,10 +48,9 @@ class ProgressLine {
 
   std::FILE* out_;
   Options options_;
-  bool shown_any_ = false;
-  TimePoint last_shown_{};
-  std::string last_text_;   // what was last shown
-  bool line_open_ = false;  // terminal: a line not yet ended
+  std::optional<TimePoint> last_shown_;  // none before the first
+  std::string last_text_;                // what was last shown
+  bool line_open_ = false;               // terminal: a line not yet ended
 };
 
 }  // namespace neodb::cli
