@@ -2,11 +2,11 @@
 
 #include <chrono>
 #include <cstdio>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "tools/neodb/progress_line.h"
+#include "tools/neodb/reindex_wait.h"
 
 namespace neodb::cli {
 
@@ -128,19 +128,10 @@ absl::Status AdaptClient::ReindexAndWait(const std::string& collection,
   v1::ReindexStatusRequest sreq;
   sreq.set_collection(collection);
   ProgressLine progress;
-  while (true) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    ASSIGN_OR_RETURN(auto st, Call(*admin_, &v1::Admin::Stub::ReindexStatus, sreq));
-    const std::string text = absl::StrCat("reindex ", collection, ": ", st.done(), "/", st.total(),
-                                          st.committed() ? " (committed)" : "");
-    if (st.state() == v1::ReindexStatusResponse::RUNNING) {
-      progress.Update(text);
-      continue;
-    }
-    progress.Finish(text);
-    if (st.state() == v1::ReindexStatusResponse::DONE) return absl::OkStatus();
-    return absl::InternalError(absl::StrCat("reindex of ", collection, " failed: ", st.error()));
-  }
+  return WaitForReindex([&] { return Call(*admin_, &v1::Admin::Stub::ReindexStatus, sreq); },
+                        collection, absl::StrCat("reindex ", collection), progress,
+                        std::chrono::milliseconds(200))
+      .status();
 }
 
 absl::StatusOr<v1::VerifyResponse> AdaptClient::Verify(const std::string& collection) {

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -27,6 +26,7 @@
 #include "tools/neodb/client_common.h"
 #include "tools/neodb/commands.h"
 #include "tools/neodb/progress_line.h"
+#include "tools/neodb/reindex_wait.h"
 
 namespace neodb::cli {
 namespace {
@@ -564,24 +564,16 @@ void RegisterAdmin(CLI::App& app) {
         CallOrExit(*stub, *f, &v1::Admin::Stub::Reindex, req);
       }
       if (*no_wait) return;
+      v1::ReindexStatusRequest req;
+      req.set_collection(*collection);
       ProgressLine progress;
-      while (true) {
-        v1::ReindexStatusRequest req;
-        req.set_collection(*collection);
-        const auto r = CallOrExit(*stub, *f, &v1::Admin::Stub::ReindexStatus, req);
-        const std::string text = absl::StrCat("neodb reindex: ", r.done(), " / ", r.total());
-        if (r.state() == v1::ReindexStatusResponse::DONE) {
-          progress.Finish(text);
-          Print(json{{"state", "done"}, {"documents", r.total()}, {"model_id", r.model_id()}});
-          return;
-        }
-        if (r.state() == v1::ReindexStatusResponse::FAILED) {
-          progress.Finish(text);
-          ExitIfError(absl::InternalError(absl::StrCat("reindex failed: ", r.error())));
-        }
-        progress.Update(text);
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      }
+      const auto r = WaitForReindex(
+          [&]() -> absl::StatusOr<v1::ReindexStatusResponse> {
+            return CallOrExit(*stub, *f, &v1::Admin::Stub::ReindexStatus, req);
+          },
+          *collection, "neodb reindex", progress, std::chrono::milliseconds(200));
+      ExitIfError(r.status());
+      Print(json{{"state", "done"}, {"documents", r->total()}, {"model_id", r->model_id()}});
     });
   }
 }
