@@ -60,8 +60,9 @@ Waited Wait(Script& script) {
   std::FILE* out = open_memstream(&buffer, &size);
   Waited w;
   {
-    ProgressLine progress(
-        out, ProgressLine::Options{.terminal = false, .log_interval = std::chrono::seconds(0)});
+    ProgressLine::Options options;  // a log, not a terminal: every state shown
+    options.log_interval = std::chrono::seconds(0);
+    ProgressLine progress(out, options);
     w.result = WaitForReindex(script.Poll(), "docs", "reindex docs", progress,
                               std::chrono::milliseconds(0));
   }
