@@ -1,6 +1,5 @@
 #include "tools/neodb/adapt_client.h"
 
-#include <chrono>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -129,8 +128,7 @@ absl::Status AdaptClient::ReindexAndWait(const std::string& collection,
   sreq.set_collection(collection);
   ProgressLine progress;
   return WaitForReindex([&] { return Call(*admin_, &v1::Admin::Stub::ReindexStatus, sreq); },
-                        collection, absl::StrCat("reindex ", collection), progress,
-                        std::chrono::milliseconds(200))
+                        collection, absl::StrCat("reindex ", collection), progress)
       .status();
 }
 

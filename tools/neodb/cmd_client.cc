@@ -571,7 +571,7 @@ void RegisterAdmin(CLI::App& app) {
           [&]() -> absl::StatusOr<v1::ReindexStatusResponse> {
             return CallOrExit(*stub, *f, &v1::Admin::Stub::ReindexStatus, req);
           },
-          *collection, "neodb reindex", progress, std::chrono::milliseconds(200));
+          *collection, "neodb reindex", progress);
       ExitIfError(r.status());
       Print(json{{"state", "done"}, {"documents", r->total()}, {"model_id", r->model_id()}});
     });

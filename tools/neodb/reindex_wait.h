@@ -17,6 +17,10 @@ namespace neodb::cli {
 // One ReindexStatus call for the collection being waited on.
 using ReindexStatusPoll = std::function<absl::StatusOr<v1::ReindexStatusResponse>()>;
 
+// How often a client asks: the 200 ms both `neodb reindex` and adapt polled
+// at before they shared this loop.
+inline constexpr std::chrono::milliseconds kReindexPollInterval{200};
+
 // Polls every `interval` (the first poll at once) and shows
 // "<label>: done / total" on `progress` while RUNNING, then the final state.
 //  - DONE: the final response.
@@ -26,10 +30,8 @@ using ReindexStatusPoll = std::function<absl::StatusOr<v1::ReindexStatusResponse
 //    collection is then wholly on one model (the swap is atomic), which the
 //    message says how to find out.
 //  - A poll that fails: its status, unchanged.
-absl::StatusOr<v1::ReindexStatusResponse> WaitForReindex(const ReindexStatusPoll& poll,
-                                                         const std::string& collection,
-                                                         const std::string& label,
-                                                         ProgressLine& progress,
-                                                         std::chrono::milliseconds interval);
+absl::StatusOr<v1::ReindexStatusResponse> WaitForReindex(
+    const ReindexStatusPoll& poll, const std::string& collection, const std::string& label,
+    ProgressLine& progress, std::chrono::milliseconds interval = kReindexPollInterval);
 
 }  // namespace neodb::cli
