@@ -287,19 +287,20 @@ absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
       return absl::InvalidArgumentError(absl::StrCat("unknown metric ", s.metric()));
   }
   out.metric = std::string(index::MetricName(metric));
-  encoder::Pooling pooling;
+  // Unspecified pooling stays empty: the engine takes the model's own.
   switch (s.pooling()) {
     case v1::POOLING_UNSPECIFIED:
+      out.pooling.clear();
+      break;
     case v1::POOLING_MEAN:
-      pooling = encoder::Pooling::kMean;
+      out.pooling = std::string(engine::PoolingName(encoder::Pooling::kMean));
       break;
     case v1::POOLING_CLS:
-      pooling = encoder::Pooling::kCls;
+      out.pooling = std::string(engine::PoolingName(encoder::Pooling::kCls));
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("unknown pooling ", s.pooling()));
   }
-  out.pooling = std::string(engine::PoolingName(pooling));
   encoder::Overflow overflow;
   switch (s.overflow()) {
     case v1::OVERFLOW_UNSPECIFIED:

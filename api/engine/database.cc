@@ -155,6 +155,18 @@ absl::Status CheckVectorsName(const std::string& name) {
   return absl::OkStatus();
 }
 
+// What a request left unsaid, the model's directory decides: an empty pooling
+// becomes the model's own, and a collection that names neither instruction
+// takes the model's prompts (E5's "query: " / "passage: ", BGE's query
+// instruction), since its vectors only mean what they should with them.
+void TakeModelDefaults(const encoder::ModelDefaults& d, db::CollectionSpec* spec) {
+  if (spec->pooling.empty()) spec->pooling = std::string(PoolingName(d.pooling));
+  if (spec->query_instruction.empty() && spec->document_instruction.empty()) {
+    spec->query_instruction = d.query_prefix;
+    spec->document_instruction = d.document_prefix;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spec) {
@@ -202,6 +214,7 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
     spec.dimension = static_cast<uint32_t>(m->embedder->dim());
     spec.model_id = m->embedder->model_id();
     spec.model_dir = m->dir;
+    TakeModelDefaults(m->embedder->defaults(), &spec);
     // What the vectors are computed in (F32 where the CPU lacks the asked one).
     spec.precision = std::string(encoder::PrecisionName(m->embedder->precision()));
   } else {
@@ -241,9 +254,12 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
       }
       spec.model_id = q->embedder->model_id();
       spec.model_dir = q->dir;
+      TakeModelDefaults(q->embedder->defaults(), &spec);
       spec.precision = std::string(encoder::PrecisionName(q->embedder->precision()));
     }
   }
+  // No model decides for client vectors without a query model: mean, as before.
+  if (spec.pooling.empty()) spec.pooling = std::string(PoolingName(encoder::Pooling::kMean));
   spec.engine_state.clear();
   ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(spec));
   RETURN_IF_ERROR(index::ValidateIndexSpec(spec.index_spec, static_cast<int>(spec.dimension)));

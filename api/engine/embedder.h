@@ -39,6 +39,9 @@ class Embedder {
   // The matmul precision the vectors are computed in (Encoder::precision():
   // after any fallback of a CPU without the instructions). Default: kF32.
   virtual encoder::Precision precision() const { return encoder::Precision::kF32; }
+  // The pooling and instructions the model's directory asks for (its
+  // sentence-transformers files). Default: mean pooling, no instructions.
+  virtual encoder::ModelDefaults defaults() const { return {}; }
 
   // One vector per text, in order. Errors (text too long with
   // Overflow::kError, invalid input) are INVALID_ARGUMENT.

@@ -15,12 +15,8 @@ std::string EncoderEmbedder::device() const {
 }
 
 size_t EncoderEmbedder::memory_bytes() const {
-  const auto& c = encoder_->config();
-  const int64_t h = c.hidden_size;
-  // Embeddings, then per layer: QKV + output projection, the SwiGLU FFN
-  // (gate, up, down), and norms (negligible).
-  const int64_t params = c.vocab_size * h + c.num_hidden_layers * (4 * h * h + 3 * h * c.ffn_dim());
-  return static_cast<size_t>(params) * sizeof(float);
+  // The F32 weights, whatever the architecture.
+  return static_cast<size_t>(encoder_->model().parameter_count()) * sizeof(float);
 }
 
 absl::StatusOr<std::vector<float>> EncoderEmbedder::Pool(

@@ -18,8 +18,9 @@ class EncoderEmbedder : public Embedder {
                                                         const encoder::EncoderOptions& options);
 
   const std::string& model_id() const override { return encoder_->model_id(); }
+  encoder::ModelDefaults defaults() const override { return encoder_->defaults(); }
   int dim() const override { return static_cast<int>(encoder_->dim()); }
-  int max_tokens() const override { return static_cast<int>(encoder_->config().max_length); }
+  int max_tokens() const override { return static_cast<int>(encoder_->max_length()); }
   absl::StatusOr<int> CountTokens(std::string_view prefix, std::string_view text) const override;
   // Parameters (from the config) times 4 bytes: the weights as the CPU
   // backend holds them.

@@ -109,10 +109,14 @@ utf8proc_category_t Category(char32_t cp) {
 
 bool IsControl(char32_t cp) {
   if (cp == '\t' || cp == '\n' || cp == '\r') return false;
+  // Unassigned code points (Cn) are kept: Hugging Face's tokenizers (the Rust
+  // BertNormalizer that transformers 5 and sentence-transformers run) delete
+  // Cc, Cf, Co and Cs only, so a word holding an unassigned code point is
+  // [UNK] there. transformers 4's Python BertTokenizer deleted Cn as well;
+  // neodb matches what users' models run today (bert_golden_test).
   switch (Category(cp)) {
     case UTF8PROC_CATEGORY_CC:
     case UTF8PROC_CATEGORY_CF:
-    case UTF8PROC_CATEGORY_CN:
     case UTF8PROC_CATEGORY_CO:
     case UTF8PROC_CATEGORY_CS:
       return true;

@@ -30,7 +30,8 @@ void AppendUtf8(char32_t cp, std::string* out);
 size_t CountCodePoints(std::string_view text);
 
 // Python's BasicTokenizer predicates (transformers/models/bert/tokenization_bert.py).
-// _is_control: general category C* except \t \n \r.
+// _is_control: general category Cc, Cf, Co or Cs, not \t \n \r (Cn is kept, as
+// Hugging Face's Rust tokenizers keep it; unicode_util.cc says why).
 bool IsControl(char32_t cp);
 // _is_whitespace: space, \t, \n, \r or category Zs.
 bool IsWhitespace(char32_t cp);

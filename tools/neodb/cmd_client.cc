@@ -42,7 +42,7 @@ void RegisterCollections(CLI::App& app) {
     auto spec = std::make_shared<v1::CollectionSpec>();
     auto index = std::make_shared<std::string>("flat");
     auto metric = std::make_shared<std::string>("cosine");
-    auto pooling = std::make_shared<std::string>("mean");
+    auto pooling = std::make_shared<std::string>();  // empty: the model's own
     auto overflow = std::make_shared<std::string>("error");
     auto name = std::make_shared<std::string>();
     auto qp = std::make_shared<std::string>();
@@ -57,7 +57,9 @@ void RegisterCollections(CLI::App& app) {
     c->add_option("--index", *index, "flat | hnsw | ivfpq | a factory string (HNSW32, IVF256,PQ16)")
         ->capture_default_str();
     c->add_option("--metric", *metric, "cosine | ip | l2")->capture_default_str();
-    c->add_option("--pooling", *pooling, "mean | cls")->capture_default_str();
+    c->add_option("--pooling", *pooling,
+                  "mean | cls (default: the model's own, from its sentence-transformers files; "
+                  "mean when it has none)");
     c->add_option("--overflow", *overflow, "error | chunk (texts over the model length)")
         ->capture_default_str();
     c->add_option("--query-prefix", *qp, "Instruction prepended to queries");
@@ -102,9 +104,11 @@ void RegisterCollections(CLI::App& app) {
       auto m = index::ParseMetric(*metric);
       ExitIfError(m.status());
       s->set_metric(api::ToProto(*m));
-      auto p = engine::ParsePooling(*pooling);
-      ExitIfError(p.status());
-      s->set_pooling(api::ToProto(*p));
+      if (!pooling->empty()) {
+        auto p = engine::ParsePooling(*pooling);
+        ExitIfError(p.status());
+        s->set_pooling(api::ToProto(*p));
+      }
       auto o = engine::ParseOverflow(*overflow);
       ExitIfError(o.status());
       s->set_overflow(api::ToProto(*o));

@@ -67,7 +67,7 @@ std::string NameLine(const absl::Status& status, int64_t line) {
 
 struct EmbedArgs {
   std::string model;
-  std::string pooling = "mean";
+  std::string pooling;  // empty: the model directory's own (mean when it says none)
   bool normalize = false;
   bool chunk = false;
   int threads = 1;
@@ -105,17 +105,12 @@ absl::Status EmbedBatch(encoder::Encoder& enc, const std::vector<std::string>& t
 
 absl::Status RunEmbed(const EmbedArgs& a) {
   encoder::EmbedOptions options;
-  if (a.pooling == "cls") {
-    options.pooling = encoder::Pooling::kCls;
-  } else if (a.pooling == "mean") {
-    options.pooling = encoder::Pooling::kMean;
-  } else {
+  if (!a.pooling.empty() && a.pooling != "cls" && a.pooling != "mean") {
     return absl::InvalidArgumentError("--pooling must be cls or mean, not " + a.pooling);
   }
   if (a.threads < 1) return absl::InvalidArgumentError("--threads must be at least 1");
   if (a.batch_tokens < 1) return absl::InvalidArgumentError("--batch-tokens must be at least 1");
   if (a.batch_lines < 1) return absl::InvalidArgumentError("--batch-lines must be at least 1");
-  options.normalize = a.normalize;
   options.overflow = a.chunk ? encoder::Overflow::kChunk : encoder::Overflow::kError;
   options.prefix = a.prefix;
   encoder::EncoderOptions eopts;
@@ -129,6 +124,12 @@ absl::Status RunEmbed(const EmbedArgs& a) {
   if (!enc->precision_note().empty()) {
     std::fprintf(stderr, "neodb embed: %s\n", enc->precision_note().c_str());
   }
+  // What the model directory asks for (sentence-transformers files), unless
+  // the flags say otherwise.
+  options.pooling = a.pooling.empty()   ? enc->defaults().pooling
+                    : a.pooling == "cls" ? encoder::Pooling::kCls
+                                         : encoder::Pooling::kMean;
+  options.normalize = a.normalize || enc->defaults().normalize;
   if (device.kind == encoder::DeviceRequest::Kind::kAuto) {
     // The one choice made for the user: say what it was.
     std::fprintf(stderr, "neodb embed: --device auto chose %s\n",
@@ -182,8 +183,10 @@ void RegisterEncoderCommands(CLI::App& app) {
       app.add_subcommand("embed", "Embed one text per stdin line; print one JSON object per line");
   embed->add_option("--model", embed_args->model,
                     "checkpoint directory (default: the shipped default model)");
-  embed->add_option("--pooling", embed_args->pooling, "cls or mean (default mean)");
-  embed->add_flag("--normalize", embed_args->normalize, "L2-normalise the vectors");
+  embed->add_option("--pooling", embed_args->pooling, "cls or mean (default: the model directory's own pooling, from its "
+                    "sentence-transformers files; mean when it has none)");
+  embed->add_flag("--normalize", embed_args->normalize, "L2-normalise the vectors (always on for a model whose modules.json "
+                  "ends in Normalize)");
   embed->add_flag("--chunk", embed_args->chunk,
                   "split texts over max_length into windows (default: error)");
   embed->add_option("--threads", embed_args->threads, "compute threads (default 1)");

@@ -14,6 +14,7 @@
 #include "encoder/checkpoint/presets.h"
 #include "encoder/checkpoint/safetensors.h"
 #include "encoder/checkpoint/weights.h"
+#include "encoder/model.h"
 #include "encoder/ops/low_precision_linear.h"
 #include "encoder/tokenizer/tokenizer.h"
 #include "tools/neodb/commands.h"
@@ -195,10 +196,38 @@ absl::Status Convert(const ConvertArgs& a) {
   return absl::OkStatus();
 }
 
+// `model info` of a BERT-family checkpoint: its shape, how its directory
+// says to pool and prefix, and what it holds in memory.
+absl::Status BertInfo(const std::string& dir) {
+  ASSIGN_OR_RETURN(const encoder::BertWeights w, encoder::LoadBertCheckpoint(dir));
+  ASSIGN_OR_RETURN(const encoder::ModelDefaults d, encoder::LoadModelDefaults(dir));
+  const encoder::BertConfig& c = w.config;
+  std::printf("model_dir            %s\n", dir.c_str());
+  std::printf("architecture         bert\n");
+  std::printf("model_id             %s\n", w.model_id.c_str());
+  std::printf("hidden_size          %lld\n", static_cast<long long>(c.hidden_size));
+  std::printf("num_hidden_layers    %lld\n", static_cast<long long>(c.num_hidden_layers));
+  std::printf("num_attention_heads  %lld (head_dim %lld)\n",
+              static_cast<long long>(c.num_attention_heads), static_cast<long long>(c.head_dim()));
+  std::printf("intermediate_size    %lld\n", static_cast<long long>(c.intermediate_size));
+  std::printf("vocab_size           %lld\n", static_cast<long long>(c.vocab_size));
+  std::printf("max_length           %lld\n", static_cast<long long>(c.max_position_embeddings));
+  std::printf("layer_norm_eps       %g\n", c.layer_norm_eps);
+  std::printf("parameters           %lld\n", static_cast<long long>(encoder::ParameterCount(w)));
+  std::printf("pooling              %s%s\n", d.pooling == encoder::Pooling::kCls ? "cls" : "mean",
+              d.normalize ? ", normalized" : "");
+  std::printf("query_prefix         \"%s\"\n", d.query_prefix.c_str());
+  std::printf("document_prefix      \"%s\"\n", d.document_prefix.c_str());
+  return absl::OkStatus();
+}
+
 absl::Status Info(const std::string& dir) {
+  // The weights file first: its errors (missing, truncated) name it.
   ASSIGN_OR_RETURN(const std::string weights_path, encoder::WeightsFilePath(dir));
   ASSIGN_OR_RETURN(const encoder::SafetensorsFile file,
                    encoder::SafetensorsFile::Open(weights_path));
+  ASSIGN_OR_RETURN(const encoder::Architecture arch, encoder::ReadArchitecture(dir));
+  if (arch == encoder::Architecture::kBert) return BertInfo(dir);
   std::set<std::string> dtypes;
   for (const auto& t : file.tensors()) dtypes.insert(t.dtype_name);
   const bool has_head = file.Find("decoder.weight") != nullptr;
@@ -206,6 +235,7 @@ absl::Status Info(const std::string& dir) {
                    encoder::LoadCheckpoint(dir, {.load_decoder = has_head}));
   const encoder::NeoBertConfig& c = w.config;
   std::printf("model_dir            %s\n", dir.c_str());
+  std::printf("architecture         neobert\n");
   std::printf("model_id             %s\n", w.model_id.c_str());
   std::printf("hidden_size          %lld\n", static_cast<long long>(c.hidden_size));
   std::printf("num_hidden_layers    %lld\n", static_cast<long long>(c.num_hidden_layers));
@@ -242,7 +272,7 @@ absl::Status Info(const std::string& dir) {
 }  // namespace
 
 void RegisterModelCommands(CLI::App& app) {
-  CLI::App* model = app.add_subcommand("model", "Create and inspect NeoBERT checkpoints");
+  CLI::App* model = app.add_subcommand("model", "Create and inspect checkpoints (NeoBERT; info also reads the BERT family)");
   model->require_subcommand(1);
 
   auto init_args = std::make_shared<InitArgs>();

@@ -45,9 +45,13 @@ def _is_whitespace(char):
 
 
 def _is_control(char):
+    # Cn (unassigned) is kept, as Hugging Face's Rust BertNormalizer does
+    # (transformers 5, sentence-transformers); transformers 4's Python
+    # tokenizer deleted it too.
     if char in ("\t", "\n", "\r"):
         return False
-    return unicodedata.category(char).startswith("C")
+    category = unicodedata.category(char)
+    return category.startswith("C") and category != "Cn"
 
 
 def _is_punctuation(char):

@@ -21,7 +21,8 @@ Filter = Union[str, Mapping[str, Any]]
 
 _METRICS = {"cosine": pb.METRIC_COSINE, "ip": pb.METRIC_INNER_PRODUCT,
             "inner_product": pb.METRIC_INNER_PRODUCT, "l2": pb.METRIC_L2}
-_POOLING = {"mean": pb.POOLING_MEAN, "cls": pb.POOLING_CLS}
+# "": the model's own pooling (its sentence-transformers files; mean when none).
+_POOLING = {"": pb.POOLING_UNSPECIFIED, "mean": pb.POOLING_MEAN, "cls": pb.POOLING_CLS}
 _OVERFLOW = {"error": pb.OVERFLOW_ERROR, "chunk": pb.OVERFLOW_CHUNK}
 _SOURCES = {"model": pb.VECTOR_SOURCE_MODEL, "external": pb.VECTOR_SOURCE_EXTERNAL}
 
@@ -169,7 +170,7 @@ class Collections:
 
     def create(self, name: str, *, vectors: str = "model", dimension: Optional[int] = None,
                vectors_name: str = "", query_model: str = "", index: str = "flat",
-               metric: str = "cosine", pooling: str = "mean", query_prefix: str = "",
+               metric: str = "cosine", pooling: str = "", query_prefix: str = "",
                document_prefix: str = "", overflow: str = "error") -> "Collection":
         """Creates a collection and returns its handle.
 

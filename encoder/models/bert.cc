@@ -1,0 +1,145 @@
+#include "encoder/models/bert.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "encoder/ops/attention.h"
+#include "encoder/ops/cpu_kernels.h"
+#include "encoder/ops/embedding.h"
+#include "encoder/ops/gelu.h"
+#include "encoder/ops/gemm_cpu.h"
+#include "encoder/ops/layer_norm.h"
+#include "encoder/ops/linear.h"
+#include "encoder/ops/pooling.h"
+#include "encoder/ops/position_embedding.h"
+#include "encoder/ops/split_qkv.h"
+
+namespace neodb::encoder {
+namespace {
+
+Tensor ViewAt(Tensor& buffer, int64_t offset, Shape shape) {
+  Tensor t = Tensor::Borrow(buffer.data<float>() + offset, std::move(shape), DType::kF32,
+                            Device::kCpu, nullptr);
+  NEODB_CHECK(offset + t.numel() <= buffer.numel());
+  return t;
+}
+
+}  // namespace
+
+BertCpuBackend::BertCpuBackend(std::shared_ptr<const BertWeights> weights, int num_threads,
+                               Precision precision)
+    : weights_(std::move(weights)), num_threads_(std::max(1, num_threads)), precision_(precision) {
+  NEODB_CHECK(CpuPrecisionFor(precision_, nullptr) == precision_);
+  const BertConfig& cfg = weights_->config;
+  NEODB_CHECK(cfg.Validate().ok());
+  NEODB_CHECK(static_cast<int64_t>(weights_->layers.size()) == cfg.num_hidden_layers);
+  hidden_ = cfg.hidden_size;
+  heads_ = cfg.num_attention_heads;
+  head_dim_ = cfg.head_dim();
+  ffn_ = cfg.intermediate_size;
+  eps_ = static_cast<float>(cfg.layer_norm_eps);
+  if (precision_ != Precision::kF32) {
+    for (const BertLayerWeights& l : weights_->layers) {
+      low_.push_back({ops::LowPrecisionLinear::Make(l.qkv, precision_),
+                      ops::LowPrecisionLinear::Make(l.wo, precision_),
+                      ops::LowPrecisionLinear::Make(l.w1, precision_),
+                      ops::LowPrecisionLinear::Make(l.w2, precision_)});
+    }
+  }
+}
+
+absl::Status BertCpuBackend::Validate(const PackedBatch& batch) const {
+  const BertConfig& cfg = weights_->config;
+  if (batch.offsets.empty() || batch.offsets.front() != 0 ||
+      batch.total_tokens() != static_cast<int64_t>(batch.ids.size())) {
+    return absl::InvalidArgumentError("packed batch: offsets do not match the ids");
+  }
+  for (int64_t b = 0; b < batch.batch_size(); ++b) {
+    const int64_t len = batch.length(b);
+    if (len < 1 || len > cfg.max_position_embeddings) {
+      return absl::InvalidArgumentError(
+          "sequence " + std::to_string(b) + " has " + std::to_string(len) +
+          " tokens; must be in [1, " + std::to_string(cfg.max_position_embeddings) +
+          "] (max_position_embeddings)");
+    }
+  }
+  for (size_t i = 0; i < batch.ids.size(); ++i) {
+    if (batch.ids[i] < 0 || batch.ids[i] >= cfg.vocab_size) {
+      return absl::InvalidArgumentError(
+          "token id " + std::to_string(batch.ids[i]) + " at packed position " + std::to_string(i) +
+          " is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
+    }
+  }
+  return absl::OkStatus();
+}
+
+void BertCpuBackend::EnsureScratch(int64_t tokens, int64_t longest) {
+  if (tokens > capacity_tokens_) {
+    capacity_tokens_ = tokens;
+    attn_ = Tensor::Empty({tokens, hidden_}, DType::kF32);
+    wide_ = Tensor::Empty({tokens, std::max(3 * hidden_, ffn_)}, DType::kF32);
+    qkv_heads_ = Tensor::Empty({3 * tokens * hidden_}, DType::kF32);
+  }
+  const int64_t need = ops::AttentionScratchSize(longest);
+  if (!scores_.defined() || scores_.numel() < need) scores_ = Tensor::Empty({need}, DType::kF32);
+}
+
+void BertCpuBackend::Project(const Tensor& in, const Tensor& w,
+                             const ops::LowPrecisionLinear& low, bool accumulate, Tensor* out) {
+  if (precision_ == Precision::kF32) return ops::Linear(in, w, accumulate, out);
+  NEODB_CHECK(in.dim(1) == low.in_features() && out->dim(1) == low.out_features());
+  low.Apply(in.data<float>(), in.dim(0), accumulate, out->data<float>(), &low_scratch_);
+}
+
+void BertCpuBackend::Forward(const PackedBatch& batch, Tensor* x) {
+  ops::cpu::SetGemmThreads(num_threads_);
+  const int64_t n = batch.total_tokens();
+  int64_t longest = 0;
+  for (int64_t b = 0; b < batch.batch_size(); ++b) longest = std::max(longest, batch.length(b));
+  EnsureScratch(n, longest);
+  const int64_t c = hidden_;
+  const int64_t per_head = heads_ * n * head_dim_;
+  Tensor o = ViewAt(attn_, 0, {n, c});
+  Tensor y = ViewAt(wide_, 0, {n, 3 * c});
+  Tensor u = ViewAt(wide_, 0, {n, ffn_});
+  Tensor q = ViewAt(qkv_heads_, 0, {heads_, n, head_dim_});
+  Tensor k = ViewAt(qkv_heads_, per_head, {heads_, n, head_dim_});
+  Tensor v = ViewAt(qkv_heads_, 2 * per_head, {heads_, n, head_dim_});
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
+  const BertWeights& w = *weights_;
+
+  ops::Embedding(w.word_embeddings, batch.ids, x);
+  ops::AddPositionEmbedding(w.position_embeddings, batch.offsets, x);
+  ops::LayerNorm(*x, nullptr, w.embedding_norm_weight, w.embedding_norm_bias, eps_, x);
+  static const LowPrecisionLayer kNone;
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    const BertLayerWeights& l = w.layers[i];
+    const LowPrecisionLayer& low = low_.empty() ? kNone : low_[i];
+    Project(*x, l.qkv, low.qkv, /*accumulate=*/false, &y);
+    ops::SplitQkv(y, l.qkv_bias, heads_, &q, &k, &v);
+    ops::Attention(q, k, v, batch.offsets, scale, &scores_, &o);
+    Project(o, l.wo, low.wo, /*accumulate=*/true, x);
+    ops::LayerNorm(*x, &l.wo_bias, l.attention_norm_weight, l.attention_norm_bias, eps_, x);
+    Project(*x, l.w1, low.w1, /*accumulate=*/false, &u);
+    ops::BiasGelu(l.w1_bias, &u);
+    Project(u, l.w2, low.w2, /*accumulate=*/true, x);
+    ops::LayerNorm(*x, &l.w2_bias, l.ffn_norm_weight, l.ffn_norm_bias, eps_, x);
+  }
+}
+
+absl::StatusOr<Tensor> BertCpuBackend::HiddenStates(const PackedBatch& batch) {
+  RETURN_IF_ERROR(Validate(batch));
+  Tensor out = Tensor::Empty({batch.total_tokens(), hidden_}, DType::kF32);
+  if (batch.total_tokens() > 0) Forward(batch, &out);
+  return out;
+}
+
+absl::StatusOr<Tensor> BertCpuBackend::Pool(const PackedBatch& batch, Pooling pooling) {
+  ASSIGN_OR_RETURN(Tensor hidden, HiddenStates(batch));
+  Tensor out = Tensor::Empty({batch.batch_size(), hidden_}, DType::kF32);
+  if (batch.batch_size() > 0) ops::Pool(hidden, batch.offsets, pooling, &out);
+  return out;
+}
+
+}  // namespace neodb::encoder

@@ -1,0 +1,22 @@
+#include "encoder/ops/gelu.h"
+
+#include "encoder/ops/op_checks.h"
+
+namespace neodb::encoder::ops {
+
+void BiasGelu(const Tensor& bias, Tensor* u) {
+  NEODB_CHECK(u->rank() == 2);
+  const int64_t rows = u->dim(0);
+  const int64_t cols = u->dim(1);
+  internal::CheckF32(*u, {rows, cols}, "BiasGelu.u");
+  internal::CheckF32(bias, {cols}, "BiasGelu.bias");
+  internal::CheckDevice(u->device(), bias);
+  switch (u->device()) {
+    case Device::kCpu:
+      return cpu::BiasGelu(bias.data<float>(), rows, cols, u->data<float>());
+    default:
+      internal::NoBody("BiasGelu", u->device());
+  }
+}
+
+}  // namespace neodb::encoder::ops
