@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "encoder/checkpoint/weights.h"
+#include "encoder/model.h"
 #include "encoder/cuda/cuda_backend.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "encoder/tokenizer/tokenizer.h"
@@ -184,6 +185,7 @@ std::string FormatMetrics(const RetrievalMetrics& m) {
 
 absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   if (options.out_dir.empty()) return absl::InvalidArgumentError("--out is required");
+  RETURN_IF_ERROR(CheckTrainable(options.model_dir));
   const fs::path out = fs::path(options.out_dir).lexically_normal();
   std::error_code ec;
   if (fs::exists(out, ec)) {
@@ -390,8 +392,52 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   return absl::OkStatus();
 }
 
+absl::Status CheckTrainable(const std::string& model_dir) {
+  ASSIGN_OR_RETURN(const Architecture arch, ReadArchitecture(model_dir));
+  if (arch == Architecture::kNeoBert) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      model_dir, " is a ", std::string(ArchitectureName(arch)),
+      " model: neodb serves, embeds and evaluates it, but trains NeoBERT checkpoints only so "
+      "far"));
+}
+
+namespace {
+
+// RunEval for an architecture the trainer does not run: its inference backend.
+absl::StatusOr<RetrievalMetrics> EvalWithBackend(const EvalOptions& options, Pooling pooling,
+                                                 const ModelDefaults& defaults) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, LoadModel(options.model_dir));
+  ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(options.model_dir));
+  const int64_t limit = defaults.max_length > 0 ? std::min(defaults.max_length, model->max_length())
+                                                : model->max_length();
+  if (options.max_length < 0 || options.max_length > limit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-length ", options.max_length, " must be in 0..", limit));
+  }
+  ASSIGN_OR_RETURN(std::vector<TokenizedPair> pairs,
+                   LoadPairs(options.pairs_file, *tokenizer,
+                             options.max_length == 0 ? limit : options.max_length));
+  BackendOptions backend;
+  backend.device = options.device;
+  backend.device_index = options.device_index;
+  backend.num_threads = std::max(1, options.threads);
+  std::string why;
+  const Precision precision = CpuPrecisionFor(options.precision, &why);
+  if (!why.empty() && options.device == Device::kCpu) {
+    std::fprintf(stderr, "neodb eval: %s\n", why.c_str());
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Backend> b, model->MakeBackend(backend, precision));
+  return Evaluate(*b, model->hidden_size(), BuildEvalSet(pairs), pooling);
+}
+
+}  // namespace
+
 absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options) {
   if (options.threads > 0) openblas_set_num_threads(options.threads);
+  ASSIGN_OR_RETURN(const ModelDefaults defaults, LoadModelDefaults(options.model_dir));
+  const Pooling pooling = options.pooling_from_model ? defaults.pooling : options.pooling;
+  ASSIGN_OR_RETURN(const Architecture arch, ReadArchitecture(options.model_dir));
+  if (arch != Architecture::kNeoBert) return EvalWithBackend(options, pooling, defaults);
   ASSIGN_OR_RETURN(NeoBertWeights weights, LoadCheckpoint(options.model_dir));
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(options.model_dir));
   ASSIGN_OR_RETURN(const int64_t max_length, ResolveMaxLength(options.max_length, weights.config));
@@ -405,7 +451,7 @@ absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options) {
     ASSIGN_OR_RETURN(
         std::unique_ptr<Backend> cuda,
         MakeCudaBackend(std::make_shared<const NeoBertWeights>(std::move(weights)), backend));
-    return Evaluate(*cuda, dim, BuildEvalSet(pairs), options.pooling);
+    return Evaluate(*cuda, dim, BuildEvalSet(pairs), pooling);
   }
   if (options.precision != Precision::kF32) {
     std::string why;
@@ -415,11 +461,11 @@ absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options) {
     std::unique_ptr<Backend> backend =
         MakeCpuBackend(std::make_shared<const NeoBertWeights>(std::move(weights)),
                        std::max(1, options.threads), precision);
-    return Evaluate(*backend, dim, BuildEvalSet(pairs), options.pooling);
+    return Evaluate(*backend, dim, BuildEvalSet(pairs), pooling);
   }
   const TrainParams<float> params = ParamsFromWeights(weights);
   const TrainModel<float> model(params.layout);
-  return Evaluate(model, params.values.data(), BuildEvalSet(pairs), options.pooling);
+  return Evaluate(model, params.values.data(), BuildEvalSet(pairs), pooling);
 }
 
 }  // namespace neodb::encoder::train

@@ -63,6 +63,9 @@ struct EvalOptions {
   std::string model_dir;
   std::string pairs_file;
   Pooling pooling = Pooling::kMean;
+  // Use the model directory's own pooling (its sentence-transformers files;
+  // mean when it has none) instead of `pooling`.
+  bool pooling_from_model = false;
   int64_t max_length = 0;  // 0 = the model's max_length
   int threads = 0;
   // kF32 embeds with the training forward (as fine-tuning evaluates);
@@ -75,7 +78,13 @@ struct EvalOptions {
   int device_index = 0;
 };
 
+// NeoBERT with the training forward (F32) or the inference backends; other
+// architectures (the BERT family) with their inference backend.
 absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options);
+
+// OK when `model_dir` holds a NeoBERT checkpoint, the one architecture the
+// trainer runs; else FAILED_PRECONDITION saying what the model can do.
+absl::Status CheckTrainable(const std::string& model_dir);
 
 // "R@1 0.4123  R@10 0.8000  MRR@10 0.5321  nDCG@10 0.6012  (300 queries, pool 339)"
 std::string FormatMetrics(const RetrievalMetrics& m);

@@ -483,6 +483,8 @@ absl::Status RunAdapt(const AdaptArgs& a) {
                      info.model_id(), "); start the server with --model DIR to fine-tune it"));
   }
   const std::string model_dir = info.model_dir();
+  // Before any mining or training: the trainer runs NeoBERT only.
+  RETURN_IF_ERROR(encoder::train::CheckTrainable(model_dir));
   ASSIGN_OR_RETURN(const CollectionReading reading, ReadCollection(info));
   const adapt::EmbedSettings& settings = reading.embed;
   const fs::path out =

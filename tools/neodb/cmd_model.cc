@@ -216,6 +216,11 @@ absl::Status BertInfo(const std::string& dir) {
   std::printf("parameters           %lld\n", static_cast<long long>(encoder::ParameterCount(w)));
   std::printf("pooling              %s%s\n", d.pooling == encoder::Pooling::kCls ? "cls" : "mean",
               d.normalize ? ", normalized" : "");
+  if (d.max_length > 0) {
+    std::printf("max_seq_length       %lld (sentence_bert_config.json: longer texts are refused "
+                "or chunked at it)\n",
+                static_cast<long long>(d.max_length));
+  }
   std::printf("query_prefix         \"%s\"\n", d.query_prefix.c_str());
   std::printf("document_prefix      \"%s\"\n", d.document_prefix.c_str());
   return absl::OkStatus();

@@ -19,6 +19,7 @@
 #include "encoder/checkpoint/weights.h"
 #include "encoder/default_model_dir.h"
 #include "encoder/tokenizer/tokenizer.h"
+#include "encoder/train/finetune.h"
 #include "encoder/train/mask_predictor.h"
 #include "encoder/train/mlm_pretrainer.h"
 #include "encoder/train/train_model.h"
@@ -62,6 +63,7 @@ absl::Status Pretrain(PretrainArgs a) {
         absl::StrCat(a.out_dir, " exists and is not empty (use --force to replace it)"));
   }
   if (a.threads > 0) openblas_set_num_threads(a.threads);
+  RETURN_IF_ERROR(encoder::train::CheckTrainable(a.model_dir));
   ASSIGN_OR_RETURN(const NeoBertConfig config,
                    NeoBertConfig::FromFile(a.model_dir + "/config.json"));
   ASSIGN_OR_RETURN(std::unique_ptr<encoder::Tokenizer> tokenizer,

@@ -113,14 +113,15 @@ void RegisterTrainCommands(CLI::App& app) {
   });
 
   auto ev = std::make_shared<EvalOptions>();
-  auto pooling = std::make_shared<std::string>("mean");
+  auto pooling = std::make_shared<std::string>();  // empty: the model's own
   CLI::App* eval = app.add_subcommand(
       "eval", "Recall@1/@10, MRR@10, nDCG@10 of each query against all texts of a pair file");
   eval->add_option("--model", ev->model_dir, "Checkpoint directory")->required();
   eval->add_option("--pairs", ev->pairs_file, "JSONL pairs")->required();
-  eval->add_option("--pooling", *pooling, "mean or cls")
-      ->check(CLI::IsMember({"mean", "cls"}))
-      ->capture_default_str();
+  eval->add_option("--pooling", *pooling,
+                   "mean or cls (default: the model directory's own, from its "
+                   "sentence-transformers files; mean when it has none)")
+      ->check(CLI::IsMember({"mean", "cls"}));
   eval->add_option("--max-length", ev->max_length, "0 = the model's max_length");
   eval->add_option("--threads", ev->threads, "OpenBLAS threads (0 = default)");
   auto precision = std::make_shared<std::string>("f32");
@@ -135,6 +136,7 @@ void RegisterTrainCommands(CLI::App& app) {
                    "backend; asking for CUDA where there is none is an error")
       ->capture_default_str();
   eval->callback([ev, pooling, precision, device] {
+    ev->pooling_from_model = pooling->empty();
     ev->pooling = *pooling == "cls" ? encoder::Pooling::kCls : encoder::Pooling::kMean;
     ev->precision = *encoder::ParsePrecision(*precision);
     auto request = encoder::ParseDevice(*device);
