@@ -47,14 +47,23 @@ struct PackedBatch {
 class Backend {
  public:
   virtual ~Backend() = default;
-  // last_hidden_state (after the final RMSNorm): CPU F32 [total_tokens, C].
-  // REQUIRES: every id < vocab_size, every length in [1, max_length].
+  // last_hidden_state (the model's output): CPU F32 [total_tokens, C].
+  // INVALID_ARGUMENT for an id outside the vocabulary or a length outside
+  // [1, max_length] (ValidatePackedBatch).
   virtual absl::StatusOr<Tensor> HiddenStates(const PackedBatch& batch) = 0;
   // Pooled vectors, not normalised: CPU F32 [batch, C]. Mean pooling averages
-  // every token of a sequence ([CLS] and [SEP] included).
-  virtual absl::StatusOr<Tensor> Pool(const PackedBatch& batch, Pooling pooling) = 0;
+  // every token of a sequence ([CLS] and [SEP] included). Default:
+  // HiddenStates, then ops::Pool on the CPU.
+  virtual absl::StatusOr<Tensor> Pool(const PackedBatch& batch, Pooling pooling);
   virtual Device device() const = 0;
 };
+
+// The checks every backend makes of a packed batch before a forward pass:
+// offsets that match the ids, every sequence 1..max_length tokens, every id
+// in [0, vocab_size). INVALID_ARGUMENT naming the sequence or position;
+// `length_name` names the limit in the message ("max_length").
+absl::Status ValidatePackedBatch(const PackedBatch& batch, int64_t max_length, int64_t vocab_size,
+                                 std::string_view length_name);
 
 struct BackendOptions {
   Device device = Device::kCpu;

@@ -15,6 +15,7 @@
 #include "encoder/checkpoint/safetensors.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/core/file_util.h"
+#include "encoder/checkpoint/config_json.h"
 #include "nlohmann/json.hpp"
 
 namespace neodb::encoder {
@@ -24,36 +25,15 @@ static_assert(std::endian::native == std::endian::little);
 namespace {
 
 using nlohmann::json;
+using config_json::CheckRange;
+using config_json::KeyError;
+using config_json::ReadDouble;
+using config_json::ReadInt;
 
 constexpr int64_t kMaxDim = int64_t{1} << 24;
 constexpr int64_t kMaxLayers = 4096;
 // config.json is a few hundred bytes; a megabyte is far past any real one.
 constexpr size_t kMaxConfigBytes = size_t{1} << 20;
-
-absl::Status KeyError(std::string_view key, std::string_view problem) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("config.json: key \"", std::string(key), "\" ", std::string(problem)));
-}
-
-absl::Status ReadInt(const json& j, std::string_view key, bool required, int64_t* out) {
-  auto it = j.find(key);
-  if (it == j.end()) return required ? KeyError(key, "is missing") : absl::OkStatus();
-  if (it->is_number_unsigned() &&
-      it->get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    *out = static_cast<int64_t>(it->get<uint64_t>());
-    return absl::OkStatus();
-  }
-  if (it->is_number_integer()) {
-    *out = it->get<int64_t>();
-    return absl::OkStatus();
-  }
-  return KeyError(key, absl::StrCat("must be an integer, got ", it->dump()));
-}
-
-absl::Status CheckRange(std::string_view key, int64_t v, int64_t lo, int64_t hi) {
-  if (v < lo || v > hi) return KeyError(key, absl::StrCat("must be in [", lo, ", ", hi, "], got ", v));
-  return absl::OkStatus();
-}
 
 // A string key that, when present, must be one of `allowed`.
 absl::Status CheckStringKey(const json& j, std::string_view key,
@@ -145,10 +125,7 @@ absl::StatusOr<BertConfig> BertConfig::FromJson(std::string_view json_text) {
     RETURN_IF_ERROR(ReadInt(j, "max_position_embeddings", true, &c.max_position_embeddings));
     RETURN_IF_ERROR(ReadInt(j, "type_vocab_size", false, &c.type_vocab_size));
     RETURN_IF_ERROR(ReadInt(j, "pad_token_id", false, &c.pad_token_id));
-    if (auto it = j.find("layer_norm_eps"); it != j.end()) {
-      if (!it->is_number()) return KeyError("layer_norm_eps", "must be a number");
-      c.layer_norm_eps = it->get<double>();
-    }
+    RETURN_IF_ERROR(ReadDouble(j, "layer_norm_eps", false, &c.layer_norm_eps));
     // transformers' BertConfig defaults hidden_act to "gelu".
     RETURN_IF_ERROR(CheckStringKey(j, "hidden_act", {"gelu"},
                                    "BERT with \"gelu\" (the erf form) only"));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "encoder/models/description_helpers.h"
 #include "encoder/ops/attention.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "encoder/ops/embedding.h"
@@ -16,16 +17,8 @@
 #include "encoder/ops/split_qkv.h"
 
 namespace neodb::encoder {
-namespace {
-
-Tensor ViewAt(Tensor& buffer, int64_t offset, Shape shape) {
-  Tensor t = Tensor::Borrow(buffer.data<float>() + offset, std::move(shape), DType::kF32,
-                            Device::kCpu, nullptr);
-  NEODB_CHECK(offset + t.numel() <= buffer.numel());
-  return t;
-}
-
-}  // namespace
+using models::Project;
+using models::ScratchView;
 
 BertCpuBackend::BertCpuBackend(std::shared_ptr<const BertWeights> weights, int num_threads,
                                Precision precision)
@@ -49,30 +42,6 @@ BertCpuBackend::BertCpuBackend(std::shared_ptr<const BertWeights> weights, int n
   }
 }
 
-absl::Status BertCpuBackend::Validate(const PackedBatch& batch) const {
-  const BertConfig& cfg = weights_->config;
-  if (batch.offsets.empty() || batch.offsets.front() != 0 ||
-      batch.total_tokens() != static_cast<int64_t>(batch.ids.size())) {
-    return absl::InvalidArgumentError("packed batch: offsets do not match the ids");
-  }
-  for (int64_t b = 0; b < batch.batch_size(); ++b) {
-    const int64_t len = batch.length(b);
-    if (len < 1 || len > cfg.max_position_embeddings) {
-      return absl::InvalidArgumentError(
-          "sequence " + std::to_string(b) + " has " + std::to_string(len) +
-          " tokens; must be in [1, " + std::to_string(cfg.max_position_embeddings) +
-          "] (max_position_embeddings)");
-    }
-  }
-  for (size_t i = 0; i < batch.ids.size(); ++i) {
-    if (batch.ids[i] < 0 || batch.ids[i] >= cfg.vocab_size) {
-      return absl::InvalidArgumentError(
-          "token id " + std::to_string(batch.ids[i]) + " at packed position " + std::to_string(i) +
-          " is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
-    }
-  }
-  return absl::OkStatus();
-}
 
 void BertCpuBackend::EnsureScratch(int64_t tokens, int64_t longest) {
   if (tokens > capacity_tokens_) {
@@ -85,12 +54,6 @@ void BertCpuBackend::EnsureScratch(int64_t tokens, int64_t longest) {
   if (!scores_.defined() || scores_.numel() < need) scores_ = Tensor::Empty({need}, DType::kF32);
 }
 
-void BertCpuBackend::Project(const Tensor& in, const Tensor& w,
-                             const ops::LowPrecisionLinear& low, bool accumulate, Tensor* out) {
-  if (precision_ == Precision::kF32) return ops::Linear(in, w, accumulate, out);
-  NEODB_CHECK(in.dim(1) == low.in_features() && out->dim(1) == low.out_features());
-  low.Apply(in.data<float>(), in.dim(0), accumulate, out->data<float>(), &low_scratch_);
-}
 
 void BertCpuBackend::Forward(const PackedBatch& batch, Tensor* x) {
   ops::cpu::SetGemmThreads(num_threads_);
@@ -100,12 +63,12 @@ void BertCpuBackend::Forward(const PackedBatch& batch, Tensor* x) {
   EnsureScratch(n, longest);
   const int64_t c = hidden_;
   const int64_t per_head = heads_ * n * head_dim_;
-  Tensor o = ViewAt(attn_, 0, {n, c});
-  Tensor y = ViewAt(wide_, 0, {n, 3 * c});
-  Tensor u = ViewAt(wide_, 0, {n, ffn_});
-  Tensor q = ViewAt(qkv_heads_, 0, {heads_, n, head_dim_});
-  Tensor k = ViewAt(qkv_heads_, per_head, {heads_, n, head_dim_});
-  Tensor v = ViewAt(qkv_heads_, 2 * per_head, {heads_, n, head_dim_});
+  Tensor o = ScratchView(attn_, 0, {n, c});
+  Tensor y = ScratchView(wide_, 0, {n, 3 * c});
+  Tensor u = ScratchView(wide_, 0, {n, ffn_});
+  Tensor q = ScratchView(qkv_heads_, 0, {heads_, n, head_dim_});
+  Tensor k = ScratchView(qkv_heads_, per_head, {heads_, n, head_dim_});
+  Tensor v = ScratchView(qkv_heads_, 2 * per_head, {heads_, n, head_dim_});
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
   const BertWeights& w = *weights_;
 
@@ -116,30 +79,26 @@ void BertCpuBackend::Forward(const PackedBatch& batch, Tensor* x) {
   for (size_t i = 0; i < w.layers.size(); ++i) {
     const BertLayerWeights& l = w.layers[i];
     const LowPrecisionLayer& low = low_.empty() ? kNone : low_[i];
-    Project(*x, l.qkv, low.qkv, /*accumulate=*/false, &y);
+    Project(precision_, *x, l.qkv, low.qkv, /*accumulate=*/false, &y, &low_scratch_);
     ops::SplitQkv(y, l.qkv_bias, heads_, &q, &k, &v);
     ops::Attention(q, k, v, batch.offsets, scale, &scores_, &o);
-    Project(o, l.wo, low.wo, /*accumulate=*/true, x);
+    Project(precision_, o, l.wo, low.wo, /*accumulate=*/true, x, &low_scratch_);
     ops::LayerNorm(*x, &l.wo_bias, l.attention_norm_weight, l.attention_norm_bias, eps_, x);
-    Project(*x, l.w1, low.w1, /*accumulate=*/false, &u);
+    Project(precision_, *x, l.w1, low.w1, /*accumulate=*/false, &u, &low_scratch_);
     ops::BiasGelu(l.w1_bias, &u);
-    Project(u, l.w2, low.w2, /*accumulate=*/true, x);
+    Project(precision_, u, l.w2, low.w2, /*accumulate=*/true, x, &low_scratch_);
     ops::LayerNorm(*x, &l.w2_bias, l.ffn_norm_weight, l.ffn_norm_bias, eps_, x);
   }
 }
 
 absl::StatusOr<Tensor> BertCpuBackend::HiddenStates(const PackedBatch& batch) {
-  RETURN_IF_ERROR(Validate(batch));
+  const BertConfig& cfg = weights_->config;
+  RETURN_IF_ERROR(ValidatePackedBatch(batch, cfg.max_position_embeddings, cfg.vocab_size,
+                                      "max_position_embeddings"));
   Tensor out = Tensor::Empty({batch.total_tokens(), hidden_}, DType::kF32);
   if (batch.total_tokens() > 0) Forward(batch, &out);
   return out;
 }
 
-absl::StatusOr<Tensor> BertCpuBackend::Pool(const PackedBatch& batch, Pooling pooling) {
-  ASSIGN_OR_RETURN(Tensor hidden, HiddenStates(batch));
-  Tensor out = Tensor::Empty({batch.batch_size(), hidden_}, DType::kF32);
-  if (batch.batch_size() > 0) ops::Pool(hidden, batch.offsets, pooling, &out);
-  return out;
-}
 
 }  // namespace neodb::encoder

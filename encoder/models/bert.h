@@ -35,15 +35,11 @@ class BertCpuBackend final : public Backend {
                  Precision precision = Precision::kF32);
 
   absl::StatusOr<Tensor> HiddenStates(const PackedBatch& batch) override;
-  absl::StatusOr<Tensor> Pool(const PackedBatch& batch, Pooling pooling) override;
   Device device() const override { return Device::kCpu; }
 
  private:
-  absl::Status Validate(const PackedBatch& batch) const;
   void EnsureScratch(int64_t tokens, int64_t longest);
   void Forward(const PackedBatch& batch, Tensor* out);
-  void Project(const Tensor& in, const Tensor& w, const ops::LowPrecisionLinear& low,
-               bool accumulate, Tensor* out);
 
   struct LowPrecisionLayer {
     ops::LowPrecisionLinear qkv, wo, w1, w2;

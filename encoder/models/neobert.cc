@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "encoder/models/description_helpers.h"
 #include "encoder/ops/attention.h"
 #include "encoder/ops/low_precision_linear.h"
 #include "encoder/ops/cpu_kernels.h"
@@ -17,23 +18,11 @@
 namespace neodb::encoder {
 namespace {
 
+using models::Project;
+using models::ScratchView;
+
 void CheckWeight(const Tensor& t, const Shape& shape) {
   NEODB_CHECK(t.device() == Device::kCpu && t.dtype() == DType::kF32 && t.shape() == shape);
-}
-
-// A view of the first numel(shape) floats of `buffer` with `shape`.
-Tensor View(Tensor& buffer, Shape shape) {
-  Tensor t =
-      Tensor::Borrow(buffer.raw_data(), std::move(shape), DType::kF32, Device::kCpu, nullptr);
-  NEODB_CHECK(t.numel() <= buffer.numel());
-  return t;
-}
-
-Tensor ViewAt(Tensor& buffer, int64_t offset, Shape shape) {
-  Tensor t = Tensor::Borrow(buffer.data<float>() + offset, std::move(shape), DType::kF32,
-                            Device::kCpu, nullptr);
-  NEODB_CHECK(offset + t.numel() <= buffer.numel());
-  return t;
 }
 
 }  // namespace
@@ -75,29 +64,6 @@ NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weigh
   rope_ = ops::MakeRopeTable(std::max<int64_t>(cfg.max_length, 1), head_dim_, cfg.rope_theta);
 }
 
-absl::Status NeoBertCpuBackend::Validate(const PackedBatch& batch) const {
-  const NeoBertConfig& cfg = weights_->config;
-  if (batch.offsets.empty() || batch.offsets.front() != 0 ||
-      batch.total_tokens() != static_cast<int64_t>(batch.ids.size())) {
-    return absl::InvalidArgumentError("packed batch: offsets do not match the ids");
-  }
-  for (int64_t b = 0; b < batch.batch_size(); ++b) {
-    const int64_t len = batch.length(b);
-    if (len < 1 || len > cfg.max_length) {
-      return absl::InvalidArgumentError("sequence " + std::to_string(b) + " has " +
-                                        std::to_string(len) + " tokens; must be in [1, " +
-                                        std::to_string(cfg.max_length) + "] (max_length)");
-    }
-  }
-  for (size_t i = 0; i < batch.ids.size(); ++i) {
-    if (batch.ids[i] < 0 || batch.ids[i] >= cfg.vocab_size) {
-      return absl::InvalidArgumentError(
-          "token id " + std::to_string(batch.ids[i]) + " at packed position " + std::to_string(i) +
-          " is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
-    }
-  }
-  return absl::OkStatus();
-}
 
 void NeoBertCpuBackend::EnsureScratch(int64_t tokens, int64_t longest) {
   const int64_t wide_cols = std::max(3 * hidden_, 2 * ffn_);
@@ -127,13 +93,6 @@ int64_t NeoBertCpuBackend::converted_weight_bytes() const {
   return bytes;
 }
 
-void NeoBertCpuBackend::Project(const Tensor& in, const Tensor& w,
-                                const ops::LowPrecisionLinear& low, bool accumulate,
-                                Tensor* out) {
-  if (precision_ == Precision::kF32) return ops::Linear(in, w, accumulate, out);
-  NEODB_CHECK(in.dim(1) == low.in_features() && out->dim(1) == low.out_features());
-  low.Apply(in.data<float>(), in.dim(0), accumulate, out->data<float>(), &low_scratch_);
-}
 
 void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
   ops::cpu::SetGemmThreads(num_threads_);
@@ -143,14 +102,14 @@ void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
   EnsureScratch(n, longest);
   const int64_t c = hidden_;
   const int64_t per_head = heads_ * n * head_dim_;
-  Tensor x = View(x_, {n, c});
-  Tensor normed = View(normed_, {n, c});
-  Tensor qkv = View(wide_, {n, 3 * c});
-  Tensor u = View(wide_, {n, 2 * ffn_});
-  Tensor q = ViewAt(heads_buf_, 0, {heads_, n, head_dim_});
-  Tensor k = ViewAt(heads_buf_, per_head, {heads_, n, head_dim_});
-  Tensor v = ViewAt(heads_buf_, 2 * per_head, {heads_, n, head_dim_});
-  Tensor g = View(heads_buf_, {n, ffn_});
+  Tensor x = ScratchView(x_, 0, {n, c});
+  Tensor normed = ScratchView(normed_, 0, {n, c});
+  Tensor qkv = ScratchView(wide_, 0, {n, 3 * c});
+  Tensor u = ScratchView(wide_, 0, {n, 2 * ffn_});
+  Tensor q = ScratchView(heads_buf_, 0, {heads_, n, head_dim_});
+  Tensor k = ScratchView(heads_buf_, per_head, {heads_, n, head_dim_});
+  Tensor v = ScratchView(heads_buf_, 2 * per_head, {heads_, n, head_dim_});
+  Tensor g = ScratchView(heads_buf_, 0, {n, ffn_});
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
 
   ops::Embedding(weights_->embeddings, batch.ids, &x);
@@ -159,7 +118,7 @@ void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
     const LayerWeights& layer = weights_->layers[i];
     const LowPrecisionLayer& low = low_.empty() ? kNone : low_[i];
     ops::RmsNorm(x, layer.attention_norm, eps_, &normed);
-    Project(normed, layer.qkv, low.qkv, /*accumulate=*/false, &qkv);
+    Project(precision_, normed, layer.qkv, low.qkv, /*accumulate=*/false, &qkv, &low_scratch_);
     ops::SplitQkvRope(qkv, batch.offsets, heads_, rope_, &q, &k, &v);
     if (attention_bf16_) {
       // q · scale first (the scale is folded before rounding), then q | k | v
@@ -174,28 +133,23 @@ void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
     } else {
       ops::Attention(q, k, v, batch.offsets, scale, &scores_, &normed);
     }
-    Project(normed, layer.wo, low.wo, /*accumulate=*/true, &x);
+    Project(precision_, normed, layer.wo, low.wo, /*accumulate=*/true, &x, &low_scratch_);
     ops::RmsNorm(x, layer.ffn_norm, eps_, &normed);
-    Project(normed, layer.w12, low.w12, /*accumulate=*/false, &u);
+    Project(precision_, normed, layer.w12, low.w12, /*accumulate=*/false, &u, &low_scratch_);
     ops::SwiGlu(u, &g);
-    Project(g, layer.w3, low.w3, /*accumulate=*/true, &x);
+    Project(precision_, g, layer.w3, low.w3, /*accumulate=*/true, &x, &low_scratch_);
   }
   ops::RmsNorm(x, weights_->final_norm, eps_, out);
 }
 
 absl::StatusOr<Tensor> NeoBertCpuBackend::HiddenStates(const PackedBatch& batch) {
-  RETURN_IF_ERROR(Validate(batch));
+  const NeoBertConfig& cfg = weights_->config;
+  RETURN_IF_ERROR(ValidatePackedBatch(batch, cfg.max_length, cfg.vocab_size, "max_length"));
   Tensor out = Tensor::Empty({batch.total_tokens(), hidden_}, DType::kF32);
   if (batch.total_tokens() > 0) Forward(batch, &out);
   return out;
 }
 
-absl::StatusOr<Tensor> NeoBertCpuBackend::Pool(const PackedBatch& batch, Pooling pooling) {
-  ASSIGN_OR_RETURN(Tensor hidden, HiddenStates(batch));
-  Tensor out = Tensor::Empty({batch.batch_size(), hidden_}, DType::kF32);
-  if (batch.batch_size() > 0) ops::Pool(hidden, batch.offsets, pooling, &out);
-  return out;
-}
 
 std::unique_ptr<Backend> MakeCpuBackend(std::shared_ptr<const NeoBertWeights> weights,
                                         int num_threads, Precision precision) {

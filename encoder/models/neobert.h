@@ -51,20 +51,15 @@ class NeoBertCpuBackend final : public Backend {
                     Precision precision = Precision::kF32);
 
   absl::StatusOr<Tensor> HiddenStates(const PackedBatch& batch) override;
-  absl::StatusOr<Tensor> Pool(const PackedBatch& batch, Pooling pooling) override;
   Device device() const override { return Device::kCpu; }
   Precision precision() const { return precision_; }
   // Bytes of the converted weights (0 for F32, which uses `weights` as is).
   int64_t converted_weight_bytes() const;
 
  private:
-  absl::Status Validate(const PackedBatch& batch) const;
   void EnsureScratch(int64_t tokens, int64_t longest);
   // Runs the layers and the final norm into `out` [N, C].
   void Forward(const PackedBatch& batch, Tensor* out);
-  // out (+)= in · wᵀ in this backend's precision; `low` is w converted.
-  void Project(const Tensor& in, const Tensor& w, const ops::LowPrecisionLinear& low,
-               bool accumulate, Tensor* out);
 
   // A layer's matrices converted for BF16/INT8 (empty in F32).
   struct LowPrecisionLayer {
