@@ -68,6 +68,12 @@ absl::StatusOr<adapt::CollectionDocs> AdaptClient::ListDocuments(const std::stri
       if (docs.index_of_id.contains(d.id())) {
         return absl::DataLossError(absl::StrCat("listing returned ", d.id(), " twice"));
       }
+      // Positions break ties in adapt's rankings as document ids do in the
+      // server's (index/keyword/fusion.h): only while the listing is in id order.
+      if (!docs.ids.empty() && !(docs.ids.back() < d.id())) {
+        return absl::DataLossError(absl::StrCat("listing returned ", d.id(), " after ",
+                                                docs.ids.back(), ", not in document id order"));
+      }
       std::string title;
       if (!title_field.empty()) {
         // As the server's keyword part: a title field that is not a string is no title.

@@ -35,8 +35,10 @@ class AdaptClient {
     std::string why_not;  // out: why `rows` is empty ("" when it is not)
   };
   // Every document with its text and, when `title_field` is not empty, that
-  // metadata field's string value as its title; paged (1,000 a page);
-  // DATA_LOSS if the listing returns an id twice. With `stored`, also every
+  // metadata field's string value as its title; paged (1,000 a page), in
+  // document id order (byte order), so that a position breaks ties as the
+  // server's document ids do; DATA_LOSS if the listing returns an id twice or
+  // out of that order. With `stored`, also every
   // document's stored vector, kept only while all are `stored->model_id`'s
   // (a reindex under way mixes two models) and of one dimension.
   absl::StatusOr<adapt::CollectionDocs> ListDocuments(const std::string& name,
