@@ -138,6 +138,15 @@ absl::Status AdaptClient::ReindexAndWait(const std::string& collection,
       .status();
 }
 
+absl::Status AdaptClient::CheckReindex(const std::string& collection,
+                                       const std::string& model_dir) {
+  v1::ReindexRequest req;
+  req.set_collection(collection);
+  req.set_model_dir(model_dir);
+  req.set_dry_run(true);
+  return Call(*admin_, &v1::Admin::Stub::Reindex, req).status();
+}
+
 absl::StatusOr<v1::VerifyResponse> AdaptClient::Verify(const std::string& collection) {
   v1::VerifyRequest req;
   req.set_collection(collection);

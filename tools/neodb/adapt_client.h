@@ -52,6 +52,11 @@ class AdaptClient {
   // Starts a reindex of `collection` onto `model_dir` and polls it to its
   // end, with progress on stderr. OK only when it finished (DONE).
   absl::Status ReindexAndWait(const std::string& collection, const std::string& model_dir);
+  // Whether the server would start that reindex, asked before the model
+  // exists (ReindexRequest.dry_run): the caller's key may reindex, the
+  // collection exists and is the server's to re-embed, and the server accepts
+  // `model_dir` (inside its --models-dir); starts nothing. The server's answer.
+  absl::Status CheckReindex(const std::string& collection, const std::string& model_dir);
   absl::StatusOr<v1::VerifyResponse> Verify(const std::string& collection);
   // Sets the collection's default fusion (Collections.SetFusion).
   absl::Status SetFusion(const std::string& collection, const keyword::FusionOptions& fusion);
