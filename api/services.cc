@@ -1,6 +1,8 @@
 #include "api/services.h"
 
+#include <filesystem>
 #include <optional>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "api/auth/model_paths.h"
@@ -281,6 +283,11 @@ class AdminService final : public v1::Admin::Service {
     resp->set_open_streams(static_cast<uint64_t>(streams_->open()));
     resp->set_streams_refused(static_cast<uint64_t>(streams_->refused()));
     resp->set_streams_idle_cancelled(static_cast<uint64_t>(streams_->idle_cancelled()));
+    if (!limits_.models_dir.empty()) {
+      std::error_code ec;
+      const std::filesystem::path real = std::filesystem::canonical(limits_.models_dir, ec);
+      resp->set_models_dir(ec ? limits_.models_dir : real.string());
+    }
     return grpc::Status::OK;
   }
   grpc::Status Snapshot(grpc::ServerContext*, const v1::SnapshotRequest*,
@@ -295,10 +302,17 @@ class AdminService final : public v1::Admin::Service {
                        v1::ReindexResponse* resp) override {
     std::string model_dir;
     if (!req->model_dir().empty()) {
-      auto confined = ConfineModelPath(limits_.models_dir, req->model_dir());
+      // The server's own models (its default, the collection's current and
+      // previous) are not a client's paths: a rollback may name them.
+      auto own = db_->OwnModelDirs(req->collection());
+      if (!own.ok()) return Error(own.status());
+      auto confined = req->dry_run()
+                          ? ConfineFutureModelPath(limits_.models_dir, req->model_dir(), *own)
+                          : ConfineModelPath(limits_.models_dir, req->model_dir(), *own);
       if (!confined.ok()) return Error(confined.status());
       model_dir = *std::move(confined);
     }
+    if (req->dry_run()) return Error(db_->CheckReindex(req->collection()));
     absl::Status s = db_->Reindex(req->collection(), model_dir);
     if (!s.ok()) return Error(s);
     resp->set_job_id(req->collection());

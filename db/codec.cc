@@ -16,7 +16,9 @@ constexpr uint8_t kDocumentVersion = 1;
 // decode as "model" with the keyword defaults. v4 appends precision; v1..v3
 // records decode as "f32" (all vectors were computed in F32 before it). v5
 // appends the default fusion and its alpha; v1..v4 decode as adaptive / 0.5.
-constexpr uint8_t kSpecVersion = 5;
+// v6 appends previous_model_dir; v1..v5 decode with it empty.
+constexpr uint8_t kSpecVersion = 6;
+constexpr uint8_t kSpecVersionV5 = 5;
 constexpr uint8_t kSpecVersionV4 = 4;
 constexpr uint8_t kSpecVersionV3 = 3;
 constexpr uint8_t kSpecVersionV2 = 2;
@@ -230,6 +232,7 @@ std::string EncodeCollectionSpec(const CollectionSpec& spec) {
   PutString(&out, spec.precision);
   PutString(&out, spec.fusion);
   PutFixed64(&out, std::bit_cast<uint64_t>(spec.fusion_alpha));
+  PutString(&out, spec.previous_model_dir);
   return out;
 }
 
@@ -256,8 +259,9 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
         !r.String(&spec.analyzer, kMaxStringBytes) || !r.Fixed64(&k1) || !r.Fixed64(&b) ||
         !r.String(&spec.title_field, kMaxStringBytes) || !r.Fixed64(&title_weight))) ||
       (version >= kSpecVersionV4 && !r.String(&spec.precision, kMaxStringBytes)) ||
-      (version >= kSpecVersion &&
+      (version >= kSpecVersionV5 &&
        (!r.String(&spec.fusion, kMaxStringBytes) || !r.Fixed64(&fusion_alpha))) ||
+      (version >= kSpecVersion && !r.String(&spec.previous_model_dir, kMaxStringBytes)) ||
       !r.done()) {
     return Corrupt("collection", "truncated or malformed");
   }
@@ -266,7 +270,7 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
     spec.bm25_b = std::bit_cast<double>(b);
     spec.title_weight = std::bit_cast<double>(title_weight);
   }
-  if (version >= kSpecVersion) spec.fusion_alpha = std::bit_cast<double>(fusion_alpha);
+  if (version >= kSpecVersionV5) spec.fusion_alpha = std::bit_cast<double>(fusion_alpha);
   spec.dimension = static_cast<uint32_t>(dim);
   spec.created_at_micros = static_cast<int64_t>(created);
   if (auto s = ValidateCollectionSpec(spec); !s.ok()) {

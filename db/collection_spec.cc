@@ -65,7 +65,8 @@ absl::Status ValidateCollectionSpec(const CollectionSpec& spec) {
   if (spec.model_id.size() > kMaxSpecStringBytes) {
     return absl::InvalidArgumentError("model id is longer than 256 bytes");
   }
-  if (spec.model_dir.size() > kMaxModelDirBytes) {
+  if (spec.model_dir.size() > kMaxModelDirBytes ||
+      spec.previous_model_dir.size() > kMaxModelDirBytes) {
     return absl::InvalidArgumentError("model directory is longer than 4096 bytes");
   }
   if (spec.engine_state.size() > kMaxModelDirBytes) {

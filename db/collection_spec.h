@@ -32,6 +32,11 @@ struct CollectionSpec {
   // Where that model's checkpoint lives (opaque to the store; empty when the
   // collection predates per-collection models and uses the server's default).
   std::string model_dir;
+  // The model_dir the collection had before its last reindex onto another
+  // model (empty: none yet). The server lets a client reindex the collection
+  // back onto it wherever it lies (api/auth/model_paths.h): `neodb adapt
+  // --rollback`. Records written before it existed decode with it empty.
+  std::string previous_model_dir;
   // The keyword index's settings (engine/keyword_part.h parses them; the store
   // checks only that the strings are short and printable). Records written
   // before these existed decode with these defaults.

@@ -267,6 +267,7 @@ absl::StatusOr<CollectionSpec> Store::UpdateCollection(std::string_view name,
   ASSIGN_OR_RETURN(CollectionSpec spec, GetCollection(name));
   if (update.model_id) spec.model_id = *update.model_id;
   if (update.model_dir) spec.model_dir = *update.model_dir;
+  if (update.previous_model_dir) spec.previous_model_dir = *update.previous_model_dir;
   if (update.engine_state) spec.engine_state = *update.engine_state;
   if (update.index_spec) spec.index_spec = *update.index_spec;
   if (update.query_instruction) spec.query_instruction = *update.query_instruction;

@@ -78,6 +78,7 @@ struct StoreOptions {
 struct CollectionUpdate {
   std::optional<std::string> model_id;
   std::optional<std::string> model_dir;
+  std::optional<std::string> previous_model_dir;
   std::optional<std::string> engine_state;
   std::optional<std::string> index_spec;
   std::optional<std::string> query_instruction;

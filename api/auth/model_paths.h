@@ -3,6 +3,7 @@
 // files on the server, so they are confined to the one models directory the
 // operator configured (`neodb serve --models-dir`).
 
+#include <span>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -15,8 +16,26 @@ namespace neodb::api {
 //   models_dir empty         -> PERMISSION_DENIED (model paths over the API are off)
 //   requested does not exist -> NOT_FOUND
 //   resolves outside         -> PERMISSION_DENIED
+// `own`: model directories the server chose itself, not a client: its default
+// model (--model) and the collection's current and previous models (each was
+// the default, or passed this check, when the collection went onto it, and
+// the server reopens them at every start anyway). A `requested` that resolves
+// to one of them is allowed wherever it lies and without a models directory
+// (a rollback onto the default model); that names no file the server would
+// not open anyway. Empty entries, and entries that no longer resolve, are
+// skipped. A relative `requested` is taken from models_dir only.
 absl::StatusOr<std::string> ConfineModelPath(const std::string& models_dir,
-                                             const std::string& requested);
+                                             const std::string& requested,
+                                             std::span<const std::string> own = {});
+
+// As ConfineModelPath for a model directory that may not exist yet (one a
+// client is about to write, for a dry run): when `requested` exists, exactly
+// ConfineModelPath; otherwise the nearest existing directory above it (after
+// `..` is taken lexically) must resolve inside models_dir, and the path it
+// would have is returned. Advisory: the reindex itself checks the real path.
+absl::StatusOr<std::string> ConfineFutureModelPath(const std::string& models_dir,
+                                                   const std::string& requested,
+                                                   std::span<const std::string> own = {});
 
 // The path for a new entry `requested` inside `root` (the server's
 // --backup-dir): its parent must resolve inside root as ConfineModelPath

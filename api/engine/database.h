@@ -328,6 +328,16 @@ class Database {
   // dimension differs, or
   // the collection holds client-supplied vectors (nothing to re-embed).
   absl::Status Reindex(const std::string& collection, const std::string& model_dir);
+  // What Reindex checks before it loads a model: NOT_FOUND for an unknown
+  // collection, FAILED_PRECONDITION for one that holds client-supplied
+  // vectors. (A dry run: ReindexRequest.dry_run.)
+  absl::Status CheckReindex(const std::string& collection) const;
+  // The model directories the server itself chose for `collection`: the
+  // default model's (DatabaseOptions::default_model_dir) and the
+  // collection's current and previous ones (db::CollectionSpec), empty ones
+  // left out. A reindex may name them wherever they lie
+  // (api/auth/model_paths.h). NOT_FOUND for an unknown collection.
+  absl::StatusOr<std::vector<std::string>> OwnModelDirs(const std::string& collection) const;
   absl::StatusOr<ReindexProgress> GetReindexProgress(const std::string& collection) const;
   absl::StatusOr<VerifyReport> Verify(const std::string& collection) const;
   absl::Status Compact();

@@ -54,10 +54,8 @@ bool SameVectors(const db::CollectionSpec& old, const db::CollectionSpec& now) {
 
 }  // namespace
 
-absl::Status Database::Reindex(const std::string& collection, const std::string& model_dir) {
+absl::Status Database::CheckReindex(const std::string& collection) const {
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  // The target model is loaded here, so a bad directory or dimension is the
-  // caller's answer rather than a failed job.
   std::shared_ptr<const Collection::State> state = c->state();
   if (state->settings.source == VectorSource::kExternal) {
     return absl::FailedPreconditionError(
@@ -65,6 +63,28 @@ absl::Status Database::Reindex(const std::string& collection, const std::string&
                      state->settings.spec.model_id,
                      "); the server cannot re-embed them: upsert the new vectors instead"));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> Database::OwnModelDirs(
+    const std::string& collection) const {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  const std::shared_ptr<const Collection::State> state = c->state();
+  const db::CollectionSpec& spec = state->settings.spec;
+  std::vector<std::string> dirs;
+  for (const std::string* d : {&options_.default_model_dir, &spec.model_dir,
+                               &spec.previous_model_dir}) {
+    if (!d->empty()) dirs.push_back(*d);
+  }
+  return dirs;
+}
+
+absl::Status Database::Reindex(const std::string& collection, const std::string& model_dir) {
+  RETURN_IF_ERROR(CheckReindex(collection));
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  // The target model is loaded here, so a bad directory or dimension is the
+  // caller's answer rather than a failed job.
+  std::shared_ptr<const Collection::State> state = c->state();
   std::shared_ptr<Model> target;
   if (model_dir.empty()) {
     ASSIGN_OR_RETURN(target, ModelOf(*state));

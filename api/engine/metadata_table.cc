@@ -12,16 +12,16 @@ absl::Status MetadataTable::Apply(std::span<const Change> changes) {
     if (c.added) {
       const auto id = static_cast<int64_t>(c.added->internal_id);
       RemoveLocked(id);  // a replayed change may add an id twice
-      AddLocked(id, c.added->metadata);
+      AddLocked(id, *c.added);
     }
   }
   return absl::OkStatus();
 }
 
-void MetadataTable::AddLocked(int64_t id, const db::Metadata& metadata) {
-  docs_[id] = Doc{metadata, ids_.size()};
+void MetadataTable::AddLocked(int64_t id, const db::Document& doc) {
+  docs_[id] = Doc{doc.id, doc.metadata, ids_.size()};
   ids_.push_back(id);
-  for (const auto& [field, value] : metadata) {
+  for (const auto& [field, value] : doc.metadata) {
     if (too_many_values_.count(field)) continue;
     ValueIds& values = value_ids_[field];
     values[value].insert(id);
@@ -51,6 +51,21 @@ void MetadataTable::RemoveLocked(int64_t id) {
   }
   ids_.pop_back();
   docs_.erase(it);
+}
+
+std::vector<std::string> MetadataTable::DocumentIds(std::span<const int64_t> ids) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return DocumentIdsLocked(ids);
+}
+
+std::vector<std::string> MetadataTable::DocumentIdsLocked(std::span<const int64_t> ids) const {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (int64_t id : ids) {
+    auto it = docs_.find(id);
+    out.push_back(it == docs_.end() ? std::string() : it->second.id);
+  }
+  return out;
 }
 
 size_t MetadataTable::size() const {

@@ -1,7 +1,8 @@
 #pragma once
-// MetadataTable: internal id -> metadata of every live document of a
-// collection, what filters read during an index search. A DerivedIndex that
-// writes no snapshot: it is rebuilt from the store scan every startup does.
+// MetadataTable: internal id -> document id and metadata of every live
+// document of a collection: what filters read during an index search, and
+// what a search orders tied hits by (DocumentIds). A DerivedIndex that writes
+// no snapshot: it is rebuilt from the store scan every startup does.
 //
 // Besides the per-id map it keeps, per field, the ids holding each distinct
 // value, so that a filter can be evaluated over the whole table once per
@@ -18,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +56,11 @@ class MetadataTable : public DerivedIndex {
   // ids of a collection can be spread thinly over their range.
   static constexpr uint64_t kMaxBitsPerDocument = 64;
 
+  // The document id of each of `ids`, in order; "" for an id that is not
+  // live. Thread-safe. Not while this thread holds a FilterView of the table
+  // (its lock is not reentrant): ask the view.
+  std::vector<std::string> DocumentIds(std::span<const int64_t> ids) const;
+
   // An index::IdFilter over this table for `filter` (not owned; must outlive
   // the view). Holds the table's shared lock while it lives, so the table does
   // not change under it. Thread-safe.
@@ -72,6 +79,10 @@ class MetadataTable : public DerivedIndex {
     // Built on the first call from the per-value id sets; nullptr past
     // kMaxDenseDistinctValues or kMaxBitsPerDocument (Allowed still works).
     const index::IdBitmap* Dense() const override;
+    // As MetadataTable::DocumentIds, under the lock this view holds.
+    std::vector<std::string> DocumentIds(std::span<const int64_t> ids) const {
+      return table_.DocumentIdsLocked(ids);
+    }
 
    private:
     std::shared_lock<std::shared_mutex> lock_;
@@ -84,12 +95,14 @@ class MetadataTable : public DerivedIndex {
 
  private:
   struct Doc {
+    std::string id;  // the document's (external) id
     db::Metadata metadata;
     size_t slot = 0;  // index in ids_
   };
   using ValueIds = std::map<db::Value, absl::flat_hash_set<int64_t>>;
 
-  void AddLocked(int64_t id, const db::Metadata& metadata);
+  void AddLocked(int64_t id, const db::Document& doc);
+  std::vector<std::string> DocumentIdsLocked(std::span<const int64_t> ids) const;
   void RemoveLocked(int64_t id);
   // The ids `filter` allows, as a bitmap over [first, last]; nullopt when a
   // field has more than kMaxDenseDistinctValues values. REQUIRES: mu_ held.

@@ -31,6 +31,12 @@ absl::Status RollForward(db::Store& store, const db::CollectionSpec& staging,
   u.model_id = staging.model_id;
   u.model_dir = staging.model_dir;
   u.precision = staging.precision;
+  // The model it leaves, which a client may name to go back (a rollback).
+  // Not when the collection is on the target already: a roll-forward that a
+  // crash cut short after this update runs again, and a reindex onto the
+  // same model leaves none.
+  ASSIGN_OR_RETURN(const db::CollectionSpec before, store.GetCollection(target));
+  if (before.model_dir != staging.model_dir) u.previous_model_dir = before.model_dir;
   RETURN_IF_ERROR(store.UpdateCollection(target, u).status());
   RETURN_IF_ERROR(store.DropCollection(staging.name));
   spdlog::info("collection '{}': reindex committed ({} documents now on model {})", target, moved,

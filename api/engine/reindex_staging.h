@@ -8,8 +8,9 @@
 //      small write): from here on the reindex is decided;
 //   2. RollForward moves the staged documents into the collection in chunks
 //      (each chunk: upsert into the collection, then delete from staging);
-//   3. the collection records its new model (id and directory), and the
-//      staging collection is dropped.
+//   3. the collection records its new model (id and directory) and the
+//      directory of the one it leaves (previous_model_dir), and the staging
+//      collection is dropped.
 // At startup a staging collection with the marker is rolled forward; one
 // without it (a reindex that never reached its commit) is dropped, and the
 // collection stays wholly on its old model.

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace neodb::keyword {
 namespace {
@@ -118,6 +119,31 @@ std::vector<FusedHit> FuseWeighted(std::span<const RankedId> keyword,
     h.score = alpha * Normalized(h.vector, vb) + (1 - alpha) * Normalized(h.keyword, kb);
   }
   return TopK(std::move(hits), k);
+}
+
+absl::StatusOr<FetchedLeg> FetchLeg(const LegFetch& fetch, int depth) {
+  FetchedLeg leg;
+  int n = std::min(depth + 1, kMaxLegFetch);
+  while (true) {
+    ASSIGN_OR_RETURN(leg.hits, fetch(n));
+    leg.complete = leg.hits.size() < static_cast<size_t>(n);
+    // Done when the index ran out, the cut is not reached, or the last hit
+    // fetched scores below the depth-th (so no hit past it ties with that).
+    if (leg.complete || leg.hits.size() <= static_cast<size_t>(depth) ||
+        leg.hits.back().score != leg.hits[static_cast<size_t>(depth) - 1].score ||
+        n == kMaxLegFetch) {
+      return leg;
+    }
+    n = static_cast<int>(std::min<int64_t>(int64_t{n} * 4, kMaxLegFetch));
+  }
+}
+
+std::vector<RankedId> CutLeg(std::vector<RankedId> hits, int depth) {
+  const size_t n = std::min(hits.size(), static_cast<size_t>(std::max(depth, 0)));
+  std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(n), hits.end(),
+                    LegOrder);
+  hits.resize(n);
+  return hits;
 }
 
 absl::StatusOr<FusionResult> Fuse(std::span<const RankedId> keyword,

@@ -25,9 +25,19 @@
 //   near the literature's best fixed alpha. When one leg returned nothing the
 //   other is returned alone (a stop-word-only query still finds by vector).
 //
-// Ties in the fused score break by ascending id.
+// Ties, in every leg and in the fused ranking, break by ascending id, and a
+// leg is cut at its depth only after that order is applied (FetchLeg,
+// CutLeg): an index returns its top n with the ties at the n-th in its own
+// order, which follows insertion. The ids are the caller's: the engine
+// renumbers a query's candidates in the order of their document ids before it
+// orders, cuts and fuses (api/engine/database_search.cc), and `neodb adapt`
+// keys documents by their position in the server's listing, which is in
+// document id order; so both break every tie by document id, and a ranking
+// is a function of the collection's content, not of the order in which its
+// documents were inserted (a restore, an export and import, a replica).
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -68,6 +78,40 @@ absl::StatusOr<FusionMethod> ParseFusionMethod(std::string_view name);
 // measured at 100), shallow enough that the keyword leg's heap and the vector
 // search stay cheap. The engine serves with it, and `neodb adapt` measures with it.
 inline constexpr int kHybridLegDepth = 100;
+
+// Best first: the higher score, then the lower id (the tie rule above).
+inline bool LegOrder(const RankedId& a, const RankedId& b) {
+  return a.score != b.score ? a.score > b.score : a.id < b.id;
+}
+
+// No leg is fetched deeper than this (the vector indexes' largest k,
+// index::kMaxK): the bound of FetchLeg's tie extension.
+inline constexpr int kMaxLegFetch = 10000;
+
+// What FetchLeg fetched: the index's best hits, best first by score, ties in
+// the index's own order; more than the cut's depth when ties cross it.
+struct FetchedLeg {
+  std::vector<RankedId> hits;
+  // The index has no hits beyond these (it returned fewer than asked).
+  bool complete = false;
+};
+
+// An index's best `n` hits, best first by score (ties in any order), at most
+// `n` of them. REQUIRES: 1 <= n <= kMaxLegFetch.
+using LegFetch = std::function<absl::StatusOr<std::vector<RankedId>>(int n)>;
+
+// Fetches a leg that will be cut at `depth` (CutLeg), deep enough that every
+// hit tied with the depth-th is in it: fetch(depth + 1) and, while the last
+// hit fetched still ties with the depth-th (the tie may go on past it), again
+// four times as deep. Bound: nothing past kMaxLegFetch hits is fetched, so a
+// tie that crosses the cut and runs on past the kMaxLegFetch-th hit is cut in
+// the index's order. Without ties at the cut it costs one fetch of one hit
+// more than the depth. fetch's error is returned as it is.
+// REQUIRES: 1 <= depth <= kMaxLegFetch.
+absl::StatusOr<FetchedLeg> FetchLeg(const LegFetch& fetch, int depth);
+
+// The leg's hits ordered by LegOrder, the first `depth` kept.
+std::vector<RankedId> CutLeg(std::vector<RankedId> hits, int depth);
 
 inline constexpr int kDefaultRrfK = 60;
 inline constexpr int kDefaultAgreementDepth = 10;

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "api/auth/api_keys.h"
@@ -131,6 +133,67 @@ TEST(ModelPathsTest, ConfinesToTheModelsDir) {
   }
   EXPECT_EQ(ConfineModelPath(root, "missing").status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(ConfineModelPath("", "m1").status().code(), absl::StatusCode::kPermissionDenied);
+}
+
+TEST(ModelPathsTest, TheServersOwnModelsAreAllowedWhereverTheyLie) {
+  Scratch dir;
+  fs::create_directories(dir.Sub("models/m1"));
+  fs::create_directories(dir.Sub("default_model"));
+  fs::create_directories(dir.Sub("previous"));
+  fs::create_directories(dir.Sub("other"));
+  fs::create_directory_symlink(dir.Sub("default_model"), dir.Sub("link_to_default"));
+  const std::string root = dir.Sub("models");
+  const std::string def = fs::canonical(dir.Sub("default_model")).string();
+  // As recorded: the default as the server was given it, the previous model
+  // through a path with a '..' in it.
+  const std::vector<std::string> own = {dir.Sub("link_to_default"), "",
+                                        dir.Sub("models/../previous"), dir.Sub("gone")};
+  for (const std::string& models_dir : {root, std::string()}) {
+    SCOPED_TRACE(models_dir);
+    EXPECT_EQ(*ConfineModelPath(models_dir, dir.Sub("default_model"), own), def);
+    EXPECT_EQ(*ConfineModelPath(models_dir, dir.Sub("default_model/"), own), def);
+    EXPECT_EQ(*ConfineModelPath(models_dir, dir.Sub("previous"), own),
+              fs::canonical(dir.Sub("previous")).string());
+    // Anything else is as without them: another directory beside them, a
+    // parent of one, a recorded one that is gone.
+    for (const std::string& other : {dir.Sub("other"), dir.Sub("")}) {
+      SCOPED_TRACE(other);
+      EXPECT_EQ(ConfineModelPath(models_dir, other, own).status().code(),
+                absl::StatusCode::kPermissionDenied);
+    }
+    EXPECT_EQ(ConfineModelPath(models_dir, dir.Sub("gone"), own).status().code(),
+              models_dir.empty() ? absl::StatusCode::kPermissionDenied
+                                 : absl::StatusCode::kNotFound);
+  }
+  // Relative names are taken from the models directory only.
+  EXPECT_EQ(ConfineModelPath(root, "../default_model", own).value_or(""), def);
+  EXPECT_EQ(ConfineModelPath("", "default_model", own).status().code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
+TEST(ModelPathsTest, FutureModelPathsAreCheckedByTheirNearestExistingParent) {
+  Scratch dir;
+  fs::create_directories(dir.Sub("models/m1"));
+  fs::create_directories(dir.Sub("elsewhere"));
+  fs::create_directory_symlink(dir.Sub("elsewhere"), dir.Sub("models/out"));
+  const std::string root = dir.Sub("models");
+  const std::string real_root = fs::canonical(root).string();
+  auto p = ConfineFutureModelPath(root, "new/deeper");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(*p, real_root + "/new/deeper");
+  EXPECT_EQ(*ConfineFutureModelPath(root, dir.Sub("models/m1/next/")), real_root + "/m1/next");
+  EXPECT_EQ(*ConfineFutureModelPath(root, "m1"), real_root + "/m1");  // exists: as ConfineModelPath
+  for (const std::string& bad :
+       {dir.Sub("new"), std::string("../new"), std::string("out/new"), std::string("out/a/b"),
+        std::string("m1/../../new"), std::string("/new-at-root"), std::string("out")}) {
+    SCOPED_TRACE(bad);
+    auto s = ConfineFutureModelPath(root, bad);
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kPermissionDenied) << s.status();
+  }
+  EXPECT_EQ(ConfineFutureModelPath("", "new").status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(
+      ConfineFutureModelPath("", dir.Sub("models/new")).status().message().find("--models-dir"),
+      std::string::npos);
 }
 
 TEST(ModelPathsTest, NewPathsStayInsideTheBackupDir) {

@@ -100,10 +100,19 @@ TEST(CodecTest, SpecAndChangelogRoundTrip) {
   EXPECT_FALSE(DecodeChangelogRecord(bad).ok());
 }
 
+// The v5 record of `spec`: its v6 encoding without the trailing
+// previous_model_dir (length-prefixed string, under 128 bytes here).
+std::string AsV5(const CollectionSpec& spec) {
+  std::string v6 = EncodeCollectionSpec(spec);
+  std::string v5 = v6.substr(0, v6.size() - (1 + spec.previous_model_dir.size()));
+  v5[0] = 5;
+  return v5;
+}
+
 // The v4 record of `spec`: its v5 encoding without the trailing fusion
 // (length-prefixed string) and fusion_alpha (8 bytes).
 std::string AsV4(const CollectionSpec& spec) {
-  std::string v5 = EncodeCollectionSpec(spec);
+  std::string v5 = AsV5(spec);
   std::string v4 = v5.substr(0, v5.size() - (1 + spec.fusion.size() + 8));
   v4[0] = 4;
   return v4;
@@ -189,9 +198,9 @@ TEST(CodecTest, SpecV4PrecisionRoundTripsAndOlderSpecsDecodeAsF32) {
   v3[0] = 4;  // a v4 record cut short is corrupt, not f32
   EXPECT_EQ(DecodeCollectionSpec(v3).status().code(), absl::StatusCode::kDataLoss);
   // An unknown later version is refused, not guessed at.
-  std::string v6 = EncodeCollectionSpec(spec);
-  v6[0] = 6;
-  EXPECT_FALSE(DecodeCollectionSpec(v6).ok());
+  std::string v7 = EncodeCollectionSpec(spec);
+  v7[0] = 7;
+  EXPECT_FALSE(DecodeCollectionSpec(v7).ok());
 }
 
 TEST(CodecTest, SpecV5FusionRoundTripsAndOlderSpecsDecodeAsAdaptive) {
@@ -201,7 +210,7 @@ TEST(CodecTest, SpecV5FusionRoundTripsAndOlderSpecsDecodeAsAdaptive) {
   spec.precision = "int8";
   spec.fusion = "weighted";
   spec.fusion_alpha = 0.3;
-  const std::string v5 = EncodeCollectionSpec(spec);
+  const std::string v5 = AsV5(spec);
   ASSERT_EQ(v5[0], 5);
   auto s = DecodeCollectionSpec(v5);
   ASSERT_TRUE(s.ok()) << s.status();
@@ -218,6 +227,31 @@ TEST(CodecTest, SpecV5FusionRoundTripsAndOlderSpecsDecodeAsAdaptive) {
   EXPECT_EQ(DecodeCollectionSpec(v5.substr(0, v5.size() - 1)).status().code(),
             absl::StatusCode::kDataLoss);
   EXPECT_EQ(DecodeCollectionSpec(v5.substr(0, v5.size() - 8)).status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+TEST(CodecTest, SpecV6PreviousModelDirRoundTripsAndOlderSpecsHaveNone) {
+  CollectionSpec spec;
+  spec.name = "r";
+  spec.dimension = 8;
+  spec.model_dir = "/models/adapted";
+  spec.previous_model_dir = "/srv/neodb/default_model";
+  spec.fusion = "rrf";
+  const std::string v6 = EncodeCollectionSpec(spec);
+  ASSERT_EQ(v6[0], 6);
+  auto s = DecodeCollectionSpec(v6);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->previous_model_dir, "/srv/neodb/default_model");
+  EXPECT_EQ(s->model_dir, "/models/adapted");
+  EXPECT_EQ(s->fusion, "rrf");  // the v5 field stays where it was
+  s = DecodeCollectionSpec(AsV5(spec));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->previous_model_dir, "");
+  EXPECT_EQ(s->fusion, "rrf");
+  // A v6 record cut short (in its previous_model_dir, or before it) is corrupt.
+  EXPECT_EQ(DecodeCollectionSpec(v6.substr(0, v6.size() - 1)).status().code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeCollectionSpec(AsV5(spec).replace(0, 1, 1, '\x06')).status().code(),
             absl::StatusCode::kDataLoss);
 }
 

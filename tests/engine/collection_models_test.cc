@@ -125,6 +125,13 @@ TEST_F(CollectionModelsTest, TwoCollectionsKeepTheirModelsAcrossARestart) {
   EXPECT_EQ(db_->DescribeCollection("b")->spec.model_id, "fake-16-2");
   EXPECT_EQ(db_->DescribeCollection("b")->spec.model_dir, "2");
   EXPECT_EQ(db_->Stats().model_id, "fake-16-1");
+  // b remembers the model it left (a may be reindexed back onto it whatever
+  // the models directory: api/auth/model_paths.h); a has left none.
+  EXPECT_EQ(db_->DescribeCollection("b")->spec.previous_model_dir, "1");
+  EXPECT_EQ(db_->DescribeCollection("a")->spec.previous_model_dir, "");
+  EXPECT_EQ(*db_->OwnModelDirs("b"), (std::vector<std::string>{"1", "2", "1"}));
+  EXPECT_EQ(*db_->OwnModelDirs("a"), (std::vector<std::string>{"1", "1"}));
+  EXPECT_EQ(db_->OwnModelDirs("none").status().code(), StatusCode::kNotFound);
   for (int i : {0, 17, 49}) {
     ExpectSelfHit("a", i, "fake-16-1");
     ExpectSelfHit("b", i, "fake-16-2");
@@ -373,6 +380,7 @@ TEST_F(ReindexCrashStateTest, CommittedReindexIsFinishedAtStartup) {
   ExpectConsistent("a", "fake-16-2");
   EXPECT_EQ(db_->DescribeCollection("a")->count, 100u);
   EXPECT_EQ(db_->DescribeCollection("a")->spec.model_dir, "2");
+  EXPECT_EQ(db_->DescribeCollection("a")->spec.previous_model_dir, "1");
   for (int i : {0, 42, 99}) ExpectSelfHit("a", i, "fake-16-2");
   EXPECT_EQ(db_->ListCollections()->size(), 1u);
 }

@@ -1,6 +1,8 @@
 // Fusion: reciprocal rank, weighted (min-max), adaptive; hand-computed values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 
 #include "index/keyword/fusion.h"
@@ -101,6 +103,74 @@ TEST(FusionTest, AdaptiveWeightsTheVectorLegByAgreement) {
   EXPECT_DOUBLE_EQ(r->alpha, 0.0);
   EXPECT_EQ(r->hits[0].id, 1u);
   EXPECT_TRUE(Fuse({}, {}, 4, options)->hits.empty());
+}
+
+// An index over `hits` (best first by score, ties in the order given: an
+// index's own, by insertion) that returns its first n and counts its calls.
+struct FakeLegIndex {
+  std::vector<RankedId> hits;
+  std::vector<int> asked;
+  absl::StatusOr<std::vector<RankedId>> operator()(int n) {
+    asked.push_back(n);
+    return std::vector<RankedId>(hits.begin(), hits.begin() + std::min<size_t>(n, hits.size()));
+  }
+};
+
+// The true cut: every hit ordered by score, then id; the first `depth`.
+std::vector<uint64_t> TrueCut(std::vector<RankedId> hits, int depth) {
+  std::sort(hits.begin(), hits.end(), LegOrder);
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < depth && i < static_cast<int>(hits.size()); ++i) ids.push_back(hits[i].id);
+  return ids;
+}
+
+std::vector<uint64_t> Ids(const std::vector<RankedId>& hits) {
+  std::vector<uint64_t> ids;
+  for (const RankedId& h : hits) ids.push_back(h.id);
+  return ids;
+}
+
+TEST(FusionTest, ALegIsCutAfterItsTiesAreOrderedById) {
+  // 5 above, then 300 tied (in descending id order, as an index that
+  // numbered them the other way would return them), then 200 below.
+  FakeLegIndex index;
+  for (int i = 0; i < 5; ++i) index.hits.push_back({static_cast<uint64_t>(1000 + i), 9.0f - i});
+  for (int i = 0; i < 300; ++i) index.hits.push_back({static_cast<uint64_t>(600 - i), 2.0f});
+  for (int i = 0; i < 200; ++i) {
+    index.hits.push_back({static_cast<uint64_t>(2000 + i), 1.0f - static_cast<float>(i) * 0.001f});
+  }
+  auto leg = FetchLeg(std::ref(index), 100);
+  ASSERT_TRUE(leg.ok()) << leg.status();
+  // 101 ends inside the tie, 404 past it.
+  EXPECT_EQ(index.asked, (std::vector<int>{101, 404}));
+  EXPECT_FALSE(leg->complete);
+  EXPECT_EQ(Ids(CutLeg(leg->hits, 100)), TrueCut(index.hits, 100));
+  EXPECT_EQ(CutLeg(leg->hits, 100).back().id, 301u + 94u);  // ids 301.. ascending
+
+  // No tie at the cut: one fetch of one more.
+  index.asked.clear();
+  leg = FetchLeg(std::ref(index), 3);
+  EXPECT_EQ(index.asked, (std::vector<int>{4}));
+  EXPECT_EQ(Ids(CutLeg(leg->hits, 3)), (std::vector<uint64_t>{1000, 1001, 1002}));
+  // An index that runs out: complete, one fetch.
+  index.asked.clear();
+  leg = FetchLeg(std::ref(index), 1000);
+  EXPECT_EQ(index.asked, (std::vector<int>{1001}));
+  EXPECT_TRUE(leg->complete);
+  EXPECT_EQ(Ids(CutLeg(leg->hits, 1000)), TrueCut(index.hits, 1000));
+  // The bound: a tie running past kMaxLegFetch is cut in the index's order.
+  FakeLegIndex wide;
+  for (int i = 0; i < kMaxLegFetch + 10; ++i) {
+    wide.hits.push_back({static_cast<uint64_t>((1 << 20) - i), 1.0f});
+  }
+  leg = FetchLeg(std::ref(wide), 100);
+  EXPECT_EQ(wide.asked, (std::vector<int>{101, 404, 1616, 6464, kMaxLegFetch}));
+  EXPECT_EQ(leg->hits.size(), static_cast<size_t>(kMaxLegFetch));
+  // An error is returned as it is.
+  auto failing = [](int) -> absl::StatusOr<std::vector<RankedId>> {
+    return absl::UnavailableError("down");
+  };
+  EXPECT_EQ(FetchLeg(failing, 10).status().code(), absl::StatusCode::kUnavailable);
 }
 
 TEST(FusionTest, OptionsAreValidated) {

@@ -311,13 +311,15 @@ TEST(SecurityTest, TlsAndMutualTls) {
   }
 }
 
-grpc::Status Reindex(const std::shared_ptr<grpc::Channel>& ch, const std::string& model_dir) {
+grpc::Status Reindex(const std::shared_ptr<grpc::Channel>& ch, const std::string& model_dir,
+                     bool dry_run = false) {
   auto admin = v1::Admin::NewStub(ch);
   grpc::ClientContext ctx;
   ctx.set_deadline(Deadline());
   v1::ReindexRequest req;
   req.set_collection("c");
   req.set_model_dir(model_dir);
+  req.set_dry_run(dry_run);
   v1::ReindexResponse resp;
   return admin->Reindex(&ctx, req, &resp);
 }
@@ -374,9 +376,21 @@ TEST(SecurityTest, ModelPathsAreConfinedToTheModelsDir) {
   }
   ServerProcess server(b);
   ASSERT_TRUE(server.Start());
-  grpc::Status s = Reindex(server.Channel(), dir.Sub("models/m2"));
+  grpc::Status s = Reindex(server.Channel(), outside);
   EXPECT_EQ(s.error_code(), StatusCode::PERMISSION_DENIED) << s.error_message();
   EXPECT_NE(s.error_message().find("--models-dir"), std::string::npos);
+  // Except the models the server chose itself, not a client: c's current
+  // model (models/m2, since the reindex above) and the server's default,
+  // which c was on before (a rollback). Asked as dry runs, which check the
+  // path as the reindex does and start nothing.
+  for (const std::string& own : {dir.Sub("models/m2"), ModelDir(dir, 1)}) {
+    s = Reindex(server.Channel(), own, /*dry_run=*/true);
+    EXPECT_TRUE(s.ok()) << own << ": " << s.error_message();
+  }
+  s = Reindex(server.Channel(), outside, /*dry_run=*/true);
+  EXPECT_EQ(s.error_code(), StatusCode::PERMISSION_DENIED) << s.error_message();
+  s = Reindex(server.Channel(), ModelDir(dir, 1));
+  EXPECT_TRUE(s.ok()) << s.error_message();
   EXPECT_EQ(server.Stop(), 0);
 }
 

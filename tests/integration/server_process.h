@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,10 +35,16 @@ struct CommandResult {
 };
 
 // Runs `neodb <args>` to completion with stdin from /dev/null, capturing
-// stdout and stderr (through files in `scratch_dir`).
-inline CommandResult RunNeodbCapture(const std::string& args, const std::string& scratch_dir) {
+// stdout and stderr (through files in `scratch_dir`); from directory `cwd`
+// when one is given (the test's own otherwise).
+inline CommandResult RunNeodbCapture(const std::string& args, const std::string& scratch_dir,
+                                     const std::string& cwd = "") {
   const std::string out = scratch_dir + "/cmd.out", err = scratch_dir + "/cmd.err";
   std::string cmd = NeodbBinary() + " " + args + " </dev/null >" + out + " 2>" + err;
+  if (!cwd.empty()) {
+    cmd = "cd '" + cwd + "' && " + std::filesystem::absolute(NeodbBinary()).string() + " " + args +
+          " </dev/null >" + out + " 2>" + err;
+  }
   int rc = std::system(cmd.c_str());
   CommandResult r;
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + (WIFSIGNALED(rc) ? WTERMSIG(rc) : 0);

@@ -21,7 +21,9 @@
 
 namespace neodb::adapt {
 
-// The collection's documents as listed from the server, in list order.
+// The collection's documents as listed from the server, in list order: the
+// order of their ids (byte order), so that ranking ties broken by position
+// (keyword::LegOrder) are broken by document id, as the server breaks them.
 struct CollectionDocs {
   std::vector<std::string> ids;
   std::vector<std::string> texts;

@@ -64,10 +64,13 @@ absl::StatusOr<std::vector<std::vector<keyword::RankedId>>> KeywordLegs(
   std::vector<std::vector<keyword::RankedId>> legs;
   legs.reserve(queries.size());
   for (const std::string& q : queries) {
+    // The server's rule (keyword::FetchLeg, CutLeg). Search's top `depth` is
+    // already cut by score, then position: a position is a document id's
+    // rank here (CollectionDocs), so this is the server's cut.
     ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits, index.Search(q, depth));
     std::vector<keyword::RankedId> leg;
     for (const keyword::KeywordHit& h : hits) leg.push_back({h.id, h.score});
-    legs.push_back(std::move(leg));
+    legs.push_back(keyword::CutLeg(std::move(leg), depth));
   }
   return legs;
 }
@@ -118,8 +121,11 @@ std::vector<std::vector<keyword::RankedId>> VectorLegs(const std::vector<float>&
   if (nq == 0 || nd == 0 || depth <= 0) return legs;
   const auto top = index::ExactTopK(docs.data(), nd, static_cast<int>(dim), {}, metric,
                                     queries.data(), nq, depth, nullptr);
+  // ExactTopK's ties go to the lower row, a position: the server's cut
+  // (keyword::CutLeg), as in KeywordLegs.
   for (size_t q = 0; q < nq; ++q) {
     for (const index::RowHit& h : top[q]) legs[q].push_back({h.row, h.score});
+    legs[q] = keyword::CutLeg(std::move(legs[q]), depth);
   }
   return legs;
 }

@@ -11,6 +11,10 @@
 // title field; top keyword::kHybridLegDepth, as the server fetches) with the vector leg (as deep)
 // by keyword::Fuse, and ranks the fused top 10; "keyword" is the keyword leg alone (the same for
 // every model).
+//
+// Ties: documents are keyed by their position in CollectionDocs, which is
+// document id order, and every leg and fusion breaks ties by the lower key
+// (keyword::LegOrder), so adapt breaks them by document id as the server does.
 
 #include <cstdint>
 #include <functional>

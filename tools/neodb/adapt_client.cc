@@ -68,6 +68,12 @@ absl::StatusOr<adapt::CollectionDocs> AdaptClient::ListDocuments(const std::stri
       if (docs.index_of_id.contains(d.id())) {
         return absl::DataLossError(absl::StrCat("listing returned ", d.id(), " twice"));
       }
+      // Positions break ties in adapt's rankings as document ids do in the
+      // server's (index/keyword/fusion.h): only while the listing is in id order.
+      if (!docs.ids.empty() && !(docs.ids.back() < d.id())) {
+        return absl::DataLossError(absl::StrCat("listing returned ", d.id(), " after ",
+                                                docs.ids.back(), ", not in document id order"));
+      }
       std::string title;
       if (!title_field.empty()) {
         // As the server's keyword part: a title field that is not a string is no title.
@@ -130,6 +136,15 @@ absl::Status AdaptClient::ReindexAndWait(const std::string& collection,
   return WaitForReindex([&] { return Call(*admin_, &v1::Admin::Stub::ReindexStatus, sreq); },
                         collection, absl::StrCat("reindex ", collection), progress)
       .status();
+}
+
+absl::Status AdaptClient::CheckReindex(const std::string& collection,
+                                       const std::string& model_dir) {
+  v1::ReindexRequest req;
+  req.set_collection(collection);
+  req.set_model_dir(model_dir);
+  req.set_dry_run(true);
+  return Call(*admin_, &v1::Admin::Stub::Reindex, req).status();
 }
 
 absl::StatusOr<v1::VerifyResponse> AdaptClient::Verify(const std::string& collection) {

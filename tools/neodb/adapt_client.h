@@ -35,8 +35,10 @@ class AdaptClient {
     std::string why_not;  // out: why `rows` is empty ("" when it is not)
   };
   // Every document with its text and, when `title_field` is not empty, that
-  // metadata field's string value as its title; paged (1,000 a page);
-  // DATA_LOSS if the listing returns an id twice. With `stored`, also every
+  // metadata field's string value as its title; paged (1,000 a page), in
+  // document id order (byte order), so that a position breaks ties as the
+  // server's document ids do; DATA_LOSS if the listing returns an id twice or
+  // out of that order. With `stored`, also every
   // document's stored vector, kept only while all are `stored->model_id`'s
   // (a reindex under way mixes two models) and of one dimension.
   absl::StatusOr<adapt::CollectionDocs> ListDocuments(const std::string& name,
@@ -50,6 +52,11 @@ class AdaptClient {
   // Starts a reindex of `collection` onto `model_dir` and polls it to its
   // end, with progress on stderr. OK only when it finished (DONE).
   absl::Status ReindexAndWait(const std::string& collection, const std::string& model_dir);
+  // Whether the server would start that reindex, asked before the model
+  // exists (ReindexRequest.dry_run): the caller's key may reindex, the
+  // collection exists and is the server's to re-embed, and the server accepts
+  // `model_dir` (inside its --models-dir); starts nothing. The server's answer.
+  absl::Status CheckReindex(const std::string& collection, const std::string& model_dir);
   absl::StatusOr<v1::VerifyResponse> Verify(const std::string& collection);
   // Sets the collection's default fusion (Collections.SetFusion).
   absl::Status SetFusion(const std::string& collection, const keyword::FusionOptions& fusion);

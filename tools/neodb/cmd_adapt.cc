@@ -23,6 +23,7 @@
 #include <optional>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "api/convert.h"
@@ -431,6 +432,40 @@ std::string PerQueryJsonl(const std::string& set_name, const adapt::QuerySet& se
   return lines;
 }
 
+// --out, or a new adapt-<collection>-<time> inside `models_dir` (the
+// server's, where it can load the model; "" when it has none) or else in the
+// current directory; absolute.
+fs::path DefaultOut(const AdaptArgs& a, const std::string& models_dir) {
+  const std::string name = absl::StrCat("adapt-", a.collection, "-", std::time(nullptr));
+  const fs::path out = !a.out.empty()         ? fs::path(a.out)
+                       : !models_dir.empty() ? fs::path(models_dir) / name
+                                             : fs::path(name);
+  return fs::absolute(out).lexically_normal();
+}
+
+// Whether the server would take --apply's reindex onto `out` (its dry run):
+// the key's role, the collection, the path. Its refusal, with what to do.
+absl::Status CheckApply(AdaptClient& server, const AdaptArgs& a, const fs::path& out,
+                        const std::string& models_dir) {
+  absl::Status s = server.CheckReindex(a.collection, out.string());
+  if (s.ok()) return s;
+  // A key whose role is too low is refused before the handler, in words of
+  // its own; the path is refused with "models".
+  std::string advice;
+  if (s.code() == absl::StatusCode::kPermissionDenied &&
+      absl::StrContains(s.message(), "models")) {
+    advice = models_dir.empty()
+                 ? "; --out must then lie inside DIR (or be left out: adapt then writes "
+                   "inside it)"
+                 : absl::StrCat("; --out must lie inside the server's models directory ",
+                                models_dir, " (or be left out: adapt then writes inside it)");
+  }
+  return absl::Status(s.code(),
+                      absl::StrCat("--apply: the server would not reindex ", a.collection,
+                                   " onto ", out.string(), ": ", s.message(), advice,
+                                   ". Nothing was done (run without --apply to only measure)"));
+}
+
 absl::Status RunAdapt(const AdaptArgs& a) {
   if (a.negatives < 0) return absl::InvalidArgumentError("--negatives must be >= 0");
   // The trainer's own checks, before anything is read or mined.
@@ -487,10 +522,10 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   RETURN_IF_ERROR(encoder::train::CheckTrainable(model_dir));
   ASSIGN_OR_RETURN(const CollectionReading reading, ReadCollection(info));
   const adapt::EmbedSettings& settings = reading.embed;
-  const fs::path out =
-      fs::absolute(a.out.empty() ? absl::StrCat("adapt-", a.collection, "-", std::time(nullptr))
-                                 : a.out)
-          .lexically_normal();
+  // Without --out the new model goes where the server can load it: into its
+  // models directory when it has one, else into the current directory.
+  ASSIGN_OR_RETURN(const v1::StatsResponse stats, server.Stats());
+  const fs::path out = DefaultOut(a, stats.models_dir());
   const fs::path side = fs::path(out.string() + ".adapt");
   std::error_code ec;
   const bool trained = fs::exists(out / "lineage.json", ec);
@@ -498,6 +533,9 @@ absl::Status RunAdapt(const AdaptArgs& a) {
     return absl::AlreadyExistsError(absl::StrCat(
         "--out ", out.string(), " exists; choose a new directory (or --resume a finished one)"));
   }
+  // Everything the swap at the end needs, asked now, before anything is
+  // written, mined or trained: not after an hour of training.
+  if (a.apply) RETURN_IF_ERROR(CheckApply(server, a, out, stats.models_dir()));
 
   // 1. The collection's documents and the pairs.
   auto t = std::chrono::steady_clock::now();
@@ -903,7 +941,9 @@ void RegisterAdaptCommands(CLI::App& app) {
   cmd->add_option("--eval-split", a->eval_split, "Fraction of the queries held out")
       ->capture_default_str();
   cmd->add_option("--split-seed", a->split_seed, "Seed of the split")->capture_default_str();
-  cmd->add_option("--out", a->out, "New model directory (default ./adapt-<collection>-<time>)");
+  cmd->add_option("--out", a->out,
+                  "New model directory (default adapt-<collection>-<time> inside the server's "
+                  "--models-dir when it has one, else in the current directory)");
   cmd->add_option("--negatives", a->negatives,
                   "Hard negatives per training pair in each step (0 = in-batch only)")
       ->capture_default_str();

@@ -459,6 +459,7 @@ void RegisterAdmin(CLI::App& app) {
                  {"keyword_rebuilds", r.keyword_rebuilds()},
                  {"device", r.device()},
                  {"cpu_kernels", r.cpu_kernels()},
+                 {"models_dir", r.models_dir()},
                  {"keyword", keyword}});
     });
   }
