@@ -139,6 +139,40 @@ template double SimilarityDistillLoss<float>(const float*, const float*, int64_t
 template double SimilarityDistillLoss<double>(const double*, const float*, int64_t, int64_t,
                                               int64_t, double*);
 
+template <typename T>
+double DirectDistillLoss(const T* student, const float* teacher_unit, int64_t n, int64_t c,
+                         T* d_student) {
+  // loss = (1/n) Σ_i (1 - u_i·t_i), u_i = x_i / |x_i|;
+  // d loss / d x_i = -(t_i - (u_i·t_i) u_i) / (n |x_i|).
+  double loss = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const T* x = student + i * c;
+    const float* t = teacher_unit + i * c;
+    double sq = 0, xt = 0;
+    for (int64_t d = 0; d < c; ++d) {
+      sq += static_cast<double>(x[d]) * x[d];
+      xt += static_cast<double>(x[d]) * t[d];
+    }
+    const double norm = std::sqrt(sq);
+    if (!(norm > 0)) {
+      loss += 1.0 / static_cast<double>(n);
+      std::fill(d_student + i * c, d_student + (i + 1) * c, T(0));
+      continue;
+    }
+    const double cos = xt / norm;
+    loss += (1 - cos) / static_cast<double>(n);
+    const double scale = -1.0 / (static_cast<double>(n) * norm);
+    for (int64_t d = 0; d < c; ++d) {
+      d_student[i * c + d] = static_cast<T>(scale * (t[d] - cos * x[d] / norm));
+    }
+  }
+  return loss;
+}
+
+template double DirectDistillLoss<float>(const float*, const float*, int64_t, int64_t, float*);
+template double DirectDistillLoss<double>(const double*, const float*, int64_t, int64_t,
+                                          double*);
+
 absl::StatusOr<std::unique_ptr<DistillObjective>> DistillObjective::Create(
     std::vector<TeacherText> texts, const DistillOptions& options) {
   const int64_t n = static_cast<int64_t>(texts.size());
@@ -150,6 +184,9 @@ absl::StatusOr<std::unique_ptr<DistillObjective>> DistillObjective::Create(
                                                    " is larger than the ", n, " teacher texts"));
   }
   if (options.chunk_size < 1) return absl::InvalidArgumentError("chunk size must be >= 1");
+  if (!(options.direct_weight >= 0) || !std::isfinite(options.direct_weight)) {
+    return absl::InvalidArgumentError("--direct-weight must be a number >= 0");
+  }
   for (const TeacherText& t : texts) {
     if (t.vector.empty() || t.vector.size() != texts[0].vector.size() || t.ids.empty()) {
       return absl::InvalidArgumentError("teacher texts need vectors of one length and ids");
@@ -201,16 +238,10 @@ DistillStepLoss DistillObjective::AccumulateStep(const TrainModel<float>& model,
   const std::vector<int64_t> idx = BatchForStep(step);
   const int64_t n = static_cast<int64_t>(idx.size());
   const std::vector<float> emb = Embed(model, params, idx);
-  std::vector<float> teacher(static_cast<size_t>(n * teacher_dim_));
   DistillStepLoss out;
-  for (int64_t i = 0; i < n; ++i) {
-    std::copy(texts_[idx[i]].vector.begin(), texts_[idx[i]].vector.end(),
-              teacher.begin() + i * teacher_dim_);
-    out.tokens += static_cast<int64_t>(texts_[idx[i]].ids.size());
-  }
+  for (int64_t i = 0; i < n; ++i) out.tokens += static_cast<int64_t>(texts_[idx[i]].ids.size());
   std::vector<float> d_emb(emb.size());
-  out.loss = SimilarityDistillLoss<float>(emb.data(), teacher.data(), n, c, teacher_dim_,
-                                          d_emb.data());
+  out.loss = Loss(emb, idx, c, d_emb.data());
   for (float& x : d_emb) x *= grad_scale;
   std::vector<float> pooled;
   TrainModel<float>::Activations acts;
@@ -231,23 +262,39 @@ double DistillObjective::Evaluate(const TrainModel<float>& model, const float* p
                                   int64_t step) const {
   const int64_t c = model.layout().config().hidden_size;
   const std::vector<int64_t> idx = BatchForStep(step);
-  const int64_t n = static_cast<int64_t>(idx.size());
   const std::vector<float> emb = Embed(model, params, idx);
+  std::vector<float> d_emb(emb.size());
+  return Loss(emb, idx, c, d_emb.data());
+}
+
+double DistillObjective::Loss(const std::vector<float>& emb, const std::vector<int64_t>& idx,
+                              int64_t c, float* d_emb) const {
+  const int64_t n = static_cast<int64_t>(idx.size());
   std::vector<float> teacher(static_cast<size_t>(n * teacher_dim_));
   for (int64_t i = 0; i < n; ++i) {
     std::copy(texts_[idx[i]].vector.begin(), texts_[idx[i]].vector.end(),
               teacher.begin() + i * teacher_dim_);
   }
-  std::vector<float> d_emb(emb.size());
-  return SimilarityDistillLoss<float>(emb.data(), teacher.data(), n, c, teacher_dim_,
-                                      d_emb.data());
+  double loss =
+      SimilarityDistillLoss<float>(emb.data(), teacher.data(), n, c, teacher_dim_, d_emb);
+  if (UsesDirectTerm(c)) {
+    const float w = static_cast<float>(options_.direct_weight);
+    std::vector<float> d_direct(emb.size());
+    loss += options_.direct_weight *
+            DirectDistillLoss<float>(emb.data(), teacher.data(), n, c, d_direct.data());
+    for (size_t i = 0; i < d_direct.size(); ++i) d_emb[i] += w * d_direct[i];
+  }
+  return loss;
 }
 
 nlohmann::json DistillObjective::Identity() const {
-  return {{"batch_size", options_.batch_size},
-          {"seed", options_.seed},
-          {"texts", num_texts()},
-          {"teacher_dim", teacher_dim_}};
+  nlohmann::json id = {{"batch_size", options_.batch_size},
+                       {"seed", options_.seed},
+                       {"texts", num_texts()},
+                       {"teacher_dim", teacher_dim_}};
+  // Only when set, so checkpoints made before the term existed still resume.
+  if (options_.direct_weight > 0) id["direct_weight"] = options_.direct_weight;
+  return id;
 }
 
 }  // namespace neodb::encoder::train

@@ -183,10 +183,9 @@ std::string FormatMetrics(const RetrievalMetrics& m) {
                          m.pool_size);
 }
 
-absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
-  if (options.out_dir.empty()) return absl::InvalidArgumentError("--out is required");
-  RETURN_IF_ERROR(CheckTrainable(options.model_dir));
-  const fs::path out = fs::path(options.out_dir).lexically_normal();
+absl::Status CheckNewOutputDir(const std::string& out_dir) {
+  if (out_dir.empty()) return absl::InvalidArgumentError("--out is required");
+  const fs::path out = fs::path(out_dir).lexically_normal();
   std::error_code ec;
   if (fs::exists(out, ec)) {
     return absl::AlreadyExistsError(
@@ -197,14 +196,29 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
     return absl::NotFoundError(
         absl::StrCat("the parent of --out (", parent.string(), ") is not a directory"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
+  RETURN_IF_ERROR(CheckNewOutputDir(options.out_dir));
+  if (options.train_file.empty() && options.distill_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--train is required (or --distill, to train on the distillation loss alone)");
+  }
+  RETURN_IF_ERROR(CheckTrainable(options.model_dir));
+  const fs::path out = fs::path(options.out_dir).lexically_normal();
+  std::error_code ec;
   if (options.threads > 0) openblas_set_num_threads(options.threads);
 
   ASSIGN_OR_RETURN(NeoBertWeights weights, LoadWithHeadIfPresent(options.model_dir));
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(options.model_dir));
   ASSIGN_OR_RETURN(const int64_t max_length, ResolveMaxLength(options.max_length, weights.config));
   ASSIGN_OR_RETURN(const DType dtype, CheckpointStorageDType(options.model_dir));
-  ASSIGN_OR_RETURN(std::vector<TokenizedPair> train,
-                   LoadPairs(options.train_file, *tokenizer, max_length, options.truncate));
+  std::vector<TokenizedPair> train;  // none: distillation alone
+  if (!options.train_file.empty()) {
+    ASSIGN_OR_RETURN(train,
+                     LoadPairs(options.train_file, *tokenizer, max_length, options.truncate));
+  }
   std::vector<TokenizedPair> eval_pairs;
   if (!options.eval_file.empty()) {
     ASSIGN_OR_RETURN(eval_pairs,
@@ -254,24 +268,39 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
     ASSIGN_OR_RETURN(distill, DistillObjective::Create(std::move(texts), dopt));
     std::fprintf(log, "distillation: %s, %lld teacher texts (%lld-d), %lld per step, weight %g\n",
                  options.distill_file.c_str(), static_cast<long long>(distill->num_texts()),
-                 static_cast<long long>(distill->Identity()["teacher_dim"].get<int64_t>()),
+                 static_cast<long long>(distill->teacher_dim()),
                  static_cast<long long>(dopt.batch_size), options.trainer.distill_weight);
+    if (dopt.direct_weight > 0) {
+      const int64_t c = weights.config.hidden_size;
+      if (distill->UsesDirectTerm(c)) {
+        std::fprintf(log, "distillation loss: similarity structure + %g × (1 - cos(student, "
+                          "teacher)), both %lld-d\n",
+                     dopt.direct_weight, static_cast<long long>(c));
+      } else {
+        std::fprintf(log,
+                     "distillation loss: similarity structure alone (the teacher is %lld-d, the "
+                     "student %lld-d: no direct term across dimensions)\n",
+                     static_cast<long long>(distill->teacher_dim()), static_cast<long long>(c));
+      }
+    }
   }
 
   int64_t given_negatives = 0;
   for (const TokenizedPair& p : train) given_negatives += static_cast<int64_t>(p.negatives.size());
-  ASSIGN_OR_RETURN(const std::string train_hash, FileHash(options.train_file));
   nlohmann::json lineage = {
       {"parent", {{"model_id", weights.model_id}, {"dir", options.model_dir}}},
-      {"train_file", options.train_file},
-      {"train_hash", train_hash},
-      {"train_pairs", train.size()},
       {"steps", options.trainer.steps},
-      {"batch_size", options.trainer.batch_size},
       {"seed", options.trainer.seed},
-      {"negatives", given_negatives > 0 ? "in-batch+given" : "in-batch"},
-      {"given_negatives", given_negatives},
       {"dtype", DTypeConfigName(dtype)}};
+  if (!options.train_file.empty()) {
+    ASSIGN_OR_RETURN(const std::string train_hash, FileHash(options.train_file));
+    lineage["train_file"] = options.train_file;
+    lineage["train_hash"] = train_hash;
+    lineage["train_pairs"] = train.size();
+    lineage["batch_size"] = options.trainer.batch_size;
+    lineage["negatives"] = given_negatives > 0 ? "in-batch+given" : "in-batch";
+    lineage["given_negatives"] = given_negatives;
+  }
   if (distill != nullptr) {
     ASSIGN_OR_RETURN(const std::string distill_hash, FileHash(options.distill_file));
     lineage["distill_file"] = options.distill_file;
@@ -316,6 +345,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
     report["eval_before"] = MetricsJson(before);
   }
 
+  const bool has_pairs = !train.empty();
   ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer,
                    Trainer::Create(std::move(params), std::move(train), topt, std::move(mlm),
                                    std::move(distill)));
@@ -348,10 +378,12 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
               : "";
       const std::string distill_part =
           trainer->distill() != nullptr ? absl::StrFormat("  distill %.4f", r.distill_loss) : "";
+      // In-batch accuracy only where there are pairs to be accurate about.
+      const std::string acc_part = has_pairs ? absl::StrFormat("  acc %.3f", r.accuracy) : "";
       std::fprintf(
-          log, "step %lld/%lld  loss %.4f  acc %.3f%s%s  lr %.3g  |g| %.3f  %.0f tok/s  ETA %s\n",
-          static_cast<long long>(r.step), static_cast<long long>(topt.steps), r.loss, r.accuracy,
-          mlm_part.c_str(), distill_part.c_str(), r.lr, r.grad_norm,
+          log, "step %lld/%lld  loss %.4f%s%s%s  lr %.3g  |g| %.3f  %.0f tok/s  ETA %s\n",
+          static_cast<long long>(r.step), static_cast<long long>(topt.steps), r.loss,
+          acc_part.c_str(), mlm_part.c_str(), distill_part.c_str(), r.lr, r.grad_norm,
           static_cast<double>(tokens) / elapsed,
           Duration(per_step * static_cast<double>(topt.steps - r.step)).c_str());
       std::fflush(log);

@@ -17,7 +17,8 @@ namespace neodb::encoder::train {
 
 struct FinetuneOptions {
   std::string model_dir;   // input checkpoint (config.json, model.safetensors, tokenizer)
-  std::string train_file;  // JSONL pairs
+  // JSONL pairs; may be empty when distill_file is set (distillation alone).
+  std::string train_file;
   std::string eval_file;   // optional JSONL pairs, evaluated before and after
   // Output directory; must not exist. While training, checkpoints live in
   // "<out_dir>.work/" (removed after success; kept for --resume otherwise).
@@ -50,13 +51,18 @@ absl::StatusOr<DType> CheckpointStorageDType(const std::string& model_dir);
 // Hex XXH3-64 of a file's bytes (a data file's identity in lineage.json).
 absl::StatusOr<std::string> FileHash(const std::string& path);
 
+// OK when `out_dir` is a path a job may create: not there yet, its parent a
+// directory (ALREADY_EXISTS / NOT_FOUND otherwise; INVALID_ARGUMENT if empty).
+absl::Status CheckNewOutputDir(const std::string& out_dir);
+
 // Output files: config.json, model.safetensors (in the input's storage dtype;
 // original tensor names, MLM head kept if the input had it, trained with the
 // encoder under --mlm-corpus), tokenizer files, loss.csv, loss.png,
 // finetune.json (settings and metrics) and lineage.json (what the model was
 // made from: {"model_id", "parent": {"model_id", "dir"}, "train_file",
 // "train_hash", "steps", "batch_size", "seed", "negatives", "dtype", ...
-// lineage_extra}). Progress goes to `log`.
+// lineage_extra}; the train_* keys, batch_size and the negatives only with a
+// pair file). Progress goes to `log`.
 absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log);
 
 struct EvalOptions {

@@ -98,7 +98,11 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
   const int64_t n = static_cast<int64_t>(data.size());
   const int64_t layers = params.layout.config().num_hidden_layers;
   RETURN_IF_ERROR(CheckTrainerNumbers(options));
-  if (options.batch_size > n) {
+  if (n == 0 && distill == nullptr) {
+    return absl::InvalidArgumentError(
+        "no training pairs: give pairs, or a distillation objective to train on alone");
+  }
+  if (n > 0 && options.batch_size > n) {
     return absl::InvalidArgumentError(absl::StrCat("--batch-size ", options.batch_size,
                                                    " is larger than the ", n, " training pairs"));
   }
@@ -199,16 +203,18 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
       options_.stop_after > 0 ? std::min(options_.steps, options_.stop_after) : options_.steps;
   while (step_ < last) {
     const auto start = std::chrono::steady_clock::now();
-    const ContrastiveBatch batch = BatchForStep(step_);
     std::fill(grads_.begin(), grads_.end(), 0.0f);
-    const InfoNceResult res =
-        GradCacheStep(*model_, params_.values.data(), batch, gc, grads_.data());
     StepRecord rec;
     rec.step = step_ + 1;
-    rec.loss = res.loss;
-    rec.accuracy = res.accuracy;
-    rec.known_positives = res.excluded;
-    rec.tokens = batch.num_tokens();
+    if (!data_.empty()) {  // else distillation alone (Create checked there is one)
+      const ContrastiveBatch batch = BatchForStep(step_);
+      const InfoNceResult res =
+          GradCacheStep(*model_, params_.values.data(), batch, gc, grads_.data());
+      rec.loss = res.loss;
+      rec.accuracy = res.accuracy;
+      rec.known_positives = res.excluded;
+      rec.tokens = batch.num_tokens();
+    }
     if (distill_ != nullptr) {
       const DistillStepLoss d = distill_->AccumulateStep(
           *model_, params_.values.data(), step_, static_cast<float>(options_.distill_weight),
@@ -263,7 +269,9 @@ absl::Status Trainer::Run(const std::function<void(const StepRecord&)>& on_step)
 absl::Status Trainer::SaveCheckpointState() const {
   const fs::path root(options_.checkpoint_dir);
   ASSIGN_OR_RETURN(const fs::path tmp, StageCheckpointDir(root));
-  const int64_t per_epoch = static_cast<int64_t>(data_.size()) / options_.batch_size;
+  // At least 1: a run without pairs (distillation alone) has no contrastive epochs.
+  const int64_t per_epoch =
+      std::max<int64_t>(1, static_cast<int64_t>(data_.size()) / options_.batch_size);
   nlohmann::json state;
   state["format"] = kStateFormat;
   state["step"] = step_;

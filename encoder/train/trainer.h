@@ -11,7 +11,8 @@
 // training alone drifts the encoder away from token-level prediction (the
 // head no longer fits and fill-mask degrades); the auxiliary loss keeps it.
 // Optionally also + distill_weight × a similarity-distillation loss towards
-// a teacher embedding (DistillObjective; issue 21).
+// a teacher embedding (DistillObjective; issue 21), or that loss alone, with
+// no pairs (`neodb distill`, issue 45).
 //
 // Not thread-safe; one Trainer runs one training job.
 
@@ -114,7 +115,9 @@ absl::Status CheckTrainerNumbers(const TrainerOptions& options);
 class Trainer {
  public:
   // mlm: the auxiliary MLM objective, or nullptr for contrastive training
-  // alone; distill: the distillation objective, or nullptr.
+  // alone; distill: the distillation objective, or nullptr. `data` may be
+  // empty when `distill` is given: the step is then the distillation loss
+  // alone (plus the MLM's when given), and batch_size is not used.
   static absl::StatusOr<std::unique_ptr<Trainer>> Create(
       TrainParams<float> params, std::vector<TokenizedPair> data, const TrainerOptions& options,
       std::unique_ptr<MlmObjective> mlm = nullptr,
@@ -141,6 +144,7 @@ class Trainer {
   // permutations of the pairs; each epoch yields floor(pairs / batch_size)
   // batches (the remainder is dropped so no pair repeats within a batch).
   // Candidates that are known positives of a query are marked `excluded`.
+  // REQUIRES: the trainer has pairs.
   ContrastiveBatch BatchForStep(int64_t step) const;
 
   // Checkpoint I/O (public for tests): checkpoint_dir/checkpoint/{state.json,

@@ -42,6 +42,49 @@ TEST(DistillLoss, GradientMatchesFiniteDifferences) {
   testing::ExpectGradientsClose("d loss / d student", grad.data(), numeric.data(), n * c, 1e-5);
 }
 
+// The direct term of `neodb distill` (issue 45): 1 - cos(student_i, teacher_i).
+TEST(DirectDistillLoss, GradientMatchesFiniteDifferences) {
+  const int64_t n = 5, c = 6;
+  std::vector<double> student = testing::RandomVector(n * c, 13);
+  std::vector<double> t = testing::RandomVector(n * c, 14);
+  std::vector<float> teacher(t.size());
+  for (int64_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (int64_t d = 0; d < c; ++d) s += t[i * c + d] * t[i * c + d];
+    for (int64_t d = 0; d < c; ++d) {
+      teacher[i * c + d] = static_cast<float>(t[i * c + d] / std::sqrt(s));
+    }
+  }
+  std::vector<double> grad(student.size()), scratch(student.size());
+  const double loss =
+      DirectDistillLoss<double>(student.data(), teacher.data(), n, c, grad.data());
+  EXPECT_GT(loss, 0.1);
+  const std::vector<double> numeric = testing::NumericGradient(
+      [&] {
+        return DirectDistillLoss<double>(student.data(), teacher.data(), n, c, scratch.data());
+      },
+      student.data(), n * c);
+  testing::ExpectGradientsClose("d direct / d student", grad.data(), numeric.data(), n * c, 1e-5);
+}
+
+TEST(DirectDistillLoss, ValuesAtTheCorners) {
+  // Row 0 = 3 × its teacher (cos 1), row 1 = -its teacher (cos -1), row 2
+  // orthogonal (cos 0), row 3 zero (counted as cos 0, zero gradient).
+  const int64_t n = 4, c = 2;
+  const std::vector<float> teacher = {0.6f, 0.8f, 1, 0, 0, 1, 1, 0};
+  const std::vector<float> student = {1.8f, 2.4f, -2, 0, 5, 0, 0, 0};
+  std::vector<float> grad(student.size());
+  EXPECT_NEAR(DirectDistillLoss<float>(student.data(), teacher.data(), n, c, grad.data()),
+              (0 + 2 + 1 + 1) / 4.0, 1e-6);
+  EXPECT_NEAR(grad[0], 0.0f, 1e-6f);  // at the optimum
+  EXPECT_NEAR(grad[1], 0.0f, 1e-6f);
+  EXPECT_EQ(grad[6], 0.0f);
+  EXPECT_EQ(grad[7], 0.0f);
+  // Row 2 (5, 0) against (0, 1): d/dx = -(t - cos u) / (n |x|) = -(0, 1) / 20.
+  EXPECT_NEAR(grad[4], 0.0f, 1e-7f);
+  EXPECT_NEAR(grad[5], -0.05f, 1e-7f);
+}
+
 TEST(DistillLoss, IsZeroWhenTheGeometriesAgreeAndScaleFree) {
   // Student = teacher padded with zeros and scaled per row: same cosines.
   const int64_t n = 4, c = 5, k = 3;
@@ -189,6 +232,65 @@ TEST(DistillTraining, StudentGeometryMovesToTheTeachers) {
   EXPECT_GT(before, 0.05) << "a random encoder should not already match the teacher";
   EXPECT_LT(after, 0.5 * before) << "before " << before;
   EXPECT_GT((*t)->history().back().distill_loss, 0.0);
+}
+
+// Teacher texts of TopicTexts with their 4-d vectors padded to `dim`.
+std::vector<TeacherText> PaddedTopicTexts(int64_t dim) {
+  std::vector<TeacherText> texts = TopicTexts();
+  for (TeacherText& t : texts) t.vector.resize(static_cast<size_t>(dim), 0.0f);
+  return texts;
+}
+
+TEST(DistillTraining, DirectTermOnlyWhenTheDimensionsAgree) {
+  const TrainParams<float> init = RandomParams<float>(Config(), 3, 0.02, 0.0);
+  const TrainModel<float> model(init.layout);
+  DistillOptions o;
+  o.batch_size = 8;
+  o.seed = 3;
+  auto structure = DistillObjective::Create(PaddedTopicTexts(32), o);
+  o.direct_weight = 0.5;
+  auto both = DistillObjective::Create(PaddedTopicTexts(32), o);
+  auto other_dim = DistillObjective::Create(TopicTexts(), o);  // 4-d teacher, 32-d student
+  ASSERT_TRUE(structure.ok() && both.ok() && other_dim.ok());
+  EXPECT_FALSE((*structure)->UsesDirectTerm(32));
+  EXPECT_TRUE((*both)->UsesDirectTerm(32));
+  EXPECT_FALSE((*other_dim)->UsesDirectTerm(32));
+  const double s = (*structure)->Evaluate(model, init.values.data(), 0);
+  const double b = (*both)->Evaluate(model, init.values.data(), 0);
+  const double d = (*other_dim)->Evaluate(model, init.values.data(), 0);
+  EXPECT_GT(b, s + 0.1) << "a random student is far from the teacher's coordinates";
+  EXPECT_NEAR(d, s, 1e-9) << "across dimensions: the structure term alone";
+  EXPECT_EQ((*both)->Identity()["direct_weight"], 0.5);
+  EXPECT_FALSE((*structure)->Identity().contains("direct_weight"));
+  o.direct_weight = -1;
+  EXPECT_THAT(std::string(DistillObjective::Create(TopicTexts(), o).status().message()),
+              HasSubstr("--direct-weight"));
+}
+
+TEST(DistillTraining, WithoutPairsTheDistillationLossTrainsAlone) {
+  TrainerOptions o = testing::ConceptTrainerOptions();
+  o.steps = 60;
+  const TrainParams<float> init = RandomParams<float>(Config(), 3, 0.02, 0.0);
+  EXPECT_THAT(std::string(Trainer::Create(init, {}, o).status().message()),
+              HasSubstr("no training pairs"));
+  DistillOptions dopt;
+  dopt.batch_size = 48;
+  dopt.seed = 3;
+  dopt.direct_weight = 1;
+  auto probe = DistillObjective::Create(PaddedTopicTexts(32), dopt);
+  ASSERT_TRUE(probe.ok());
+  dopt.batch_size = 16;
+  auto objective = DistillObjective::Create(PaddedTopicTexts(32), dopt);
+  ASSERT_TRUE(objective.ok());
+  auto t = Trainer::Create(init, {}, o, nullptr, std::move(*objective));
+  ASSERT_TRUE(t.ok()) << t.status();
+  const double before = (*probe)->Evaluate((*t)->model(), (*t)->params().values.data(), 0);
+  ASSERT_TRUE((*t)->Run().ok());
+  const double after = (*probe)->Evaluate((*t)->model(), (*t)->params().values.data(), 0);
+  EXPECT_LT(after, 0.5 * before) << "before " << before;
+  const StepRecord& last = (*t)->history().back();
+  EXPECT_EQ(last.loss, last.distill_loss) << "no contrastive part";
+  EXPECT_EQ(last.accuracy, 0.0);
 }
 
 TEST(DistillTraining, RejectsBadSettingsAndMismatchedResume) {

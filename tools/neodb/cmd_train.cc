@@ -1,14 +1,68 @@
-// neodb finetune / neodb eval: contrastive fine-tuning on a pair file and
-// retrieval evaluation (encoder/train/finetune.h).
+// neodb finetune / neodb eval / neodb distill: contrastive fine-tuning on a
+// pair file, retrieval evaluation (encoder/train/finetune.h) and distillation
+// from a teacher model on plain text (encoder/train/distill_job.h).
 #include <cstdio>
 #include <memory>
 
 #include "encoder/device.h"
+#include "encoder/train/distill_job.h"
 #include "encoder/train/finetune.h"
 #include "encoder/train/train_device.h"
 #include "tools/neodb/commands.h"
 
 namespace neodb::cli {
+namespace {
+
+// neodb distill: the teacher's vectors of plain text (cached, resumable), then
+// a NeoBERT student trained on the distillation loss alone.
+void RegisterDistillCommand(CLI::App& app) {
+  using encoder::train::DistillJobOptions;
+  auto o = std::make_shared<DistillJobOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "distill",
+      "Train a NeoBERT student to reproduce a teacher model's embeddings on unlabelled text "
+      "(one text per line); the teacher's vectors are computed once and cached");
+  cmd->add_option("--teacher", o->teacher_dir,
+                  "Teacher checkpoint directory (NeoBERT or the BERT family; its own pooling, "
+                  "normalisation and document prompt)")
+      ->required();
+  cmd->add_option("--student", o->student_dir, "Student NeoBERT checkpoint directory")
+      ->required();
+  cmd->add_option("--texts", o->texts_file,
+                  "Plain text, one text per line (blank lines skipped; a text over either "
+                  "model's max_length is cut at a word boundary to fit both, and counted)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", o->out_dir, "Output checkpoint directory (must not exist)")->required();
+  cmd->add_option("--cache", o->cache_dir,
+                  "Teacher cache directory (cache.json, teacher.jsonl); default <out>.distill. "
+                  "Reused when it holds this teacher's vectors of these texts, refused otherwise");
+  cmd->add_option("--eval", o->eval_file, "JSONL pairs evaluated before and after");
+  cmd->add_option("--steps", o->trainer.steps, "Optimiser steps")->capture_default_str();
+  cmd->add_option("--batch", o->distill.batch_size, "Texts per step")->capture_default_str();
+  cmd->add_option("--lr", o->trainer.lr, "Peak learning rate")->capture_default_str();
+  cmd->add_option("--warmup", o->trainer.warmup, "Linear warm-up steps")->capture_default_str();
+  cmd->add_option("--seed", o->trainer.seed, "Seed of the data order")->capture_default_str();
+  cmd->add_option("--direct-weight", o->distill.direct_weight,
+                  "Weight of the direct term 1 - cos(student, teacher), used when both have one "
+                  "dimension (0 = the similarity-structure term alone)")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-every", o->trainer.checkpoint_every,
+                  "Checkpoint into <out>.work every N steps (0 = never)")
+      ->capture_default_str();
+  cmd->add_flag("--resume", o->trainer.resume,
+                "Continue training from the checkpoint in <out>.work (same settings); the "
+                "teacher cache is reused or completed either way");
+  cmd->add_option("--stop-after", o->trainer.stop_after,
+                  "Stop after step N as if interrupted (checkpoints; resume later)");
+  cmd->add_option("--threads", o->threads, "CPU threads (0 = every core)")->capture_default_str();
+  cmd->add_option("--teacher-batch-lines", o->teacher_batch_lines,
+                  "Texts per teacher forward pass and per cache append")
+      ->capture_default_str();
+  cmd->callback([o] { ExitIfError(encoder::train::RunDistill(*o, stdout, stderr)); });
+}
+
+}  // namespace
 
 void RegisterTrainCommands(CLI::App& app) {
   using encoder::train::EvalOptions;
@@ -18,10 +72,9 @@ void RegisterTrainCommands(CLI::App& app) {
   CLI::App* finetune = app.add_subcommand(
       "finetune", "Contrastive fine-tuning (InfoNCE, in-batch + hard negatives) on JSONL pairs");
   finetune->add_option("--model", ft->model_dir, "Input checkpoint directory")->required();
-  finetune
-      ->add_option("--train", ft->train_file,
-                   "JSONL {\"query\", \"positive\", \"negatives\": [...]} pairs")
-      ->required();
+  finetune->add_option("--train", ft->train_file,
+                       "JSONL {\"query\", \"positive\", \"negatives\": [...]} pairs (required "
+                       "unless --distill is given: then the distillation loss alone)");
   finetune->add_option("--eval", ft->eval_file, "JSONL pairs evaluated before and after");
   finetune->add_option("--out", ft->out_dir, "Output checkpoint directory (must not exist)")
       ->required();
@@ -111,6 +164,8 @@ void RegisterTrainCommands(CLI::App& app) {
     if (!note.empty()) std::fprintf(stderr, "neodb finetune: %s\n", note.c_str());
     ExitIfError(encoder::train::RunFinetune(*ft, stdout));
   });
+
+  RegisterDistillCommand(app);
 
   auto ev = std::make_shared<EvalOptions>();
   auto pooling = std::make_shared<std::string>();  // empty: the model's own
