@@ -12,7 +12,7 @@ PKGS=(
   librocksdb-dev libfaiss-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-14 libfuzzer-14-dev libomp-14-dev llvm-14
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev libomp-14-dev llvm-14
   python3 python3-numpy python3-grpcio python3-protobuf python3-stemmer
   python3-venv python3-pip python3-setuptools python3-wheel
 )
