@@ -1,5 +1,6 @@
 #include "encoder/backend.h"
 
+#include <algorithm>
 #include <string>
 
 #include "encoder/ops/pooling.h"
@@ -53,6 +54,12 @@ absl::StatusOr<Tensor> Backend::Pool(const PackedBatch& batch, Pooling pooling) 
   Tensor out = Tensor::Empty({batch.batch_size(), hidden.dim(1)}, DType::kF32);
   if (batch.batch_size() > 0) ops::Pool(hidden, batch.offsets, pooling, &out);
   return out;
+}
+
+int64_t PackedBatch::longest() const {
+  int64_t longest = 0;
+  for (int64_t b = 0; b < batch_size(); ++b) longest = std::max(longest, length(b));
+  return longest;
 }
 
 void PackedBatch::Add(const std::vector<int32_t>& seq) {

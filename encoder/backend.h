@@ -41,6 +41,8 @@ struct PackedBatch {
   int64_t batch_size() const { return static_cast<int64_t>(offsets.size()) - 1; }
   int64_t total_tokens() const { return offsets.back(); }
   int64_t length(int64_t b) const { return offsets[b + 1] - offsets[b]; }
+  // The longest sequence's length (0 for an empty batch).
+  int64_t longest() const;
   void Add(const std::vector<int32_t>& seq);
 };
 

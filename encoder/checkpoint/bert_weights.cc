@@ -101,16 +101,8 @@ absl::Status BertConfig::Validate() const {
 }
 
 absl::StatusOr<BertConfig> BertConfig::FromJson(std::string_view json_text) {
-  json j;
+  ASSIGN_OR_RETURN(const json j, config_json::ParseObject(json_text));
   try {
-    j = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("config.json: invalid JSON: ", e.what()));
-  }
-  try {
-    if (!j.is_object()) {
-      return absl::InvalidArgumentError("config.json: top level must be a JSON object");
-    }
     auto mt = j.find("model_type");
     if (mt == j.end() || !mt->is_string() || mt->get<std::string>() != "bert") {
       return KeyError("model_type", absl::StrCat("must be \"bert\", got ",

@@ -111,13 +111,7 @@ absl::Status NeoBertConfig::Validate() const {
 }
 
 absl::StatusOr<NeoBertConfig> NeoBertConfig::FromJson(std::string_view json_text) {
-  // The parser reports errors by exception; they stop here.
-  json j;
-  try {
-    j = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("config.json: invalid JSON: ", e.what()));
-  }
+  ASSIGN_OR_RETURN(const json j, config_json::ParseObject(json_text));
   try {
     return FromJsonObject(j);
   } catch (const std::exception& e) {  // defensive: json accessors on a wrong type

@@ -14,6 +14,20 @@ absl::Status KeyError(std::string_view key, std::string_view problem) {
       absl::StrCat("config.json: key \"", std::string(key), "\" ", std::string(problem)));
 }
 
+absl::StatusOr<json> ParseObject(std::string_view json_text) {
+  // The parser reports errors by exception; they stop here.
+  json j;
+  try {
+    j = json::parse(json_text.begin(), json_text.end());
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("config.json: invalid JSON: ", e.what()));
+  }
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError("config.json: top level must be a JSON object");
+  }
+  return j;
+}
+
 // Reads an integer key. `required` false leaves *out unchanged when absent.
 absl::Status ReadInt(const json& j, std::string_view key, bool required, int64_t* out) {
   auto it = j.find(key);

@@ -12,6 +12,9 @@
 namespace neodb::encoder::config_json {
 
 absl::Status KeyError(std::string_view key, std::string_view problem);
+// config.json text as a JSON object; INVALID_ARGUMENT for bad JSON or
+// another top-level type.
+absl::StatusOr<nlohmann::json> ParseObject(std::string_view json_text);
 // An integer key (int64 range). `required` false leaves *out as it is when
 // the key is absent.
 absl::Status ReadInt(const nlohmann::json& j, std::string_view key, bool required, int64_t* out);

@@ -58,9 +58,7 @@ void BertCpuBackend::EnsureScratch(int64_t tokens, int64_t longest) {
 void BertCpuBackend::Forward(const PackedBatch& batch, Tensor* x) {
   ops::cpu::SetGemmThreads(num_threads_);
   const int64_t n = batch.total_tokens();
-  int64_t longest = 0;
-  for (int64_t b = 0; b < batch.batch_size(); ++b) longest = std::max(longest, batch.length(b));
-  EnsureScratch(n, longest);
+  EnsureScratch(n, batch.longest());
   const int64_t c = hidden_;
   const int64_t per_head = heads_ * n * head_dim_;
   Tensor o = ScratchView(attn_, 0, {n, c});

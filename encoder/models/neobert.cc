@@ -97,9 +97,7 @@ int64_t NeoBertCpuBackend::converted_weight_bytes() const {
 void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
   ops::cpu::SetGemmThreads(num_threads_);
   const int64_t n = batch.total_tokens();
-  int64_t longest = 0;
-  for (int64_t b = 0; b < batch.batch_size(); ++b) longest = std::max(longest, batch.length(b));
-  EnsureScratch(n, longest);
+  EnsureScratch(n, batch.longest());
   const int64_t c = hidden_;
   const int64_t per_head = heads_ * n * head_dim_;
   Tensor x = ScratchView(x_, 0, {n, c});
