@@ -26,12 +26,12 @@ namespace {
 
 using nlohmann::json;
 using config_json::CheckRange;
+using config_json::kMaxDim;
+using config_json::kMaxLayers;
 using config_json::KeyError;
 using config_json::ReadDouble;
 using config_json::ReadInt;
 
-constexpr int64_t kMaxDim = int64_t{1} << 24;
-constexpr int64_t kMaxLayers = 4096;
 // config.json is a few hundred bytes; a megabyte is far past any real one.
 constexpr size_t kMaxConfigBytes = size_t{1} << 20;
 

@@ -14,14 +14,12 @@ namespace {
 
 using nlohmann::json;
 using config_json::CheckRange;
+using config_json::kMaxDim;
+using config_json::kMaxLayers;
 using config_json::KeyError;
 using config_json::ReadDouble;
 using config_json::ReadInt;
 
-// Upper bounds that keep every product of sizes (V·C, L·F·C, …) far from
-// int64 overflow; no real encoder comes near them.
-constexpr int64_t kMaxDim = int64_t{1} << 24;
-constexpr int64_t kMaxLayers = 4096;
 
 absl::StatusOr<NeoBertConfig> FromJsonObject(const json& j) {
   if (!j.is_object()) {

@@ -11,6 +11,11 @@
 
 namespace neodb::encoder::config_json {
 
+// Upper bounds of every architecture's sizes, which keep every product of
+// them (V·C, L·F·C, …) far from int64 overflow; no real encoder comes near.
+inline constexpr int64_t kMaxDim = int64_t{1} << 24;
+inline constexpr int64_t kMaxLayers = 4096;
+
 absl::Status KeyError(std::string_view key, std::string_view problem);
 // config.json text as a JSON object; INVALID_ARGUMENT for bad JSON or
 // another top-level type.
