@@ -216,7 +216,7 @@ std::vector<int64_t> DistillObjective::BatchForStep(int64_t step) const {
 
 std::vector<float> DistillObjective::Embed(const TrainModel<float>& model, const float* params,
                                            const std::vector<int64_t>& idx) const {
-  const int64_t c = model.layout().config().hidden_size;
+  const int64_t c = model.layout().hidden_size();
   const int64_t n = static_cast<int64_t>(idx.size());
   std::vector<float> emb(static_cast<size_t>(n * c));
   for (int64_t start = 0; start < n; start += options_.chunk_size) {
@@ -225,7 +225,7 @@ std::vector<float> DistillObjective::Embed(const TrainModel<float>& model, const
     for (int64_t t = start; t < std::min(n, start + options_.chunk_size); ++t) {
       AppendSequence(&chunk, texts_[idx[t]].ids);
     }
-    model.Forward(params, chunk, 0, nullptr, Pooling::kMean, emb.data() + start * c, nullptr);
+    model.Forward(params, chunk, 0, nullptr, model.pooling(), emb.data() + start * c, nullptr);
   }
   return emb;
 }
@@ -234,7 +234,7 @@ DistillStepLoss DistillObjective::AccumulateStep(const TrainModel<float>& model,
                                                  const float* params, int64_t step,
                                                  float grad_scale, int64_t grad_begin,
                                                  float* grads) const {
-  const int64_t c = model.layout().config().hidden_size;
+  const int64_t c = model.layout().hidden_size();
   const std::vector<int64_t> idx = BatchForStep(step);
   const int64_t n = static_cast<int64_t>(idx.size());
   const std::vector<float> emb = Embed(model, params, idx);
@@ -252,7 +252,7 @@ DistillStepLoss DistillObjective::AccumulateStep(const TrainModel<float>& model,
       AppendSequence(&chunk, texts_[idx[t]].ids);
     }
     pooled.resize(static_cast<size_t>(chunk.batch_size() * c));
-    model.Forward(params, chunk, 0, nullptr, Pooling::kMean, pooled.data(), &acts);
+    model.Forward(params, chunk, 0, nullptr, model.pooling(), pooled.data(), &acts);
     model.Backward(params, chunk, acts, d_emb.data() + start * c, grad_begin, grads);
   }
   return out;
@@ -260,7 +260,7 @@ DistillStepLoss DistillObjective::AccumulateStep(const TrainModel<float>& model,
 
 double DistillObjective::Evaluate(const TrainModel<float>& model, const float* params,
                                   int64_t step) const {
-  const int64_t c = model.layout().config().hidden_size;
+  const int64_t c = model.layout().hidden_size();
   const std::vector<int64_t> idx = BatchForStep(step);
   const std::vector<float> emb = Embed(model, params, idx);
   std::vector<float> d_emb(emb.size());

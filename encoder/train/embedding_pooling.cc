@@ -56,12 +56,45 @@ void ClsPoolForward(const T* h, const int64_t* offsets, int64_t batch, int64_t d
   }
 }
 
+template <typename T>
+void ClsPoolBackward(const T* d_pooled, const int64_t* offsets, int64_t batch, int64_t dim, T* dh) {
+  for (int64_t b = 0; b < batch; ++b) {
+    T* dst = dh + offsets[b] * dim;
+    for (int64_t c = 0; c < dim; ++c) dst[c] += d_pooled[b * dim + c];
+  }
+}
+
+template <typename T>
+void PositionEmbeddingForward(const T* table, const int64_t* offsets, int64_t batch, int64_t dim,
+                              T* x) {
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t t = offsets[b]; t < offsets[b + 1]; ++t) {
+      const T* row = table + (t - offsets[b]) * dim;
+      for (int64_t c = 0; c < dim; ++c) x[t * dim + c] += row[c];
+    }
+  }
+}
+
+template <typename T>
+void PositionEmbeddingBackward(const T* dx, const int64_t* offsets, int64_t batch, int64_t dim,
+                               T* d_table) {
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t t = offsets[b]; t < offsets[b + 1]; ++t) {
+      T* row = d_table + (t - offsets[b]) * dim;
+      for (int64_t c = 0; c < dim; ++c) row[c] += dx[t * dim + c];
+    }
+  }
+}
+
 #define NEODB_INSTANTIATE(T)                                                          \
   template void EmbeddingForward<T>(const int32_t*, int64_t, const T*, int64_t, T*);  \
   template void EmbeddingBackward<T>(const int32_t*, int64_t, const T*, int64_t, T*); \
   template void MeanPoolForward<T>(const T*, const int64_t*, int64_t, int64_t, T*);   \
   template void MeanPoolBackward<T>(const T*, const int64_t*, int64_t, int64_t, T*);  \
-  template void ClsPoolForward<T>(const T*, const int64_t*, int64_t, int64_t, T*);
+  template void ClsPoolForward<T>(const T*, const int64_t*, int64_t, int64_t, T*);   \
+  template void ClsPoolBackward<T>(const T*, const int64_t*, int64_t, int64_t, T*);  \
+  template void PositionEmbeddingForward<T>(const T*, const int64_t*, int64_t, int64_t, T*); \
+  template void PositionEmbeddingBackward<T>(const T*, const int64_t*, int64_t, int64_t, T*);
 NEODB_INSTANTIATE(float)
 NEODB_INSTANTIATE(double)
 #undef NEODB_INSTANTIATE

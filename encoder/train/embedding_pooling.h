@@ -25,8 +25,23 @@ void MeanPoolForward(const T* h, const int64_t* offsets, int64_t batch, int64_t 
 template <typename T>
 void MeanPoolBackward(const T* d_pooled, const int64_t* offsets, int64_t batch, int64_t dim, T* dh);
 
-// [CLS] pooling (for evaluation): pooled[b] = h[offsets[b]].
+// [CLS] pooling (BGE trains and serves with it): pooled[b] = h[offsets[b]].
 template <typename T>
 void ClsPoolForward(const T* h, const int64_t* offsets, int64_t batch, int64_t dim, T* pooled);
+
+// ADDS dh[offsets[b]] += d_pooled[b].
+template <typename T>
+void ClsPoolBackward(const T* d_pooled, const int64_t* offsets, int64_t batch, int64_t dim, T* dh);
+
+// Learned absolute positions (BERT): x[t] += table[t − offsets[b]] for every
+// token t of sequence b (positions restart in every packed sequence).
+template <typename T>
+void PositionEmbeddingForward(const T* table, const int64_t* offsets, int64_t batch, int64_t dim,
+                              T* x);
+
+// d_table[t − offsets[b]] += dx[t].
+template <typename T>
+void PositionEmbeddingBackward(const T* dx, const int64_t* offsets, int64_t batch, int64_t dim,
+                               T* d_table);
 
 }  // namespace neodb::encoder::train

@@ -27,7 +27,7 @@ InfoNceResult GradCacheStep(const TrainModel<T>& model, const T* params,
   NEODB_CHECK(!batch.queries.empty() && batch.queries.size() == batch.positives.size());
   NEODB_CHECK(options.chunk_size >= 1);
   const ParamLayout& layout = model.layout();
-  const int64_t c = layout.config().hidden_size;
+  const int64_t c = layout.hidden_size();
   const int64_t n = batch.num_texts();
   const int64_t b = static_cast<int64_t>(batch.queries.size());
   NEODB_CHECK(batch.excluded.empty() || static_cast<int64_t>(batch.excluded.size()) == b * (n - b));
@@ -54,7 +54,7 @@ InfoNceResult GradCacheStep(const TrainModel<T>& model, const T* params,
       boundary[k].resize(static_cast<size_t>(chunks[k].total_tokens() * c));
       boundary_out = boundary[k].data();
     }
-    model.Forward(params, chunks[k], 0, nullptr, Pooling::kMean,
+    model.Forward(params, chunks[k], 0, nullptr, model.pooling(),
                   emb.data() + static_cast<int64_t>(k) * options.chunk_size * c, nullptr,
                   first_trained, boundary_out);
   }
@@ -72,7 +72,7 @@ InfoNceResult GradCacheStep(const TrainModel<T>& model, const T* params,
   for (size_t k = 0; k < chunks.size(); ++k) {
     pooled.resize(static_cast<size_t>(chunks[k].batch_size() * c));
     model.Forward(params, chunks[k], first_trained,
-                  first_trained > 0 ? boundary[k].data() : nullptr, Pooling::kMean, pooled.data(),
+                  first_trained > 0 ? boundary[k].data() : nullptr, model.pooling(), pooled.data(),
                   &acts);
     model.Backward(params, chunks[k], acts,
                    d_emb.data() + static_cast<int64_t>(k) * options.chunk_size * c, grad_begin,

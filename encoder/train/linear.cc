@@ -18,6 +18,25 @@ void LinearBackward(const T* x, const T* w, const T* dy, int64_t rows, int64_t i
   }
 }
 
+template <typename T>
+void AddBias(const T* b, int64_t rows, int64_t out, T* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < out; ++c) y[r * out + c] += b[c];
+  }
+}
+
+template <typename T>
+void BiasBackward(const T* dy, int64_t rows, int64_t out, T* db) {
+  if (db == nullptr) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < out; ++c) db[c] += dy[r * out + c];
+  }
+}
+
+template void AddBias<float>(const float*, int64_t, int64_t, float*);
+template void AddBias<double>(const double*, int64_t, int64_t, double*);
+template void BiasBackward<float>(const float*, int64_t, int64_t, float*);
+template void BiasBackward<double>(const double*, int64_t, int64_t, double*);
 template void LinearForward<float>(const float*, const float*, int64_t, int64_t, int64_t, float*);
 template void LinearForward<double>(const double*, const double*, int64_t, int64_t, int64_t,
                                     double*);

@@ -16,4 +16,13 @@ template <typename T>
 void LinearBackward(const T* x, const T* w, const T* dy, int64_t rows, int64_t in, int64_t out,
                     T* dx, T* dw);
 
+// Bias of a biased linear layer (BERT), applied after LinearForward:
+// y[r] += b for every row r of y [rows, out].
+template <typename T>
+void AddBias(const T* b, int64_t rows, int64_t out, T* y);
+
+// ADDS db += Σ_r dy[r] (the bias gradient); db may be nullptr.
+template <typename T>
+void BiasBackward(const T* dy, int64_t rows, int64_t out, T* db);
+
 }  // namespace neodb::encoder::train

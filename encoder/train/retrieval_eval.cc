@@ -94,7 +94,7 @@ RetrievalMetrics ScoreRetrieval(const float* queries, int64_t num_queries, const
 std::vector<float> EmbedSequences(const TrainModel<float>& model, const float* params,
                                   const std::vector<std::vector<int32_t>>& sequences,
                                   Pooling pooling, int64_t max_batch_tokens) {
-  const int64_t c = model.layout().config().hidden_size;
+  const int64_t c = model.layout().hidden_size();
   std::vector<float> out(sequences.size() * static_cast<size_t>(c));
   size_t start = 0;
   while (start < sequences.size()) {
@@ -115,7 +115,7 @@ std::vector<float> EmbedSequences(const TrainModel<float>& model, const float* p
 
 RetrievalMetrics Evaluate(const TrainModel<float>& model, const float* params, const EvalSet& set,
                           Pooling pooling) {
-  const int64_t c = model.layout().config().hidden_size;
+  const int64_t c = model.layout().hidden_size();
   const std::vector<float> q = EmbedSequences(model, params, set.queries, pooling);
   const std::vector<float> p = EmbedSequences(model, params, set.pool, pooling);
   return ScoreRetrieval(q.data(), static_cast<int64_t>(set.queries.size()), p.data(),

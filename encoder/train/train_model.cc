@@ -1,26 +1,23 @@
 #include "encoder/train/train_model.h"
 
-#include <algorithm>
-
 #include "common/status_macros.h"
-#include "encoder/train/attention.h"
-#include "encoder/train/blas.h"
+#include "encoder/train/bert_train_model.h"
 #include "encoder/train/embedding_pooling.h"
-#include "encoder/train/linear.h"
-#include "encoder/train/rms_norm.h"
-#include "encoder/train/swiglu.h"
+#include "encoder/train/neobert_train_model.h"
 
 namespace neodb::encoder::train {
 namespace {
 
 template <typename T>
-void Resize(std::vector<T>* v, int64_t n) {
-  v->resize(static_cast<size_t>(n));
-}
-
-template <typename T>
-void Zero(std::vector<T>* v, int64_t n) {
-  v->assign(static_cast<size_t>(n), T(0));
+std::shared_ptr<const ArchTrainModel<T>> MakeArch(const ParamLayout& layout) {
+  switch (layout.architecture()) {
+    case Architecture::kNeoBert:
+      return std::make_shared<const NeoBertTrainModel<T>>(layout);
+    case Architecture::kBert:
+      return std::make_shared<const BertTrainModel<T>>(layout);
+  }
+  NEODB_CHECK(false);
+  return nullptr;
 }
 
 }  // namespace
@@ -32,122 +29,45 @@ void AppendSequence(PackedBatch* batch, const std::vector<int32_t>& ids) {
 }
 
 template <typename T>
-TrainModel<T>::TrainModel(const ParamLayout& layout)
-    : layout_(layout),
-      c_(layout.config().hidden_size),
-      f_(FfnDim(layout.config())),
-      h_(layout.config().num_attention_heads),
-      d_(layout.config().head_dim()),
-      rope_(layout.config().max_length, layout.config().head_dim(), layout.config().rope_theta) {}
-
-template <typename T>
-void TrainModel<T>::LayerForward(const T* params, int64_t l, const PackedBatch& batch,
-                                 const int32_t* positions, const T* x, LayerActs* A, bool keep,
-                                 T* x_out) const {
-  const int64_t rows = batch.total_tokens();
-  const double eps = layout_.config().norm_eps;
-  const T* w_attn_norm = params + layout_.layer(l, kAttentionNorm).offset;
-  const T* w_qkv = params + layout_.layer(l, kQkv).offset;
-  const T* w_o = params + layout_.layer(l, kWo).offset;
-  const T* w_ffn_norm = params + layout_.layer(l, kFfnNorm).offset;
-  const T* w_12 = params + layout_.layer(l, kW12).offset;
-  const T* w_3 = params + layout_.layer(l, kW3).offset;
-
-  if (keep) A->x.assign(x, x + rows * c_);
-  Resize(&A->rstd1, rows);
-  Resize(&A->a, rows * c_);
-  Resize(&A->qkv, rows * 3 * c_);
-  Resize(&A->o, rows * c_);
-  Resize(&A->x1, rows * c_);
-  Resize(&A->rstd2, rows);
-  Resize(&A->f, rows * c_);
-  Resize(&A->u, rows * 2 * f_);
-  Resize(&A->s, rows * f_);
-  if (keep) Resize(&A->lse, rows * h_);
-
-  RmsNormForward(x, w_attn_norm, rows, c_, eps, A->a.data(), A->rstd1.data());
-  LinearForward(A->a.data(), w_qkv, rows, c_, 3 * c_, A->qkv.data());
-  RopeApply(A->qkv.data(), rows, 3 * c_, positions, h_, 0, 3 * d_, rope_, false);   // q
-  RopeApply(A->qkv.data(), rows, 3 * c_, positions, h_, d_, 3 * d_, rope_, false);  // k
-  AttentionForward(A->qkv.data(), batch.offsets.data(), batch.batch_size(), h_, d_, A->o.data(),
-                   keep ? A->lse.data() : nullptr);
-  // x1 = x + o · woᵀ
-  std::copy(x, x + rows * c_, A->x1.data());
-  Gemm<T>(false, true, rows, c_, c_, T(1), A->o.data(), c_, w_o, c_, T(1), A->x1.data(), c_);
-  RmsNormForward(A->x1.data(), w_ffn_norm, rows, c_, eps, A->f.data(), A->rstd2.data());
-  LinearForward(A->f.data(), w_12, rows, c_, 2 * f_, A->u.data());
-  SwiGluForward(A->u.data(), rows, f_, A->s.data());
-  // x_out = x1 + s · w3ᵀ
-  std::copy(A->x1.begin(), A->x1.begin() + rows * c_, x_out);
-  Gemm<T>(false, true, rows, c_, f_, T(1), A->s.data(), f_, w_3, f_, T(1), x_out, c_);
-}
+TrainModel<T>::TrainModel(const ParamLayout& layout, Pooling pooling)
+    : layout_(layout), pooling_(pooling), arch_(MakeArch<T>(layout)) {}
 
 template <typename T>
 void TrainModel<T>::Forward(const T* params, const PackedBatch& batch, int64_t first_layer,
                             const T* x_in, Pooling pooling, T* pooled, Activations* acts,
                             int64_t boundary_layer, T* boundary_out, T* hidden_out) const {
-  const int64_t num_layers = layout_.config().num_hidden_layers;
-  const int64_t rows = batch.total_tokens();
-  NEODB_CHECK(first_layer >= 0 && first_layer <= num_layers);
-  NEODB_CHECK(first_layer == 0 || x_in != nullptr);
-  NEODB_CHECK(boundary_out == nullptr ||
-              (boundary_layer >= first_layer && boundary_layer <= num_layers));
-  std::vector<int32_t> local_positions;
-  std::vector<int32_t>& positions = acts != nullptr ? acts->positions : local_positions;
-  positions.resize(static_cast<size_t>(rows));
-  for (int64_t b = 0; b < batch.batch_size(); ++b) {
-    NEODB_CHECK(batch.length(b) >= 1 && batch.length(b) <= layout_.config().max_length);
-    for (int64_t t = batch.offsets[b]; t < batch.offsets[b + 1]; ++t) {
-      positions[t] = static_cast<int32_t>(t - batch.offsets[b]);
-    }
+  const int64_t c = layout_.hidden_size();
+  NEODB_CHECK(pooled != nullptr || hidden_out != nullptr);
+  std::vector<T> local;
+  T* h = hidden_out;
+  if (h == nullptr) {
+    local.resize(static_cast<size_t>(batch.total_tokens() * c));
+    h = local.data();
   }
-
-  std::vector<T> x(static_cast<size_t>(rows * c_));
-  if (first_layer == 0) {
-    for (int32_t id : batch.ids) NEODB_CHECK(id >= 0 && id < layout_.config().vocab_size);
-    EmbeddingForward(batch.ids.data(), rows, params + layout_.embeddings().offset, c_, x.data());
-  } else {
-    std::copy(x_in, x_in + rows * c_, x.begin());
-  }
-  std::vector<T> next(x.size());
-  LayerActs scratch;
+  arch_->Forward(params, batch, first_layer, x_in, h, acts != nullptr ? &acts->arch : nullptr,
+                 boundary_layer, boundary_out);
   if (acts != nullptr) {
     acts->first_layer = first_layer;
-    acts->layers.clear();
-    acts->layers.resize(static_cast<size_t>(num_layers - first_layer));
+    acts->pooling = pooling;
   }
-  for (int64_t l = first_layer; l < num_layers; ++l) {
-    if (boundary_out != nullptr && boundary_layer == l) std::copy(x.begin(), x.end(), boundary_out);
-    LayerActs* A = acts != nullptr ? &acts->layers[l - first_layer] : &scratch;
-    LayerForward(params, l, batch, positions.data(), x.data(), A, acts != nullptr, next.data());
-    x.swap(next);
-  }
-  if (boundary_out != nullptr && boundary_layer == num_layers) {
-    std::copy(x.begin(), x.end(), boundary_out);
-  }
-  std::vector<T> rstd(static_cast<size_t>(rows));
-  std::vector<T>& h = next;
-  RmsNormForward(x.data(), params + layout_.final_norm().offset, rows, c_,
-                 layout_.config().norm_eps, h.data(), rstd.data());
-  if (hidden_out != nullptr) std::copy(h.begin(), h.end(), hidden_out);
-  if (pooled == nullptr) {
-    NEODB_CHECK(hidden_out != nullptr);
-  } else if (pooling == Pooling::kMean) {
-    MeanPoolForward(h.data(), batch.offsets.data(), batch.batch_size(), c_, pooled);
+  if (pooled == nullptr) return;
+  if (pooling == Pooling::kMean) {
+    MeanPoolForward(h, batch.offsets.data(), batch.batch_size(), c, pooled);
   } else {
-    ClsPoolForward(h.data(), batch.offsets.data(), batch.batch_size(), c_, pooled);
-  }
-  if (acts != nullptr) {
-    acts->x_final = std::move(x);
-    acts->rstd_final = std::move(rstd);
+    ClsPoolForward(h, batch.offsets.data(), batch.batch_size(), c, pooled);
   }
 }
 
 template <typename T>
 void TrainModel<T>::Backward(const T* params, const PackedBatch& batch, const Activations& acts,
                              const T* d_pooled, int64_t grad_begin, T* grads) const {
-  std::vector<T> dh(static_cast<size_t>(batch.total_tokens() * c_), T(0));
-  MeanPoolBackward(d_pooled, batch.offsets.data(), batch.batch_size(), c_, dh.data());
+  const int64_t c = layout_.hidden_size();
+  std::vector<T> dh(static_cast<size_t>(batch.total_tokens() * c), T(0));
+  if (acts.pooling == Pooling::kMean) {
+    MeanPoolBackward(d_pooled, batch.offsets.data(), batch.batch_size(), c, dh.data());
+  } else {
+    ClsPoolBackward(d_pooled, batch.offsets.data(), batch.batch_size(), c, dh.data());
+  }
   BackwardFromHidden(params, batch, acts, dh.data(), grad_begin, grads);
 }
 
@@ -155,65 +75,8 @@ template <typename T>
 void TrainModel<T>::BackwardFromHidden(const T* params, const PackedBatch& batch,
                                        const Activations& acts, const T* d_hidden,
                                        int64_t grad_begin, T* grads) const {
-  const int64_t num_layers = layout_.config().num_hidden_layers;
-  const int64_t rows = batch.total_tokens();
-  // The lowest layer whose parameters train.
-  int64_t stop_layer = num_layers;
-  for (int64_t l = 0; l < num_layers; ++l) {
-    if (layout_.layer(l, kAttentionNorm).offset >= grad_begin) {
-      stop_layer = l;
-      break;
-    }
-  }
-  NEODB_CHECK(
-      grad_begin == 0 || grad_begin == layout_.final_norm().offset ||
-      (stop_layer < num_layers && grad_begin == layout_.layer(stop_layer, kAttentionNorm).offset));
-  NEODB_CHECK(acts.first_layer <= stop_layer);
-  NEODB_CHECK(grad_begin > 0 || acts.first_layer == 0);
-  auto grad = [&](const ParamEntry& e) { return grads + (e.offset - grad_begin); };
-
-  std::vector<T> dx(static_cast<size_t>(rows * c_), T(0));
-  RmsNormBackward(acts.x_final.data(), params + layout_.final_norm().offset, acts.rstd_final.data(),
-                  d_hidden, rows, c_, dx.data(), grad(layout_.final_norm()));
-
-  std::vector<T> ds, du, df, d_o, dqkv, da;
-  for (int64_t l = num_layers - 1; l >= stop_layer; --l) {
-    const LayerActs& A = acts.layers[l - acts.first_layer];
-    const T* w_attn_norm = params + layout_.layer(l, kAttentionNorm).offset;
-    const T* w_qkv = params + layout_.layer(l, kQkv).offset;
-    const T* w_o = params + layout_.layer(l, kWo).offset;
-    const T* w_ffn_norm = params + layout_.layer(l, kFfnNorm).offset;
-    const T* w_12 = params + layout_.layer(l, kW12).offset;
-    const T* w_3 = params + layout_.layer(l, kW3).offset;
-    // FFN block: x2 = x1 + w3(SwiGLU(w12(RMSNorm(x1)))).
-    Zero(&ds, rows * f_);
-    LinearBackward(A.s.data(), w_3, dx.data(), rows, f_, c_, ds.data(),
-                   grad(layout_.layer(l, kW3)));
-    Resize(&du, rows * 2 * f_);
-    SwiGluBackward(A.u.data(), ds.data(), rows, f_, du.data());
-    Zero(&df, rows * c_);
-    LinearBackward(A.f.data(), w_12, du.data(), rows, c_, 2 * f_, df.data(),
-                   grad(layout_.layer(l, kW12)));
-    RmsNormBackward(A.x1.data(), w_ffn_norm, A.rstd2.data(), df.data(), rows, c_, dx.data(),
-                    grad(layout_.layer(l, kFfnNorm)));
-    // Attention block: x1 = x + wo(Attention(RoPE(qkv(RMSNorm(x))))).
-    Zero(&d_o, rows * c_);
-    LinearBackward(A.o.data(), w_o, dx.data(), rows, c_, c_, d_o.data(),
-                   grad(layout_.layer(l, kWo)));
-    Resize(&dqkv, rows * 3 * c_);
-    AttentionBackward(A.qkv.data(), A.o.data(), A.lse.data(), d_o.data(), batch.offsets.data(),
-                      batch.batch_size(), h_, d_, dqkv.data());
-    RopeApply(dqkv.data(), rows, 3 * c_, acts.positions.data(), h_, 0, 3 * d_, rope_, true);
-    RopeApply(dqkv.data(), rows, 3 * c_, acts.positions.data(), h_, d_, 3 * d_, rope_, true);
-    Zero(&da, rows * c_);
-    LinearBackward(A.a.data(), w_qkv, dqkv.data(), rows, c_, 3 * c_, da.data(),
-                   grad(layout_.layer(l, kQkv)));
-    RmsNormBackward(A.x.data(), w_attn_norm, A.rstd1.data(), da.data(), rows, c_, dx.data(),
-                    grad(layout_.layer(l, kAttentionNorm)));
-  }
-  if (grad_begin == 0) {
-    EmbeddingBackward(batch.ids.data(), rows, dx.data(), c_, grad(layout_.embeddings()));
-  }
+  NEODB_CHECK(acts.arch != nullptr);
+  arch_->BackwardFromHidden(params, batch, *acts.arch, d_hidden, grad_begin, grads);
 }
 
 template class TrainModel<float>;

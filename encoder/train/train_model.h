@@ -1,6 +1,11 @@
 #pragma once
-// TrainModel<T>: the NeoBERT encoder forward pass written for training — it
-// can keep every activation the backward pass needs — and that backward pass.
+// TrainModel<T>: the encoder forward pass written for training — it can keep
+// every activation the backward pass needs — and that backward pass, for
+// either architecture the trainer runs. Everything above it (the trainer,
+// GradCache, distillation, MLM, evaluation) talks to this class only; the
+// layer sequence of each architecture lives in its own file behind
+// ArchTrainModel (neobert_train_model, bert_train_model), which writes the
+// final hidden states. Pooling and its backward are shared here.
 // Independent of the inference backends on purpose (training stays off the
 // inference path); T = float for training, double for gradient checks.
 //
@@ -11,11 +16,10 @@
 // and activations are safe. The parameter buffer is borrowed, never owned.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "encoder/backend.h"
-#include "encoder/checkpoint/config.h"
-#include "encoder/train/rope.h"
 #include "encoder/train/train_params.h"
 
 namespace neodb::encoder::train {
@@ -23,70 +27,78 @@ namespace neodb::encoder::train {
 // Appends one sequence (already framed by [CLS]/[SEP]) to a packed batch.
 void AppendSequence(PackedBatch* batch, const std::vector<int32_t>& ids);
 
+// What an architecture's forward keeps for its backward (each architecture
+// derives its own; opaque to everyone else).
+struct ArchActivations {
+  virtual ~ArchActivations() = default;
+};
+
+// One architecture's layer sequence (the interface behind TrainModel).
+template <typename T>
+class ArchTrainModel {
+ public:
+  virtual ~ArchTrainModel() = default;
+  // As TrainModel::Forward up to the final hidden states, which it writes to
+  // hidden [rows, C]. *acts (when acts != nullptr) is created or reused.
+  virtual void Forward(const T* params, const PackedBatch& batch, int64_t first_layer,
+                       const T* x_in, T* hidden, std::unique_ptr<ArchActivations>* acts,
+                       int64_t boundary_layer, T* boundary_out) const = 0;
+  // As TrainModel::BackwardFromHidden.
+  virtual void BackwardFromHidden(const T* params, const PackedBatch& batch,
+                                  const ArchActivations& acts, const T* d_hidden,
+                                  int64_t grad_begin, T* grads) const = 0;
+};
+
 template <typename T>
 class TrainModel {
  public:
-  // What one layer keeps for its backward pass (all row-major, rows = tokens).
-  struct LayerActs {
-    std::vector<T> x;      // [rows, C] layer input
-    std::vector<T> rstd1;  // [rows]
-    std::vector<T> a;      // [rows, C] attention_norm output
-    std::vector<T> qkv;    // [rows, 3C] after RoPE on q and k
-    std::vector<T> lse;    // [rows, H] softmax log-sum-exp
-    std::vector<T> o;      // [rows, C] attention output (pre-wo)
-    std::vector<T> x1;     // [rows, C] after the attention residual
-    std::vector<T> rstd2;  // [rows]
-    std::vector<T> f;      // [rows, C] ffn_norm output
-    std::vector<T> u;      // [rows, 2F]
-    std::vector<T> s;      // [rows, F] SwiGLU output
-  };
   struct Activations {
     int64_t first_layer = 0;
-    std::vector<LayerActs> layers;  // layers [first_layer, L)
-    std::vector<T> x_final;         // [rows, C] input of the final norm
-    std::vector<T> rstd_final;      // [rows]
-    std::vector<int32_t> positions;
+    Pooling pooling = Pooling::kMean;  // what Forward pooled with (Backward undoes it)
+    std::unique_ptr<ArchActivations> arch;
   };
 
-  // REQUIRES: layout matches `config`; config.max_length bounds every sequence.
-  explicit TrainModel(const ParamLayout& layout);
+  // The architecture is the layout's. `pooling` is the sentence vector the
+  // training objectives use (GradCache, distillation): mean for NeoBERT, the
+  // model directory's own (sentence-transformers) for BERT.
+  // REQUIRES: every sequence fits layout.max_length().
+  explicit TrainModel(const ParamLayout& layout, Pooling pooling = Pooling::kMean);
 
   const ParamLayout& layout() const { return layout_; }
+  Pooling pooling() const { return pooling_; }
 
-  // Runs layers [first_layer, L), the final norm and pooling over `batch`.
-  // first_layer == 0: the input is the token embeddings of batch.ids;
+  // Runs layers [first_layer, L), the final norm (NeoBERT) and pooling over
+  // `batch`. first_layer == 0: the input is the embeddings of batch.ids;
   // otherwise x_in [rows, C] is the hidden state entering first_layer (cached
-  // output of a frozen bottom). Writes pooled [batch, C]. When acts != nullptr
-  // it keeps the activations (training); else it runs in no-grad mode with
-  // one layer of scratch. When boundary_out != nullptr, the hidden state
-  // entering layer `boundary_layer` (first_layer <= boundary_layer <= L) is
-  // copied into it ([rows, C]).
-  // When hidden_out != nullptr the final-normed hidden states
-  // (last_hidden_state, [rows, C]) are copied into it; pooled may then be
-  // nullptr to skip pooling (MLM pre-training uses every token).
+  // output of a frozen bottom). Writes pooled [batch, C] (not normalised).
+  // When acts != nullptr it keeps the activations (training); else it runs in
+  // no-grad mode with one layer of scratch. When boundary_out != nullptr, the
+  // hidden state entering layer `boundary_layer` (first_layer <=
+  // boundary_layer <= L) is copied into it ([rows, C]).
+  // When hidden_out != nullptr the final hidden states (last_hidden_state,
+  // [rows, C]) are copied into it; pooled may then be nullptr to skip pooling
+  // (MLM pre-training uses every token).
   void Forward(const T* params, const PackedBatch& batch, int64_t first_layer, const T* x_in,
                Pooling pooling, T* pooled, Activations* acts, int64_t boundary_layer = -1,
                T* boundary_out = nullptr, T* hidden_out = nullptr) const;
 
-  // Back-propagates d_pooled [batch, C] (mean pooling) through `acts` and ADDS
-  // the gradient of every parameter at flat offset >= grad_begin into
-  // grads[offset - grad_begin]. grad_begin must be layout.TrainableBegin(n)
-  // for some n, and the layers it trains must be in `acts`.
+  // Back-propagates d_pooled [batch, C] (through the pooling `acts` was made
+  // with) and ADDS the gradient of every parameter at flat offset >=
+  // grad_begin into grads[offset - grad_begin]. grad_begin must be
+  // layout.TrainableBegin(n) for some n, and the layers it trains must be in
+  // `acts`.
   void Backward(const T* params, const PackedBatch& batch, const Activations& acts,
                 const T* d_pooled, int64_t grad_begin, T* grads) const;
 
-  // The same from d_hidden [rows, C], the gradient of the final-normed hidden
+  // The same from d_hidden [rows, C], the gradient of the final hidden
   // states (e.g. from the MLM head) instead of a pooled gradient.
   void BackwardFromHidden(const T* params, const PackedBatch& batch, const Activations& acts,
                           const T* d_hidden, int64_t grad_begin, T* grads) const;
 
  private:
-  void LayerForward(const T* params, int64_t l, const PackedBatch& batch, const int32_t* positions,
-                    const T* x, LayerActs* acts, bool keep, T* x_out) const;
-
   ParamLayout layout_;
-  int64_t c_, f_, h_, d_;
-  RopeTable<T> rope_;
+  Pooling pooling_;
+  std::shared_ptr<const ArchTrainModel<T>> arch_;
 };
 
 }  // namespace neodb::encoder::train

@@ -6,35 +6,103 @@
 
 namespace neodb::encoder::train {
 
-ParamLayout::ParamLayout(const NeoBertConfig& config) : config_(config) {
+void ParamLayout::Add(std::string name, std::vector<int64_t> shape, bool is_bias) {
+  ParamEntry e;
+  e.name = std::move(name);
+  e.numel = 1;
+  for (int64_t d : shape) e.numel *= d;
+  e.is_matrix = shape.size() == 2;
+  e.is_bias = is_bias;
+  e.shape = std::move(shape);
+  e.offset = total_;
+  total_ += e.numel;
+  entries_.push_back(std::move(e));
+}
+
+ParamLayout::ParamLayout(const NeoBertConfig& config)
+    : architecture_(Architecture::kNeoBert),
+      config_(config),
+      hidden_size_(config.hidden_size),
+      num_layers_(config.num_hidden_layers),
+      max_length_(config.max_length),
+      vocab_size_(config.vocab_size) {
   const int64_t c = config.hidden_size;
   const int64_t f = FfnDim(config);
-  auto add = [&](std::string name, std::vector<int64_t> shape) {
-    ParamEntry e;
-    e.name = std::move(name);
-    e.numel = 1;
-    for (int64_t d : shape) e.numel *= d;
-    e.is_matrix = shape.size() == 2;
-    e.shape = std::move(shape);
-    e.offset = total_;
-    total_ += e.numel;
-    entries_.push_back(std::move(e));
-  };
-  add("encoder.weight", {config.vocab_size, c});
+  Add("encoder.weight", {config.vocab_size, c});
   for (int64_t l = 0; l < config.num_hidden_layers; ++l) {
     const std::string p = "transformer_encoder." + std::to_string(l) + ".";
-    add(p + "attention_norm.weight", {c});
-    add(p + "qkv.weight", {3 * c, c});
-    add(p + "wo.weight", {c, c});
-    add(p + "ffn_norm.weight", {c});
-    add(p + "ffn.w12.weight", {2 * f, c});
-    add(p + "ffn.w3.weight", {c, f});
+    layer_first_.push_back(entries_.size());
+    Add(p + "attention_norm.weight", {c});
+    Add(p + "qkv.weight", {3 * c, c});
+    Add(p + "wo.weight", {c, c});
+    Add(p + "ffn_norm.weight", {c});
+    Add(p + "ffn.w12.weight", {2 * f, c});
+    Add(p + "ffn.w3.weight", {c, f});
   }
-  add("layer_norm.weight", {c});
+  Add("layer_norm.weight", {c});
+}
+
+ParamLayout::ParamLayout(const BertConfig& config)
+    : architecture_(Architecture::kBert),
+      bert_config_(config),
+      hidden_size_(config.hidden_size),
+      num_layers_(config.num_hidden_layers),
+      max_length_(config.max_position_embeddings),
+      vocab_size_(config.vocab_size) {
+  const int64_t c = config.hidden_size;
+  const int64_t i = config.intermediate_size;
+  // Order = BertEmbeddingTensor, then BertLayerTensor per layer.
+  Add("embeddings.word_embeddings.weight", {config.vocab_size, c});
+  Add("embeddings.position_embeddings.weight", {config.max_position_embeddings, c});
+  Add("embeddings.token_type_embeddings.weight", {config.type_vocab_size, c});
+  Add("embeddings.LayerNorm.weight", {c});
+  Add("embeddings.LayerNorm.bias", {c}, true);
+  for (int64_t l = 0; l < config.num_hidden_layers; ++l) {
+    const std::string p = "encoder.layer." + std::to_string(l) + ".";
+    layer_first_.push_back(entries_.size());
+    for (const char* part : {"query", "key", "value"}) {
+      Add(p + "attention.self." + part + ".weight", {c, c});
+      Add(p + "attention.self." + part + ".bias", {c}, true);
+    }
+    Add(p + "attention.output.dense.weight", {c, c});
+    Add(p + "attention.output.dense.bias", {c}, true);
+    Add(p + "attention.output.LayerNorm.weight", {c});
+    Add(p + "attention.output.LayerNorm.bias", {c}, true);
+    Add(p + "intermediate.dense.weight", {i, c});
+    Add(p + "intermediate.dense.bias", {i}, true);
+    Add(p + "output.dense.weight", {c, i});
+    Add(p + "output.dense.bias", {c}, true);
+    Add(p + "output.LayerNorm.weight", {c});
+    Add(p + "output.LayerNorm.bias", {c}, true);
+  }
+}
+
+const NeoBertConfig& ParamLayout::config() const {
+  NEODB_CHECK(architecture_ == Architecture::kNeoBert);
+  return config_;
+}
+
+const BertConfig& ParamLayout::bert_config() const {
+  NEODB_CHECK(architecture_ == Architecture::kBert);
+  return bert_config_;
+}
+
+const ParamEntry& ParamLayout::final_norm() const {
+  NEODB_CHECK(architecture_ == Architecture::kNeoBert);
+  return entries_.back();
+}
+
+int64_t ParamLayout::LayerBegin(int64_t l) const {
+  NEODB_CHECK(l >= 0 && l <= num_layers_);
+  if (l == num_layers_) {
+    return architecture_ == Architecture::kNeoBert ? final_norm().offset : total_;
+  }
+  return entries_[layer_first_[l]].offset;
 }
 
 std::vector<int64_t> PassThroughDims(const TrainParams<float>& params) {
   const ParamLayout& layout = params.layout;
+  if (layout.architecture() != Architecture::kNeoBert) return {};
   const int64_t c = layout.config().hidden_size;
   std::vector<uint8_t> used(static_cast<size_t>(c), 0);
   for (int64_t l = 0; l < layout.config().num_hidden_layers; ++l) {
@@ -67,15 +135,15 @@ int64_t FfnDim(const NeoBertConfig& config) {
 }
 
 int64_t ParamLayout::FirstTrainedLayer(int64_t train_layers) const {
-  const int64_t n = config_.num_hidden_layers;
+  const int64_t n = num_layers_;
   if (train_layers <= 0 || train_layers >= n) return 0;
   return n - train_layers;
 }
 
 int64_t ParamLayout::TrainableBegin(int64_t train_layers) const {
-  const int64_t n = config_.num_hidden_layers;
+  const int64_t n = num_layers_;
   if (train_layers <= 0 || train_layers >= n) return 0;
-  return layer(n - train_layers, kAttentionNorm).offset;
+  return LayerBegin(n - train_layers);
 }
 
 TrainParams<float> ParamsFromWeights(const NeoBertWeights& weights) {
@@ -151,21 +219,29 @@ uint64_t SplitMix64::Next() {
 double SplitMix64::Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 
 template <typename T>
-TrainParams<T> RandomParams(const NeoBertConfig& config, uint64_t seed, double scale,
+TrainParams<T> RandomParams(const ParamLayout& layout, uint64_t seed, double scale,
                             double norm_jitter) {
-  TrainParams<T> params(config);
+  TrainParams<T> params(layout);
   SplitMix64 rng(seed);
   for (const ParamEntry& e : params.layout.entries()) {
     T* p = params.at(e);
     for (int64_t i = 0; i < e.numel; ++i) {
       const double u = 2 * rng.Uniform() - 1;
-      p[i] = static_cast<T>(e.is_matrix ? scale * u : 1 + norm_jitter * u);
+      p[i] = static_cast<T>(e.is_matrix || e.is_bias ? scale * u : 1 + norm_jitter * u);
     }
   }
   return params;
 }
 
+template <typename T>
+TrainParams<T> RandomParams(const NeoBertConfig& config, uint64_t seed, double scale,
+                            double norm_jitter) {
+  return RandomParams<T>(ParamLayout(config), seed, scale, norm_jitter);
+}
+
 template TrainParams<float> RandomParams<float>(const NeoBertConfig&, uint64_t, double, double);
 template TrainParams<double> RandomParams<double>(const NeoBertConfig&, uint64_t, double, double);
+template TrainParams<float> RandomParams<float>(const ParamLayout&, uint64_t, double, double);
+template TrainParams<double> RandomParams<double>(const ParamLayout&, uint64_t, double, double);
 
 }  // namespace neodb::encoder::train

@@ -96,7 +96,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
     TrainParams<float> params, std::vector<TokenizedPair> data, const TrainerOptions& options,
     std::unique_ptr<MlmObjective> mlm, std::unique_ptr<DistillObjective> distill) {
   const int64_t n = static_cast<int64_t>(data.size());
-  const int64_t layers = params.layout.config().num_hidden_layers;
+  const int64_t layers = params.layout.num_layers();
   RETURN_IF_ERROR(CheckTrainerNumbers(options));
   if (n == 0 && distill == nullptr) {
     return absl::InvalidArgumentError(
@@ -130,7 +130,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
   std::unique_ptr<Trainer> t(new Trainer(std::move(params), std::move(data), options));
   t->mlm_ = std::move(mlm);
   t->distill_ = std::move(distill);
-  t->model_ = std::make_unique<TrainModel<float>>(t->params_.layout);
+  t->model_ = std::make_unique<TrainModel<float>>(t->params_.layout, options.pooling);
   const int64_t begin = t->params_.layout.TrainableBegin(options.train_layers);
   t->optimizer_ = std::make_unique<AdamW>(t->params_.layout, begin, options.adamw);
   t->grads_.assign(static_cast<size_t>(t->params_.layout.total() - begin), 0.0f);
@@ -157,7 +157,7 @@ absl::Status Trainer::FreezeChannel() {
         "--freeze-channel: the embeddings do not train with this --train-layers, so there is "
         "nothing to freeze");
   }
-  const int64_t c = params_.layout.config().hidden_size;
+  const int64_t c = params_.layout.hidden_size();
   std::vector<uint8_t> is_channel(static_cast<size_t>(c), 0);
   for (const int64_t d : dims) is_channel[d] = 1;
   const int64_t end = emb.offset + emb.numel;

@@ -68,6 +68,10 @@ struct TrainerOptions {
   // can still learn. Create fails when the model has no such dims.
   // Default: false.
   bool freeze_channel = false;
+  // The sentence vector the losses see (TrainModel's pooling): mean for
+  // NeoBERT; a BERT model's own (its sentence-transformers pooling, CLS for
+  // BGE). Default: kMean.
+  Pooling pooling = Pooling::kMean;
   AdamWOptions adamw;
   // Weight of the auxiliary MLM loss; used (and must be > 0) when Create is
   // given an MlmObjective. Default: 1.
