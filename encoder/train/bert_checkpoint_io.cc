@@ -37,6 +37,18 @@ bool IsModuleDir(const std::string& name) {
   return i > 0 && i < name.size() && name[i] == '_';
 }
 
+// Files that describe the source's weights, not the model's use: a measurement
+// made with them (neodb_model.json's hybrid fusion) or a record of how they
+// were made (a previous run's lineage, report and loss curve). The trained
+// output gets its own or none.
+bool IsAboutTheOldWeights(const std::string& name) {
+  for (const char* f : {"neodb_model.json", "lineage.json", "finetune.json", "loss.csv",
+                        "loss.png"}) {
+    if (name == f) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<TrainParams<float>> LoadBertTrainParams(const std::string& dir,
@@ -76,7 +88,8 @@ absl::Status SaveBertTrainParams(const TrainParams<float>& params, const std::st
   for (const fs::directory_entry& entry : fs::directory_iterator(source_dir, ec)) {
     const std::string name = entry.path().filename().string();
     const fs::path to = fs::path(out_dir) / name;
-    if (entry.is_regular_file(ec) && !IsWeightsFile(name) && name[0] != '.') {
+    if (entry.is_regular_file(ec) && !IsWeightsFile(name) && !IsAboutTheOldWeights(name) &&
+        name[0] != '.') {
       fs::copy_file(entry.path(), to, fs::copy_options::overwrite_existing, ec);
     } else if (entry.is_directory(ec) && IsModuleDir(name)) {
       fs::copy(entry.path(), to, fs::copy_options::recursive | fs::copy_options::overwrite_existing,

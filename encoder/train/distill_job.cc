@@ -38,9 +38,9 @@ absl::Status RunDistill(const DistillJobOptions& options, std::FILE* log, std::F
         absl::StrCat("a previous run left a checkpoint in ", work.string(),
                      "; pass --resume to continue it, or delete that directory"));
   }
-  ASSIGN_OR_RETURN(
-      const NeoBertConfig student,
-      NeoBertConfig::FromFile((fs::path(options.student_dir) / "config.json").string()));
+  // The student's training length (finetune resolves --max-length 0 to the
+  // same), so the teacher's texts are cut where the student's will be.
+  ASSIGN_OR_RETURN(const TrainingLength student, TrainingMaxLength(options.student_dir));
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> student_tokenizer,
                    LoadTokenizer(options.student_dir));
 
@@ -49,7 +49,7 @@ absl::Status RunDistill(const DistillJobOptions& options, std::FILE* log, std::F
   copt.texts_file = options.texts_file;
   copt.cache_dir = options.cache_dir.empty() ? out.string() + ".distill" : options.cache_dir;
   copt.student_tokenizer = student_tokenizer.get();
-  copt.student_max_length = student.max_length;
+  copt.student_max_length = student.default_length;
   copt.batch_lines = options.teacher_batch_lines;
   copt.threads = options.threads > 0
                      ? options.threads

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -17,6 +18,8 @@
 #include "encoder/cuda/cuda_backend.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "encoder/tokenizer/tokenizer.h"
+#include "encoder/core/file_util.h"
+#include "encoder/train/bert_checkpoint_io.h"
 #include "encoder/train/loss_plot.h"
 #include "nlohmann/json.hpp"
 #include "xxhash.h"
@@ -52,14 +55,28 @@ class InterruptScope {
   }, old_term_{};
 };
 
-absl::StatusOr<int64_t> ResolveMaxLength(int64_t requested, const NeoBertConfig& config) {
+absl::StatusOr<int64_t> ResolveMaxLength(int64_t requested, int64_t limit, int64_t default_length) {
   if (requested < 0) return absl::InvalidArgumentError("--max-length must be >= 0");
-  if (requested > config.max_length) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max-length ", requested, " exceeds the model's max_length ", config.max_length));
+  if (requested > limit) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-length ", requested, " exceeds the model's max_length ", limit));
   }
-  return requested == 0 ? config.max_length : requested;
+  return requested == 0 ? default_length : requested;
 }
+
+absl::StatusOr<int64_t> ResolveMaxLength(int64_t requested, const NeoBertConfig& config) {
+  return ResolveMaxLength(requested, config.max_length, config.max_length);
+}
+
+// What training needs of the input beyond its parameters.
+struct Source {
+  Architecture architecture = Architecture::kNeoBert;
+  NeoBertWeights neobert;  // NeoBERT only: the input (its MLM head goes to the output)
+  std::string model_id;
+  Pooling pooling = Pooling::kMean;
+  int64_t limit = 0;           // the longest sequence the model takes
+  int64_t default_length = 0;  // --max-length 0 means this
+};
 
 // The checkpoint with its MLM head when it has one (so the output keeps it).
 absl::StatusOr<NeoBertWeights> LoadWithHeadIfPresent(const std::string& dir) {
@@ -108,10 +125,18 @@ absl::Status WriteText(const fs::path& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-// Everything that goes into the output directory, written into `dir`.
-absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
-                         const NeoBertWeights& original, const Tokenizer& tokenizer,
-                         const nlohmann::json& report, DType dtype, nlohmann::json lineage) {
+// The trained checkpoint itself, in the input's architecture; returns the id
+// of what was stored (F16/BF16-rounded), as the server will hash it.
+absl::StatusOr<std::string> WriteCheckpoint(const fs::path& dir, const Trainer& trainer,
+                                            const Source& source, const std::string& source_dir,
+                                            const Tokenizer& tokenizer, DType dtype) {
+  if (source.architecture == Architecture::kBert) {
+    // config.json, tokenizer and sentence-transformers files: the source's.
+    RETURN_IF_ERROR(SaveBertTrainParams(trainer.params(), source_dir, dir.string(), dtype));
+    ASSIGN_OR_RETURN(const BertWeights stored, LoadBertCheckpoint(dir.string()));
+    return stored.model_id;
+  }
+  const NeoBertWeights& original = source.neobert;
   NeoBertWeights weights = WeightsFromParams(trainer.params(), original);
   if (const MlmObjective* mlm = trainer.mlm(); mlm != nullptr) {
     const NeoBertConfig& config = original.config;
@@ -121,9 +146,16 @@ absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer,
   }
   RETURN_IF_ERROR(SaveCheckpoint(weights, dir.string(), {.dtype = dtype}));
   RETURN_IF_ERROR(tokenizer.SaveTo(dir.string()));
-  // The id of what was stored (F16/BF16-rounded), as the server will hash it.
   ASSIGN_OR_RETURN(NeoBertWeights stored, LoadCheckpoint(dir.string()));
-  lineage["model_id"] = stored.model_id;
+  return stored.model_id;
+}
+
+// Everything that goes into the output directory, written into `dir`.
+absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer, const Source& source,
+                         const std::string& source_dir, const Tokenizer& tokenizer,
+                         const nlohmann::json& report, DType dtype, nlohmann::json lineage) {
+  ASSIGN_OR_RETURN(lineage["model_id"],
+                   WriteCheckpoint(dir, trainer, source, source_dir, tokenizer, dtype));
   RETURN_IF_ERROR(WriteText(dir / "lineage.json", lineage.dump(2) + "\n"));
   std::string csv =
       "step,loss,accuracy,lr,grad_norm,tokens,seconds,mlm_loss,mlm_accuracy,distill_loss,"
@@ -210,9 +242,25 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   std::error_code ec;
   if (options.threads > 0) openblas_set_num_threads(options.threads);
 
-  ASSIGN_OR_RETURN(NeoBertWeights weights, LoadWithHeadIfPresent(options.model_dir));
+  Source source;
+  ASSIGN_OR_RETURN(source.architecture, ReadArchitecture(options.model_dir));
+  std::optional<TrainParams<float>> loaded;
+  if (source.architecture == Architecture::kNeoBert) {
+    ASSIGN_OR_RETURN(source.neobert, LoadWithHeadIfPresent(options.model_dir));
+    loaded.emplace(ParamsFromWeights(source.neobert));
+    source.model_id = source.neobert.model_id;
+  } else {
+    ASSIGN_OR_RETURN(TrainParams<float> bert,
+                     LoadBertTrainParams(options.model_dir, &source.model_id));
+    loaded.emplace(std::move(bert));
+    ASSIGN_OR_RETURN(const ModelDefaults defaults, LoadModelDefaults(options.model_dir));
+    source.pooling = defaults.pooling;  // the sentence vector the model is served with
+  }
+  ASSIGN_OR_RETURN(const TrainingLength length, TrainingMaxLength(options.model_dir));
+  const ParamLayout& layout = loaded->layout;
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(options.model_dir));
-  ASSIGN_OR_RETURN(const int64_t max_length, ResolveMaxLength(options.max_length, weights.config));
+  ASSIGN_OR_RETURN(const int64_t max_length,
+                   ResolveMaxLength(options.max_length, length.limit, length.default_length));
   ASSIGN_OR_RETURN(const DType dtype, CheckpointStorageDType(options.model_dir));
   std::vector<TokenizedPair> train;  // none: distillation alone
   if (!options.train_file.empty()) {
@@ -226,6 +274,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   }
   const fs::path work = fs::path(out.string() + ".work");
   TrainerOptions topt = options.trainer;
+  topt.pooling = source.pooling;
   topt.checkpoint_dir = work.string();
   topt.cancel = &g_interrupted;
   if (!topt.resume && fs::exists(work / "checkpoint", ec)) {
@@ -233,12 +282,18 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
         absl::StrCat("a previous run left a checkpoint in ", work.string(),
                      "; pass --resume to continue it, or delete that directory"));
   }
-  std::fprintf(log, "model %s: %d layers × %d, vocab %d; %zu training pairs, %zu eval pairs\n",
-               options.model_dir.c_str(), static_cast<int>(weights.config.num_hidden_layers),
-               static_cast<int>(weights.config.hidden_size),
-               static_cast<int>(weights.config.vocab_size), train.size(), eval_pairs.size());
+  std::fprintf(log, "model %s (%s): %d layers × %d, vocab %d; %zu training pairs, %zu eval pairs\n",
+               options.model_dir.c_str(), std::string(ArchitectureName(source.architecture)).c_str(),
+               static_cast<int>(layout.num_layers()), static_cast<int>(layout.hidden_size()),
+               static_cast<int>(layout.vocab_size()), train.size(), eval_pairs.size());
 
   std::unique_ptr<MlmObjective> mlm;
+  if (!options.mlm_corpus.empty() && source.architecture != Architecture::kNeoBert) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--mlm-corpus: the auxiliary MLM loss trains NeoBERT checkpoints only; ", options.model_dir,
+        " is a ", std::string(ArchitectureName(source.architecture)), " model"));
+  }
+  const NeoBertWeights& weights = source.neobert;
   if (!options.mlm_corpus.empty()) {
     if (!weights.decoder_weight || !weights.decoder_bias) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -271,7 +326,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
                  static_cast<long long>(distill->teacher_dim()),
                  static_cast<long long>(dopt.batch_size), options.trainer.distill_weight);
     if (dopt.direct_weight > 0) {
-      const int64_t c = weights.config.hidden_size;
+      const int64_t c = layout.hidden_size();
       if (distill->UsesDirectTerm(c)) {
         std::fprintf(log, "distillation loss: similarity structure + %g × (1 - cos(student, "
                           "teacher)), both %lld-d\n",
@@ -288,7 +343,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   int64_t given_negatives = 0;
   for (const TokenizedPair& p : train) given_negatives += static_cast<int64_t>(p.negatives.size());
   nlohmann::json lineage = {
-      {"parent", {{"model_id", weights.model_id}, {"dir", options.model_dir}}},
+      {"parent", {{"model_id", source.model_id}, {"dir", options.model_dir}}},
       {"steps", options.trainer.steps},
       {"seed", options.trainer.seed},
       {"dtype", DTypeConfigName(dtype)}};
@@ -309,7 +364,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   if (options.trainer.freeze_channel) lineage["freeze_channel"] = true;
   if (options.lineage_extra.is_object()) lineage.update(options.lineage_extra);
 
-  TrainParams<float> params = ParamsFromWeights(weights);
+  TrainParams<float> params = *std::move(loaded);
   nlohmann::json report;
   report["model"] = options.model_dir;
   report["train_file"] = options.train_file;
@@ -325,7 +380,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
                         {"chunk_size", topt.chunk_size},
                         {"seed", topt.seed},
                         {"max_length", max_length},
-                        {"pooling", "mean"}};
+                        {"pooling", source.pooling == Pooling::kCls ? "cls" : "mean"}};
   if (mlm != nullptr) {
     report["settings"]["mlm"] = mlm->Identity();
     report["settings"]["mlm"]["corpus"] = options.mlm_corpus;
@@ -338,8 +393,8 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   }
   const EvalSet eval_set = BuildEvalSet(eval_pairs);
   if (!eval_pairs.empty()) {
-    const TrainModel<float> model(params.layout);
-    const RetrievalMetrics before = Evaluate(model, params.values.data(), eval_set, Pooling::kMean);
+    const TrainModel<float> model(params.layout, source.pooling);
+    const RetrievalMetrics before = Evaluate(model, params.values.data(), eval_set, source.pooling);
     std::fprintf(log, "eval before: %s\n", FormatMetrics(before).c_str());
     std::fflush(log);
     report["eval_before"] = MetricsJson(before);
@@ -396,7 +451,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   }
   if (!eval_pairs.empty()) {
     const RetrievalMetrics after =
-        Evaluate(trainer->model(), trainer->params().values.data(), eval_set, Pooling::kMean);
+        Evaluate(trainer->model(), trainer->params().values.data(), eval_set, source.pooling);
     std::fprintf(log, "eval after:  %s\n", FormatMetrics(after).c_str());
     report["eval_after"] = MetricsJson(after);
   }
@@ -407,7 +462,8 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   if (!fs::create_directory(tmp, ec)) {
     return absl::InternalError(absl::StrCat("cannot create ", tmp.string(), ": ", ec.message()));
   }
-  absl::Status written = WriteOutput(tmp, *trainer, weights, *tokenizer, report, dtype, lineage);
+  absl::Status written = WriteOutput(tmp, *trainer, source, options.model_dir, *tokenizer, report,
+                                     dtype, lineage);
   if (written.ok()) {
     fs::rename(tmp, out, ec);
     if (ec) {
@@ -425,12 +481,28 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
 }
 
 absl::Status CheckTrainable(const std::string& model_dir) {
+  // Both architectures neodb runs train (NeoBERT and the BERT family); an
+  // unknown model_type is ReadArchitecture's error, which lists them.
+  return ReadArchitecture(model_dir).status();
+}
+
+absl::StatusOr<TrainingLength> TrainingMaxLength(const std::string& model_dir) {
   ASSIGN_OR_RETURN(const Architecture arch, ReadArchitecture(model_dir));
-  if (arch == Architecture::kNeoBert) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      model_dir, " is a ", std::string(ArchitectureName(arch)),
-      " model: neodb serves, embeds and evaluates it, but trains NeoBERT checkpoints only so "
-      "far"));
+  TrainingLength length;
+  if (arch == Architecture::kNeoBert) {
+    ASSIGN_OR_RETURN(const NeoBertConfig config, NeoBertConfig::FromFile(model_dir + "/config.json"));
+    length.limit = length.default_length = config.max_length;
+    return length;
+  }
+  ASSIGN_OR_RETURN(const std::string text, ReadWholeFile(model_dir + "/config.json", 1 << 20));
+  ASSIGN_OR_RETURN(const BertConfig config, BertConfig::FromJson(text));
+  ASSIGN_OR_RETURN(const ModelDefaults defaults, LoadModelDefaults(model_dir));
+  length.limit = config.max_position_embeddings;
+  // The length the model was published for (all-MiniLM-L6-v2: 256 of 512).
+  length.default_length = defaults.max_length > 0
+                              ? std::min(defaults.max_length, length.limit)
+                              : length.limit;
+  return length;
 }
 
 namespace {

@@ -55,9 +55,13 @@ absl::StatusOr<std::string> FileHash(const std::string& path);
 // directory (ALREADY_EXISTS / NOT_FOUND otherwise; INVALID_ARGUMENT if empty).
 absl::Status CheckNewOutputDir(const std::string& out_dir);
 
+// Trains NeoBERT or BERT checkpoints (CheckTrainable); a BERT trains with
+// its own pooling (sentence-transformers files; mean without them), NeoBERT
+// with mean pooling. --mlm-corpus is NeoBERT's only.
 // Output files: config.json, model.safetensors (in the input's storage dtype;
 // original tensor names, MLM head kept if the input had it, trained with the
-// encoder under --mlm-corpus), tokenizer files, loss.csv, loss.png,
+// encoder under --mlm-corpus; a BERT's config.json and sentence-transformers
+// files are the input's, copied), tokenizer files, loss.csv, loss.png,
 // finetune.json (settings and metrics) and lineage.json (what the model was
 // made from: {"model_id", "parent": {"model_id", "dir"}, "train_file",
 // "train_hash", "steps", "batch_size", "seed", "negatives", "dtype", ...
@@ -88,9 +92,21 @@ struct EvalOptions {
 // architectures (the BERT family) with their inference backend.
 absl::StatusOr<RetrievalMetrics> RunEval(const EvalOptions& options);
 
-// OK when `model_dir` holds a NeoBERT checkpoint, the one architecture the
-// trainer runs; else FAILED_PRECONDITION saying what the model can do.
+// OK when `model_dir` holds a checkpoint of an architecture the trainer runs:
+// NeoBERT or the BERT family (model_type "bert": MiniLM, BGE, E5) — that is,
+// every architecture neodb loads; else ReadArchitecture's error. `neodb
+// pretrain` (MLM) checks for NeoBERT itself.
 absl::Status CheckTrainable(const std::string& model_dir);
+
+// The sequence lengths training accepts for the model in `model_dir`: the
+// longest it takes (NeoBERT max_length, BERT max_position_embeddings), and
+// the one --max-length 0 means (NeoBERT: the same; BERT: its
+// sentence_bert_config.json max_seq_length when smaller, as it is served).
+struct TrainingLength {
+  int64_t limit = 0;
+  int64_t default_length = 0;
+};
+absl::StatusOr<TrainingLength> TrainingMaxLength(const std::string& model_dir);
 
 // "R@1 0.4123  R@10 0.8000  MRR@10 0.5321  nDCG@10 0.6012  (300 queries, pool 339)"
 std::string FormatMetrics(const RetrievalMetrics& m);

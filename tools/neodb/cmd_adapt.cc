@@ -518,7 +518,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
                      info.model_id(), "); start the server with --model DIR to fine-tune it"));
   }
   const std::string model_dir = info.model_dir();
-  // Before any mining or training: the trainer runs NeoBERT only.
+  // Before any mining or training: an architecture the trainer runs.
   RETURN_IF_ERROR(encoder::train::CheckTrainable(model_dir));
   ASSIGN_OR_RETURN(const CollectionReading reading, ReadCollection(info));
   const adapt::EmbedSettings& settings = reading.embed;
@@ -881,10 +881,11 @@ absl::Status RunRollback(const AdaptArgs& a) {
         record_path.string(), " records no previous model of collection ", a.rollback));
   }
   // The previous checkpoint must still be the one the collection left.
-  ASSIGN_OR_RETURN(const encoder::NeoBertWeights prev, encoder::LoadCheckpoint(prev_dir));
-  if (prev.model_id != prev_id) {
+  // Either architecture (adapt fine-tunes NeoBERT and BERT models alike).
+  ASSIGN_OR_RETURN(const std::shared_ptr<const encoder::Model> prev, encoder::LoadModel(prev_dir));
+  if (prev->model_id() != prev_id) {
     return absl::FailedPreconditionError(
-        absl::StrCat("the previous model directory ", prev_dir, " now holds ", prev.model_id,
+        absl::StrCat("the previous model directory ", prev_dir, " now holds ", prev->model_id(),
                      ", not the recorded ", prev_id, "; not rolling back"));
   }
   RETURN_IF_ERROR(server.ReindexAndWait(a.rollback, prev_dir));

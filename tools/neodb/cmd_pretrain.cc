@@ -19,6 +19,7 @@
 #include "encoder/checkpoint/weights.h"
 #include "encoder/default_model_dir.h"
 #include "encoder/tokenizer/tokenizer.h"
+#include "encoder/model.h"
 #include "encoder/train/finetune.h"
 #include "encoder/train/mask_predictor.h"
 #include "encoder/train/mlm_pretrainer.h"
@@ -63,7 +64,15 @@ absl::Status Pretrain(PretrainArgs a) {
         absl::StrCat(a.out_dir, " exists and is not empty (use --force to replace it)"));
   }
   if (a.threads > 0) openblas_set_num_threads(a.threads);
-  RETURN_IF_ERROR(encoder::train::CheckTrainable(a.model_dir));
+  ASSIGN_OR_RETURN(const encoder::Architecture arch, encoder::ReadArchitecture(a.model_dir));
+  if (arch != encoder::Architecture::kNeoBert) {
+    // The MLM pre-training (its untied decoder head) is written for NeoBERT;
+    // a BERT fine-tunes (finetune, distill, adapt) but does not pre-train.
+    return absl::FailedPreconditionError(absl::StrCat(
+        a.model_dir, " is a ", std::string(encoder::ArchitectureName(arch)),
+        " model: neodb pretrain (MLM) trains NeoBERT checkpoints only; fine-tune it with neodb "
+        "finetune, distill or adapt"));
+  }
   ASSIGN_OR_RETURN(const NeoBertConfig config,
                    NeoBertConfig::FromFile(a.model_dir + "/config.json"));
   ASSIGN_OR_RETURN(std::unique_ptr<encoder::Tokenizer> tokenizer,
