@@ -5,12 +5,14 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "common/utf8.h"
 
 namespace neodb::engine {
 
 // Byte offset of the first invalid UTF-8 sequence in `s` (overlong forms,
-// surrogates and code points over U+10FFFF are invalid), or npos when valid.
-size_t FindInvalidUtf8(std::string_view s);
+// surrogates and code points over U+10FFFF are invalid), or npos when valid:
+// the one codec's (common/utf8.h).
+using ::neodb::utf8::FindInvalidUtf8;
 
 // OK when `text` is non-empty valid UTF-8; INVALID_ARGUMENT otherwise, the
 // message starting with `what` (e.g. "document 'a': text").

@@ -9,90 +9,11 @@
 namespace neodb::encoder::unicode {
 
 absl::Status ValidateUtf8(std::string_view text) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len;
-    char32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid UTF-8: bad lead byte 0x", absl::Hex(c), " at byte ", i));
-    }
-    if (i + len > n) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid UTF-8: truncated sequence at byte ", i));
-    }
-    for (size_t k = 1; k < len; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("invalid UTF-8: bad continuation byte at byte ", i + k));
-      }
-      cp = (cp << 6) | (s[i + k] & 0x3F);
-    }
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid UTF-8: overlong or out-of-range sequence at byte ", i));
-    }
-    if (cp >= 0xD800 && cp <= 0xDFFF) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid UTF-8: encoded surrogate at byte ", i));
-    }
-    i += len;
+  if (const size_t at = utf8::FindInvalidUtf8(text); at != std::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid UTF-8: ill-formed byte sequence at byte ", at));
   }
   return absl::OkStatus();
-}
-
-char32_t DecodeAt(std::string_view text, size_t* pos) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data()) + *pos;
-  const unsigned char c = s[0];
-  if (c < 0x80) {
-    *pos += 1;
-    return c;
-  }
-  if (c < 0xE0) {
-    *pos += 2;
-    return (char32_t{c & 0x1Fu} << 6) | (s[1] & 0x3Fu);
-  }
-  if (c < 0xF0) {
-    *pos += 3;
-    return (char32_t{c & 0x0Fu} << 12) | (char32_t{s[1] & 0x3Fu} << 6) | (s[2] & 0x3Fu);
-  }
-  *pos += 4;
-  return (char32_t{c & 0x07u} << 18) | (char32_t{s[1] & 0x3Fu} << 12) |
-         (char32_t{s[2] & 0x3Fu} << 6) | (s[3] & 0x3Fu);
-}
-
-void AppendUtf8(char32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 size_t CountCodePoints(std::string_view text) {

@@ -1,6 +1,6 @@
 #pragma once
-// Unicode helpers for the tokenizers: UTF-8 decoding and the character
-// classes of Hugging Face's BasicTokenizer, backed by utf8proc (its Unicode
+// Unicode helpers for the tokenizers: the character classes of Hugging
+// Face's BasicTokenizer (UTF-8 itself is common/utf8.h, re-exported here), backed by utf8proc (its Unicode
 // tables; utf8proc 2.8 carries Unicode 15.0 where Python 3.11's unicodedata
 // carries 14.0, so the two differ only on code points first assigned in 15.0).
 // All functions are pure and thread-safe.
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status_macros.h"
+#include "common/utf8.h"
 
 namespace neodb::encoder::unicode {
 
@@ -19,12 +20,10 @@ namespace neodb::encoder::unicode {
 // above U+10FFFF); else INVALID_ARGUMENT naming the byte offset.
 absl::Status ValidateUtf8(std::string_view text);
 
-// Decodes the code point at text[*pos] and advances *pos.
-// REQUIRES: text is valid UTF-8 (ValidateUtf8) and *pos < text.size().
-char32_t DecodeAt(std::string_view text, size_t* pos);
-
-// Appends the UTF-8 encoding of `cp` (REQUIRES: a valid scalar value).
-void AppendUtf8(char32_t cp, std::string* out);
+// DecodeAt (REQUIRES: valid UTF-8, see ValidateUtf8) and AppendUtf8: the
+// one codec's (common/utf8.h).
+using ::neodb::utf8::AppendUtf8;
+using ::neodb::utf8::DecodeAt;
 
 // Number of code points in valid UTF-8 `text`.
 size_t CountCodePoints(std::string_view text);

@@ -8,8 +8,6 @@
 namespace neodb::keyword {
 namespace {
 
-constexpr char32_t kReplacement = 0xFFFD;
-
 // Scripts written without spaces between words whose characters are treated
 // one by one (and in adjacent pairs, see segmenter.h). Ranges of the Unicode
 // blocks; NFKC has already folded half-width katakana into these.
@@ -58,30 +56,6 @@ CharClass Classify(char32_t c) {
   }
 }
 
-std::string SanitizeUtf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
-  size_t i = 0;
-  while (i < text.size()) {
-    if (p[i] < 0x80) {  // ASCII fast path
-      out.push_back(static_cast<char>(p[i++]));
-      continue;
-    }
-    utf8proc_int32_t c;
-    utf8proc_ssize_t n =
-        utf8proc_iterate(p + i, static_cast<utf8proc_ssize_t>(text.size() - i), &c);
-    if (n <= 0) {
-      AppendUtf8(kReplacement, &out);
-      ++i;
-    } else {
-      out.append(text.data() + i, static_cast<size_t>(n));
-      i += static_cast<size_t>(n);
-    }
-  }
-  return out;
-}
-
 std::string NormalizeNfkcCasefold(std::string_view utf8) {
   // ASCII is NFKC-stable, holds no default-ignorable code point, and folds by
   // lower-casing: most English text skips utf8proc's decompose/recompose.
@@ -103,36 +77,6 @@ std::string NormalizeNfkcCasefold(std::string_view utf8) {
   std::string out(reinterpret_cast<const char*>(mapped), static_cast<size_t>(n));
   std::free(mapped);
   return out;
-}
-
-std::u32string DecodeUtf8(std::string_view utf8) {
-  std::u32string out;
-  out.reserve(utf8.size());
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(utf8.data());
-  size_t i = 0;
-  while (i < utf8.size()) {
-    if (p[i] < 0x80) {
-      out.push_back(p[i++]);
-      continue;
-    }
-    utf8proc_int32_t c;
-    utf8proc_ssize_t n =
-        utf8proc_iterate(p + i, static_cast<utf8proc_ssize_t>(utf8.size() - i), &c);
-    if (n <= 0) {  // not expected after SanitizeUtf8; never loop forever
-      out.push_back(kReplacement);
-      ++i;
-    } else {
-      out.push_back(static_cast<char32_t>(c));
-      i += static_cast<size_t>(n);
-    }
-  }
-  return out;
-}
-
-void AppendUtf8(char32_t c, std::string* out) {
-  utf8proc_uint8_t buf[4];
-  utf8proc_ssize_t n = utf8proc_encode_char(static_cast<utf8proc_int32_t>(c), buf);
-  out->append(reinterpret_cast<const char*>(buf), static_cast<size_t>(n));
 }
 
 void AppendBounded(std::string_view utf8, size_t max_bytes, std::string* out) {

@@ -1,11 +1,14 @@
 #pragma once
-// Unicode plumbing for the analyzers, over utf8proc: repairing invalid UTF-8,
-// NFKC + case folding, decoding, and the character classes the segmenter
-// works on. Internal to index/keyword/.
+// Unicode plumbing for the analyzers, over utf8proc: NFKC + case folding and
+// the character classes the segmenter works on; repairing, decoding and
+// encoding UTF-8 are the one codec's (common/utf8.h), re-exported here.
+// Internal to index/keyword/.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "common/utf8.h"
 
 namespace neodb::keyword {
 
@@ -24,22 +27,19 @@ enum class CharClass : uint8_t {
 
 CharClass Classify(char32_t c);
 
-// `text` with every invalid UTF-8 sequence (stray continuation bytes, overlong
-// forms, surrogates, truncated sequences, code points past U+10FFFF) replaced by
-// U+FFFD, one replacement per offending byte. Valid input comes back unchanged.
-std::string SanitizeUtf8(std::string_view text);
+// SanitizeUtf8: every invalid UTF-8 sequence (stray continuation bytes,
+// overlong forms, surrogates, truncated sequences, code points past U+10FFFF)
+// replaced by U+FFFD, one replacement per offending byte; valid input comes
+// back unchanged. DecodeUtf8: the code points. AppendUtf8: the encoding.
+using ::neodb::utf8::AppendUtf8;
+using ::neodb::utf8::DecodeUtf8;
+using ::neodb::utf8::SanitizeUtf8;
 
 // NFKC with Unicode case folding, default-ignorable code points removed
 // (utf8proc COMPAT|COMPOSE|CASEFOLD|IGNORE|STABLE). REQUIRES: valid UTF-8 (see
 // SanitizeUtf8). Should utf8proc fail (only out of memory), returns the input
 // unchanged: a search index must not lose a document over normalisation.
 std::string NormalizeNfkcCasefold(std::string_view utf8);
-
-// The code points of valid UTF-8 (see SanitizeUtf8).
-std::u32string DecodeUtf8(std::string_view utf8);
-
-// Appends the UTF-8 encoding of `c`.
-void AppendUtf8(char32_t c, std::string* out);
 
 // Appends the longest prefix of `utf8` (valid UTF-8) made of whole code points
 // that keeps out->size() <= max_bytes.
