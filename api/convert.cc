@@ -325,6 +325,8 @@ absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
   // Empty: the server's default precision (Database::CreateCollection).
   out.precision = s.precision();
   if (!out.precision.empty()) RETURN_IF_ERROR(encoder::ParsePrecision(out.precision).status());
+  // Neither: the model's fusion, else adaptive (Database::CreateCollection).
+  out.fusion.clear();
   if (!s.fusion().empty() || s.has_fusion_alpha()) {
     ASSIGN_OR_RETURN(keyword::FusionOptions f,
                      FusionFromProto(s.fusion(), s.has_fusion_alpha(), s.fusion_alpha()));

@@ -56,7 +56,8 @@ struct CollectionSpec {
   // opaque to the store) and, for "weighted", the vector leg's share in
   // [0, 1]. Set at creation or later (`neodb adapt --apply` sets the fusion
   // it calibrated on the user's held-out pairs). Records written before these
-  // existed decode as "adaptive" / 0.5.
+  // existed decode as "adaptive" / 0.5. Empty in a creation request: the
+  // model's (its neodb_model.json), else "adaptive"; never stored empty.
   std::string fusion = "adaptive";
   double fusion_alpha = 0.5;
   // Bytes the engine keeps with the collection and the store never reads

@@ -74,6 +74,32 @@ absl::StatusOr<json> ReadJsonIfPresent(const std::string& path) {
   }
 }
 
+// neodb_model.json: {"hybrid": {"fusion": "weighted", "alpha": 0.5}, ...};
+// other keys (the measurements behind the choice) are for people.
+absl::Status ReadHybrid(const std::string& path, ModelDefaults* out) {
+  ASSIGN_OR_RETURN(const json j, ReadJsonIfPresent(path));
+  if (j.is_null()) return absl::OkStatus();
+  if (!j.is_object()) return absl::InvalidArgumentError(path + ": must be a JSON object");
+  auto it = j.find("hybrid");
+  if (it == j.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_object()) return absl::InvalidArgumentError(path + ": \"hybrid\" must be an object");
+  const json& h = *it;
+  if (auto f = h.find("fusion"); f != h.end()) {
+    if (!f->is_string() || f->get<std::string>().empty() || f->get<std::string>().size() > 32) {
+      return absl::InvalidArgumentError(path + ": hybrid.fusion must be a fusion's name");
+    }
+    out->hybrid_fusion = f->get<std::string>();
+  }
+  if (auto a = h.find("alpha"); a != h.end()) {
+    if (!a->is_number() || !(a->get<double>() >= 0 && a->get<double>() <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": hybrid.alpha must be a number in 0..1, got ", a->dump()));
+    }
+    out->hybrid_alpha = a->get<double>();
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadPooling(const json& j, const std::string& path, ModelDefaults* out) {
   if (!j.is_object()) return absl::InvalidArgumentError(path + ": must be a JSON object");
   // Newer sentence-transformers write "pooling_mode"; older ones a flag per mode.
@@ -223,6 +249,7 @@ absl::StatusOr<ModelDefaults> LoadModelDefaults(const std::string& dir) {
     ASSIGN_OR_RETURN(d.document_prefix,
                      ReadPrompt(prompts, st_path, {"document", "passage", "corpus"}));
   }
+  RETURN_IF_ERROR(ReadHybrid(dir + "/neodb_model.json", &d));
   return d;
 }
 

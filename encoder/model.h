@@ -7,7 +7,9 @@
 //
 // ModelDefaults are what a model directory says about using the model beyond
 // its weights: the sentence-transformers files (modules.json, the pooling
-// module's config.json, config_sentence_transformers.json's prompts). A
+// module's config.json, config_sentence_transformers.json's prompts) and
+// neodb's own neodb_model.json (the hybrid fusion the model was measured
+// with). A
 // collection created on the model takes them unless the request says
 // otherwise.
 //
@@ -38,6 +40,16 @@ struct ModelDefaults {
   // tokens with [CLS]/[SEP], the model was published for (all-MiniLM-L6-v2:
   // 256 of its 512 positions). 0: the model's own limit.
   int64_t max_length = 0;
+  // neodb_model.json's "hybrid": how hybrid queries on a collection of this
+  // model fuse when neither the collection nor the query names a fusion
+  // ("adaptive", "weighted" or "rrf"; checked where fusion is known, in the
+  // engine) and, for weighted, the vector leg's share. Empty: the engine's
+  // default (adaptive). Why a model says it: how much a vector leg should
+  // count is a property of the model (a pretrained retriever earns half the
+  // say on every collection measured; a weak model earns almost none), and
+  // no per-query signal tells the two apart (index/keyword/README.md).
+  std::string hybrid_fusion;
+  double hybrid_alpha = 0.5;
 };
 
 class Model {
@@ -71,8 +83,8 @@ absl::StatusOr<Architecture> ReadArchitecture(const std::string& dir);
 // Loads the checkpoint in `dir` with its architecture's loader.
 absl::StatusOr<std::shared_ptr<const Model>> LoadModel(const std::string& dir);
 
-// The sentence-transformers settings in `dir`, or the defaults when it has
-// none of those files. A pooling neodb does not run (max, mean of square
+// The sentence-transformers settings and neodb_model.json in `dir`, or the
+// defaults when it has none of those files. A pooling neodb does not run (max, mean of square
 // root length, weighted, last token) is INVALID_ARGUMENT naming the file.
 absl::StatusOr<ModelDefaults> LoadModelDefaults(const std::string& dir);
 

