@@ -38,12 +38,13 @@ bool IsModuleDir(const std::string& name) {
 }
 
 // Files that describe the source's weights, not the model's use: a measurement
-// made with them (neodb_model.json's hybrid fusion) or a record of how they
-// were made (a previous run's lineage, report and loss curve). The trained
-// output gets its own or none.
+// made with them (neodb_model.json's hybrid fusion), a record of how they
+// were made (a previous run's lineage, report and loss curve) or of what was
+// done with them (adapt.json, which --rollback reads from the model a
+// collection is on). The trained output gets its own or none.
 bool IsAboutTheOldWeights(const std::string& name) {
   for (const char* f : {"neodb_model.json", "lineage.json", "finetune.json", "loss.csv",
-                        "loss.png"}) {
+                        "loss.png", "adapt.json"}) {
     if (name == f) return true;
   }
   return false;

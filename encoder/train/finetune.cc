@@ -256,6 +256,7 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
     ASSIGN_OR_RETURN(const ModelDefaults defaults, LoadModelDefaults(options.model_dir));
     source.pooling = defaults.pooling;  // the sentence vector the model is served with
   }
+  if (options.pooling.has_value()) source.pooling = *options.pooling;
   ASSIGN_OR_RETURN(const TrainingLength length, TrainingMaxLength(options.model_dir));
   const ParamLayout& layout = loaded->layout;
   ASSIGN_OR_RETURN(std::unique_ptr<Tokenizer> tokenizer, LoadTokenizer(options.model_dir));

@@ -5,6 +5,7 @@
 // failed or interrupted run never leaves a half-written --out).
 
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "common/status_macros.h"
@@ -39,6 +40,10 @@ struct FinetuneOptions {
   // Cut texts over max_length instead of rejecting them (TokenizePairs).
   // Default: false.
   bool truncate = false;
+  // The sentence vector to train (the losses see it, eval uses it). Default
+  // (unset): the model's own — mean for NeoBERT, a BERT's sentence-transformers
+  // pooling (LoadModelDefaults). `neodb adapt` passes its collection's.
+  std::optional<Pooling> pooling;
   // Merged into lineage.json (e.g. `neodb adapt`'s mining settings).
   nlohmann::json lineage_extra = nlohmann::json::object();
 };

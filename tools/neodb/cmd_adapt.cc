@@ -670,6 +670,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
     ft.trainer.resume = a.resume && fs::exists(fs::path(round_out.string() + ".work"), ec);
     if (a.negative_pool > a.negatives) ft.trainer.negatives_per_pair = a.negatives;
     ft.max_length = a.max_length;
+    ft.pooling = settings.pooling;  // train the vector the collection serves
     ft.threads = a.threads;
     ft.truncate = true;
     ASSIGN_OR_RETURN(const std::string pairs_hash, encoder::train::FileHash(a.pairs));
