@@ -16,6 +16,7 @@
 
 #include "encoder/model.h"
 #include "encoder/train/bert_checkpoint_io.h"
+#include "encoder/train/distill_job.h"
 #include "encoder/train/finetune.h"
 #include "encoder/train/train_model.h"
 #include "nlohmann/json.hpp"
@@ -272,6 +273,60 @@ TEST_F(BertTrainTest, PretrainStaysNeoBertOnlyButFinetuneAcceptsBert) {
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_NE(s.message().find("NeoBERT checkpoints only"), std::string::npos) << s;
   EXPECT_FALSE(fs::exists(root_ / "out"));
+}
+
+// `neodb distill` with a BERT student (the teacher another tiny BERT): the
+// distillation loss falls and the student's output loads as BERT.
+TEST_F(BertTrainTest, DistillTrainsABertStudent) {
+  fs::create_directories(root_ / "teacher");
+  ASSERT_TRUE(SaveBertTrainParams(RandomParams<float>(ParamLayout(config_), 12, 0.2, 0.2),
+                                  (root_ / "spec").string(), (root_ / "teacher").string(),
+                                  DType::kF32)
+                  .ok());
+  {
+    std::ofstream texts(root_ / "texts.txt");
+    const char* words[] = {"the", "of", "and", "to"};
+    for (int k = 0; k < kConcepts; ++k) {
+      texts << "qw" << k << " " << words[k % 4] << " dw" << (k * 5) % kConcepts << "\n";
+      texts << words[(k + 1) % 4] << " dw" << k << "\n";
+    }
+  }
+  DistillJobOptions o;
+  o.teacher_dir = (root_ / "teacher").string();
+  o.student_dir = (root_ / "model").string();
+  o.texts_file = (root_ / "texts.txt").string();
+  o.out_dir = (root_ / "out").string();
+  o.trainer.steps = 40;
+  o.trainer.lr = 3e-3;
+  o.trainer.warmup = 4;
+  o.trainer.seed = 2;
+  o.distill.batch_size = 12;
+  o.threads = 1;
+  const absl::Status s = RunDistill(o, quiet_, quiet_);
+  ASSERT_TRUE(s.ok()) << s;
+  std::ifstream csv(root_ / "out" / "loss.csv");
+  std::string line;
+  std::getline(csv, line);
+  std::vector<double> distill;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cols;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
+    distill.push_back(std::stod(cols.at(9)));  // distill_loss
+  }
+  ASSERT_EQ(distill.size(), 40u);
+  double first = 0, last = 0;
+  for (int i = 0; i < 5; ++i) first += distill[i] / 5, last += distill[35 + i] / 5;
+  std::printf("tiny BERT student distilled from a tiny BERT teacher: distill loss %.4f -> %.4f\n",
+              first, last);
+  EXPECT_LT(last, 0.7 * first);
+  auto out = LoadModel((root_ / "out").string());
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)->architecture(), Architecture::kBert);
+  std::ifstream lineage_in(root_ / "out" / "lineage.json");
+  const nlohmann::json lineage = nlohmann::json::parse(lineage_in);
+  EXPECT_EQ(lineage["model_id"], (*out)->model_id());
+  EXPECT_TRUE(lineage["distill"]["teacher"]["model_id"].is_string());
 }
 
 // all-MiniLM-L6-v2 from $NEODB_MINILM_DIR (tools/test.sh sets it).
