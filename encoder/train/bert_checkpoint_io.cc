@@ -37,14 +37,15 @@ bool IsModuleDir(const std::string& name) {
   return i > 0 && i < name.size() && name[i] == '_';
 }
 
-// Files that describe the source's weights, not the model's use: a measurement
-// made with them (neodb_model.json's hybrid fusion), a record of how they
-// were made (a previous run's lineage, report and loss curve) or of what was
-// done with them (adapt.json, which --rollback reads from the model a
-// collection is on). The trained output gets its own or none.
+// Files that record how the source's weights were made (a previous run's
+// lineage, report and loss curve) or what was done with them (adapt.json,
+// which --rollback reads from the model a collection is on). The trained
+// output gets its own or none. neodb_model.json is copied: the hybrid fusion
+// it names is a property of the kind of model (a pretrained retriever's
+// vector leg earns weighted 0.5, index/keyword/README.md), which fine-tuning
+// keeps; adapt calibrates a collection's own fusion when it applies.
 bool IsAboutTheOldWeights(const std::string& name) {
-  for (const char* f : {"neodb_model.json", "lineage.json", "finetune.json", "loss.csv",
-                        "loss.png", "adapt.json"}) {
+  for (const char* f : {"lineage.json", "finetune.json", "loss.csv", "loss.png", "adapt.json"}) {
     if (name == f) return true;
   }
   return false;

@@ -32,8 +32,8 @@ absl::StatusOr<TrainParams<float>> LoadBertTrainParams(const std::string& dir,
 // describes the model other than its weights — config.json, tokenizer files,
 // sentence-transformers files (modules.json, sentence_bert_config.json,
 // config_sentence_transformers.json, the numbered module directories such as
-// 1_Pooling/) — copied as they are; not neodb_model.json, adapt.json or a
-// previous run's lineage/report files (about the old weights). REQUIRES: params is a
+// 1_Pooling/), neodb_model.json — copied as they are; not adapt.json or a
+// previous run's lineage/report files (records of the old weights). REQUIRES: params is a
 // BERT layout.
 absl::Status SaveBertTrainParams(const TrainParams<float>& params, const std::string& source_dir,
                                  const std::string& out_dir, DType dtype);

@@ -103,12 +103,16 @@ class BertTrainTest : public ::testing::Test {
         << R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},)"
         << R"({"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"}])";
     std::ofstream(root_ / "spec" / "sentence_bert_config.json") << R"({"max_seq_length": 16})";
+    std::ofstream(root_ / "spec" / "neodb_model.json")
+        << R"({"hybrid": {"fusion": "weighted", "alpha": 0.5}})";
     SetPooling(Pooling::kCls);
     const TrainParams<float> params = RandomParams<float>(ParamLayout(config_), 11, 0.2, 0.2);
     fs::create_directories(root_ / "model");
     ASSERT_TRUE(SaveBertTrainParams(params, (root_ / "spec").string(), (root_ / "model").string(),
                                     DType::kF32)
                     .ok());
+    // As if an adapt had applied this model (its --rollback record).
+    std::ofstream(root_ / "model" / "adapt.json") << R"({"collection": "c"})";
   }
   void TearDown() override {
     std::fclose(quiet_);
@@ -239,9 +243,12 @@ TEST_F(BertTrainTest, FinetuneTrainsABertAndWritesALoadableBert) {
   EXPECT_EQ((*out)->architecture(), Architecture::kBert);
   EXPECT_NE((*in)->model_id(), (*out)->model_id());
   for (const char* f : {"config.json", "vocab.txt", "modules.json", "sentence_bert_config.json",
-                        "1_Pooling/config.json"}) {
+                        "1_Pooling/config.json", "neodb_model.json"}) {
     EXPECT_EQ(ReadBytes(root_ / "model" / f), ReadBytes(root_ / "out" / f)) << f;
   }
+  // A record of what was done with the source is not carried over.
+  EXPECT_TRUE(fs::exists(root_ / "model" / "adapt.json"));
+  EXPECT_FALSE(fs::exists(root_ / "out" / "adapt.json"));
   auto defaults = LoadModelDefaults((root_ / "out").string());
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->pooling, Pooling::kCls);
