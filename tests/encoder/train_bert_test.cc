@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -266,6 +267,44 @@ TEST_F(BertTrainTest, FinetuneTrainsABertAndWritesALoadableBert) {
   const nlohmann::json lineage = nlohmann::json::parse(lineage_in);
   EXPECT_EQ(lineage["parent"]["model_id"], (*in)->model_id());
   EXPECT_EQ(lineage["model_id"], (*out)->model_id());
+}
+
+// A BERT run stopped at step 12 and resumed from its checkpoint ends with
+// exactly the weights of an uninterrupted run.
+TEST_F(BertTrainTest, InterruptedRunResumesToTheSameWeights) {
+  WritePairs("train.jsonl");
+  auto options = [&](const std::string& out) {
+    FinetuneOptions o;
+    o.model_dir = (root_ / "model").string();
+    o.train_file = (root_ / "train.jsonl").string();
+    o.out_dir = (root_ / out).string();
+    o.trainer.steps = 20;
+    o.trainer.batch_size = 8;
+    o.trainer.lr = 3e-3;
+    o.trainer.warmup = 3;
+    o.trainer.chunk_size = 5;
+    o.trainer.train_layers = 1;  // the frozen bottom's cache on the resume path too
+    return o;
+  };
+  ASSERT_TRUE(RunFinetune(options("a"), quiet_).ok());
+  FinetuneOptions b = options("b");
+  b.trainer.checkpoint_every = 5;
+  b.trainer.stop_after = 12;
+  ASSERT_TRUE(RunFinetune(b, quiet_).ok());
+  EXPECT_FALSE(fs::exists(root_ / "b"));
+  b.trainer.stop_after = 0;
+  b.trainer.resume = true;
+  ASSERT_TRUE(RunFinetune(b, quiet_).ok());
+  EXPECT_EQ(ReadBytes(root_ / "a" / "model.safetensors"),
+            ReadBytes(root_ / "b" / "model.safetensors"));
+  // --train-layers 1: the embeddings and layer 0 are the input's, bit for bit.
+  auto in = LoadBertTrainParams((root_ / "model").string());
+  auto out = LoadBertTrainParams((root_ / "a").string());
+  ASSERT_TRUE(in.ok() && out.ok());
+  const int64_t begin = in->layout.TrainableBegin(1);
+  EXPECT_TRUE(std::equal(in->values.begin(), in->values.begin() + begin, out->values.begin()));
+  EXPECT_FALSE(std::equal(in->values.begin() + begin, in->values.end(),
+                          out->values.begin() + begin));
 }
 
 TEST_F(BertTrainTest, PretrainStaysNeoBertOnlyButFinetuneAcceptsBert) {
