@@ -1,11 +1,13 @@
 // Training throughput and peak memory of the contrastive fine-tuning step
 // (GradCache forward without activations, InfoNCE, recompute + backward per
 // chunk, clipping, AdamW) for the full NeoBERT architecture (28 × 768,
-// random weights), at several sequence lengths, for the full model and for
-// --train-layers N. Each configuration runs in a forked child so that its
-// peak RSS is its own. Prints a table and the machine.
+// random weights) or a real BERT-family checkpoint (--model DIR, e.g.
+// all-MiniLM-L6-v2, trained with its own pooling), at several sequence
+// lengths, for the full model and for --train-layers N. Each configuration
+// runs in a forked child so that its peak RSS is its own. Prints a table and
+// the machine.
 //
-//   train_bench [--preset full] [--seq 128,512] [--pairs 4] [--steps 2]
+//   train_bench [--preset full | --model DIR] [--seq 128,512] [--pairs 4] [--steps 2]
 //               [--train-layers 0,4] [--chunk-size 8] [--threads 0]
 // --pairs takes a list too: at a fixed --chunk-size, peak memory should barely
 // grow with the contrastive batch (that is what GradCache is for).
@@ -25,7 +27,9 @@
 #include <vector>
 
 #include "encoder/checkpoint/presets.h"
+#include "encoder/model.h"
 #include "encoder/train/adamw.h"
+#include "encoder/train/bert_checkpoint_io.h"
 #include "encoder/train/grad_cache.h"
 #include "encoder/train/train_model.h"
 
@@ -49,12 +53,32 @@ std::vector<int64_t> ParseList(const char* s) {
   return out;
 }
 
-Result RunOne(const NeoBertConfig& base, int64_t seq, int64_t pairs, int64_t steps,
-              int64_t train_layers, int64_t chunk) {
+// The preset's random NeoBERT, or the BERT checkpoint in model_dir.
+TrainParams<float> MakeParams(const NeoBertConfig& base, const std::string& model_dir,
+                              int64_t seq, Pooling* pooling) {
+  if (!model_dir.empty()) {
+    auto params = LoadBertTrainParams(model_dir);
+    auto defaults = LoadModelDefaults(model_dir);
+    if (!params.ok() || !defaults.ok()) {
+      std::fprintf(stderr, "%s\n",
+                   std::string((params.ok() ? defaults.status() : params.status()).message())
+                       .c_str());
+      _exit(1);
+    }
+    *pooling = defaults->pooling;
+    return *std::move(params);
+  }
   NeoBertConfig config = base;
   config.max_length = std::max<int64_t>(seq, config.max_length);
-  TrainParams<float> params = RandomParams<float>(config, 1, 0.02, 0.0);
-  TrainModel<float> model(params.layout);
+  *pooling = Pooling::kMean;
+  return RandomParams<float>(config, 1, 0.02, 0.0);
+}
+
+Result RunOne(const NeoBertConfig& base, const std::string& model_dir, int64_t seq, int64_t pairs,
+              int64_t steps, int64_t train_layers, int64_t chunk) {
+  Pooling pooling;
+  TrainParams<float> params = MakeParams(base, model_dir, seq, &pooling);
+  TrainModel<float> model(params.layout, pooling);
   const int64_t begin = params.layout.TrainableBegin(train_layers);
   std::vector<float> grads(static_cast<size_t>(params.layout.total() - begin));
   AdamW optimizer(params.layout, begin, AdamWOptions{});
@@ -106,7 +130,7 @@ std::string CpuModel() {
 int main(int argc, char** argv) {
   std::vector<int64_t> seqs = {128, 512}, modes = {0, 4}, pair_counts = {4};
   int64_t steps = 2, chunk = 8, threads = 0;
-  std::string preset = "full";
+  std::string preset = "full", model_dir;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--seq")
@@ -117,6 +141,8 @@ int main(int argc, char** argv) {
       pair_counts = ParseList(argv[i + 1]);
     else if (flag == "--preset")
       preset = argv[i + 1];
+    else if (flag == "--model")
+      model_dir = argv[i + 1];
     else if (flag == "--steps")
       steps = std::atoll(argv[i + 1]);
     else if (flag == "--chunk-size")
@@ -134,16 +160,28 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", std::string(config.status().message()).c_str());
     return 2;
   }
-  const int64_t layers = config->num_hidden_layers;
+  int64_t layers = config->num_hidden_layers;
+  std::string what = "preset " + preset + " (" + std::to_string(layers) + " layers x " +
+                     std::to_string(config->hidden_size) + ", vocab 30522, random weights)";
+  if (!model_dir.empty()) {
+    auto m = LoadModel(model_dir);
+    if (!m.ok() || (*m)->architecture() != Architecture::kBert) {
+      std::fprintf(stderr, "--model: %s\n",
+                   m.ok() ? "not a BERT checkpoint" : std::string(m.status().message()).c_str());
+      return 2;
+    }
+    layers = (*m)->num_layers();
+    what = model_dir + " (BERT, " + std::to_string(layers) + " layers x " +
+           std::to_string((*m)->hidden_size()) + ", vocab " + std::to_string((*m)->vocab_size()) +
+           ", its own pooling)";
+  }
   std::printf("machine: %s, %u hardware threads; OpenBLAS %s, %d threads\n", CpuModel().c_str(),
               std::thread::hardware_concurrency(), openblas_get_config(),
               openblas_get_num_threads());
   std::printf(
-      "model: preset %s (%lld layers x %lld, vocab 30522, random weights), F32; pairs/step = "
-      "queries + positives (in-batch negatives); GradCache chunk %lld sequences; %lld steps "
-      "(first untimed when > 1)\n\n",
-      preset.c_str(), static_cast<long long>(layers), static_cast<long long>(config->hidden_size),
-      static_cast<long long>(chunk), static_cast<long long>(steps));
+      "model: %s, F32; pairs/step = queries + positives (in-batch negatives); GradCache chunk "
+      "%lld sequences; %lld steps (first untimed when > 1)\n\n",
+      what.c_str(), static_cast<long long>(chunk), static_cast<long long>(steps));
   std::printf("| seq | pairs | trained | s/step | tokens/s | peak RSS (MiB) |\n");
   std::printf("|---:|---:|---|---:|---:|---:|\n");
   std::fflush(stdout);
@@ -155,7 +193,7 @@ int main(int argc, char** argv) {
         const pid_t pid = fork();
         if (pid == 0) {
           close(fds[0]);
-          const Result r = RunOne(*config, seq, pairs, steps, mode, chunk);
+          const Result r = RunOne(*config, model_dir, seq, pairs, steps, mode, chunk);
           if (write(fds[1], &r, sizeof(r)) != sizeof(r)) _exit(1);
           _exit(0);
         }
