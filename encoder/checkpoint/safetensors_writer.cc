@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "encoder/core/atomic_file.h"
+#include "common/atomic_file.h"
 #include "nlohmann/json.hpp"
 
 namespace neodb::encoder {
@@ -67,7 +67,7 @@ absl::Status WriteSafetensors(const std::string& path, std::vector<NamedTensor> 
   text.append((8 - text.size() % 8) % 8, ' ');
   const uint64_t header_len = text.size();  // little-endian host (safetensors.cc asserts)
 
-  ASSIGN_OR_RETURN(AtomicFileWriter w, AtomicFileWriter::Create(path));
+  ASSIGN_OR_RETURN(AtomicFileWriter w, AtomicFileWriter::Create(Env::Default(), path));
   RETURN_IF_ERROR(w.Append(&header_len, 8));
   RETURN_IF_ERROR(w.Append(text));
   for (const NamedTensor& nt : tensors) RETURN_IF_ERROR(AppendAs(w, nt.tensor, dtype));

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "encoder/core/atomic_file.h"
+#include "common/atomic_file.h"
 #include "encoder/checkpoint/safetensors.h"
 #include "encoder/checkpoint/safetensors_writer.h"
 
@@ -226,7 +226,7 @@ absl::Status SaveCheckpoint(const NeoBertWeights& w, const std::string& dir,
   }
   RETURN_IF_ERROR(WriteSafetensors(dir + "/model.safetensors", std::move(tensors), options.dtype,
                                    {{"format", "pt"}}));
-  return WriteFileAtomically(dir + "/config.json", w.config.ToJson(torch_dtype));
+  return WriteFileAtomically(Env::Default(), dir + "/config.json", {w.config.ToJson(torch_dtype)});
 }
 
 absl::StatusOr<std::string> WeightsFilePath(const std::string& dir) {

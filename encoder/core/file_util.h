@@ -1,6 +1,6 @@
 #pragma once
 // Small file helpers for loading checkpoint and tokenizer files. Writing
-// goes through core/atomic_file.h.
+// goes through common/atomic_file.h (over common/env.h).
 
 #include <cstddef>
 #include <string>

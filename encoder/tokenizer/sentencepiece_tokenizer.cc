@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "encoder/core/atomic_file.h"
+#include "common/atomic_file.h"
 #include "encoder/core/file_util.h"
 #include "encoder/tokenizer/unicode_util.h"
 
@@ -111,11 +111,11 @@ std::string SentencePieceTokenizer::IdToToken(int32_t id) const {
 }
 
 absl::Status SentencePieceTokenizer::SaveTo(const std::string& dir) const {
-  RETURN_IF_ERROR(WriteFileAtomically(dir + "/tokenizer.model", model_bytes_));
+  RETURN_IF_ERROR(WriteFileAtomically(Env::Default(), dir + "/tokenizer.model", {model_bytes_}));
   const std::string map =
       "{\n  \"pad_token\": \"[PAD]\",\n  \"unk_token\": \"[UNK]\",\n  \"cls_token\": \"[CLS]\",\n"
       "  \"sep_token\": \"[SEP]\",\n  \"mask_token\": \"[MASK]\"\n}\n";
-  return WriteFileAtomically(dir + "/special_tokens_map.json", map);
+  return WriteFileAtomically(Env::Default(), dir + "/special_tokens_map.json", {map});
 }
 
 }  // namespace neodb::encoder

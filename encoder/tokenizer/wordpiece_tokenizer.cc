@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "encoder/core/atomic_file.h"
+#include "common/atomic_file.h"
 #include "encoder/core/file_util.h"
 #include "encoder/tokenizer/unicode_util.h"
 
@@ -213,7 +213,7 @@ absl::StatusOr<std::vector<std::string>> WordPieceTokenizer::TokenizeToStrings(
 absl::Status WordPieceTokenizer::SaveTo(const std::string& dir) const {
   std::string vocab;
   for (const std::string& t : tokens_) absl::StrAppend(&vocab, t, "\n");
-  RETURN_IF_ERROR(WriteFileAtomically(dir + "/vocab.txt", vocab));
+  RETURN_IF_ERROR(WriteFileAtomically(Env::Default(), dir + "/vocab.txt", {vocab}));
   const bool strip = options_.strip_accents.value_or(options_.lower_case);
   const std::string config = absl::StrCat(
       "{\n  \"tokenizer_class\": \"BertTokenizer\",\n  \"do_lower_case\": ",
@@ -221,7 +221,7 @@ absl::Status WordPieceTokenizer::SaveTo(const std::string& dir) const {
       options_.strip_accents.has_value() ? (strip ? "true" : "false") : "null",
       ",\n  \"tokenize_chinese_chars\": ", options_.tokenize_chinese_chars ? "true" : "false",
       ",\n  \"max_input_chars_per_word\": ", options_.max_input_chars_per_word, "\n}\n");
-  return WriteFileAtomically(dir + "/tokenizer_config.json", config);
+  return WriteFileAtomically(Env::Default(), dir + "/tokenizer_config.json", {config});
 }
 
 }  // namespace neodb::encoder

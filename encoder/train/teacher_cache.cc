@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/float_text.h"
-#include "encoder/core/atomic_file.h"
+#include "common/atomic_file.h"
 #include "encoder/encoder.h"
 #include "encoder/tokenizer/unicode_util.h"
 #include "encoder/train/json_lines.h"
@@ -253,7 +253,7 @@ absl::Status OpenIdentity(const fs::path& dir, const nlohmann::json& identity) {
                                    "it is unknown; delete ",
                      dir.string(), " to embed again"));
   }
-  return WriteFileAtomically(path.string(), identity.dump(2) + "\n");
+  return WriteFileAtomically(Env::Default(), path.string(), {identity.dump(2) + "\n"});
 }
 
 // How many lines of an existing teacher.jsonl to keep and their byte length:

@@ -11,6 +11,7 @@
 #include "common/atomic_file.h"
 #include "common/env_pausing.h"
 #include "common/fault_env.h"
+#include "common/status_macros.h"
 #include "gtest/gtest.h"
 
 namespace neodb {
@@ -80,6 +81,53 @@ TEST_F(EnvTest, AtomicWriteSurvivesAFaultAtEveryWritePoint) {
       }
     }
   }
+}
+
+// The streaming form: a file written in pieces larger and smaller than its
+// buffer; a fault at any write point leaves the old file and no temporary
+// file; an abandoned writer removes its temporary file.
+TEST_F(EnvTest, AtomicFileWriterStreamsAndSurvivesAFaultAtEveryWritePoint) {
+  const std::string path = Path("big");
+  std::string big(3 * (1 << 20) + 17, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 131 % 251);
+  auto write = [&](Env* env) -> absl::Status {
+    ASSIGN_OR_RETURN(AtomicFileWriter w, AtomicFileWriter::Create(env, path));
+    RETURN_IF_ERROR(w.Append("head:"));
+    RETURN_IF_ERROR(w.Append(big.data(), big.size()));
+    RETURN_IF_ERROR(w.Append(std::string_view(":tail")));
+    return w.Commit();
+  };
+  const std::string want = "head:" + big + ":tail";
+  auto leftovers = [&] {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir_)) n += e.path().filename() != "big";
+    return n;
+  };
+  FaultInjector faults;
+  FaultInjectionEnv env(Env::Default(), &faults);
+  ASSERT_TRUE(write(&env).ok());
+  EXPECT_EQ(Slurp(path), want);
+  const uint64_t points = faults.ops();
+  EXPECT_EQ(points, 8u);  // create, 4 buffered appends, sync, rename, dir sync
+  for (uint64_t n = 1; n < points; ++n) {  // the last (dir sync) as WriteFileAtomically
+    SCOPED_TRACE(testing::Message() << "point " << n);
+    ASSERT_TRUE(WriteFileAtomically(Env::Default(), path, {"before"}).ok());
+    faults.Reset();
+    faults.FailNth(n, Fault::kNoSpace);
+    absl::Status s = write(&env);
+    ASSERT_EQ(faults.injected(), 1u);
+    EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+    EXPECT_EQ(Slurp(path), "before");
+    EXPECT_EQ(leftovers(), 0) << "a failed write left its temporary file";
+  }
+  faults.Reset();
+  {
+    auto w = AtomicFileWriter::Create(&env, path);
+    ASSERT_TRUE(w.ok()) << w.status();
+    ASSERT_TRUE(w->Append("abandoned").ok());
+  }
+  EXPECT_EQ(Slurp(path), "before");
+  EXPECT_EQ(leftovers(), 0);
 }
 
 TEST_F(EnvTest, AFullDiskRefusesNewDataButLetsSpaceBeFreed) {
