@@ -5,6 +5,7 @@
 // and say why.
 #include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "encoder/cuda/cuda_backend.h"
 #include "gtest/gtest.h"
@@ -44,6 +45,18 @@ TEST(CudaUnavailableTest, NoDeviceIsAClearUnavailableStatus) {
   ASSERT_FALSE(backend.ok());
   EXPECT_EQ(backend.status().code(), absl::StatusCode::kUnavailable) << backend.status();
   EXPECT_EQ(backend.status().message().rfind("no CUDA device", 0), 0u) << backend.status();
+  // A build without CUDA says so; a CUDA build reports the runtime's reason
+  // (cudaErrorNoDevice with the devices hidden, cudaErrorInsufficientDriver
+  // where no driver is installed).
+  if (CudaBackendCompiled()) {
+    EXPECT_EQ(backend.status().message().find("built without CUDA"), std::string::npos)
+        << backend.status();
+    EXPECT_NE(backend.status().message().find("cudaError"), std::string::npos)
+        << backend.status();
+  } else {
+    EXPECT_NE(backend.status().message().find("built without CUDA"), std::string::npos)
+        << backend.status();
+  }
   std::printf("CudaBackendCompiled() = %d; status: %s\n", CudaBackendCompiled(),
               backend.status().ToString().c_str());
   // Asking again gives the same answer (no sticky state, no crash).

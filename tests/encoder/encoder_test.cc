@@ -181,13 +181,16 @@ TEST_F(EncoderTest, SmallForwardPassesKeepInputOrder) {
 }
 
 TEST_F(EncoderTest, CudaRequestWithoutCudaIsUnavailable) {
-  if (CudaBackendCompiled()) GTEST_SKIP() << "built with CUDA: covered by the gpu tests";
+  // Without a usable device (a build without CUDA, or a CUDA build on a
+  // machine without a GPU) asking for CUDA is refused, never the CPU.
+  if (CudaDeviceCount().ok()) GTEST_SKIP() << "a CUDA device is visible: the gpu tests cover it";
   NeoBertConfig config = testing::SmallConfig();
   EncoderOptions options;
   options.backend.device = Device::kCuda;
   auto e = Encoder::Create(std::make_shared<NeoBertWeights>(testing::TestWeights(config, 128, 3)),
                            std::make_unique<ToyTokenizer>(), options);
-  EXPECT_EQ(e.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kUnavailable) << e.status();
+  EXPECT_EQ(e.status().message().rfind("no CUDA device", 0), 0u) << e.status();
 }
 
 TEST_F(EncoderTest, TokenizerErrorsNameTheText) {

@@ -37,6 +37,9 @@ TEST(DeviceTest, CudaWithoutADeviceIsAnErrorNamingWhatIsMissing) {
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_TRUE(absl::StrContains(r.err, "asks for CUDA")) << r.err;
     EXPECT_TRUE(absl::StrContains(r.err, "no CUDA device")) << r.err;
+    // Only a build without CUDA may say it has none.
+    EXPECT_EQ(absl::StrContains(r.err, "built without CUDA"), !encoder::CudaBackendCompiled())
+        << r.err;
     EXPECT_EQ(r.out, "");  // never reached its listening line
   }
 }
