@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "encoder/checkpoint/safetensors.h"
+#include "encoder/checkpoint/safetensors_writer.h"
 #include "encoder/model.h"
 #include "encoder/train/bert_checkpoint_io.h"
 #include "encoder/train/distill_job.h"
@@ -209,6 +211,51 @@ TEST_F(BertTrainTest, SaveLoadSaveIsBitIdentical) {
                   .ok());
   EXPECT_EQ(ReadBytes(root_ / "h1" / "model.safetensors"),
             ReadBytes(root_ / "h2" / "model.safetensors"));
+}
+
+// A *ForXxx checkpoint ("bert." prefix, a pooler and an MLM head beside the
+// encoder, F16) loads into the same parameters; the save drops the prefix and
+// the parts training never touched.
+TEST_F(BertTrainTest, LoadsAPrefixedCheckpointWithHeads) {
+  auto a = LoadBertTrainParams((root_ / "model").string());
+  ASSERT_TRUE(a.ok()) << a.status();
+  fs::create_directories(root_ / "prefixed");
+  fs::copy_file(root_ / "model" / "config.json", root_ / "prefixed" / "config.json");
+  std::vector<NamedTensor> tensors;
+  for (const ParamEntry& e : a->layout.entries()) {
+    Tensor t = Tensor::Empty(e.shape, DType::kF32);
+    std::copy(a->at(e), a->at(e) + e.numel, t.data<float>());
+    tensors.push_back({"bert." + e.name, std::move(t)});
+  }
+  Tensor head = Tensor::Empty({config_.vocab_size}, DType::kF32);
+  std::fill(head.data<float>(), head.data<float>() + head.numel(), 0.5f);
+  tensors.push_back({"cls.predictions.bias", head});
+  Tensor pooler = Tensor::Empty({config_.hidden_size, config_.hidden_size}, DType::kF32);
+  std::fill(pooler.data<float>(), pooler.data<float>() + pooler.numel(), 0.25f);
+  tensors.push_back({"bert.pooler.dense.weight", pooler});
+  ASSERT_TRUE(WriteSafetensors((root_ / "prefixed" / "model.safetensors").string(),
+                               std::move(tensors), DType::kF16)
+                  .ok());
+  auto b = LoadBertTrainParams((root_ / "prefixed").string());
+  ASSERT_TRUE(b.ok()) << b.status();
+  for (size_t i = 0; i < a->values.size(); ++i) {  // F16-rounded
+    ASSERT_NEAR(b->values[i], a->values[i], 1e-3 * (1 + std::fabs(a->values[i]))) << i;
+  }
+  fs::create_directories(root_ / "saved");
+  ASSERT_TRUE(SaveBertTrainParams(*b, (root_ / "prefixed").string(), (root_ / "saved").string(),
+                                  DType::kF16)
+                  .ok());
+  auto file = SafetensorsFile::Open((root_ / "saved" / "model.safetensors").string());
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ(file->tensors().size(), a->layout.entries().size());
+  for (const auto& t : file->tensors()) {
+    EXPECT_NE(t.name.rfind("bert.", 0), 0u) << t.name;
+    EXPECT_NE(t.name.rfind("cls.", 0), 0u) << t.name;
+    EXPECT_EQ(t.name.find("pooler"), std::string::npos) << t.name;
+  }
+  EXPECT_EQ(file->Find("encoder.layer.0.attention.self.query.weight") != nullptr, true);
+  auto loaded = LoadModel((root_ / "saved").string());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
 }
 
 TEST_F(BertTrainTest, FinetuneTrainsABertAndWritesALoadableBert) {
