@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
 #include "common/status_macros.h"
 #include "index/flat_index.h"
 #include "index/hnsw_index.h"
@@ -185,11 +186,7 @@ absl::StatusOr<std::unique_ptr<VectorIndex>> LoadIndex(const std::string& path) 
 
 absl::Status VectorIndex::Save(const std::string& path) const {
   ASSIGN_OR_RETURN(std::string bytes, Serialize());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return absl::UnavailableError(absl::StrCat("error writing ", path));
-  return absl::OkStatus();
+  return WriteFileAtomically(Env::Default(), path, {bytes});
 }
 
 }  // namespace neodb::index

@@ -106,7 +106,8 @@ class VectorIndex {
   // DeserializeIndex (index/index_factory.h) turns back into an equal index.
   virtual absl::StatusOr<std::string> Serialize() const = 0;
 
-  // Convenience: Serialize to `path` (not atomic; use index/snapshot.h for that).
+  // Convenience: Serialize to `path`, atomically (common/atomic_file.h);
+  // snapshots go through index/snapshot.h, which also checksums and versions.
   absl::Status Save(const std::string& path) const;
 
  protected:

@@ -23,15 +23,12 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& 
                                                          std::unique_ptr<Embedder> default_model) {
   if (options.data_dir.empty()) return absl::InvalidArgumentError("data_dir is empty");
   NEODB_CHECK(default_model != nullptr);
-  std::error_code ec;
-  fs::create_directories(fs::path(options.data_dir) / "snapshots", ec);
-  if (ec) {
-    return absl::InternalError(
-        absl::StrCat("cannot create ", options.data_dir, "/snapshots: ", ec.message()));
-  }
   std::unique_ptr<Database> d(new Database());
   d->options_ = options;
   d->env_ = options.env != nullptr ? options.env : Env::Default();
+  // Before the test twins wrap env_: the directories exist before any write
+  // a fault test counts.
+  RETURN_IF_ERROR(d->env_->CreateDir((fs::path(options.data_dir) / "snapshots").string()));
   if (options.test_faults != nullptr) {
     d->fault_env_ = std::make_unique<FaultInjectionEnv>(d->env_, options.test_faults);
     d->env_ = d->fault_env_.get();
@@ -291,9 +288,9 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
                        " collections, its limit (--max-collections); drop one first"));
     }
   }
-  // Leftovers of a dropped collection of the same name must never load.
-  std::error_code ec;
-  fs::remove_all(SnapshotDir(spec.name), ec);
+  // Leftovers of a dropped collection of the same name must never load: if
+  // they cannot be removed, the collection is not created.
+  RETURN_IF_ERROR(env_->DeleteTree(SnapshotDir(spec.name)));
   RETURN_IF_ERROR(store_->CreateCollection(spec));
   ASSIGN_OR_RETURN(db::CollectionSpec stored, store_->GetCollection(spec.name));
   settings.spec = stored;
@@ -323,8 +320,12 @@ absl::Status Database::DropCollection(const std::string& name) {
     std::unique_lock<std::shared_mutex> lock(collections_mu_);
     collections_.erase(name);
   }
-  std::error_code ec;
-  fs::remove_all(SnapshotDir(name), ec);
+  // The drop is committed; snapshots left behind are removed by the next
+  // creation of this name (above) and never load meanwhile (no collection).
+  if (absl::Status s = env_->DeleteTree(SnapshotDir(name)); !s.ok()) {
+    spdlog::warn("collection '{}' dropped; its snapshots stay until the name is reused: {}", name,
+                 s.ToString());
+  }
   return absl::OkStatus();
 }
 
