@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/env.h"
 #include "encoder/checkpoint/bert_weights.h"
 #include "encoder/checkpoint/safetensors.h"
 #include "encoder/checkpoint/safetensors_writer.h"
@@ -90,16 +91,17 @@ absl::Status SaveBertTrainParams(const TrainParams<float>& params, const std::st
   for (const fs::directory_entry& entry : fs::directory_iterator(source_dir, ec)) {
     const std::string name = entry.path().filename().string();
     const fs::path to = fs::path(out_dir) / name;
+    // Through the Env (common/env.h), each copy synced.
     if (entry.is_regular_file(ec) && !IsWeightsFile(name) && !IsAboutTheOldWeights(name) &&
         name[0] != '.') {
-      fs::copy_file(entry.path(), to, fs::copy_options::overwrite_existing, ec);
+      RETURN_IF_ERROR(Env::Default()->CopyFile(entry.path().string(), to.string()));
     } else if (entry.is_directory(ec) && IsModuleDir(name)) {
-      fs::copy(entry.path(), to, fs::copy_options::recursive | fs::copy_options::overwrite_existing,
-               ec);
+      RETURN_IF_ERROR(Env::Default()->DeleteTree(to.string()));
+      RETURN_IF_ERROR(Env::Default()->CopyTree(entry.path().string(), to.string()));
     }
     if (ec) {
-      return absl::InternalError(absl::StrCat("cannot copy ", entry.path().string(), " to ",
-                                              to.string(), ": ", ec.message()));
+      return absl::InternalError(absl::StrCat("cannot read ", entry.path().string(), ": ",
+                                              ec.message()));
     }
   }
   if (ec) {

@@ -1,43 +1,43 @@
 #include "encoder/train/checkpoint_dir.h"
 
-#include <fstream>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
+#include "common/env.h"
+#include "common/status_macros.h"
 
 namespace neodb::encoder::train {
 
 namespace fs = std::filesystem;
 
+// Every write goes through the Env (common/env.h); the files of a
+// checkpoint are durable before the rename that installs it.
 absl::StatusOr<fs::path> StageCheckpointDir(const fs::path& root) {
+  Env* env = Env::Default();
   const fs::path tmp = root / "checkpoint.tmp";
-  std::error_code ec;
-  fs::create_directories(root, ec);
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directories(tmp, ec)) {
-    return absl::InternalError(absl::StrCat("cannot create ", tmp.string(), ": ", ec.message()));
-  }
+  RETURN_IF_ERROR(env->CreateDir(root.string()));
+  RETURN_IF_ERROR(env->DeleteTree(tmp.string()));
+  RETURN_IF_ERROR(env->CreateDir(tmp.string()));
   return tmp;
 }
 
 absl::Status WriteCheckpointState(const fs::path& dir, const std::string& json_text) {
-  std::ofstream out(dir / "state.json");
-  out << json_text << "\n";
-  if (!out) return absl::InternalError(absl::StrCat("error writing ", dir.string()));
-  return absl::OkStatus();
+  return WriteFileAtomically(Env::Default(), (dir / "state.json").string(), {json_text, "\n"});
 }
 
 absl::Status InstallCheckpointDir(const fs::path& root) {
+  Env* env = Env::Default();
   const fs::path tmp = root / "checkpoint.tmp";
   const fs::path final_dir = root / "checkpoint";
   const fs::path old = root / "checkpoint.old";
+  RETURN_IF_ERROR(env->SyncDir(tmp.string()));
+  RETURN_IF_ERROR(env->DeleteTree(old.string()));
   std::error_code ec;
-  fs::remove_all(old, ec);
-  if (fs::exists(final_dir)) fs::rename(final_dir, old, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot move old checkpoint: ", ec.message()));
-  fs::rename(tmp, final_dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot install checkpoint: ", ec.message()));
-  fs::remove_all(old, ec);
+  if (fs::exists(final_dir, ec)) RETURN_IF_ERROR(env->RenameFile(final_dir.string(), old.string()));
+  RETURN_IF_ERROR(env->RenameFile(tmp.string(), final_dir.string()));
+  RETURN_IF_ERROR(env->SyncDir(root.string()));
+  env->DeleteTree(old.string()).IgnoreError();  // FindCheckpointDir never prefers it now
   return absl::OkStatus();
 }
 

@@ -12,6 +12,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
+#include "common/env.h"
 #include "absl/strings/str_format.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/model.h"
@@ -118,11 +120,7 @@ nlohmann::json MetricsJson(const RetrievalMetrics& m) {
 }
 
 absl::Status WriteText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.flush();
-  if (!out) return absl::InternalError(absl::StrCat("error writing ", path.string()));
-  return absl::OkStatus();
+  return WriteFileAtomically(Env::Default(), path.string(), {text});
 }
 
 // The trained checkpoint itself, in the input's architecture; returns the id
@@ -458,25 +456,23 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   }
 
   // Write everything into a temporary sibling, then rename it into place.
+  // Through the Env: the files are durable (WriteFileAtomically) before the
+  // rename that makes the directory appear.
+  Env* env = Env::Default();
   const fs::path tmp = fs::path(absl::StrCat(out.string(), ".tmp.", ::getpid()));
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directory(tmp, ec)) {
-    return absl::InternalError(absl::StrCat("cannot create ", tmp.string(), ": ", ec.message()));
-  }
+  RETURN_IF_ERROR(env->DeleteTree(tmp.string()));
+  RETURN_IF_ERROR(env->CreateDir(tmp.string()));
   absl::Status written = WriteOutput(tmp, *trainer, source, options.model_dir, *tokenizer, report,
                                      dtype, lineage);
-  if (written.ok()) {
-    fs::rename(tmp, out, ec);
-    if (ec) {
-      written = absl::InternalError(
-          absl::StrCat("cannot rename ", tmp.string(), " to ", out.string(), ": ", ec.message()));
-    }
-  }
+  if (written.ok()) written = env->SyncDir(tmp.string());
+  if (written.ok()) written = env->RenameFile(tmp.string(), out.string());
   if (!written.ok()) {
-    fs::remove_all(tmp, ec);
+    env->DeleteTree(tmp.string()).IgnoreError();
     return written;
   }
-  fs::remove_all(work, ec);
+  const std::string parent = out.parent_path().string();
+  RETURN_IF_ERROR(env->SyncDir(parent.empty() ? "." : parent));
+  env->DeleteTree(work.string()).IgnoreError();
   std::fprintf(log, "wrote %s\n", out.string().c_str());
   return absl::OkStatus();
 }
