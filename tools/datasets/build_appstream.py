@@ -21,14 +21,14 @@ and a style unlike SciFact's claims and the manual pages' API prose.
 import argparse
 import glob
 import gzip
-import hashlib
 import html
-import json
 import os
 import re
 import sys
 
 import yaml
+
+from known_items import KnownItems
 
 
 def english(field):
@@ -57,7 +57,7 @@ def main():
         stream = list(yaml.load_all(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     header, components = stream[0], [c for c in stream[1:] if c]
 
-    docs, by_summary, shown, seen = [], {}, {}, set()
+    items, seen = KnownItems(), set()
     for c in components:
         cid = c.get("ID", "")
         name = english(c.get("Name"))
@@ -68,30 +68,13 @@ def main():
         if summary.lower() in text.lower():  # the query would be a substring of its answer
             continue
         seen.add(cid)
-        docs.append({"_id": cid, "title": name, "text": text})
-        shown.setdefault(summary.lower(), summary)
-        by_summary.setdefault(summary.lower(), []).append(cid)
+        items.add(cid, name, text, summary)
 
-    summaries = sorted(by_summary, key=lambda s: hashlib.sha1(s.encode()).hexdigest())
-    chosen = summaries[:a.queries]
-    os.makedirs(os.path.join(a.out, "qrels"), exist_ok=True)
-    with open(os.path.join(a.out, "corpus.jsonl"), "w", encoding="utf-8") as f:
-        for d in docs:
-            f.write(json.dumps(d, ensure_ascii=False) + "\n")
-    with open(os.path.join(a.out, "queries.jsonl"), "w", encoding="utf-8") as fq, \
-            open(os.path.join(a.out, "qrels", "test.tsv"), "w", encoding="utf-8") as fr:
-        fr.write("query-id\tcorpus-id\tscore\n")
-        for i, s in enumerate(chosen):
-            qid = "q%d" % i
-            fq.write(json.dumps({"_id": qid, "text": shown[s]}, ensure_ascii=False) + "\n")
-            for d in by_summary[s]:
-                fr.write("%s\t%s\t1\n" % (qid, d))
-    with open(os.path.join(a.out, "meta.json"), "w") as f:
-        json.dump({"source": os.path.basename(path), "origin": header.get("Origin"),
-                   "time": str(header.get("Time")), "documents": len(docs),
-                   "queries": len(chosen)}, f, indent=1)
+    n = items.write(a.out, a.queries, {"source": os.path.basename(path),
+                                       "origin": header.get("Origin"),
+                                       "time": str(header.get("Time"))})
     print("appstream: %d documents, %d queries (%s %s)" % (
-        len(docs), len(chosen), header.get("Origin"), header.get("Time")))
+        len(items.docs), n, header.get("Origin"), header.get("Time")))
 
 
 if __name__ == "__main__":

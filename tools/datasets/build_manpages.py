@@ -20,12 +20,12 @@ and it comes from a Debian package, with no download at run time.
 
 import argparse
 import gzip
-import hashlib
-import json
 import os
 import re
 import subprocess
 import sys
+
+from known_items import KnownItems
 
 ESCAPES = [
     (re.compile(r"\\f(\[[^\]]*\]|\(..|.)"), ""),  # font changes
@@ -102,7 +102,7 @@ def main():
         files += sorted(p for p in listing if re.search(r"/man/man\d/[^/]+\.gz$", p)
                         and os.path.isfile(p) and not os.path.islink(p))
 
-    docs, by_summary, shown = [], {}, {}
+    items = KnownItems()
     for path in files:
         lines = page_lines(path)
         if any(l.startswith(".so ") for l in lines[:5]):
@@ -119,29 +119,11 @@ def main():
         base = os.path.basename(path)[:-3]
         page, section = base.rsplit(".", 1)
         doc_id = "%s.%s" % (page, section)
-        docs.append({"_id": doc_id, "title": "%s(%s)" % (page, section),
-                     "text": " ".join(body[:a.words])})
-        shown.setdefault(summary.lower(), summary)
-        by_summary.setdefault(summary.lower(), []).append(doc_id)
+        items.add(doc_id, "%s(%s)" % (page, section), " ".join(body[:a.words]), summary)
 
-    summaries = sorted(by_summary, key=lambda s: hashlib.sha1(s.encode()).hexdigest())
-    chosen = summaries[:a.queries]
-    os.makedirs(os.path.join(a.out, "qrels"), exist_ok=True)
-    with open(os.path.join(a.out, "corpus.jsonl"), "w", encoding="utf-8") as f:
-        for d in docs:
-            f.write(json.dumps(d, ensure_ascii=False) + "\n")
-    with open(os.path.join(a.out, "queries.jsonl"), "w", encoding="utf-8") as fq, \
-            open(os.path.join(a.out, "qrels", "test.tsv"), "w", encoding="utf-8") as fr:
-        fr.write("query-id\tcorpus-id\tscore\n")
-        for i, s in enumerate(chosen):
-            qid = "q%d" % i
-            fq.write(json.dumps({"_id": qid, "text": shown[s]}, ensure_ascii=False) + "\n")
-            for d in by_summary[s]:
-                fr.write("%s\t%s\t1\n" % (qid, d))
-    with open(os.path.join(a.out, "meta.json"), "w") as f:
-        json.dump({"source": "Debian packages", "packages": versions, "documents": len(docs),
-                   "queries": len(chosen), "words": a.words}, f, indent=1)
-    print("manpages: %d documents, %d queries (%s)" % (len(docs), len(chosen), versions))
+    n = items.write(a.out, a.queries, {"source": "Debian packages", "packages": versions,
+                                       "words": a.words})
+    print("manpages: %d documents, %d queries (%s)" % (len(items.docs), n, versions))
 
 
 if __name__ == "__main__":
