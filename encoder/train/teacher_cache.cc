@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "common/float_text.h"
 #include "common/atomic_file.h"
+#include "common/env.h"
 #include "encoder/encoder.h"
 #include "encoder/tokenizer/unicode_util.h"
 #include "encoder/train/json_lines.h"
@@ -392,11 +393,7 @@ absl::StatusOr<TeacherCacheInfo> BuildTeacherCache(const TeacherCacheOptions& op
   std::fflush(log);
 
   const fs::path dir(options.cache_dir);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir, ec)) {
-    return absl::InternalError(absl::StrCat("cannot create the teacher cache ", dir.string()));
-  }
+  RETURN_IF_ERROR(Env::Default()->CreateDir(dir.string()));
   RETURN_IF_ERROR(OpenIdentity(dir, info.identity));
   const fs::path path = dir / "teacher.jsonl";
   info.teacher_file = path.string();

@@ -576,8 +576,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   // before trained (an intermediate model lives in <out>.adapt/roundK) and
   // training it further. A resumed run reuses each finished round and each
   // mined file.
-  fs::create_directories(side, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create ", side.string()));
+  RETURN_IF_ERROR(Env::Default()->CreateDir(side.string()));
   json mining = json::array();
   std::string base_dir = model_dir;
   // The collection under the current model is saved here: the server's
@@ -822,7 +821,7 @@ absl::Status RunAdapt(const AdaptArgs& a) {
   if (a.apply && better) record["applied"] = true;
   RETURN_IF_ERROR(WriteFile(out / "adapt.json", record.dump(2) + "\n"));
   // Only step 4 needed them; they are as large as the collection's index.
-  fs::remove(old_vectors.file, ec);
+  Env::Default()->DeleteFile(old_vectors.file).IgnoreError();
   if (!a.apply) {
     std::printf("hybrid nDCG@10 %+.4f; not applied (pass --apply)\n", gain);
   } else if (!better) {

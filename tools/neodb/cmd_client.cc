@@ -15,6 +15,8 @@
 #include "api/engine/embed_settings.h"
 #include "api/engine/search_params.h"
 #include "api/grpc_status.h"
+#include "common/atomic_file.h"
+#include "common/env.h"
 #include "common/float_text.h"
 #include "common/status_macros.h"
 #include "grpcpp/grpcpp.h"
@@ -506,9 +508,10 @@ void RegisterAdmin(CLI::App& app) {
     c->add_flag("--no-vectors", *no_vectors,
                 "Leave the vectors out (an import then embeds the texts with its own model)");
     c->callback([=] {
-      const std::string tmp = *out + ".partial";
-      std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-      if (!file) ExitIfError(absl::PermissionDeniedError(absl::StrCat("cannot write ", tmp)));
+      // Written whole under a temporary name, synced, then renamed into place
+      // (common/atomic_file.h): an interrupted export leaves no partial file.
+      auto file = AtomicFileWriter::Create(Env::Default(), *out, *out + ".partial");
+      ExitIfError(file.status());
       auto stub = v1::Documents::NewStub(Connect(*f));
       v1::ListDocumentsRequest req;
       req.set_collection(*collection);
@@ -531,16 +534,13 @@ void RegisterAdmin(CLI::App& app) {
                                  std::span<const float>(d.vector().data(), d.vector().size()));
             line += "}";
           }
-          file << line << "\n";
+          line += "\n";
+          ExitIfError(file->Append(line));
           ++n;
         }
         req.set_page_token(r.next_page_token());
       } while (!req.page_token().empty());
-      file.close();
-      if (!file) ExitIfError(absl::DataLossError(absl::StrCat("error writing ", tmp)));
-      std::error_code ec;
-      std::filesystem::rename(tmp, *out, ec);
-      if (ec) ExitIfError(absl::InternalError(absl::StrCat("renaming ", tmp, ": ", ec.message())));
+      ExitIfError(file->Commit());
       std::fprintf(stderr, "neodb: exported %llu documents to %s\n",
                    static_cast<unsigned long long>(n), out->c_str());
     });

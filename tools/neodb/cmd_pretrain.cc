@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/env.h"
+#include "common/status_macros.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/default_model_dir.h"
 #include "encoder/tokenizer/tokenizer.h"
@@ -132,7 +134,7 @@ absl::Status Pretrain(PretrainArgs a) {
 
   std::FILE* log = nullptr;
   if (!a.options.checkpoint_dir.empty()) {
-    fs::create_directories(a.options.checkpoint_dir, ec);
+    RETURN_IF_ERROR(Env::Default()->CreateDir(a.options.checkpoint_dir));
     log = std::fopen((a.options.checkpoint_dir + "/loss.csv").c_str(), "a");
   }
   const auto t_train = std::chrono::steady_clock::now();
@@ -178,8 +180,7 @@ absl::Status Pretrain(PretrainArgs a) {
   out.decoder_weight = encoder::train::VectorToTensor(trainer->decoder_weight(),
                                                       {config.vocab_size, config.hidden_size});
   out.decoder_bias = encoder::train::VectorToTensor(trainer->decoder_bias(), {config.vocab_size});
-  fs::create_directories(a.out_dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create ", a.out_dir, ": ", ec.message()));
+  RETURN_IF_ERROR(Env::Default()->CreateDir(a.out_dir));
   RETURN_IF_ERROR(encoder::SaveCheckpoint(out, a.out_dir));
   RETURN_IF_ERROR(tokenizer->SaveTo(a.out_dir));
   std::printf(

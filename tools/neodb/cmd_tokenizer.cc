@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/env.h"
+#include "common/status_macros.h"
 #include "encoder/tokenizer/sentencepiece_trainer.h"
 #include "encoder/tokenizer/tokenizer.h"
 #include "tools/neodb/commands.h"
@@ -45,10 +47,7 @@ absl::Status Train(const TrainArgs& a) {
     return absl::InvalidArgumentError(
         absl::StrCat(model.string(), " exists (use --force to replace it)"));
   }
-  fs::create_directories(out, ec);
-  if (ec) {
-    return absl::InternalError(absl::StrCat("cannot create ", a.out, ": ", ec.message()));
-  }
+  RETURN_IF_ERROR(Env::Default()->CreateDir(out.string()));
 
   encoder::SentencePieceTrainOptions options;
   options.input_files = a.inputs;
@@ -66,12 +65,9 @@ absl::Status Train(const TrainArgs& a) {
   RETURN_IF_ERROR(encoder::TrainSentencePiece(options));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fs::rename(prefix + ".model", model, ec);
-  if (!ec) fs::rename(prefix + ".vocab", out / "tokenizer.vocab", ec);
-  if (ec) {
-    return absl::InternalError(
-        absl::StrCat("cannot move the trained model into ", a.out, ": ", ec.message()));
-  }
+  RETURN_IF_ERROR(Env::Default()->RenameFile(prefix + ".model", model.string()));
+  RETURN_IF_ERROR(Env::Default()->RenameFile(prefix + ".vocab", (out / "tokenizer.vocab").string()));
+  RETURN_IF_ERROR(Env::Default()->SyncDir(out.string()));
 
   // Round trip through the loader the encoder uses; SaveTo adds
   // special_tokens_map.json next to the model.
