@@ -56,6 +56,7 @@ install_cuda_toolkit() {
   local venv="$CUDA_PREFIX/venv" tk="$CUDA_PREFIX/toolkit" stamp="$CUDA_PREFIX/toolkit/.wheels"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${CUDA_WHEELS[*]}" ] && [ -x "$tk/bin/nvcc" ]; then
     echo "install_deps: CUDA toolkit present: $tk ($("$tk/bin/nvcc" --version | tail -1))"
+    register_cuda_libs "$tk"
     return 0
   fi
   echo "install_deps: installing the CUDA toolkit from PyPI into $CUDA_PREFIX (about 0.6 GB to download)"
@@ -78,7 +79,19 @@ install_cuda_toolkit() {
   echo "${CUDA_WHEELS[*]}" | $SUDO tee "$tk.new/.wheels" >/dev/null || return 1
   $SUDO rm -rf "$tk" && $SUDO mv "$tk.new" "$tk" || return 1
   "$tk/bin/nvcc" --version | tail -1 || return 1
+  register_cuda_libs "$tk"
   echo "install_deps: CUDA toolkit ready: $tk (tools/build.sh builds with it)"
+}
+# A CUDA build links libcublasLt.so.13 dynamically: the build tree finds it by
+# RUNPATH, an installed neodb (the Debian package, /usr/bin/neodb) through the
+# loader's cache, as the CUDA installers' /etc/ld.so.conf.d entry does for
+# /usr/local/cuda.
+register_cuda_libs() {
+  local conf=/etc/ld.so.conf.d/neodb-cuda.conf
+  if [ "$(cat "$conf" 2>/dev/null)" != "$1/lib64" ]; then
+    echo "$1/lib64" | $SUDO tee "$conf" >/dev/null && $SUDO ldconfig ||
+      echo "install_deps: WARNING: could not add $1/lib64 to the loader's path ($conf)" >&2
+  fi
 }
 if [ "$CUDA_PREFIX" = none ]; then
   echo "install_deps: NEODB_CUDA_PREFIX=none: no CUDA toolkit"
