@@ -270,6 +270,7 @@ absl::StatusOr<CollectionSpec> Store::UpdateCollection(std::string_view name,
   if (update.previous_model_dir) spec.previous_model_dir = *update.previous_model_dir;
   if (update.engine_state) spec.engine_state = *update.engine_state;
   if (update.index_spec) spec.index_spec = *update.index_spec;
+  if (update.pooling) spec.pooling = *update.pooling;
   if (update.query_instruction) spec.query_instruction = *update.query_instruction;
   if (update.document_instruction) spec.document_instruction = *update.document_instruction;
   if (update.precision) spec.precision = *update.precision;

@@ -81,6 +81,7 @@ struct CollectionUpdate {
   std::optional<std::string> previous_model_dir;
   std::optional<std::string> engine_state;
   std::optional<std::string> index_spec;
+  std::optional<std::string> pooling;
   std::optional<std::string> query_instruction;
   std::optional<std::string> document_instruction;
   std::optional<std::string> precision;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "api/engine/model_settings.h"
 #include "api/engine/reindex_staging.h"
 #include "common/fault_env.h"
 #include "common/status_macros.h"
@@ -153,27 +154,22 @@ absl::Status CheckVectorsName(const std::string& name) {
   return absl::OkStatus();
 }
 
-// What a request left unsaid, the model's directory decides: an empty pooling
-// becomes the model's own, and a collection that names neither instruction
-// takes the model's prompts (E5's "query: " / "passage: ", BGE's query
-// instruction), since its vectors only mean what they should with them.
-// A collection that names no fusion takes the one the model was measured
-// with (neodb_model.json), else adaptive.
+// What a request left unsaid, the model's directory decides
+// (ModelSettingsOf): an empty pooling becomes the model's own, a collection
+// that names neither instruction takes the model's prompts (E5's "query: " /
+// "passage: ", BGE's query instruction), since its vectors only mean what they
+// should with them, and one that names no fusion the model's (neodb_model.json),
+// else adaptive.
 absl::Status TakeModelDefaults(const encoder::ModelDefaults& d, db::CollectionSpec* spec) {
-  if (spec->pooling.empty()) spec->pooling = std::string(PoolingName(d.pooling));
+  ASSIGN_OR_RETURN(const ModelSettings m, ModelSettingsOf(d));
+  if (spec->pooling.empty()) spec->pooling = m.pooling;
   if (spec->query_instruction.empty() && spec->document_instruction.empty()) {
-    spec->query_instruction = d.query_prefix;
-    spec->document_instruction = d.document_prefix;
+    spec->query_instruction = m.query_instruction;
+    spec->document_instruction = m.document_instruction;
   }
   if (spec->fusion.empty() && !d.hybrid_fusion.empty()) {
-    auto method = keyword::ParseFusionMethod(d.hybrid_fusion);
-    if (!method.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the model's neodb_model.json names hybrid fusion \"", d.hybrid_fusion,
-          "\" (expected adaptive, weighted or rrf); name a fusion for the collection"));
-    }
-    spec->fusion = std::string(keyword::FusionMethodName(*method));
-    spec->fusion_alpha = d.hybrid_alpha;
+    spec->fusion = m.fusion;
+    spec->fusion_alpha = m.fusion_alpha;
   }
   return absl::OkStatus();
 }

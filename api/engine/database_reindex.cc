@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "api/engine/database.h"
+#include "api/engine/model_settings.h"
 #include "api/engine/reindex_staging.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
@@ -50,6 +51,31 @@ bool SameVectors(const db::CollectionSpec& old, const db::CollectionSpec& now) {
          old.precision == now.precision && old.dimension == now.dimension &&
          old.pooling == now.pooling && old.overflow == now.overflow &&
          old.document_instruction == now.document_instruction;
+}
+
+// The collection's settings as they will be on `target`: each one the
+// collection holds at its current model's value moves to target's
+// (AdoptModelSettings); the rest stay. When the current model's directory
+// cannot be read (gone since), nothing is adopted: a setting may have been
+// the user's.
+absl::StatusOr<CollectionSettings> SettingsOnTarget(const db::CollectionSpec& spec,
+                                                    Model& target) {
+  db::CollectionSpec next = spec;
+  if (!spec.model_dir.empty() && spec.model_dir != target.dir) {
+    auto from = encoder::LoadModelDefaults(spec.model_dir);
+    if (from.ok()) {
+      ASSIGN_OR_RETURN(const ModelSettings was, ModelSettingsOf(*from));
+      ASSIGN_OR_RETURN(const ModelSettings will, ModelSettingsOf(target.embedder->defaults()));
+      if (AdoptModelSettings(was, will, &next)) {
+        spdlog::info("collection '{}': takes the new model's settings (pooling {}, fusion {})",
+                     spec.name, next.pooling, next.fusion);
+      }
+    } else {
+      spdlog::warn("collection '{}': keeps its settings on the new model ({})", spec.name,
+                   from.status().ToString());
+    }
+  }
+  return ParseSettings(next);
 }
 
 }  // namespace
@@ -169,7 +195,8 @@ absl::StatusOr<ReindexProgress> Database::GetReindexProgress(const std::string& 
 
 absl::Status Database::ReindexRun(Collection& c, Model& target) {
   std::shared_ptr<const Collection::State> state = c.state();
-  const CollectionSettings settings = state->settings;
+  ASSIGN_OR_RETURN(const CollectionSettings settings,
+                   SettingsOnTarget(state->settings.spec, target));
   const db::CollectionSpec& spec = settings.spec;
   const std::string& name = spec.name;
   const std::string target_id = target.embedder->model_id();

@@ -31,6 +31,13 @@ absl::Status RollForward(db::Store& store, const db::CollectionSpec& staging,
   u.model_id = staging.model_id;
   u.model_dir = staging.model_dir;
   u.precision = staging.precision;
+  // The settings the reindex embedded with (the new model's, where the
+  // collection held the old one's; engine/model_settings.h).
+  u.pooling = staging.pooling;
+  u.query_instruction = staging.query_instruction;
+  u.document_instruction = staging.document_instruction;
+  u.fusion = staging.fusion;
+  u.fusion_alpha = staging.fusion_alpha;
   // The model it leaves, which a client may name to go back (a rollback).
   // Not when the collection is on the target already: a roll-forward that a
   // crash cut short after this update runs again, and a reindex onto the

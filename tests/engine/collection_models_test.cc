@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -18,6 +19,8 @@
 #include "api/engine/database.h"
 #include "api/engine/fake_embedder.h"
 #include "api/engine/reindex_staging.h"
+#include "common/status_macros.h"
+#include "encoder/model.h"
 #include "gtest/gtest.h"
 #include "tests/engine/engine_test_util.h"
 
@@ -167,6 +170,84 @@ TEST_F(CollectionModelsTest, ACollectionTakesItsModelsFusionUnlessItNamesOne) {
   ASSERT_EQ(d.status().code(), StatusCode::kFailedPrecondition) << d.status();
   EXPECT_NE(std::string(d.status().message()).find("bogus"), std::string::npos);
   EXPECT_EQ(db_->DescribeCollection("bad").status().code(), StatusCode::kNotFound);
+}
+
+// A fake model whose settings come from its directory's files, as a real
+// model's do (encoder::LoadModelDefaults).
+class DirFake : public FakeEmbedder {
+ public:
+  DirFake(uint64_t seed, encoder::ModelDefaults d) : FakeEmbedder(kDim, 32, seed), d_(std::move(d)) {}
+  encoder::ModelDefaults defaults() const override { return d_; }
+
+ private:
+  encoder::ModelDefaults d_;
+};
+
+// A reindex onto another model moves each setting the collection holds at
+// the old model's value to the new model's (pooling, prompts, fusion), keeps
+// the ones the user chose, and a reindex back restores the first model's.
+TEST_F(CollectionModelsTest, AReindexTakesTheNewModelsSettingsUnlessTheUserChoseThem) {
+  const fs::path plain_dir = dir_.string() + "_model_plain";
+  const fs::path bge_dir = dir_.string() + "_model_bgelike";
+  fs::create_directories(plain_dir);
+  fs::create_directories(bge_dir / "1_Pooling");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(bge_dir / "1_Pooling" / "config.json", R"({"pooling_mode_cls_token": true})");
+  write(bge_dir / "config_sentence_transformers.json", R"({"prompts": {"query": "q: "}})");
+  write(bge_dir / "neodb_model.json", R"({"hybrid": {"fusion": "weighted", "alpha": 0.5}})");
+  auto fake_for = [](const std::string& d) -> absl::StatusOr<std::unique_ptr<Embedder>> {
+    ASSIGN_OR_RETURN(encoder::ModelDefaults defaults, encoder::LoadModelDefaults(d));
+    const uint64_t seed = d.find("bgelike") != std::string::npos ? 2 : 1;
+    return std::unique_ptr<Embedder>(std::make_unique<DirFake>(seed, std::move(defaults)));
+  };
+  DatabaseOptions o = BaseOptions();
+  o.default_model_dir = plain_dir.string();
+  o.embedder_factory = [&](const std::string& d, encoder::Precision) { return fake_for(d); };
+  auto first = fake_for(plain_dir.string());
+  ASSERT_TRUE(first.ok()) << first.status();
+  OpenWith(o, std::move(*first));
+
+  db::CollectionSpec plain;
+  plain.name = "plain";
+  plain.fusion.clear();
+  ASSERT_TRUE(db_->CreateCollection(plain).ok());
+  db::CollectionSpec chosen = plain;
+  chosen.name = "chosen";
+  chosen.fusion = "rrf";
+  ASSERT_TRUE(db_->CreateCollection(chosen).ok());
+  for (const char* name : {"plain", "chosen"}) {
+    std::vector<DocumentInput> docs(1);
+    docs[0].id = "a";
+    docs[0].text = "alpha beta";
+    ASSERT_TRUE(db_->Upsert(name, std::move(docs), kFar).ok());
+    ASSERT_TRUE(db_->Reindex(name, bge_dir.string()).ok());
+    db_->WaitForReindex();
+  }
+  auto p = db_->DescribeCollection("plain");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->spec.model_dir, bge_dir.string());
+  EXPECT_EQ(p->spec.pooling, "cls");
+  EXPECT_EQ(p->spec.query_instruction, "q: ");
+  EXPECT_EQ(p->spec.fusion, "weighted");
+  EXPECT_DOUBLE_EQ(p->spec.fusion_alpha, 0.5);
+  auto c = db_->DescribeCollection("chosen");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->spec.pooling, "cls");
+  EXPECT_EQ(c->spec.fusion, "rrf") << "the user's fusion must stay";
+
+  // Back (a rollback): the first model's settings again, and they survive a restart.
+  ASSERT_TRUE(db_->Reindex("plain", plain_dir.string()).ok());
+  db_->WaitForReindex();
+  auto first_again = fake_for(plain_dir.string());
+  ASSERT_TRUE(first_again.ok());
+  OpenWith(o, std::move(*first_again));
+  p = db_->DescribeCollection("plain");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->spec.pooling, "mean");
+  EXPECT_EQ(p->spec.query_instruction, "");
+  EXPECT_EQ(p->spec.fusion, "adaptive");
+  fs::remove_all(plain_dir);
+  fs::remove_all(bge_dir);
 }
 
 TEST_F(CollectionModelsTest, TwoCollectionsKeepTheirModelsAcrossARestart) {
