@@ -6,6 +6,7 @@
 #include "encoder/train/attention.h"
 #include "encoder/train/blas.h"
 #include "encoder/train/embedding_pooling.h"
+#include "encoder/train/layer_stack.h"
 #include "encoder/train/linear.h"
 #include "encoder/train/rms_norm.h"
 #include "encoder/train/swiglu.h"
@@ -112,22 +113,12 @@ void NeoBertTrainModel<T>::Forward(const T* params, const PackedBatch& batch, in
   } else {
     std::copy(x_in, x_in + rows * c_, x.begin());
   }
-  std::vector<T> next(x.size());
-  LayerActs scratch;
-  if (acts != nullptr) {
-    acts->first_layer = first_layer;
-    acts->layers.clear();
-    acts->layers.resize(static_cast<size_t>(num_layers - first_layer));
-  }
-  for (int64_t l = first_layer; l < num_layers; ++l) {
-    if (boundary_out != nullptr && boundary_layer == l) std::copy(x.begin(), x.end(), boundary_out);
-    LayerActs* A = acts != nullptr ? &acts->layers[l - first_layer] : &scratch;
-    LayerForward(params, l, batch, positions.data(), x.data(), A, acts != nullptr, next.data());
-    x.swap(next);
-  }
-  if (boundary_out != nullptr && boundary_layer == num_layers) {
-    std::copy(x.begin(), x.end(), boundary_out);
-  }
+  if (acts != nullptr) acts->first_layer = first_layer;
+  RunLayerStack(first_layer, num_layers, &x, acts != nullptr ? &acts->layers : nullptr,
+                boundary_layer, boundary_out,
+                [&](int64_t l, const T* in, LayerActs* a, bool keep, T* out) {
+                  LayerForward(params, l, batch, positions.data(), in, a, keep, out);
+                });
   std::vector<T> rstd(static_cast<size_t>(rows));
   RmsNormForward(x.data(), params + layout_.final_norm().offset, rows, c_,
                  layout_.config().norm_eps, hidden, rstd.data());
