@@ -39,14 +39,17 @@ bool IsModuleDir(const std::string& name) {
 }
 
 // Files that record how the source's weights were made (a previous run's
-// lineage, report and loss curve) or what was done with them (adapt.json,
-// which --rollback reads from the model a collection is on). The trained
+// lineage, report and loss curve; neodb_import.json, whose package and
+// weights_sha256 name the source's weights, not the trained ones) or what was
+// done with them (adapt.json, which --rollback reads from the model a
+// collection is on). The trained
 // output gets its own or none. neodb_model.json is copied: the hybrid fusion
 // it names is a property of the kind of model (a pretrained retriever's
 // vector leg earns weighted 0.5, index/keyword/README.md), which fine-tuning
 // keeps; adapt calibrates a collection's own fusion when it applies.
 bool IsAboutTheOldWeights(const std::string& name) {
-  for (const char* f : {"lineage.json", "finetune.json", "loss.csv", "loss.png", "adapt.json"}) {
+  for (const char* f : {"lineage.json", "finetune.json", "loss.csv", "loss.png", "adapt.json",
+                        "neodb_import.json"}) {
     if (name == f) return true;
   }
   return false;

@@ -116,6 +116,8 @@ class BertTrainTest : public ::testing::Test {
                     .ok());
     // As if an adapt had applied this model (its --rollback record).
     std::ofstream(root_ / "model" / "adapt.json") << R"({"collection": "c"})";
+    // As if imported from a package (its provenance names these weights).
+    std::ofstream(root_ / "model" / "neodb_import.json") << R"({"weights_sha256": "0"})";
   }
   void TearDown() override {
     std::fclose(quiet_);
@@ -297,6 +299,7 @@ TEST_F(BertTrainTest, FinetuneTrainsABertAndWritesALoadableBert) {
   // A record of what was done with the source is not carried over.
   EXPECT_TRUE(fs::exists(root_ / "model" / "adapt.json"));
   EXPECT_FALSE(fs::exists(root_ / "out" / "adapt.json"));
+  EXPECT_FALSE(fs::exists(root_ / "out" / "neodb_import.json"));
   auto defaults = LoadModelDefaults((root_ / "out").string());
   ASSERT_TRUE(defaults.ok());
   EXPECT_EQ(defaults->pooling, Pooling::kCls);
