@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "api/auth/api_keys.h"
 #include "api/auth/model_paths.h"
 #include "api/convert.h"
 #include "api/document_batch.h"
@@ -14,6 +15,17 @@
 
 namespace neodb::api {
 namespace {
+
+// Whether the caller's key may call Admin/Reindex: true on a server without
+// keys (no role in the auth context), else only for the admin role
+// (api/auth/auth_processor.h puts it there; method_roles.cc gives Reindex to admin).
+bool CallerMayReindex(const grpc::ServerContext& ctx) {
+  const std::shared_ptr<const grpc::AuthContext> auth = ctx.auth_context();
+  if (auth == nullptr) return true;
+  const std::vector<grpc::string_ref> roles = auth->FindPropertyValues("neodb.role");
+  if (roles.empty()) return true;
+  return std::string(roles.front().data(), roles.front().size()) == RoleName(Role::kAdmin);
+}
 
 using engine::Database;
 using engine::DatabaseStats;
@@ -255,7 +267,7 @@ class AdminService final : public v1::Admin::Service {
   AdminService(Database* db, const ServiceLimits& limits, const StreamGate* streams)
       : db_(db), limits_(limits), streams_(streams) {}
 
-  grpc::Status Stats(grpc::ServerContext*, const v1::StatsRequest*,
+  grpc::Status Stats(grpc::ServerContext* ctx, const v1::StatsRequest*,
                      v1::StatsResponse* resp) override {
     DatabaseStats s = db_->Stats();
     resp->set_model_id(s.model_id);
@@ -283,7 +295,9 @@ class AdminService final : public v1::Admin::Service {
     resp->set_open_streams(static_cast<uint64_t>(streams_->open()));
     resp->set_streams_refused(static_cast<uint64_t>(streams_->refused()));
     resp->set_streams_idle_cancelled(static_cast<uint64_t>(streams_->idle_cancelled()));
-    if (!limits_.models_dir.empty()) {
+    // A server path: for admin keys only (the role that may reindex onto a
+    // model written there), or for everyone on a server without keys.
+    if (!limits_.models_dir.empty() && CallerMayReindex(*ctx)) {
       std::error_code ec;
       const std::filesystem::path real = std::filesystem::canonical(limits_.models_dir, ec);
       resp->set_models_dir(ec ? limits_.models_dir : real.string());

@@ -126,6 +126,23 @@ TEST(AdaptApplyTest, ApplyIsRefusedBeforeAnyWorkWhenTheServerCouldNotLoadTheMode
     ExpectRefusedUpFront(r, "needs admin");
     EXPECT_TRUE(Entries(dir.Sub("work")).empty());
     EXPECT_TRUE(Entries(dir.Sub("models")).empty());
+    // The models directory is a server path: shown to admin keys only.
+    CommandResult admin_key =
+        RunNeodbCapture(absl::StrCat("keys add --role admin --key-file ", keys), dir.Sub(""));
+    ASSERT_EQ(admin_key.status, 0) << admin_key.err;
+    const std::string admin(absl::StripAsciiWhitespace(admin_key.out));
+    // The key file is read at start: restart to take the new key.
+    EXPECT_EQ(server.Stop(), 0);
+    ASSERT_TRUE(server.Start());
+    CommandResult as_writer = RunNeodbCapture(
+        absl::StrCat("stats --server ", server.address(), " --api-key ", key), dir.Sub(""));
+    ASSERT_EQ(as_writer.status, 0) << as_writer.err;
+    EXPECT_NE(as_writer.out.find("\"models_dir\":\"\""), std::string::npos) << as_writer.out;
+    CommandResult as_admin = RunNeodbCapture(
+        absl::StrCat("stats --server ", server.address(), " --api-key ", admin), dir.Sub(""));
+    ASSERT_EQ(as_admin.status, 0) << as_admin.err;
+    EXPECT_EQ(as_admin.out.find("\"models_dir\":\"\""), std::string::npos) << as_admin.out;
+    EXPECT_NE(as_admin.out.find("models"), std::string::npos) << as_admin.out;
     EXPECT_EQ(server.Stop(), 0);
   }
 }
