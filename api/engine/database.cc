@@ -167,7 +167,7 @@ absl::Status TakeModelDefaults(const encoder::ModelDefaults& d, db::CollectionSp
     spec->query_instruction = m.query_instruction;
     spec->document_instruction = m.document_instruction;
   }
-  if (spec->fusion.empty() && !d.hybrid_fusion.empty()) {
+  if (spec->fusion.empty()) {
     spec->fusion = m.fusion;
     spec->fusion_alpha = m.fusion_alpha;
   }

@@ -14,16 +14,6 @@
 namespace neodb::encoder::train {
 namespace {
 
-template <typename T>
-void Resize(std::vector<T>* v, int64_t n) {
-  v->resize(static_cast<size_t>(n));
-}
-
-template <typename T>
-void Zero(std::vector<T>* v, int64_t n) {
-  v->assign(static_cast<size_t>(n), T(0));
-}
-
 // part (0 = q, 1 = k, 2 = v) [rows, H·D] → its slots of the head-interleaved
 // qkv [rows, 3·H·D] (head h: q, k, v at 3Dh, 3Dh + D, 3Dh + 2D).
 template <typename T>

@@ -3,13 +3,26 @@
 // (bert_train_model.cc, neobert_train_model.cc): layers [first, last) over the
 // hidden state `x`, keeping each layer's activations for the backward pass or
 // one layer of scratch, and a copy of the hidden state entering
-// `boundary_layer` (the input a frozen bottom's cache holds).
+// `boundary_layer` (the input a frozen bottom's cache holds); and the two
+// buffer helpers their activation code uses.
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
 namespace neodb::encoder::train {
+
+// Sizes `v` to n elements (contents unspecified where it grew).
+template <typename T>
+void Resize(std::vector<T>* v, int64_t n) {
+  v->resize(static_cast<size_t>(n));
+}
+
+// `v` as n zeros.
+template <typename T>
+void Zero(std::vector<T>* v, int64_t n) {
+  v->assign(static_cast<size_t>(n), T(0));
+}
 
 // `layer(l, in, acts, keep, out)` runs layer l. `kept` (may be null: no-grad
 // mode) is resized to last - first. On return `x` holds the output of layer

@@ -12,19 +12,6 @@
 #include "encoder/train/swiglu.h"
 
 namespace neodb::encoder::train {
-namespace {
-
-template <typename T>
-void Resize(std::vector<T>* v, int64_t n) {
-  v->resize(static_cast<size_t>(n));
-}
-
-template <typename T>
-void Zero(std::vector<T>* v, int64_t n) {
-  v->assign(static_cast<size_t>(n), T(0));
-}
-
-}  // namespace
 
 template <typename T>
 NeoBertTrainModel<T>::NeoBertTrainModel(const ParamLayout& layout)

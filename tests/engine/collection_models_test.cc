@@ -112,28 +112,29 @@ class CollectionModelsTest : public EngineTest {
   std::array<std::atomic<int64_t>, 8> framed_{};
 };
 
-// A model that says how its collections fuse (neodb_model.json's "hybrid").
-class FusionSayingFake : public FakeEmbedder {
+// A fake model with the settings a model directory would give it
+// (encoder::ModelDefaults: pooling, prompts, neodb_model.json's fusion).
+class DirFake : public FakeEmbedder {
  public:
-  FusionSayingFake(uint64_t seed, std::string fusion, double alpha)
-      : FakeEmbedder(kDim, 32, seed), fusion_(std::move(fusion)), alpha_(alpha) {}
-  encoder::ModelDefaults defaults() const override {
-    encoder::ModelDefaults d;
-    d.hybrid_fusion = fusion_;
-    d.hybrid_alpha = alpha_;
-    return d;
-  }
+  DirFake(uint64_t seed, encoder::ModelDefaults d) : FakeEmbedder(kDim, 32, seed), d_(std::move(d)) {}
+  encoder::ModelDefaults defaults() const override { return d_; }
 
  private:
-  std::string fusion_;
-  double alpha_;
+  encoder::ModelDefaults d_;
 };
+
+encoder::ModelDefaults FusionDefaults(std::string fusion, double alpha) {
+  encoder::ModelDefaults d;
+  d.hybrid_fusion = std::move(fusion);
+  d.hybrid_alpha = alpha;
+  return d;
+}
 
 // A collection that names no fusion takes its model's; one that names a
 // fusion keeps it; a model without one gives adaptive; a model naming an
 // unknown fusion fails the creation with a reason, and nothing is created.
 TEST_F(CollectionModelsTest, ACollectionTakesItsModelsFusionUnlessItNamesOne) {
-  OpenWith(Options(1), std::make_unique<FusionSayingFake>(1, "weighted", 0.6));
+  OpenWith(Options(1), std::make_unique<DirFake>(1, FusionDefaults("weighted", 0.6)));
   db::CollectionSpec unnamed;
   unnamed.name = "unnamed";
   unnamed.fusion.clear();  // what a request that names none carries
@@ -163,7 +164,7 @@ TEST_F(CollectionModelsTest, ACollectionTakesItsModelsFusionUnlessItNamesOne) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->spec.fusion, "adaptive");
 
-  OpenWith(Options(3), std::make_unique<FusionSayingFake>(3, "bogus", 0.5));
+  OpenWith(Options(3), std::make_unique<DirFake>(3, FusionDefaults("bogus", 0.5)));
   db::CollectionSpec bad = unnamed;
   bad.name = "bad";
   auto d = db_->CreateCollection(bad);
@@ -171,17 +172,6 @@ TEST_F(CollectionModelsTest, ACollectionTakesItsModelsFusionUnlessItNamesOne) {
   EXPECT_NE(std::string(d.status().message()).find("bogus"), std::string::npos);
   EXPECT_EQ(db_->DescribeCollection("bad").status().code(), StatusCode::kNotFound);
 }
-
-// A fake model whose settings come from its directory's files, as a real
-// model's do (encoder::LoadModelDefaults).
-class DirFake : public FakeEmbedder {
- public:
-  DirFake(uint64_t seed, encoder::ModelDefaults d) : FakeEmbedder(kDim, 32, seed), d_(std::move(d)) {}
-  encoder::ModelDefaults defaults() const override { return d_; }
-
- private:
-  encoder::ModelDefaults d_;
-};
 
 // A reindex onto another model moves each setting the collection holds at
 // the old model's value to the new model's (pooling, prompts, fusion), keeps

@@ -192,13 +192,9 @@ def main():
             kw_mean = sum(b[0] for b in best_leg) / n
             vec_mean = sum(b[1] for b in best_leg) / n
             leg = 0 if kw_mean >= vec_mean else 1
-            diffs = [s - b[leg] for s, b in zip(scores, best_leg)]
-            rng = random.Random(7)
-            boots = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(2000))
-            mean = sum(scores) / n
-            d = sum(diffs) / n
+            d, lo, _ = paired(scores, [b[leg] for b in best_leg])
             worst = min(worst, d)
-            cells.append("%.4f %+.3f[%+.3f] a%.2f" % (mean, d, boots[50], sum(alphas) / n))
+            cells.append("%.4f %+.3f[%+.3f] a%.2f" % (sum(scores) / n, d, lo, sum(alphas) / n))
         print("%-14s" % rule + "".join("%24s" % c for c in cells) + "   %+.4f" % worst)
     if a.stats:
         for name, qrels, kwr, vecr in sets:
