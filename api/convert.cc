@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "api/engine/embed_settings.h"
+#include "engine/embed_settings.h"
 #include "index/keyword/fusion.h"
 #include "index/metric.h"
 

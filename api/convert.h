@@ -6,8 +6,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "api/engine/database.h"
-#include "api/engine/search_params.h"
+#include "engine/database.h"
+#include "engine/search_params.h"
 #include "index/keyword/fusion.h"
 #include "db/collection_spec.h"
 #include "db/filter.h"

@@ -11,8 +11,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "api/engine/database.h"
-#include "api/services.h"
+#include "engine/database.h"
+#include "api/service_limits.h"
 #include "grpcpp/grpcpp.h"
 #include "neodb/v1/neodb.pb.h"
 

@@ -28,8 +28,8 @@
 //    at the encoder's next pass.
 // The gate slot is freed in OnDone, when gRPC is done with the call.
 
-#include "api/engine/database.h"
-#include "api/services.h"
+#include "engine/database.h"
+#include "api/service_limits.h"
 #include "api/stream_gate.h"
 #include "api/stream_workers.h"
 #include "grpcpp/grpcpp.h"

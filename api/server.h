@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "api/auth/api_keys.h"
 #include "api/auth/transport_security.h"
-#include "api/engine/database.h"
+#include "engine/database.h"
 #include "api/metrics/request_metrics.h"
 #include "api/services.h"
 #include "api/stream_gate.h"

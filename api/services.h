@@ -24,29 +24,14 @@
 #include <memory>
 #include <vector>
 
-#include "api/engine/database.h"
+#include "engine/database.h"
+#include "api/service_limits.h"
 #include "api/stream_gate.h"
 #include "api/stream_workers.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/codegen/service_type.h"
 
 namespace neodb::api {
-
-struct ServiceLimits {
-  // Documents in one Upsert or one BulkIngest message. Default: 1000.
-  int max_documents_per_request = 1000;
-  // Texts in one Embed request. Default: 256.
-  int max_texts_per_request = 256;
-  // Used when a client sets no deadline. Default: 5 min.
-  absl::Duration default_deadline = absl::Minutes(5);
-  // The only directory model paths given over the API may name
-  // (ReindexRequest.model_dir; model_paths.h). Empty: such paths are refused.
-  // Default: empty.
-  std::string models_dir;
-  // The only directory Admin.Backup may write into (ConfineNewPath). Empty:
-  // backups over the API are refused. Default: empty.
-  std::string backup_dir;
-};
 
 // One object per service of neodb.v1; all share the Database, the
 // StreamGate that admits ingest streams and the StreamWorkers that run their

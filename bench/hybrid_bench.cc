@@ -41,8 +41,8 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "api/engine/database.h"
-#include "api/engine/fake_embedder.h"
+#include "engine/database.h"
+#include "engine/fake_embedder.h"
 #include "index/keyword/keyword_index.h"
 #include "nlohmann/json.hpp"
 

@@ -33,12 +33,12 @@
 #include "common/openmp_wait.h"
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "api/engine/database.h"
-#include "api/engine/fake_embedder.h"
+#include "engine/database.h"
+#include "engine/fake_embedder.h"
 #include "api/server.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 #ifdef NEODB_HAVE_ENCODER
-#include "api/engine/encoder_embedder.h"
+#include "engine/encoder_embedder.h"
 #endif
 
 namespace {

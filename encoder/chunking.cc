@@ -1,8 +1,7 @@
 #include "encoder/chunking.h"
 
+#include <algorithm>
 #include <cmath>
-
-#include "encoder/encoder.h"
 
 namespace neodb::encoder {
 

@@ -8,11 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "encoder/backend.h"
+#include "encoder/embedding.h"
 
 namespace neodb::encoder {
-
-struct Embedding;
 
 // Texts as framed sequences: text i owns sequences
 // [first_sequence[i], first_sequence[i + 1]), each [CLS] prefix window [SEP].

@@ -15,6 +15,7 @@
 #include "encoder/backend.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/chunking.h"
+#include "encoder/embedding.h"
 #include "encoder/model.h"
 #include "encoder/tokenizer/tokenizer.h"
 
@@ -32,13 +33,6 @@ struct EmbedOptions {
   bool normalize = false;  // L2-normalise the output vectors
   Overflow overflow = Overflow::kError;
   std::string prefix;  // instruction prepended to every text (NEOBERT.md §5)
-};
-
-struct Embedding {
-  std::vector<float> vector;    // size dim()
-  std::vector<int32_t> tokens;  // ids of the first chunk, [CLS] … [SEP]
-  int num_tokens = 0;           // all tokens of all chunks, specials included
-  int num_chunks = 1;
 };
 
 struct EncoderOptions {

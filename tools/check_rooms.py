@@ -10,7 +10,7 @@ level — peers that include each other are how cycles start.
 
     level 0  common
     level 1  db, index, encoder        (peers: none includes another)
-    level 2  engine                    (api/engine today)
+    level 2  engine
     level 3  api
     level 4  tools                     (the CLI and the research tools)
     level 5  tests, bench              (may include anything below)
@@ -27,9 +27,7 @@ import re
 import sys
 import tempfile
 
-# Longest prefix first: api/engine is its own room inside api/.
 ROOMS = [
-    ("api/engine", "engine", 2),
     ("common", "common", 0),
     ("db", "db", 1),
     ("index", "index", 1),
@@ -125,12 +123,12 @@ def self_test():
     """The check passes a clean tree and names each planted offence."""
     cases = {
         "clean": ({"common/a.h": "", "index/b.cc": '#include "common/a.h"\n',
-                   "api/engine/c.cc": '#include "index/b.h"\n#include "proto/x.pb.h"\n',
-                   "api/d.cc": '#include "api/engine/c.h"\n', "tests/t.cc": '#include "api/d.h"\n'},
+                   "engine/c.cc": '#include "index/b.h"\n#include "proto/x.pb.h"\n',
+                   "api/d.cc": '#include "engine/c.h"\n', "tests/t.cc": '#include "api/d.h"\n'},
                   []),
         "upward": ({"common/a.cc": '#include "encoder/encoder.h"\n'},
                    ["common (level 0) includes encoder/encoder.h"]),
-        "engine into api": ({"api/engine/e.cc": '#include "api/server.h"\n'},
+        "engine into api": ({"engine/e.cc": '#include "api/server.h"\n'},
                             ["engine (level 2) includes api/server.h"]),
         "peers": ({"db/s.cc": '#include "index/metric.h"\n',
                    "index/metric.cc": '#include "db/s.h"\n'},

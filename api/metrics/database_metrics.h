@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "api/engine/database.h"
+#include "engine/database.h"
 
 namespace neodb::api {
 

@@ -30,7 +30,7 @@
 // CutLeg): an index returns its top n with the ties at the n-th in its own
 // order, which follows insertion. The ids are the caller's: the engine
 // renumbers a query's candidates in the order of their document ids before it
-// orders, cuts and fuses (api/engine/database_search.cc), and `neodb adapt`
+// orders, cuts and fuses (engine/database_search.cc), and `neodb adapt`
 // keys documents by their position in the server's listing, which is in
 // document id order; so both break every tie by document id, and a ranking
 // is a function of the collection's content, not of the order in which its

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "api/engine/database.h"
-#include "api/engine/fake_embedder.h"
+#include "engine/database.h"
+#include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
 
 namespace neodb::engine {

@@ -16,9 +16,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "api/engine/database.h"
-#include "api/engine/fake_embedder.h"
-#include "api/engine/reindex_staging.h"
+#include "engine/database.h"
+#include "engine/fake_embedder.h"
+#include "engine/reindex_staging.h"
 #include "common/status_macros.h"
 #include "encoder/model.h"
 #include "gtest/gtest.h"

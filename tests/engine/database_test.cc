@@ -2,7 +2,7 @@
 // visibility after upsert, overwrite/delete never stale, filters against brute
 // force, validation, restart from snapshot + change-log replay, rebuild
 // without a snapshot, model mismatch, reindex with a new model.
-#include "api/engine/database.h"
+#include "engine/database.h"
 #include "tests/engine/engine_test_util.h"
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "api/engine/fake_embedder.h"
+#include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
 
 namespace neodb::engine {

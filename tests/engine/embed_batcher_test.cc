@@ -1,5 +1,5 @@
 // EmbedBatcher: batching, bounded queue, deadlines, error isolation.
-#include "api/engine/embed_batcher.h"
+#include "engine/embed_batcher.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "api/engine/fake_embedder.h"
+#include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
 
 namespace neodb::engine {

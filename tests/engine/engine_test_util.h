@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "api/engine/database.h"
+#include "engine/database.h"
 #include "gtest/gtest.h"
 
 namespace neodb::engine {

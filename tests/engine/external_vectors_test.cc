@@ -8,9 +8,9 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "api/engine/database.h"
+#include "engine/database.h"
 #include "tests/engine/engine_test_util.h"
-#include "api/engine/fake_embedder.h"
+#include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
 
 namespace neodb::engine {

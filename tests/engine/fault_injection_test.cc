@@ -17,9 +17,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "api/engine/backup.h"
-#include "api/engine/database.h"
-#include "api/engine/fake_embedder.h"
+#include "engine/backup.h"
+#include "engine/database.h"
+#include "engine/fake_embedder.h"
 #include "common/fault_env.h"
 #include "common/fault_injector.h"
 #include "gtest/gtest.h"

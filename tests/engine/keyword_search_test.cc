@@ -11,8 +11,8 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "api/engine/database.h"
-#include "api/engine/fake_embedder.h"
+#include "engine/database.h"
+#include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
 #include "index/keyword/analyzer.h"
 #include "tests/engine/engine_test_util.h"

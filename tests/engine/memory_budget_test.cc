@@ -1,12 +1,12 @@
 // The server memory budget (DatabaseOptions::max_memory_bytes,
-// api/engine/memory_budget.h): over it, writes and encoder work are
+// engine/memory_budget.h): over it, writes and encoder work are
 // RESOURCE_EXHAUSTED and everything that does not grow memory goes on. A
 // budget of one byte is always exceeded and one of 2^50 bytes never, so the
 // tests do not depend on what this process happens to hold.
-#include "api/engine/memory_budget.h"
+#include "engine/memory_budget.h"
 
-#include "api/engine/database.h"
-#include "api/engine/fake_embedder.h"
+#include "engine/database.h"
+#include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
 #include "tests/engine/engine_test_util.h"
 

@@ -1,7 +1,7 @@
 // MetadataTable::FilterView: the bitmap Dense() builds from the per-value id
 // sets must allow exactly the ids Allowed() does, for any filter, after any
 // sequence of adds, overwrites and deletes.
-#include "api/engine/metadata_table.h"
+#include "engine/metadata_table.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // ModelRegistry: one load per checkpoint shared by its users, the content
 // hash checked, least recently used models unloaded past the byte cap (the
 // default never), and a model still in use surviving its unloading.
-#include "api/engine/model_registry.h"
+#include "engine/model_registry.h"
 
-#include "api/engine/fake_embedder.h"
+#include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
 
 namespace neodb::engine {

@@ -3,7 +3,7 @@
 // M=4) loses recall@10 against an exact collection of the same documents at
 // ef_search 16 and recovers it at 256; the collection's own default beam
 // (efSearch in its spec) applies when a query names none.
-#include "api/engine/search_params.h"
+#include "engine/search_params.h"
 
 #include <unistd.h>
 
@@ -12,8 +12,8 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "api/engine/database.h"
-#include "api/engine/fake_embedder.h"
+#include "engine/database.h"
+#include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
 
 namespace neodb::engine {

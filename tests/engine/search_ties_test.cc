@@ -2,15 +2,15 @@
 // holding the same documents, written in different orders (so with different
 // internal ids), answer every query alike, in every mode, at every k, also
 // when hundreds of documents tie across a leg's cut-off at rank 100
-// (index/keyword/fusion.h: FetchLeg, CutLeg; api/engine/database_search.cc).
+// (index/keyword/fusion.h: FetchLeg, CutLeg; engine/database_search.cc).
 #include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "api/engine/database.h"
-#include "api/engine/fake_embedder.h"
+#include "engine/database.h"
+#include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
 #include "tests/engine/engine_test_util.h"
 

@@ -1,4 +1,4 @@
-#include "api/engine/text_checks.h"
+#include "engine/text_checks.h"
 
 #include "gtest/gtest.h"
 

@@ -1,11 +1,11 @@
 // Admission by text length: the byte bounds, the bounded token count and the
-// per-request budget (api/engine/token_budget.h).
-#include "api/engine/token_budget.h"
+// per-request budget (engine/token_budget.h).
+#include "engine/token_budget.h"
 
 #include <atomic>
 
-#include "api/engine/fake_embedder.h"
-#include "api/engine/text_checks.h"
+#include "engine/fake_embedder.h"
+#include "engine/text_checks.h"
 #include "gtest/gtest.h"
 
 namespace neodb::engine {

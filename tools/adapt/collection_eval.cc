@@ -49,7 +49,7 @@ absl::StatusOr<std::unique_ptr<keyword::KeywordIndex>> BuildKeywordIndex(
   ASSIGN_OR_RETURN(std::unique_ptr<keyword::KeywordIndex> index,
                    keyword::KeywordIndex::Create(settings.options));
   for (int64_t i = 0; i < docs.size(); ++i) {
-    // As the server's keyword part (api/engine/keyword_part.cc): the text,
+    // As the server's keyword part (engine/keyword_part.cc): the text,
     // and the title where there is one (an empty title adds no terms either way).
     std::optional<std::string_view> title;
     if (!docs.titles[i].empty()) title = docs.titles[i];

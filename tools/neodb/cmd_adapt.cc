@@ -27,7 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "api/convert.h"
-#include "api/engine/embed_settings.h"
+#include "engine/embed_settings.h"
 #include "common/atomic_file.h"
 #include "common/env.h"
 #include "common/status_macros.h"

@@ -2,7 +2,7 @@
 // backup`) after checking every file of it against its manifest.
 #include <cstdio>
 
-#include "api/engine/backup.h"
+#include "engine/backup.h"
 #include "tools/neodb/commands.h"
 
 namespace neodb::cli {

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "absl/time/clock.h"
-#include "api/engine/database.h"
-#include "api/engine/fake_embedder.h"
+#include "engine/database.h"
+#include "engine/fake_embedder.h"
 #include "api/metrics/database_metrics.h"
 #include "api/metrics/http_endpoint.h"
 #include "api/server.h"
@@ -22,7 +22,7 @@
 #include "tools/neodb/idle_trim.h"
 #include "tools/neodb/json_log.h"
 #ifdef NEODB_HAVE_ENCODER
-#include "api/engine/encoder_embedder.h"
+#include "engine/encoder_embedder.h"
 #include "encoder/default_model_dir.h"
 #endif
 

@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "absl/time/clock.h"
-#include "api/engine/memory_budget.h"
+#include "engine/memory_budget.h"
 
 namespace neodb::cli {
 namespace {

@@ -35,7 +35,7 @@ struct IdleTrimOptions {
 };
 
 // A thread that calls engine::ReleaseFreeHeapMemory (malloc_trim(0), or
-// jemalloc's arena purge; api/engine/memory_budget.h) once per idle period.
+// jemalloc's arena purge; engine/memory_budget.h) once per idle period.
 // Thread-safe; the destructor stops and joins the thread.
 class IdleTrimmer {
  public:

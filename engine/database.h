@@ -1,0 +1,441 @@
+#pragma once
+// Database: the engine. Owns the Store (RocksDB, the single source of truth),
+// the collections (each with its settings, its model and its derived indexes:
+// collection.h, index_set.h) and the registry of loaded models
+// (model_registry.h). The transport (api/) calls it with engine types only.
+//
+// Write path: validate -> embed with the collection's model (batched) ->
+// Store::Upsert (one atomic batch with change-log records) -> apply those
+// records to the indexes (change_replay.h) -> return. So once a write
+// returns, a search sees it. Writes to the store and the indexes are
+// serialised (write_mu_), so the indexes follow change-log order exactly.
+//
+// Read path: take the collection's state once (settings, model, indexes),
+// embed the query with that model, search those indexes (the metadata filter
+// applied during the search), then re-read every hit from the store by
+// internal id: a hit whose version was overwritten or deleted meanwhile, or
+// whose vector came from another model, is dropped (and the search widened).
+//
+// Models: each collection records the checkpoint directory and content hash
+// of its model. The registry loads a model on first use, shares it between
+// collections on the same checkpoint, and keeps their memory under a cap.
+// Reindex moves one collection to another model; that is persisted with it.
+//
+// Startup: per collection, each derived index's newest valid snapshot plus a
+// replay of the change log after the sequence it covers; without one (or when
+// the log was trimmed past it, or the sizes disagree) a rebuild from the
+// store. Snapshots are written periodically, on demand and on Close, and the
+// change log is trimmed to what they cover.
+//
+// One process per data directory (data_dir_lock.h).
+//
+// Thread-safety: every public method is safe to call concurrently.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "engine/backup.h"
+#include "engine/collection.h"
+#include "engine/data_dir_lock.h"
+#include "engine/embed_batcher.h"
+#include "engine/embedder.h"
+#include "engine/memory_budget.h"
+#include "engine/model_registry.h"
+#include "engine/search_params.h"
+#include "engine/token_budget.h"
+#include "common/env.h"
+#include "common/env_pausing.h"
+#include "common/fault_injector.h"
+#include "db/store.h"
+
+namespace neodb::engine {
+
+struct DatabaseOptions {
+  // Root directory: store/ (RocksDB), snapshots/<collection>/ and the
+  // neodb.pid lock live here.
+  std::string data_dir;
+  // fsync before acknowledging writes. Default: true.
+  bool sync_writes = true;
+  // RocksDB's block cache and memtable budget (db::StoreOptions documents
+  // them). Defaults: 64 MiB and 32 MiB.
+  size_t store_block_cache_bytes = db::StoreOptions().block_cache_bytes;
+  size_t store_memtable_bytes = db::StoreOptions().memtable_bytes;
+  // Resident memory past which writes and encoder work are refused
+  // (engine/memory_budget.h). Zero: no budget. Default: none.
+  uint64_t max_memory_bytes = 0;
+  // Periodic snapshot of every index when changes happened. Zero: snapshots
+  // happen on Snapshot() and Close() only. (The maintenance thread also
+  // rebuilds indexes whose tombstones piled up, every 0.5 s, regardless.)
+  // Default: 60 s.
+  absl::Duration snapshot_interval = absl::Seconds(60);
+  // Close() snapshots every index. Tests turn it off to stand in for a crash.
+  // Default: true.
+  bool snapshot_on_close = true;
+  // Snapshots kept per collection. Default: 2.
+  int snapshots_kept = 2;
+  EmbedBatcherOptions batcher;
+  // Tokens one Upsert, NearText or Embed request may send to the encoder,
+  // chunks of overflow=chunk texts included (token_budget.h); more is
+  // RESOURCE_EXHAUSTED. Below 1: no budget. Default: 262144.
+  int64_t max_request_tokens = kDefaultMaxRequestTokens;
+  // Loads a model directory: collections' own models and reindex targets.
+  // May be empty: then every collection must be on the default model.
+  EmbedderFactory embedder_factory;
+  // The checkpoint directory of the default model passed to Open, recorded
+  // with the collections created on it (so they keep their model when the
+  // server later starts with another default). Empty: unnamed (tests).
+  std::string default_model_dir;
+  // The precision the default model was opened with (the server's
+  // --precision): what new collections get unless they name another.
+  // Default: kF32.
+  encoder::Precision default_precision = encoder::Precision::kF32;
+  // Loaded models are kept under this many bytes of weights (the least
+  // recently used beyond it are unloaded). Default: 8 GiB.
+  size_t max_model_bytes = size_t{8} << 30;
+  // User collections this database may hold: CreateCollection beyond it is
+  // RESOURCE_EXHAUSTED (each collection costs indexes, snapshots and a
+  // maintenance pass, so a client must not create them without bound).
+  // Collections that already exist when it is lowered stay. Default: 1000.
+  size_t max_collections = 1000;
+  // Tests only: a reindex's commit sleeps this long after each chunk it
+  // moves, so a test can kill the process inside the commit. Default: none.
+  absl::Duration test_commit_chunk_delay = absl::ZeroDuration();
+  // Tests only: the first Snapshot() after Open calls test_pause just before
+  // its Nth file write (counting the snapshot's Env writes from 1; a
+  // snapshot with fewer writes does not pause). The hook may block: the
+  // server's prints a line and sleeps, so that a test can kill -9 it inside
+  // a snapshot (common/env_pausing.h). 0: never. Default: 0.
+  uint64_t test_snapshot_pause_at = 0;
+  std::function<void(const std::string& what)> test_pause;
+  // The file layer of every write to the data directory outside RocksDB
+  // (snapshots, backups). Not owned. Default (null): Env::Default().
+  Env* env = nullptr;
+  // Tests only: every file write, RocksDB's included, asks this injector
+  // first (common/fault_injector.h). Not owned. Default: none.
+  FaultInjector* test_faults = nullptr;
+};
+
+// The keyword index of a collection, for Describe and stats.
+struct KeywordInfo {
+  uint64_t documents = 0;
+  uint64_t terms = 0;
+  uint64_t postings = 0;
+  uint64_t memory_bytes = 0;    // estimated heap
+  uint64_t snapshot_bytes = 0;  // its snapshot file (0: none written yet)
+};
+
+struct CollectionInfo {
+  db::CollectionSpec spec;
+  uint64_t count = 0;       // stored documents
+  uint64_t index_size = 0;  // searchable vectors
+  std::string index_spec;   // canonical, e.g. "HNSW32"
+  KeywordInfo keyword;
+};
+
+struct DocumentInput {
+  std::string id;  // empty: generated
+  // Model collections: non-empty UTF-8, embedded by the model. External-vector
+  // collections: optional (empty allowed), stored and returned as is.
+  std::string text;
+  db::Metadata metadata;
+  // The client's vector: required by external-vector collections (their
+  // dimension, finite values). Model collections take one only when
+  // vector_model_id is their model's id (re-importing an export): the text is
+  // then stored with that vector, not embedded again.
+  std::optional<std::vector<float>> vector;
+  // What produced `vector` (a model id, or an external collection's vectors
+  // name); empty = not said. A mismatch with the collection is refused.
+  std::string vector_model_id;
+};
+
+// How a new collection gets its vectors (CreateCollection).
+struct VectorOptions {
+  // Default: kModel (the server's default model embeds every text).
+  VectorSource source = VectorSource::kModel;
+  // kExternal only: the vectors' dimension, 1..65536.
+  uint32_t dimension = 0;
+  // kExternal only: what the vectors are, 1..128 characters of
+  // [A-Za-z0-9_.:/-]; the model id stored with them is "external:<name>".
+  // Empty: the collection's name. With a query model it must be empty or that
+  // model's id (the client claims its vectors are that model's).
+  std::string name;
+  // kExternal only: the model that embeds near-text queries. Empty: none
+  // (near-text is refused); "default": the server's default model; else a
+  // model directory on the server. Its dimension must equal `dimension`.
+  std::string query_model;
+};
+
+// Where a hit stood in each leg of a text search (SearchParams::explain).
+struct HitExplain {
+  int keyword_rank = 0;     // 1-based; 0: the keyword leg did not return it
+  float keyword_score = 0;  // BM25
+  int vector_rank = 0;      // 1-based; 0: the vector leg did not return it
+  float vector_score = 0;   // the metric's similarity
+  double fused_score = 0;   // hybrid: the fused score; otherwise the leg's score
+};
+
+struct Hit {
+  std::string id;
+  // Higher is better: the metric's similarity (vector, index/metric.h), BM25
+  // (keyword) or the fused score (hybrid, index/keyword/fusion.h).
+  float score = 0;
+  std::string text;
+  db::Metadata metadata;
+  std::vector<float> vector;  // when include_vector: the stored one
+  std::optional<HitExplain> explain;
+};
+
+struct SearchResult {
+  std::vector<Hit> hits;
+  std::string model_id;
+  SearchMode mode = SearchMode::kVector;
+  // Hybrid (weighted, adaptive): the vector leg's share that was used.
+  double alpha = 0;
+};
+
+struct VerifyReport {
+  uint64_t stored = 0;
+  uint64_t indexed = 0;
+  uint64_t missing_from_index = 0;
+  uint64_t stale_in_index = 0;
+  uint64_t foreign_model = 0;
+  std::string model_id;
+  // The keyword index alone (its discrepancies are also counted in
+  // missing_from_index / stale_in_index above).
+  uint64_t keyword_indexed = 0;
+  uint64_t keyword_missing = 0;
+  uint64_t keyword_stale = 0;
+  // A keyword index built afresh from the stored documents has the same
+  // content (ids, lengths, terms, frequencies: keyword::KeywordIndex::Digest).
+  bool keyword_content_matches = false;
+};
+
+struct DatabaseStats {
+  std::string model_id;  // the default model
+  int dimension = 0;
+  uint64_t collections = 0;
+  uint64_t documents = 0;
+  uint64_t snapshot_loads = 0;
+  uint64_t index_rebuilds = 0;
+  uint64_t replayed_changes = 0;
+  uint64_t snapshots_written = 0;
+  uint64_t models_loaded = 0;
+  // Keyword indexes loaded from their snapshot / built from the store (at
+  // startup, and by rebuilds) since the database opened.
+  uint64_t keyword_snapshot_loads = 0;
+  uint64_t keyword_rebuilds = 0;
+  EmbedBatcherStats embed;  // the default model's batcher
+  std::string device;       // the default model's: "cpu" or "cuda:N"
+  std::string cpu_kernels;  // encoder::CpuKernelInfo()
+};
+
+class Database {
+ public:
+  // Opens (creating when missing) the database in options.data_dir, with
+  // `default_model` for new collections and the Embed service, and brings
+  // every collection's indexes up to date. FAILED_PRECONDITION naming the
+  // directory (and the holder's pid) when another process has it open.
+  static absl::StatusOr<std::unique_ptr<Database>> Open(const DatabaseOptions& options,
+                                                        std::unique_ptr<Embedder> default_model);
+  // Close() unless already closed.
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  // Stops background work, snapshots every index, flushes the store.
+  // Idempotent; every other method must not be called after it.
+  absl::Status Close();
+
+  // --- Collections. `spec.dimension` and the model are the default model's;
+  // the index spec is validated against the dimension.
+  absl::StatusOr<CollectionInfo> CreateCollection(db::CollectionSpec spec);
+  // As above, with the vectors' source: the default model (as above), or the
+  // client's vectors (`vectors`' dimension, name and optional query model).
+  // INVALID_ARGUMENT for options that do not fit the source; FAILED_PRECONDITION
+  // when the query model cannot be loaded.
+  absl::StatusOr<CollectionInfo> CreateCollection(db::CollectionSpec spec,
+                                                  const VectorOptions& vectors);
+  absl::Status DropCollection(const std::string& name);
+  absl::StatusOr<CollectionInfo> DescribeCollection(const std::string& name) const;
+  absl::StatusOr<std::vector<CollectionInfo>> ListCollections() const;
+  // Sets the fusion hybrid queries that name none use (spec.fusion and
+  // fusion_alpha; the alpha is kept but unused unless the fusion is
+  // "weighted"). Persisted with the spec, in effect for the next query, kept
+  // across a running reindex (its commit re-reads the stored spec).
+  // INVALID_ARGUMENT for an unknown fusion or an alpha outside 0..1.
+  absl::StatusOr<CollectionInfo> SetDefaultFusion(const std::string& name,
+                                                  const std::string& fusion, double alpha);
+
+  // --- Documents. Upsert returns the ids (generated ones filled in) in
+  // order; *tokens (optional) receives the tokens embedded. All or nothing.
+  // Texts are admitted by RequestTokenBudget (token_budget.h) with
+  // options.max_request_tokens before anything is queued. Upsert, NearText
+  // and Embed stop with CANCELLED once `cancelled` says so (the batcher
+  // drops their queued encoder work; embed_batcher.h).
+  absl::StatusOr<std::vector<std::string>> Upsert(const std::string& collection,
+                                                  std::vector<DocumentInput> docs,
+                                                  absl::Time deadline, int64_t* tokens = nullptr,
+                                                  const CancelCheck& cancelled = {});
+  // Returns how many existed.
+  absl::StatusOr<uint64_t> Delete(const std::string& collection,
+                                  const std::vector<std::string>& ids);
+  // NOT_FOUND for an unknown collection; missing documents are nullopt.
+  absl::StatusOr<std::vector<std::optional<db::Document>>> Get(
+      const std::string& collection, const std::vector<std::string>& ids) const;
+  absl::StatusOr<db::ListResult> List(const std::string& collection, const std::string& page_token,
+                                      size_t limit) const;
+
+  // --- Search. `instruction` replaces the collection's query prefix. The
+  // query is embedded with the model of the collection state it searches;
+  // params.mode keyword never embeds (so it also works where no model can
+  // be loaded). Filters apply inside every leg, before its top-N.
+  // FAILED_PRECONDITION for an external-vector collection without a query
+  // model, unless the mode is keyword.
+  absl::StatusOr<SearchResult> NearText(const std::string& collection, const std::string& query,
+                                        const std::optional<std::string>& instruction,
+                                        const SearchParams& params, absl::Time deadline,
+                                        const CancelCheck& cancelled = {}) const;
+  absl::StatusOr<SearchResult> NearVector(const std::string& collection,
+                                          const std::vector<float>& vector,
+                                          const SearchParams& params) const;
+
+  // The default model as a service (through its batcher).
+  absl::StatusOr<std::vector<encoder::Embedding>> Embed(std::vector<std::string> texts,
+                                                        const encoder::EmbedOptions& options,
+                                                        absl::Time deadline,
+                                                        const CancelCheck& cancelled = {}) const;
+
+  // --- Admin.
+  // Snapshots every index; returns the change-log sequence covered.
+  absl::StatusOr<uint64_t> Snapshot();
+  // Loads the model in `model_dir` (when non-empty, else the collection's
+  // own) and starts re-embedding `collection` with it in the background; the
+  // collection, and only it, moves to that model. OK at once when a reindex
+  // to the same model is running (it joins that one). FAILED_PRECONDITION
+  // when one to another model is running, the model cannot be loaded or its
+  // dimension differs, or
+  // the collection holds client-supplied vectors (nothing to re-embed).
+  absl::Status Reindex(const std::string& collection, const std::string& model_dir);
+  // What Reindex checks before it loads a model: NOT_FOUND for an unknown
+  // collection, FAILED_PRECONDITION for one that holds client-supplied
+  // vectors. (A dry run: ReindexRequest.dry_run.)
+  absl::Status CheckReindex(const std::string& collection) const;
+  // The model directories the server itself chose for `collection`: the
+  // default model's (DatabaseOptions::default_model_dir) and the
+  // collection's current and previous ones (db::CollectionSpec), empty ones
+  // left out. A reindex may name them wherever they lie
+  // (api/auth/model_paths.h). NOT_FOUND for an unknown collection.
+  absl::StatusOr<std::vector<std::string>> OwnModelDirs(const std::string& collection) const;
+  absl::StatusOr<ReindexProgress> GetReindexProgress(const std::string& collection) const;
+  absl::StatusOr<VerifyReport> Verify(const std::string& collection) const;
+  absl::Status Compact();
+  DatabaseStats Stats() const;
+  // A RocksDB integer property of the store, summed over column families
+  // (db::Store::IntProperty), for metrics.
+  absl::StatusOr<uint64_t> StoreIntProperty(const std::string& name) const;
+  // An online backup into `dir` (which must not exist; backup.h says what it
+  // holds) while reads and writes continue. Every write acknowledged before
+  // the call is in it.
+  absl::StatusOr<BackupManifest> Backup(const std::string& dir);
+
+  // Blocks until no reindex runs (tests).
+  void WaitForReindex() const;
+
+ private:
+  Database() = default;
+
+  // database_startup.cc
+  absl::Status Startup();
+  absl::StatusOr<std::shared_ptr<Collection>> LoadCollection(const db::CollectionSpec& spec,
+                                                             uint64_t last_seq);
+  // Builds fresh indexes from the store and swaps them in. In the background
+  // (maintenance), writes go on meanwhile and are caught up under write_mu_
+  // before the swap; otherwise (startup, reindex commit) nothing else writes.
+  absl::Status RebuildIndexes(Collection& c, bool background);
+  // Fills `indexes` from one store scan; *covered receives the log position.
+  absl::Status FillFromStore(const std::string& name, IndexSet& indexes, uint64_t* covered) const;
+
+  // database.cc
+  absl::StatusOr<std::shared_ptr<Collection>> Find(const std::string& name) const;
+  std::vector<std::shared_ptr<Collection>> AllCollections() const;
+  std::string SnapshotDir(const std::string& name) const;
+  // The collection state's model, loaded on first use.
+  absl::StatusOr<std::shared_ptr<Model>> ModelOf(const Collection::State& state) const;
+
+  // database_write.cc. REQUIRES: write_mu_ held. Applies change-log records
+  // after applied_seq_ to the live indexes.
+  absl::Status CatchUpLocked();
+
+  // database_backup.cc: Backup's body, into the directory it created.
+  absl::StatusOr<BackupManifest> BackupInto(const std::string& dir);
+
+  // database_maintenance.cc
+  absl::StatusOr<uint64_t> SnapshotLocked();
+  void MaintenanceLoop();
+  bool Stopping();
+
+  // database_reindex.cc
+  // After Startup: restarts each reindex that a crash or a shutdown
+  // interrupted before its commit (database_reindex.cc says why it resumes);
+  // where one cannot start, its collection's progress says FAILED and why.
+  void ResumeInterruptedReindexes();
+  void ReindexJob(std::shared_ptr<Collection> c, std::shared_ptr<Model> target);
+  absl::Status ReindexRun(Collection& c, Model& target);
+
+  DatabaseOptions options_;
+  // Every file write of the data directory outside RocksDB (common/env.h):
+  // options_.env, wrapped in fault_env_ when options_.test_faults is set.
+  Env* env_ = nullptr;
+  std::unique_ptr<Env> fault_env_;
+  // Wraps env_ when options_.test_snapshot_pause_at is set (one use).
+  std::unique_ptr<PausingEnv> pausing_env_;
+  bool snapshot_pause_used_ = false;  // guarded by write_mu_
+  std::unique_ptr<DataDirLock> lock_;
+  std::unique_ptr<db::Store> store_;
+  std::unique_ptr<MemoryBudget> memory_budget_;
+  std::unique_ptr<ModelRegistry> models_;
+
+  mutable std::shared_mutex collections_mu_;
+  std::map<std::string, std::shared_ptr<Collection>> collections_;
+
+  // Serialises store mutations with their index updates; guards the fields below.
+  mutable std::mutex write_mu_;
+  uint64_t applied_seq_ = 0;
+  uint64_t snapshot_seq_ = 0;     // covered by the last full snapshot
+  std::multiset<uint64_t> pins_;  // change-log positions still needed (no trim past them)
+
+  std::atomic<uint64_t> snapshot_loads_{0};
+  std::atomic<uint64_t> index_rebuilds_{0};
+  std::atomic<uint64_t> replayed_changes_{0};
+  std::atomic<uint64_t> snapshots_written_{0};
+  std::atomic<uint64_t> keyword_snapshot_loads_{0};
+  std::atomic<uint64_t> keyword_rebuilds_{0};
+
+  std::mutex maint_mu_;
+  std::condition_variable maint_cv_;
+  bool stop_ = false;
+  bool closed_ = false;
+  bool started_ = false;  // Startup() completed
+  std::thread maintenance_;
+  mutable std::mutex reindex_mu_;
+  mutable std::condition_variable reindex_cv_;
+  int reindex_running_ = 0;
+  std::vector<std::thread> reindex_threads_;
+  // Staging collections of reindexes interrupted before their commit, found
+  // by Startup for ResumeInterruptedReindexes.
+  std::vector<db::CollectionSpec> interrupted_reindexes_;
+};
+
+}  // namespace neodb::engine

@@ -1,0 +1,211 @@
+// Database: startup recovery and index rebuilds.
+#include <filesystem>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "engine/change_replay.h"
+#include "engine/database.h"
+#include "engine/reindex_staging.h"
+#include "common/status_macros.h"
+#include "spdlog/spdlog.h"
+
+namespace neodb::engine {
+namespace {
+
+constexpr size_t kScanBatch = 4096;
+
+}  // namespace
+
+absl::Status Database::FillFromStore(const std::string& name, IndexSet& indexes,
+                                     uint64_t* covered) const {
+  std::vector<Change> batch;
+  RETURN_IF_ERROR(store_->ScanDocuments(
+      name,
+      [&](const db::Document& d) -> absl::Status {
+        Change c;
+        c.added = d;
+        batch.push_back(std::move(c));
+        if (batch.size() >= kScanBatch) {
+          RETURN_IF_ERROR(indexes.Apply(batch));
+          batch.clear();
+        }
+        return absl::OkStatus();
+      },
+      covered));
+  if (!batch.empty()) RETURN_IF_ERROR(indexes.Apply(batch));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<Collection>> Database::LoadCollection(const db::CollectionSpec& spec,
+                                                                     uint64_t last_seq) {
+  ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(spec));
+  ASSIGN_OR_RETURN(std::shared_ptr<IndexSet> indexes, IndexSet::Make(settings));
+  // Each derived index from its snapshot where one matches; the others from
+  // one store scan. The scan sees the store as of now (nothing writes during
+  // startup); the loaded ones are brought forward by the replay in Startup.
+  uint64_t covered = last_seq;
+  std::vector<DerivedIndex*> missing;
+  SnapshotKey key{spec.model_id, last_seq, std::nullopt};
+  for (DerivedIndex* d : indexes->all()) {
+    auto seq = d->Load(SnapshotDir(spec.name), key);
+    // The others share the vector index's internal ids (keyword_part.h).
+    if (d == &indexes->vector()) key.paired_seq = seq.ok() ? *seq : 0;
+    if (d == &indexes->keyword()) ++(seq.ok() ? keyword_snapshot_loads_ : keyword_rebuilds_);
+    if (seq.ok()) {
+      covered = std::min(covered, *seq);
+      continue;
+    }
+    missing.push_back(d);
+    if (!absl::IsNotFound(seq.status())) {
+      spdlog::warn("collection '{}': no usable {} snapshot ({}); rebuilding", spec.name, d->kind(),
+                   seq.status().ToString());
+    }
+  }
+  const bool vector_loaded = missing.empty() || missing.front() != &indexes->vector();
+  if (!missing.empty()) {
+    std::vector<Change> batch;
+    auto apply = [&]() -> absl::Status {
+      for (DerivedIndex* d : missing) RETURN_IF_ERROR(d->Apply(batch));
+      batch.clear();
+      return absl::OkStatus();
+    };
+    RETURN_IF_ERROR(store_->ScanDocuments(spec.name, [&](const db::Document& d) -> absl::Status {
+      Change c;
+      c.added = d;
+      batch.push_back(std::move(c));
+      return batch.size() >= kScanBatch ? apply() : absl::OkStatus();
+    }));
+    RETURN_IF_ERROR(apply());
+  }
+  if (vector_loaded) {
+    ++snapshot_loads_;
+  } else {
+    ++index_rebuilds_;
+  }
+  auto c = std::make_shared<Collection>(std::move(settings), std::move(indexes));
+  c->covered_seq = covered;
+  return c;
+}
+
+absl::Status Database::Startup() {
+  ASSIGN_OR_RETURN(std::vector<db::CollectionSpec> specs, store_->ListCollections());
+  // Reindexes that were under way: finish the committed; keep the others'
+  // staging collections for ResumeInterruptedReindexes (the collection stays
+  // on its model until that reindex commits), unless the collection is gone.
+  std::set<std::string> names;
+  for (const auto& spec : specs) names.insert(spec.name);
+  for (const auto& spec : specs) {
+    if (!IsStagingName(spec.name)) continue;
+    if (spec.engine_state == kCommitMarker) {
+      spdlog::warn("collection '{}': finishing a committed reindex (model {})", TargetOf(spec.name),
+                   spec.model_id);
+      RETURN_IF_ERROR(RollForward(*store_, spec));
+    } else if (names.count(TargetOf(spec.name))) {
+      interrupted_reindexes_.push_back(spec);
+    } else {
+      RETURN_IF_ERROR(store_->DropCollection(spec.name));
+    }
+  }
+  ASSIGN_OR_RETURN(specs, store_->ListCollections());
+  const uint64_t last = store_->LastSequence();
+  uint64_t replay_from = last;
+  for (const auto& spec : specs) {
+    if (IsStagingName(spec.name)) continue;  // not a collection of its own
+    ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, LoadCollection(spec, last));
+    replay_from = std::min(replay_from, c->covered_seq);
+    collections_[spec.name] = std::move(c);
+  }
+  // Replay the change log after each snapshot's covered position.
+  if (replay_from < last) {
+    ReplaySink sink;
+    sink.wants = [&](const std::string& name) {
+      auto it = collections_.find(name);
+      return it != collections_.end() && !it->second->needs_rebuild;
+    };
+    sink.apply = [&](const std::string& name, std::span<const Change> changes) -> absl::Status {
+      Collection& c = *collections_[name];
+      std::vector<Change> after;
+      for (const Change& ch : changes) {
+        if (ch.seq > c.covered_seq) after.push_back(ch);
+      }
+      replayed_changes_ += after.size();
+      return c.state()->indexes->Apply(after);
+    };
+    sink.structural = [&](const db::ChangelogRecord& r) -> absl::Status {
+      Collection& c = *collections_[r.collection];
+      if (r.seq > c.covered_seq)
+        c.needs_rebuild = true;  // the snapshot predates a drop + re-create
+      return absl::OkStatus();
+    };
+    ASSIGN_OR_RETURN(ReplayResult replayed, ReplayChanges(*store_, replay_from + 1, last, sink));
+    // A log trimmed past an old snapshot: those collections must rebuild.
+    const uint64_t first = replayed.first_seq == 0 ? last + 1 : replayed.first_seq;
+    for (auto& [name, c] : collections_) {
+      if (c->covered_seq + 1 < first && c->covered_seq < last) c->needs_rebuild = true;
+    }
+  }
+  // Safety net: the indexes must hold exactly the stored documents.
+  for (auto& [name, c] : collections_) {
+    ASSIGN_OR_RETURN(uint64_t count, store_->Count(name));
+    auto state = c->state();
+    for (const DerivedIndex* d : state->indexes->all()) {
+      if (!c->needs_rebuild && d->size() != count) {
+        spdlog::warn("collection '{}': {} index holds {} entries, store {} documents; rebuilding",
+                     name, d->kind(), d->size(), count);
+        c->needs_rebuild = true;
+      }
+    }
+    if (c->needs_rebuild) RETURN_IF_ERROR(RebuildIndexes(*c, /*background=*/false));
+  }
+  applied_seq_ = last;
+  snapshot_seq_ = last;
+  bool all_from_snapshot = index_rebuilds_ == 0 && keyword_rebuilds_ == 0 && replayed_changes_ == 0;
+  // The snapshot only saves the next startup work; failing it (a full disk)
+  // must not keep the database from opening, or a full disk would keep the
+  // server down, reads included, until someone frees space by hand.
+  if (!all_from_snapshot && !collections_.empty()) {
+    absl::Status snap = SnapshotLocked().status();
+    if (!snap.ok()) spdlog::warn("startup snapshot not written (the next start replays more): {}", snap.ToString());
+  }
+  started_ = true;
+  spdlog::info("database open: {} collections, {} from snapshots, {} rebuilt, {} changes replayed",
+               collections_.size(), snapshot_loads_.load(), index_rebuilds_.load(),
+               replayed_changes_.load());
+  return absl::OkStatus();
+}
+
+absl::Status Database::RebuildIndexes(Collection& c, bool background) {
+  auto state = c.state();
+  const std::string& name = c.name();
+  ASSIGN_OR_RETURN(std::shared_ptr<IndexSet> fresh, IndexSet::Make(state->settings));
+  uint64_t pin = 0;
+  if (background) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    pin = applied_seq_;
+    pins_.insert(pin);
+  }
+  uint64_t covered = 0;
+  absl::Status s = FillFromStore(name, *fresh, &covered);
+  std::unique_lock<std::mutex> wlock(write_mu_, std::defer_lock);
+  if (background) {
+    wlock.lock();
+    pins_.erase(pins_.find(pin));
+  }
+  RETURN_IF_ERROR(s);
+  if (background) {
+    // Catch up with writes that committed after the scan.
+    ReplaySink sink;
+    sink.wants = [&](const std::string& n) { return n == name; };
+    sink.apply = [&](const std::string&, std::span<const Change> changes) {
+      return fresh->Apply(changes);
+    };
+    RETURN_IF_ERROR(ReplayChanges(*store_, covered + 1, applied_seq_, sink).status());
+  }
+  c.SwapIndexes(std::move(fresh));
+  c.needs_rebuild = false;
+  ++index_rebuilds_;
+  ++keyword_rebuilds_;
+  return absl::OkStatus();
+}
+
+}  // namespace neodb::engine

@@ -1,0 +1,315 @@
+#include "engine/embed_batcher.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+
+namespace neodb::engine {
+
+struct EmbedBatcher::Request {
+  encoder::FramedTexts framed;
+  encoder::EmbedOptions options;
+  absl::Time deadline;
+  CancelCheck cancelled;
+  int64_t texts = 0;
+  int64_t next = 0;            // first sequence not yet taken by the worker
+  int64_t pooled = 0;          // sequences whose vectors are in `vectors`
+  std::vector<float> vectors;  // [sequences, dim], filled as passes finish
+  bool in_ring = false;
+  bool abandoned = false;  // the caller stopped waiting
+  bool abandoned_by_cancel = false;
+  bool done = false;
+  absl::StatusOr<std::vector<encoder::Embedding>> result = absl::UnknownError("not run");
+
+  int64_t sequences() const { return static_cast<int64_t>(framed.sequences.size()); }
+};
+
+struct EmbedBatcher::Slice {
+  std::shared_ptr<Request> request;
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+namespace {
+
+std::chrono::system_clock::time_point ToChrono(absl::Time t) {
+  if (t == absl::InfiniteFuture()) return std::chrono::system_clock::time_point::max();
+  return absl::ToChronoTime(t);
+}
+
+}  // namespace
+
+EmbedBatcher::EmbedBatcher(Embedder* embedder, const EmbedBatcherOptions& options)
+    : embedder_(embedder), options_(options) {
+  worker_ = std::thread([this] { WorkerLoop(); });
+}
+
+EmbedBatcher::~EmbedBatcher() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    for (auto& r : ring_) Finish(*r, absl::UnavailableError("server is shutting down"));
+    ring_.clear();
+    queued_texts_ = 0;
+  }
+  work_cv_.notify_all();
+  done_cv_.notify_all();
+  worker_.join();
+}
+
+absl::StatusOr<std::vector<encoder::Embedding>> EmbedBatcher::Embed(
+    std::vector<std::string> texts, const encoder::EmbedOptions& options, absl::Time deadline,
+    const CancelCheck& cancelled) {
+  NEODB_CHECK(!texts.empty());
+  if (absl::Now() >= deadline) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.expired;
+    return absl::DeadlineExceededError("deadline passed before the texts were queued");
+  }
+  auto req = std::make_shared<Request>();
+  req->options = options;
+  req->deadline = deadline;
+  req->cancelled = cancelled;
+  req->texts = static_cast<int64_t>(texts.size());
+  // Tokenizing happens here, on the caller's thread, in parallel with the
+  // encoder; the worker only runs passes.
+  ASSIGN_OR_RETURN(req->framed, embedder_->Frame(texts, options));
+  texts = {};  // the ids are all we need from here on
+  NEODB_CHECK(req->framed.texts() == req->texts);
+  req->vectors.resize(static_cast<size_t>(req->sequences()) * embedder_->dim());
+
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stop_) return absl::UnavailableError("server is shutting down");
+  // A request larger than the whole queue is admitted only into an empty
+  // queue, so it cannot starve yet never grows memory past one request.
+  if (queued_texts_ + req->texts > options_.max_queue_texts && queued_texts_ > 0) {
+    ++stats_.rejected;
+    return absl::ResourceExhaustedError(absl::StrCat("embedding queue is full (", queued_texts_,
+                                                     " texts waiting, limit ",
+                                                     options_.max_queue_texts, "); retry later"));
+  }
+  // New requests go ahead of those already served once (and behind other
+  // new ones): a short query waits for at most the work items in flight.
+  ring_.insert(std::find_if(ring_.begin(), ring_.end(),
+                            [](const std::shared_ptr<Request>& r) { return r->next > 0; }),
+               req);
+  req->in_ring = true;
+  queued_texts_ += req->texts;
+  stats_.queued_texts = queued_texts_;
+  work_cv_.notify_one();
+
+  while (!req->done) {
+    absl::Time until = deadline;
+    if (cancelled) until = std::min(deadline, absl::Now() + kCancelPoll);
+    done_cv_.wait_until(lock, ToChrono(until), [&] { return req->done; });
+    if (req->done) break;
+    if (cancelled && cancelled()) {
+      req->abandoned = true;
+      req->abandoned_by_cancel = true;
+      work_cv_.notify_one();  // let the worker drop the rest now
+      return absl::CancelledError("the request was cancelled while its texts were embedded");
+    }
+    if (absl::Now() >= deadline) {
+      req->abandoned = true;
+      work_cv_.notify_one();
+      return absl::DeadlineExceededError("deadline exceeded while waiting for the encoder");
+    }
+  }
+  return std::move(req->result);
+}
+
+void EmbedBatcher::Finish(Request& r, absl::StatusOr<std::vector<encoder::Embedding>> result) {
+  r.done = true;
+  if (result.ok()) {
+    stats_.embedded_texts += r.texts;
+    for (const auto& e : *result) stats_.embedded_tokens += e.num_tokens;
+  }
+  r.result = std::move(result);
+  // The caller keeps the request alive until it returns; free the bulk now.
+  r.framed = {};
+  r.vectors = {};
+}
+
+void EmbedBatcher::DropDead() {
+  const absl::Time now = absl::Now();
+  for (auto it = ring_.begin(); it != ring_.end();) {
+    Request& r = **it;
+    // cancelled() only while the caller is inside Embed (not abandoned, not
+    // done): that is what keeps the objects it looks at alive.
+    bool by_cancel = r.abandoned_by_cancel;
+    bool dead = r.abandoned || now >= r.deadline;
+    if (!dead && r.cancelled && r.cancelled()) dead = by_cancel = true;
+    if (!dead) {
+      ++it;
+      continue;
+    }
+    stats_.skipped_sequences += r.sequences() - r.next;
+    queued_texts_ -= r.texts;
+    r.in_ring = false;
+    if (by_cancel) {
+      ++stats_.cancelled;
+      Finish(r, absl::CancelledError("the request was cancelled while its texts were embedded"));
+    } else {
+      ++stats_.expired;
+      Finish(r, absl::DeadlineExceededError("deadline passed before the texts were embedded"));
+    }
+    it = ring_.erase(it);
+  }
+  stats_.queued_texts = queued_texts_;
+}
+
+std::vector<EmbedBatcher::Slice> EmbedBatcher::TakeBatch(std::unique_lock<std::mutex>& lock) {
+  std::vector<Slice> batch;
+  int64_t tokens = 0;
+  const absl::Time wait_until = absl::Now() + options_.max_wait;
+  while (true) {
+    DropDead();
+    // One work item per request per pass, requests in ring order; those
+    // served go to the back, so the next pass starts with the others.
+    std::deque<std::shared_ptr<Request>> waiting, served;
+    // A work item holds at most an equal share of the pass (but always at
+    // least one sequence), so one request cannot take a whole pass while
+    // others wait.
+    const int64_t share = std::max<int64_t>(
+        1, options_.max_batch_tokens / std::max<int64_t>(1, static_cast<int64_t>(ring_.size())));
+    for (auto& rp : ring_) {
+      Request& r = *rp;
+      const bool in_batch =
+          std::any_of(batch.begin(), batch.end(), [&](const Slice& s) { return s.request == rp; });
+      const bool other_pooling =
+          !batch.empty() && r.options.pooling != batch.front().request->options.pooling;
+      if (in_batch || other_pooling || tokens >= options_.max_batch_tokens) {
+        waiting.push_back(std::move(rp));
+        continue;
+      }
+      Slice s{rp, r.next, r.next};
+      int64_t item = 0;
+      while (s.end < r.sequences()) {
+        const int64_t len = static_cast<int64_t>(r.framed.sequences[s.end].size());
+        const bool first_of_item = s.end == s.begin;
+        if (!(batch.empty() && first_of_item)) {  // the pass's first sequence always goes
+          if (tokens + len > options_.max_batch_tokens) break;
+          if (!first_of_item && item + len > share) break;
+        }
+        tokens += len;
+        item += len;
+        ++s.end;
+      }
+      if (s.end == s.begin) {  // no room left in this pass
+        waiting.push_back(std::move(rp));
+        continue;
+      }
+      r.next = s.end;
+      ++stats_.work_items;
+      batch.push_back(s);
+      if (r.next == r.sequences()) {  // all taken: it leaves the queue
+        r.in_ring = false;
+        queued_texts_ -= r.texts;
+      } else {
+        served.push_back(std::move(rp));
+      }
+    }
+    ring_ = std::move(waiting);
+    for (auto& rp : served) ring_.push_back(std::move(rp));
+    stats_.queued_texts = queued_texts_;
+    if (stop_ || tokens >= options_.max_batch_tokens || absl::Now() >= wait_until) break;
+    if (batch.empty() && ring_.empty()) break;
+    work_cv_.wait_until(lock, ToChrono(wait_until));
+    if (stop_) break;
+  }
+  return batch;
+}
+
+void EmbedBatcher::RunBatch(std::vector<Slice> batch, std::unique_lock<std::mutex>& lock) {
+  const int dim = embedder_->dim();
+  std::vector<std::vector<int32_t>> sequences;
+  for (const Slice& s : batch) {
+    const auto& all = s.request->framed.sequences;
+    sequences.insert(sequences.end(), all.begin() + s.begin, all.begin() + s.end);
+  }
+  const encoder::Pooling pooling = batch.front().request->options.pooling;
+
+  lock.unlock();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<float>> pooled = embedder_->Pool(sequences, pooling);
+  // One bad sequence must not fail the other requests of the pass: rerun
+  // each work item alone so each gets its own answer.
+  std::vector<absl::StatusOr<std::vector<float>>> per_slice;
+  if (!pooled.ok() && batch.size() > 1) {
+    size_t off = 0;
+    for (const Slice& s : batch) {
+      const size_t n = static_cast<size_t>(s.end - s.begin);
+      std::vector<std::vector<int32_t>> mine(sequences.begin() + off, sequences.begin() + off + n);
+      off += n;
+      per_slice.push_back(embedder_->Pool(mine, pooling));
+    }
+  }
+  const double secs = absl::ToDoubleSeconds(absl::Now() - start);
+  lock.lock();
+
+  stats_.encoder_seconds += secs;
+  ++stats_.batches;
+  size_t row = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Request& r = *batch[i].request;
+    const int64_t n = batch[i].end - batch[i].begin;
+    const size_t first_row = per_slice.empty() ? row : 0;
+    row += static_cast<size_t>(n);
+    if (r.done) continue;  // dropped meanwhile (cancelled, expired, shutdown)
+    const absl::StatusOr<std::vector<float>>& got = per_slice.empty() ? pooled : per_slice[i];
+    absl::Status error;
+    if (stop_) {
+      error = absl::UnavailableError("server is shutting down");
+    } else if (!got.ok()) {
+      error = got.status();
+    } else if (got->size() < (first_row + n) * dim) {
+      error = absl::InternalError("the embedder returned fewer vectors than sequences");
+    }
+    if (!error.ok()) {
+      if (r.in_ring) {
+        r.in_ring = false;
+        queued_texts_ -= r.texts;
+        ring_.erase(std::find(ring_.begin(), ring_.end(), batch[i].request));
+        stats_.queued_texts = queued_texts_;
+      }
+      Finish(r, error);
+      continue;
+    }
+    std::copy(got->begin() + first_row * dim, got->begin() + (first_row + n) * dim,
+              r.vectors.begin() + batch[i].begin * dim);
+    r.pooled += n;
+    if (r.pooled == r.sequences()) {
+      Finish(r, encoder::CombineChunks(r.framed, r.vectors.data(), dim, r.options.normalize));
+    }
+  }
+  done_cv_.notify_all();
+}
+
+void EmbedBatcher::WorkerLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    work_cv_.wait(lock, [&] { return stop_ || !ring_.empty(); });
+    if (stop_) return;
+    std::vector<Slice> batch = TakeBatch(lock);
+    if (stop_) {
+      for (auto& s : batch) {
+        if (!s.request->done) Finish(*s.request, absl::UnavailableError("server is shutting down"));
+      }
+      done_cv_.notify_all();
+      return;
+    }
+    if (batch.empty()) {
+      done_cv_.notify_all();  // DropDead may have finished some
+      continue;
+    }
+    RunBatch(std::move(batch), lock);
+  }
+}
+
+EmbedBatcherStats EmbedBatcher::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace neodb::engine

@@ -1,0 +1,119 @@
+#pragma once
+// MetadataTable: internal id -> document id and metadata of every live
+// document of a collection: what filters read during an index search, and
+// what a search orders tied hits by (DocumentIds). A DerivedIndex that writes
+// no snapshot: it is rebuilt from the store scan every startup does.
+//
+// Besides the per-id map it keeps, per field, the ids holding each distinct
+// value, so that a filter can be evaluated over the whole table once per
+// query (FilterView::Dense) at the cost of one evaluation per distinct value
+// instead of one metadata lookup per document.
+//
+// Thread-safety: safe for concurrent use. A FilterView holds a shared lock for
+// its lifetime, so Apply waits for the searches that read the table.
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "engine/derived_index.h"
+#include "db/filter.h"
+#include "index/id_bitmap.h"
+#include "index/vector_index.h"
+
+namespace neodb::engine {
+
+class MetadataTable : public DerivedIndex {
+ public:
+  std::string_view kind() const override { return "metadata"; }
+  absl::Status Apply(std::span<const Change> changes) override;
+  absl::Status Save(Env*, const std::string&, uint64_t, const std::string&, int) const override {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<uint64_t> Load(const std::string&, const SnapshotKey&) override {
+    return absl::NotFoundError("metadata is rebuilt from the store");
+  }
+  size_t size() const override;
+  std::vector<int64_t> Ids() const override;
+
+  // Dense() gives up (nullptr) on a filter naming a field that has had more
+  // distinct values than this: it evaluates the filter once per distinct
+  // value. Such a field's value sets are dropped and no longer kept (until the
+  // table is rebuilt at startup), which bounds their memory: a field unique
+  // to each document (a title) would otherwise copy every value.
+  static constexpr size_t kMaxDenseDistinctValues = 4096;
+  // Dense() gives up beyond this many bitmap bits per document (8 bytes
+  // each): internal ids are global and grow with every overwrite, so the live
+  // ids of a collection can be spread thinly over their range.
+  static constexpr uint64_t kMaxBitsPerDocument = 64;
+
+  // The document id of each of `ids`, in order; "" for an id that is not
+  // live. Thread-safe. Not while this thread holds a FilterView of the table
+  // (its lock is not reentrant): ask the view.
+  std::vector<std::string> DocumentIds(std::span<const int64_t> ids) const;
+
+  // An index::IdFilter over this table for `filter` (not owned; must outlive
+  // the view). Holds the table's shared lock while it lives, so the table does
+  // not change under it. Thread-safe.
+  class FilterView : public index::IdFilter {
+   public:
+    FilterView(const MetadataTable& table, const db::Filter& filter)
+        : lock_(table.mu_), table_(table), filter_(filter) {}
+    // One hash lookup and one filter evaluation; a bit test once Dense() has
+    // built its bitmap (a hybrid query's keyword leg asks about hundreds of
+    // ids after its vector leg walked an HNSW graph with the bitmap).
+    bool Allowed(int64_t id) const override {
+      if (dense_ready_.load(std::memory_order_acquire)) return dense_->Test(id);
+      auto it = table_.docs_.find(id);
+      return it != table_.docs_.end() && filter_.Matches(it->second.metadata);
+    }
+    // Built on the first call from the per-value id sets; nullptr past
+    // kMaxDenseDistinctValues or kMaxBitsPerDocument (Allowed still works).
+    const index::IdBitmap* Dense() const override;
+    // As MetadataTable::DocumentIds, under the lock this view holds.
+    std::vector<std::string> DocumentIds(std::span<const int64_t> ids) const {
+      return table_.DocumentIdsLocked(ids);
+    }
+
+   private:
+    std::shared_lock<std::shared_mutex> lock_;
+    const MetadataTable& table_;
+    const db::Filter& filter_;
+    mutable std::once_flag dense_once_;
+    mutable std::optional<index::IdBitmap> dense_;  // set once, under dense_once_
+    mutable std::atomic<bool> dense_ready_{false};  // dense_ is set (release/acquire)
+  };
+
+ private:
+  struct Doc {
+    std::string id;  // the document's (external) id
+    db::Metadata metadata;
+    size_t slot = 0;  // index in ids_
+  };
+  using ValueIds = std::map<db::Value, absl::flat_hash_set<int64_t>>;
+
+  void AddLocked(int64_t id, const db::Document& doc);
+  std::vector<std::string> DocumentIdsLocked(std::span<const int64_t> ids) const;
+  void RemoveLocked(int64_t id);
+  // The ids `filter` allows, as a bitmap over [first, last]; nullopt when a
+  // field has more than kMaxDenseDistinctValues values. REQUIRES: mu_ held.
+  std::optional<index::IdBitmap> EvaluateLocked(const db::Filter& filter, int64_t first,
+                                                int64_t last) const;
+
+  mutable std::shared_mutex mu_;
+  std::unordered_map<int64_t, Doc> docs_;
+  std::vector<int64_t> ids_;                                // every live id, unordered
+  std::map<std::string, ValueIds, std::less<>> value_ids_;  // field -> value -> ids
+  std::set<std::string, std::less<>> too_many_values_;      // fields not in value_ids_
+};
+
+}  // namespace neodb::engine
