@@ -31,7 +31,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(HERE, "python_client"))
+sys.path.insert(0, os.path.join(SRC, "clients", "python"))
 
 
 def start_server(neodb, data_dir, model):
@@ -100,7 +100,7 @@ def main():
     os.environ.setdefault("NEODB_PYTHON_PROTO_DIR",
                           os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
                               os.path.abspath(a.neodb)))), "proto", "python"))
-    from neodb_client import NeodbClient  # noqa: E402
+    import neodb  # noqa: E402
 
     out = a.out or tempfile.mkdtemp(prefix="eval_modes_")
     os.makedirs(out, exist_ok=True)
@@ -112,24 +112,26 @@ def main():
         proc, address = start_server(a.neodb, data_dir, a.model)
         coll = "scifact"
     try:
-        c = NeodbClient(address, timeout=3600)
+        c = neodb.connect(address, timeout=3600)
+        collection = c.collections.get(coll)
         if not a.server:
-            c.create_collection(coll, overflow="chunk", analyzer="english",
-                                title_field=a.title_field, title_weight=a.title_weight)
+            c.collections.create(coll, overflow="chunk", analyzer="english",
+                                 title_field=a.title_field, title_weight=a.title_weight)
             corpus = load_jsonl(os.path.join(a.data, "corpus.jsonl"))
             docs = [{"id": d["_id"],
                      "text": (d.get("title", "") + " " + d.get("text", "")).strip(),
                      "metadata": {"title": d.get("title", "")}} for d in corpus]
             t0 = time.time()
-            n, _, _ = c.ingest(coll, docs, batch=64)
+            n = len(collection.insert_many(docs, batch_size=64))
             ingest_s = time.time() - t0
             print("ingested %d documents in %.1f s" % (n, ingest_s), flush=True)
-        info = c.describe(coll)
+        info = collection.info()
         if a.server:
             print("collection %s on %s: %d documents, model %s" %
                   (coll, address, info.count, info.model_id), flush=True)
         print("keyword index: %d documents, %d terms, %d postings" %
-              (info.keyword.documents, info.keyword.terms, info.keyword.postings), flush=True)
+              (info.keyword["documents"], info.keyword["terms"], info.keyword["postings"]),
+              flush=True)
         queries = test_queries(a.data)
         runs = [(m, m, "", None) for m in a.modes.split(",") if m]
         for e in a.extra:
@@ -142,12 +144,13 @@ def main():
             t0 = time.time()
             with open(path, "w") as f:
                 for q in queries:
-                    hits = c.search(coll, q["text"], k=100, mode=mode, fusion=fusion,
-                                    alpha=alpha, explain=True, include_text=False)
+                    hits = collection.near_text(q["text"], limit=100, mode=mode, fusion=fusion,
+                                                alpha=alpha, explain=True, include_text=False,
+                                                include_metadata=False)
                     if hits:
-                        alphas.append(hits[0]["explain"]["alpha"])
+                        alphas.append(hits[0].explain["alpha"])
                     for h in hits:
-                        f.write("%s\t%s\t%.6f\n" % (q["_id"], h["id"], h["score"]))
+                        f.write("%s\t%s\t%.6f\n" % (q["_id"], h.id, h.score))
             secs = time.time() - t0
             ndcg, text = score(a.data, path)
             mean_alpha = sum(alphas) / len(alphas) if alphas else 0

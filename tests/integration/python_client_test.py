@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Python end-to-end test: the real `neodb serve` on 127.0.0.1, driven from
-Debian's python3-grpcio through stubs generated from the .proto only
-(tools/python_client). Run by CTest with NEODB_BINARY_DIR set.
+"""Python end-to-end test: the real `neodb serve` on 127.0.0.1, driven by the
+`neodb` package (clients/python) imported from the source tree, over Debian's
+python3-grpcio and the build's stubs generated from the .proto only
+(<build>/proto/python; python_package_test.py covers the installed package).
+Run by CTest with NEODB_BINARY_DIR set.
 Usage: python_client_test.py [--fake-model]"""
 
 import os
@@ -16,10 +18,11 @@ import unittest
 
 SRC = os.environ.get("NEODB_SOURCE_DIR", ".")
 BIN = os.environ.get("NEODB_BINARY_DIR", "build")
-sys.path.insert(0, os.path.join(SRC, "tools", "python_client"))
+sys.path.insert(0, os.path.join(SRC, "clients", "python"))
 os.environ.setdefault("NEODB_PYTHON_PROTO_DIR", os.path.join(BIN, "proto", "python"))
 import grpc  # noqa: E402
-from neodb_client import NeodbClient  # noqa: E402
+import neodb  # noqa: E402
+from neodb import NeodbError  # noqa: E402
 
 NEODB = os.path.join(BIN, "tools", "neodb", "neodb")
 FAKE = "--fake-model" in sys.argv
@@ -70,7 +73,7 @@ class PythonClientTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="neodb_py_")
         cls.server = Server(cls.tmp)
-        cls.client = NeodbClient(cls.server.address)
+        cls.client = neodb.connect(cls.server.address)
 
     @classmethod
     def tearDownClass(cls):
@@ -80,84 +83,88 @@ class PythonClientTest(unittest.TestCase):
         assert rc == 0, "server exit code %d" % rc
 
     def test_ingest_search_filter(self):
-        c = self.client
-        c.create_collection("py")
+        py = self.client.collections.create("py")
         rng = random.Random(3)
         docs = [{"id": "d%d" % i, "text": " ".join(rng.choice(WORDS) for _ in range(8)),
                  "metadata": {"i": i, "half": "low" if i < 100 else "high", "w": i / 10.0}}
                 for i in range(200)]
-        n, batches, tokens = c.ingest("py", docs, batch=50)
-        self.assertEqual((n, batches), (200, 4))
-        self.assertGreater(tokens, 200 * 8)
-        self.assertEqual(c.describe("py").count, 200)
-        hits = c.search("py", docs[17]["text"], k=3)
-        self.assertEqual(hits[0]["text"], docs[17]["text"])
-        hits = c.search("py", docs[17]["text"], k=10,
-                        filter={"and": [{"field": "half", "eq": "high"},
-                                        {"field": "i", "gte": 150, "lt": 160}]})
+        acked = []
+        self.assertEqual(py.insert_many(docs, batch_size=50, progress=acked.append),
+                         [d["id"] for d in docs])
+        self.assertEqual(acked, [50, 100, 150, 200])
+        self.assertEqual(py.info().count, 200)
+        hits = py.near_text(docs[17]["text"], limit=3, mode="hybrid")
+        self.assertEqual(hits[0].text, docs[17]["text"])
+        hits = py.near_text(docs[17]["text"], limit=10,
+                            filter={"and": [{"field": "half", "eq": "high"},
+                                            {"field": "i", "gte": 150, "lt": 160}]})
         self.assertEqual(len(hits), 10)
-        self.assertEqual(sorted(h["metadata"]["i"] for h in hits), list(range(150, 160)))
-        found, missing = c.get("py", ["d3", "zzz"])
-        self.assertEqual(found["d3"]["metadata"]["half"], "low")
-        self.assertEqual(missing, ["zzz"])
-        self.assertEqual(c.delete("py", ["d3"]), 1)
-        v = c.verify("py")
-        self.assertEqual((v.stored, v.indexed, v.stale_in_index), (199, 199, 0))
-        vecs, model_id = c.embed(["alpha bravo"])
-        self.assertEqual(len(vecs[0]), c.stats().dimension)
-        self.assertEqual(model_id, c.stats().model_id)
+        self.assertEqual(sorted(h.metadata["i"] for h in hits), list(range(150, 160)))
+        found, missing = py.get(["d3", "zzz"])
+        self.assertEqual(found.metadata["half"], "low")
+        self.assertIsNone(missing)
+        self.assertEqual(py.delete(["d3"]), 1)
+        v = py.verify()
+        self.assertEqual((v["stored"], v["indexed"], v["stale_in_index"]), (199, 199, 0))
+        stats = self.client.stats()
+        vecs, model_id = self.client.embed(["alpha bravo"])
+        self.assertEqual(len(vecs[0]), stats["dimension"])
+        self.assertEqual(model_id, stats["model_id"])
 
     def test_keyword_and_hybrid_modes(self):
         c = self.client
-        c.create_collection("kw", analyzer="english", bm25_k1=1.2, bm25_b=0.75,
-                            title_field="title", title_weight=2.0)
-        info = c.describe("kw")
-        self.assertEqual((info.spec.analyzer, info.spec.bm25_k1, info.spec.bm25_b),
-                         ("english", 1.2, 0.75))
-        self.assertEqual((info.spec.title_field, info.spec.title_weight), ("title", 2.0))
-        c.upsert("kw", [{"id": "a", "text": "alpha bravo", "metadata": {"title": "zulu"}},
+        kw = c.collections.create("kw", analyzer="english", bm25_k1=1.2, bm25_b=0.75,
+                                  title_field="title", title_weight=2.0)
+        info = kw.info()
+        self.assertEqual((info.analyzer, info.bm25_k1, info.bm25_b), ("english", 1.2, 0.75))
+        self.assertEqual((info.title_field, info.title_weight), ("title", 2.0))
+        kw.insert_many([{"id": "a", "text": "alpha bravo", "metadata": {"title": "zulu"}},
                         {"id": "b", "text": "charlie delta", "metadata": {"title": "echo"}},
                         {"id": "c", "text": "zulu zulu golf", "metadata": {"title": "hotel"}}])
         # keyword: only documents holding a query word, the title counted twice.
-        hits = c.search("kw", "zulu", k=10, mode="keyword", explain=True)
-        self.assertEqual(sorted(h["id"] for h in hits), ["a", "c"])
+        hits = kw.near_text("zulu", limit=10, mode="keyword", explain=True)
+        self.assertEqual(sorted(h.id for h in hits), ["a", "c"])
         for i, h in enumerate(hits):
-            self.assertEqual(h["explain"]["keyword_rank"], i + 1)
-            self.assertEqual(h["explain"]["vector_rank"], 0)
-            self.assertEqual(h["explain"]["mode"], "keyword")
-        hits = c.search("kw", "zulu", k=10, alpha=0.5, explain=True)
+            self.assertEqual(h.explain["keyword_rank"], i + 1)
+            self.assertEqual(h.explain["vector_rank"], 0)
+            self.assertEqual(h.explain["mode"], "keyword")
+        hits = kw.near_text("zulu", limit=10, alpha=0.5, explain=True)
         self.assertEqual(len(hits), 3)  # the vector leg returns every document
-        self.assertEqual(hits[0]["explain"]["alpha"], 0.5)
-        self.assertEqual(hits[0]["explain"]["mode"], "hybrid")
-        hits = c.search("kw", "zulu", k=2, mode="vector", fusion="rrf")
+        self.assertEqual(hits[0].explain["alpha"], 0.5)
+        self.assertEqual(hits[0].explain["mode"], "hybrid")
+        self.assertIsNone(kw.near_text("zulu", limit=1)[0].explain)  # only when asked
+        hits = kw.near_text("zulu", limit=2, mode="vector", fusion="rrf")
         self.assertEqual(len(hits), 2)
-        self.assertEqual(c.describe("kw").keyword.documents, 3)
+        self.assertEqual(kw.info().keyword["documents"], 3)
         for bad in ({"mode": "fuzzy"}, {"fusion": "mean"}, {"alpha": 2.0},
                     {"fusion": "adaptive", "alpha": 0.2}):
-            with self.assertRaises(grpc.RpcError) as e:
-                c.search("kw", "zulu", **bad)
-            self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, bad)
+            with self.assertRaises(NeodbError) as e:
+                kw.near_text("zulu", **bad)
+            self.assertEqual(e.exception.code, grpc.StatusCode.INVALID_ARGUMENT, bad)
         # The collection's default fusion: queries that name none use it.
-        self.assertEqual(c.describe("kw").spec.fusion, "adaptive")
-        # No alpha beside adaptive: a described spec creates a collection as it is.
-        spec = c.describe("kw").spec
-        self.assertFalse(spec.HasField("fusion_alpha"))
-        spec.name = "kw_copy"
-        copy = c.collections.Create(c.pb.CreateCollectionRequest(spec=spec), timeout=c.timeout)
-        self.assertEqual(copy.info.spec.fusion, "adaptive")
-        c.drop("kw_copy")
-        info = c.set_fusion("kw", alpha=0.25)
-        self.assertEqual((info.spec.fusion, info.spec.fusion_alpha), ("weighted", 0.25))
-        hits = c.search("kw", "zulu", k=10, explain=True)
-        self.assertEqual(hits[0]["explain"]["alpha"], 0.25)
+        info = kw.info()
+        self.assertEqual(info.fusion, "adaptive")
+        # No alpha beside adaptive: a described collection's settings create one as it is.
+        self.assertIsNone(info.fusion_alpha)
+        copy = c.collections.create("kw_copy", analyzer=info.analyzer, bm25_k1=info.bm25_k1,
+                                    bm25_b=info.bm25_b, title_field=info.title_field,
+                                    title_weight=info.title_weight, fusion=info.fusion,
+                                    fusion_alpha=info.fusion_alpha)
+        self.assertEqual((copy.info().fusion, copy.info().bm25_k1), ("adaptive", 1.2))
+        c.collections.delete("kw_copy")
+        info = kw.set_fusion(alpha=0.25)
+        self.assertEqual((info.fusion, info.fusion_alpha), ("weighted", 0.25))
+        hits = kw.near_text("zulu", limit=10, explain=True)
+        self.assertEqual(hits[0].explain["alpha"], 0.25)
         for bad in ({"fusion": "mean"}, {"alpha": 1.5}, {"fusion": "rrf", "alpha": 0.2}):
-            with self.assertRaises(grpc.RpcError) as e:
-                c.set_fusion("kw", **bad)
-            self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, bad)
-        self.assertEqual(c.describe("kw").spec.fusion_alpha, 0.25)
-        v = c.verify("kw")
-        self.assertEqual((v.keyword_indexed, v.keyword_missing, v.keyword_stale), (3, 0, 0))
-        self.assertTrue(v.keyword_content_matches)
+            with self.assertRaises(NeodbError) as e:
+                kw.set_fusion(**bad)
+            self.assertEqual(e.exception.code, grpc.StatusCode.INVALID_ARGUMENT, bad)
+        self.assertEqual(kw.info().fusion_alpha, 0.25)
+        v = kw.verify()
+        self.assertEqual((v["keyword_indexed"], v["keyword_missing"], v["keyword_stale"]),
+                         (3, 0, 0))
+        self.assertTrue(v["keyword_content_matches"])
 
     def test_reflection_lists_services(self):
         # Raw bytes: ServerReflectionRequest{list_services: ""} is field 7,
@@ -172,21 +179,21 @@ class PythonClientTest(unittest.TestCase):
 
     def test_errors(self):
         c = self.client
-        with self.assertRaises(grpc.RpcError) as e:
-            c.search("no_such_collection", "alpha")
-        self.assertEqual(e.exception.code(), grpc.StatusCode.NOT_FOUND)
-        c.create_collection("err")
-        with self.assertRaises(grpc.RpcError) as e:
-            c.upsert("err", [{"id": "a", "text": ""}])
-        self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
-        self.assertIn("empty", e.exception.details())
-        with self.assertRaises(grpc.RpcError) as e:
-            c.search_vector("err", [1.0, 2.0])
-        self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
-        with self.assertRaises(grpc.RpcError) as e:
-            c.create_collection("err")
-        self.assertEqual(e.exception.code(), grpc.StatusCode.ALREADY_EXISTS)
-        self.assertGreaterEqual(c.stats().collections, 1)  # still up
+        with self.assertRaises(NeodbError) as e:
+            c.collections.get("no_such_collection").near_text("alpha")
+        self.assertEqual(e.exception.code, grpc.StatusCode.NOT_FOUND)
+        err = c.collections.create("err")
+        with self.assertRaises(NeodbError) as e:
+            err.insert_many([{"id": "a", "text": ""}])
+        self.assertEqual(e.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("empty", e.exception.message)
+        with self.assertRaises(NeodbError) as e:
+            err.near_vector([1.0, 2.0])
+        self.assertEqual(e.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        with self.assertRaises(NeodbError) as e:
+            c.collections.create("err")
+        self.assertEqual(e.exception.code, grpc.StatusCode.ALREADY_EXISTS)
+        self.assertGreaterEqual(c.stats()["collections"], 1)  # still up
 
 
 
@@ -207,25 +214,26 @@ class PythonClientKeysTest(unittest.TestCase):
             read, admin = add_key(tmp, "read"), add_key(tmp, "admin")
             server = Server(tmp, ["--key-file", os.path.join(tmp, "keys")])
             try:
-                anonymous = NeodbClient(server.address, api_key="")
-                with self.assertRaises(grpc.RpcError) as e:
+                anonymous = neodb.connect(server.address, api_key="")
+                with self.assertRaises(NeodbError) as e:
                     anonymous.stats()
-                self.assertEqual(e.exception.code(), grpc.StatusCode.UNAUTHENTICATED)
+                self.assertEqual(e.exception.code, grpc.StatusCode.UNAUTHENTICATED)
                 anonymous.close()
-                boss = NeodbClient(server.address, api_key=admin)
-                boss.create_collection("k")
+                boss = neodb.connect(server.address, api_key=admin)
+                boss.collections.create("k")
                 # Streaming calls carry the key too.
-                boss.ingest("k", [{"id": "a", "text": "alpha bravo"}])
+                boss.collections.get("k").insert_many([{"id": "a", "text": "alpha bravo"}])
                 boss.close()
                 os.environ["NEODB_API_KEY"] = read
                 try:
-                    reader = NeodbClient(server.address)
+                    reader = neodb.connect(server.address)
                 finally:
                     del os.environ["NEODB_API_KEY"]
-                self.assertEqual([h["id"] for h in reader.search("k", "alpha bravo", k=1)], ["a"])
-                with self.assertRaises(grpc.RpcError) as e:
-                    reader.upsert("k", [{"id": "b", "text": "charlie"}])
-                self.assertEqual(e.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
+                k = reader.collections.get("k")
+                self.assertEqual([h.id for h in k.near_text("alpha bravo", limit=1)], ["a"])
+                with self.assertRaises(NeodbError) as e:
+                    k.insert_many([{"id": "b", "text": "charlie"}])
+                self.assertEqual(e.exception.code, grpc.StatusCode.PERMISSION_DENIED)
                 reader.close()
             finally:
                 self.assertEqual(server.stop(), 0)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The installable Python package (tools/python_client) end to end.
+"""The installable Python package (clients/python) end to end.
 
 Outside the venv (as CTest runs it with /usr/bin/python3): copies the package
 to a scratch directory, makes a `python3 -m venv --system-site-packages` venv
@@ -36,8 +36,8 @@ WORDS = ("neobert is a next generation encoder vector databases store embeddings
 def setup_venv_and_rerun():
     tmp = tempfile.mkdtemp(prefix="neodb_pkg_test_")
     try:
-        pkg = os.path.join(tmp, "python_client")
-        shutil.copytree(os.path.join(SRC, "tools", "python_client"), pkg,
+        pkg = os.path.join(tmp, "python")
+        shutil.copytree(os.path.join(SRC, "clients", "python"), pkg,
                         ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
         venv = os.path.join(tmp, "venv")
         subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv],

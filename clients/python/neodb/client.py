@@ -5,10 +5,11 @@ channels are thread-safe. Every call carries a deadline (`timeout` seconds).
 """
 
 import json
+import os
 import uuid
 from dataclasses import dataclass, field
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence,
-                    Union)
+                    Tuple, Union)
 
 import grpc
 
@@ -30,12 +31,16 @@ _SOURCES = {"model": pb.VECTOR_SOURCE_MODEL, "external": pb.VECTOR_SOURCE_EXTERN
 @dataclass
 class Hit:
     """One search result. `vector` is the stored vector (bit for bit, as
-    float32 values) when the search asked for include_vector, else None."""
+    float32 values) when the search asked for include_vector, else None.
+    `explain` (when the search asked for it): keyword_rank, keyword_score,
+    vector_rank, vector_score (ranks 1-based, 0 = that leg did not return the
+    hit), fused_score, and the search's mode and alpha."""
     id: str
     score: float
     text: str = ""
     metadata: Metadata = field(default_factory=dict)
     vector: Optional[List[float]] = None
+    explain: Optional[Dict[str, Any]] = None
 
 
 @dataclass
@@ -57,6 +62,17 @@ class CollectionInfo:
     index_type: str
     vectors_name: str = ""
     query_model: str = ""
+    # Keyword search: the analyzer, BM25's parameters, the title field.
+    analyzer: str = ""
+    bm25_k1: Optional[float] = None      # None: the server's default
+    bm25_b: Optional[float] = None
+    title_field: str = ""
+    title_weight: Optional[float] = None
+    # How hybrid queries that name no fusion fuse.
+    fusion: str = ""
+    fusion_alpha: Optional[float] = None
+    # The keyword index: documents, terms, postings, memory_bytes, snapshot_bytes.
+    keyword: Dict[str, int] = field(default_factory=dict)
 
 
 def _value(v: Any) -> "pb.Value":
@@ -86,12 +102,45 @@ def _filter_json(f: Optional[Filter]) -> str:
     return f if isinstance(f, str) else json.dumps(f)
 
 
+def _fields(m: Any) -> Dict[str, Any]:
+    """A flat message's fields by name (every field, set or not)."""
+    return {f.name: getattr(m, f.name) for f in m.DESCRIPTOR.fields}
+
+
+def _optional(m: Any, name: str) -> Optional[float]:
+    return getattr(m, name) if m.HasField(name) else None
+
+
 def _info(i: "pb.CollectionInfo") -> CollectionInfo:
+    s = i.spec
     return CollectionInfo(
-        name=i.spec.name, count=i.count, dimension=i.dimension, model_id=i.model_id,
-        vectors="external" if i.spec.vectors == pb.VECTOR_SOURCE_EXTERNAL else "model",
-        index_type=i.index_type, vectors_name=i.spec.vectors_name,
-        query_model=i.spec.query_model)
+        name=s.name, count=i.count, dimension=i.dimension, model_id=i.model_id,
+        vectors="external" if s.vectors == pb.VECTOR_SOURCE_EXTERNAL else "model",
+        index_type=i.index_type, vectors_name=s.vectors_name, query_model=s.query_model,
+        analyzer=s.analyzer, bm25_k1=_optional(s, "bm25_k1"), bm25_b=_optional(s, "bm25_b"),
+        title_field=s.title_field, title_weight=_optional(s, "title_weight"),
+        fusion=s.fusion, fusion_alpha=_optional(s, "fusion_alpha"),
+        keyword=_fields(i.keyword))
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _channel(address: str, tls_ca: Optional[str], tls_cert: Optional[str],
+             tls_key: Optional[str]) -> grpc.Channel:
+    options = [("grpc.max_send_message_length", 64 << 20),
+               ("grpc.max_receive_message_length", 64 << 20)]
+    if not (tls_ca or tls_cert or tls_key):
+        return grpc.insecure_channel(address, options=options)
+    if bool(tls_cert) != bool(tls_key):
+        raise ValueError("tls_cert and tls_key go together")
+    creds = grpc.ssl_channel_credentials(
+        root_certificates=_read(tls_ca) if tls_ca else None,
+        private_key=_read(tls_key) if tls_key else None,
+        certificate_chain=_read(tls_cert) if tls_cert else None)
+    return grpc.secure_channel(address, creds, options=options)
 
 
 def _document(obj: Mapping[str, Any], where: str) -> "pb.Document":
@@ -116,21 +165,25 @@ def _document(obj: Mapping[str, Any], where: str) -> "pb.Document":
 
 class Client:
     """A connection to a neodb server. Use neodb.connect(); close() (or a
-    `with` block) releases it."""
+    `with` block) releases it. `channel` is the gRPC channel, for calls the
+    client does not wrap."""
 
-    def __init__(self, address: str, api_key: Optional[str] = None, timeout: float = 30.0):
+    def __init__(self, address: str, api_key: Optional[str] = None, timeout: float = 30.0,
+                 tls_ca: Optional[str] = None, tls_cert: Optional[str] = None,
+                 tls_key: Optional[str] = None):
         self.address = address
         self.timeout = timeout
-        self._channel = grpc.insecure_channel(
-            address, options=[("grpc.max_send_message_length", 64 << 20),
-                              ("grpc.max_receive_message_length", 64 << 20)])
+        self.channel = _channel(address, tls_ca, tls_cert, tls_key)
+        if api_key is None:
+            api_key = os.environ.get("NEODB_API_KEY")
         # Sent with every call as `authorization: Bearer <key>` (for servers that
         # check one; a server without authentication ignores it).
         self._metadata = (("authorization", "Bearer " + api_key),) if api_key else ()
-        self._collections = pb_grpc.CollectionsStub(self._channel)
-        self._documents = pb_grpc.DocumentsStub(self._channel)
-        self._search = pb_grpc.SearchStub(self._channel)
-        self._admin = pb_grpc.AdminStub(self._channel)
+        self._collections = pb_grpc.CollectionsStub(self.channel)
+        self._documents = pb_grpc.DocumentsStub(self.channel)
+        self._search = pb_grpc.SearchStub(self.channel)
+        self._embedding = pb_grpc.EmbeddingStub(self.channel)
+        self._admin = pb_grpc.AdminStub(self.channel)
         self.collections = Collections(self)
 
     def _call(self, method: Callable, request: Any, timeout: Optional[float] = None) -> Any:
@@ -148,12 +201,18 @@ class Client:
             return False
 
     def stats(self) -> Dict[str, Any]:
-        r = self._call(self._admin.Stats, pb.StatsRequest())
-        return {"model_id": r.model_id, "dimension": r.dimension,
-                "collections": r.collections, "documents": r.documents}
+        """The server's counters by name: model_id, dimension, collections,
+        documents, … (the fields of neodb.v1.StatsResponse)."""
+        return _fields(self._call(self._admin.Stats, pb.StatsRequest()))
+
+    def embed(self, texts: Sequence[str]) -> Tuple[List[List[float]], str]:
+        """The server's default model's vectors of `texts`, and that model's id."""
+        r = self._call(self._embedding.Embed,
+                       pb.EmbedRequest(texts=[t.encode("utf-8") for t in texts]))
+        return [list(v.values) for v in r.vectors], r.model_id
 
     def close(self) -> None:
-        self._channel.close()
+        self.channel.close()
 
     def __enter__(self) -> "Client":
         return self
@@ -171,7 +230,10 @@ class Collections:
     def create(self, name: str, *, vectors: str = "model", dimension: Optional[int] = None,
                vectors_name: str = "", query_model: str = "", index: str = "flat",
                metric: str = "cosine", pooling: str = "", query_prefix: str = "",
-               document_prefix: str = "", overflow: str = "error") -> "Collection":
+               document_prefix: str = "", overflow: str = "error", analyzer: str = "",
+               bm25_k1: Optional[float] = None, bm25_b: Optional[float] = None,
+               title_field: str = "", title_weight: Optional[float] = None,
+               fusion: str = "", fusion_alpha: Optional[float] = None) -> "Collection":
         """Creates a collection and returns its handle.
 
         vectors: "model" (the server's model embeds every text; no vectors sent)
@@ -182,6 +244,12 @@ class Collections:
             ("default" = the server's; else a model directory on the server);
             the vectors must be that model's. Without one, near_text raises
             FAILED_PRECONDITION.
+        analyzer: the keyword index's, english (default) | simple | none;
+            bm25_k1, bm25_b: BM25's parameters (default 0.9, 0.4); title_field:
+            a string metadata field also indexed for keyword search, with
+            weight title_weight (default 1).
+        fusion / fusion_alpha: how hybrid queries that name no fusion fuse
+            (adaptive by default; an alpha alone means weighted).
         """
         for what, value, table in (("vectors", vectors, _SOURCES), ("metric", metric, _METRICS),
                                    ("pooling", pooling, _POOLING),
@@ -193,7 +261,12 @@ class Collections:
             pooling=_POOLING[pooling], query_prefix=query_prefix,
             document_prefix=document_prefix, overflow=_OVERFLOW[overflow],
             vectors=_SOURCES[vectors], dimension=int(dimension or 0),
-            vectors_name=vectors_name, query_model=query_model)
+            vectors_name=vectors_name, query_model=query_model, analyzer=analyzer,
+            title_field=title_field, fusion=fusion)
+        for optional, value in (("bm25_k1", bm25_k1), ("bm25_b", bm25_b),
+                                ("title_weight", title_weight), ("fusion_alpha", fusion_alpha)):
+            if value is not None:
+                setattr(spec, optional, value)
         self._c._call(self._c._collections.Create, pb.CreateCollectionRequest(spec=spec))
         return Collection(self._c, name)
 
@@ -230,6 +303,20 @@ class Collection:
         r = self._c._call(self._c._collections.Describe,
                           pb.DescribeCollectionRequest(name=self.name))
         return _info(r.info)
+
+    def set_fusion(self, fusion: str = "", alpha: Optional[float] = None) -> CollectionInfo:
+        """Sets how hybrid queries that name no fusion fuse: adaptive | weighted
+        | rrf (an alpha alone means weighted)."""
+        req = pb.SetFusionRequest(name=self.name, fusion=fusion)
+        if alpha is not None:
+            req.alpha = alpha
+        return _info(self._c._call(self._c._collections.SetFusion, req).info)
+
+    def verify(self) -> Dict[str, Any]:
+        """The server's consistency check of this collection: stored, indexed,
+        missing_from_index, stale_in_index, keyword_* … (neodb.v1.VerifyResponse)."""
+        return _fields(self._c._call(self._c._admin.Verify,
+                                     pb.VerifyRequest(collection=self.name)))
 
     def insert_many(self, objects: Iterable[Mapping[str, Any]], batch_size: int = 64,
                     progress: Optional[Callable[[int], None]] = None) -> List[str]:
@@ -270,24 +357,38 @@ class Collection:
             raise from_rpc_error(e) from None
         return [d.id for d in docs]
 
-    def _hits(self, r: Any, include_vector: bool) -> List[Hit]:
+    def _hits(self, r: Any, include_vector: bool, explain: bool = False) -> List[Hit]:
+        def why(h: Any) -> Dict[str, Any]:
+            return dict(_fields(h.explain), mode=r.mode, alpha=r.alpha)
         return [Hit(id=h.id, score=h.score, text=h.text.decode("utf-8"),
                     metadata=_metadata(h.metadata),
-                    vector=list(h.vector) if include_vector else None) for h in r.hits]
+                    vector=list(h.vector) if include_vector else None,
+                    explain=why(h) if explain else None) for h in r.hits]
 
     def near_text(self, query: str, limit: int = 10, filter: Optional[Filter] = None,
                   include_vector: bool = False, include_text: bool = True,
                   include_metadata: bool = True, instruction: Optional[str] = None,
-                  ef_search: int = 0, nprobe: int = 0) -> List[Hit]:
-        """The `limit` documents nearest to `query`, embedded by the collection's
-        model (FAILED_PRECONDITION for external vectors without a query model)."""
+                  ef_search: int = 0, nprobe: int = 0, mode: str = "", fusion: str = "",
+                  alpha: Optional[float] = None, explain: bool = False) -> List[Hit]:
+        """The `limit` documents best matching `query` (the vector leg embeds it
+        with the collection's model: FAILED_PRECONDITION for external vectors
+        without a query model).
+
+        mode: hybrid (the server's default) | keyword | vector; fusion (hybrid):
+        adaptive | weighted | rrf (default: the collection's); alpha: the vector
+        share of weighted fusion (alone it implies weighted); explain: each
+        hit's `explain` holds its per-leg ranks and scores."""
         req = pb.NearTextRequest(collection=self.name, query=query.encode("utf-8"), k=limit,
                                  filter_json=_filter_json(filter), include_text=include_text,
                                  include_metadata=include_metadata, include_vector=include_vector,
-                                 ef_search=ef_search, nprobe=nprobe)
+                                 ef_search=ef_search, nprobe=nprobe, mode=mode, fusion=fusion,
+                                 explain=explain)
         if instruction is not None:
             req.instruction = instruction
-        return self._hits(self._c._call(self._c._search.NearText, req), include_vector)
+        if alpha is not None:
+            req.alpha = alpha
+        return self._hits(self._c._call(self._c._search.NearText, req), include_vector,
+                          explain)
 
     def near_vector(self, vector: Sequence[float], limit: int = 10,
                     filter: Optional[Filter] = None, include_vector: bool = False,
@@ -345,7 +446,15 @@ class Collection:
         return self.info().count
 
 
-def connect(address: str, api_key: Optional[str] = None, timeout: float = 30.0) -> Client:
+def connect(address: str, api_key: Optional[str] = None, timeout: float = 30.0,
+            tls_ca: Optional[str] = None, tls_cert: Optional[str] = None,
+            tls_key: Optional[str] = None) -> Client:
     """A client of the server at `address` ("host:port"). Every call carries a
-    deadline of `timeout` seconds. No call is made here."""
-    return Client(address, api_key=api_key, timeout=timeout)
+    deadline of `timeout` seconds. No call is made here.
+
+    api_key (default: $NEODB_API_KEY; "" sends none) goes with every call to a
+    server started with --key-file. tls_ca (a PEM file) turns on TLS; tls_cert
+    and tls_key (PEM files) add a client certificate for a server with
+    --tls-client-ca."""
+    return Client(address, api_key=api_key, timeout=timeout, tls_ca=tls_ca, tls_cert=tls_cert,
+                  tls_key=tls_key)
