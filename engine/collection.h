@@ -1,7 +1,13 @@
 #pragma once
 // Collection: one collection at run time. It owns its settings (including the
 // model its vectors come from: checkpoint directory and content hash) and the
-// set of indexes derived from its documents. Settings and indexes form one
+// set of indexes derived from its documents, and it acts on them: it turns a
+// write's documents into what the store keeps (checked against its settings,
+// embedded with its model: PrepareWrite), applies committed changes to its
+// indexes (Apply, the one entry a replica drives) and answers searches over
+// them, verified against the store (Search). The Database keeps what the
+// collections share: the registry, the store and its change log, the write
+// lock that orders them, maintenance and the model registry. Settings and indexes form one
 // immutable State that is replaced whole (a rebuild swaps the indexes, a
 // reindex swaps both), so a caller that took a State embeds with that
 // State's model and searches that State's indexes: never one model's query
@@ -16,11 +22,21 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "db/store.h"
+#include "engine/documents.h"
+#include "engine/embed_batcher.h"
 #include "engine/embed_settings.h"
 #include "engine/index_set.h"
+#include "engine/model_registry.h"
+#include "engine/search_params.h"
 
 namespace neodb::engine {
 
@@ -41,8 +57,12 @@ class Collection {
     std::shared_ptr<IndexSet> indexes;
   };
 
-  Collection(CollectionSettings settings, std::shared_ptr<IndexSet> indexes)
+  // `store` holds the collection's documents (shared with the other
+  // collections); not owned, outlives the collection.
+  Collection(const db::Store& store, CollectionSettings settings,
+             std::shared_ptr<IndexSet> indexes)
       : name_(settings.spec.name),
+        store_(store),
         state_(std::make_shared<const State>(State{std::move(settings), std::move(indexes)})) {}
 
   const std::string& name() const { return name_; }
@@ -69,6 +89,39 @@ class Collection {
     state_ = std::make_shared<const State>(State{std::move(settings), std::move(indexes)});
   }
 
+  // --- Writes (collection_write.cc).
+  // One upsert's documents as the store keeps them, in request order.
+  struct PreparedWrite {
+    std::vector<std::string> ids;  // generated ones filled in
+    std::vector<db::Document> documents;
+    int64_t tokens = 0;  // embedded
+  };
+  // Checks `docs` against `state`'s settings (ids, metadata, texts, vectors
+  // and whose model made them) and embeds the texts that need it with
+  // `model`, `state`'s model (null for a collection of client vectors). The
+  // texts are admitted by RequestTokenBudget(max_request_tokens) before any
+  // encoder work is queued. All or nothing: the first bad document is the error.
+  static absl::StatusOr<PreparedWrite> PrepareWrite(const State& state, Model* model,
+                                                    std::vector<DocumentInput> docs,
+                                                    int64_t max_request_tokens,
+                                                    absl::Time deadline,
+                                                    const CancelCheck& cancelled);
+  // Applies committed changes (log order) to the current indexes. A failure
+  // marks the collection for a rebuild (the store committed; the indexes are
+  // derived from it) and is returned. REQUIRES: the database's write lock.
+  absl::Status Apply(std::span<const Change> changes);
+
+  // --- Search (collection_search.cc). Ranks `state`'s indexes by `mode`
+  // (hybrid fuses by params.fusion, else the collection's own) and re-reads
+  // every hit from the store: one overwritten or deleted meanwhile, or whose
+  // vector another model made, is dropped and the search widened. Ties are
+  // broken by document id, so equal collections rank equally.
+  // REQUIRES: commit_mu() held shared (internal ids stable); `vector` is the
+  // query's vector unless the mode is keyword.
+  absl::StatusOr<SearchResult> Search(const State& state, const std::vector<float>* vector,
+                                      std::string_view query, const SearchParams& params,
+                                      SearchMode mode) const;
+
   // Writer-preferring, so a reindex commit is not starved by a stream of searches.
   absl::Mutex& commit_mu() const { return commit_mu_; }
 
@@ -87,6 +140,7 @@ class Collection {
 
  private:
   const std::string name_;
+  const db::Store& store_;
   mutable std::mutex mu_;
   std::shared_ptr<const State> state_;
   mutable absl::Mutex commit_mu_;

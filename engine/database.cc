@@ -291,7 +291,7 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
   ASSIGN_OR_RETURN(db::CollectionSpec stored, store_->GetCollection(spec.name));
   settings.spec = stored;
   applied_seq_ = store_->LastSequence();
-  auto c = std::make_shared<Collection>(settings, indexes);
+  auto c = std::make_shared<Collection>(*store_, settings, indexes);
   CollectionInfo info{stored, 0, 0, indexes->vector().index().spec(), {}};
   std::unique_lock<std::shared_mutex> lock(collections_mu_);
   collections_[spec.name] = std::move(c);

@@ -48,6 +48,7 @@
 #include "absl/time/time.h"
 #include "engine/backup.h"
 #include "engine/collection.h"
+#include "engine/documents.h"
 #include "engine/data_dir_lock.h"
 #include "engine/embed_batcher.h"
 #include "engine/embedder.h"
@@ -144,22 +145,6 @@ struct CollectionInfo {
   KeywordInfo keyword;
 };
 
-struct DocumentInput {
-  std::string id;  // empty: generated
-  // Model collections: non-empty UTF-8, embedded by the model. External-vector
-  // collections: optional (empty allowed), stored and returned as is.
-  std::string text;
-  db::Metadata metadata;
-  // The client's vector: required by external-vector collections (their
-  // dimension, finite values). Model collections take one only when
-  // vector_model_id is their model's id (re-importing an export): the text is
-  // then stored with that vector, not embedded again.
-  std::optional<std::vector<float>> vector;
-  // What produced `vector` (a model id, or an external collection's vectors
-  // name); empty = not said. A mismatch with the collection is refused.
-  std::string vector_model_id;
-};
-
 // How a new collection gets its vectors (CreateCollection).
 struct VectorOptions {
   // Default: kModel (the server's default model embeds every text).
@@ -175,34 +160,6 @@ struct VectorOptions {
   // (near-text is refused); "default": the server's default model; else a
   // model directory on the server. Its dimension must equal `dimension`.
   std::string query_model;
-};
-
-// Where a hit stood in each leg of a text search (SearchParams::explain).
-struct HitExplain {
-  int keyword_rank = 0;     // 1-based; 0: the keyword leg did not return it
-  float keyword_score = 0;  // BM25
-  int vector_rank = 0;      // 1-based; 0: the vector leg did not return it
-  float vector_score = 0;   // the metric's similarity
-  double fused_score = 0;   // hybrid: the fused score; otherwise the leg's score
-};
-
-struct Hit {
-  std::string id;
-  // Higher is better: the metric's similarity (vector, index/metric.h), BM25
-  // (keyword) or the fused score (hybrid, index/keyword/fusion.h).
-  float score = 0;
-  std::string text;
-  db::Metadata metadata;
-  std::vector<float> vector;  // when include_vector: the stored one
-  std::optional<HitExplain> explain;
-};
-
-struct SearchResult {
-  std::vector<Hit> hits;
-  std::string model_id;
-  SearchMode mode = SearchMode::kVector;
-  // Hybrid (weighted, adaptive): the vector leg's share that was used.
-  double alpha = 0;
 };
 
 struct VerifyReport {

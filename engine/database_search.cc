@@ -1,9 +1,5 @@
-// Database: the read path (get, list, near-text, near-vector, embed).
-#include <algorithm>
-#include <cmath>
-#include <initializer_list>
-
-#include "absl/container/flat_hash_map.h"
+// Database: the read path (get, list, near-text, near-vector, embed): finds
+// the collection, embeds the query with its model, and lets it search.
 #include "absl/strings/str_cat.h"
 #include "engine/database.h"
 #include "engine/text_checks.h"
@@ -11,181 +7,6 @@
 #include "common/status_macros.h"
 
 namespace neodb::engine {
-namespace {
-
-// One ranked candidate before verification against the store.
-struct Candidate {
-  int64_t id = 0;
-  float score = 0;
-  HitExplain explain;
-};
-
-struct Ranked {
-  std::vector<Candidate> candidates;
-  bool exhausted = false;  // asking for more would return no more
-};
-
-// A query's candidates renumbered 0, 1, ... in the order of their document
-// ids (byte order), so that ordering and cutting the legs and fusing them,
-// which break ties by ascending id (index/keyword/fusion.h), break them by
-// document id: the ranking does not depend on the internal ids, which follow
-// the order of insertion.
-class ByDocumentId {
- public:
-  // Renumbers the ids (internal ids) of every leg in `legs`. `filter`: the
-  // search's view of the metadata table, if it holds one (its lock is not
-  // reentrant).
-  ByDocumentId(const MetadataTable& table, const MetadataTable::FilterView* filter,
-               std::initializer_list<std::vector<keyword::RankedId>*> legs) {
-    for (const auto* leg : legs) {
-      for (const keyword::RankedId& h : *leg) internal_.push_back(static_cast<int64_t>(h.id));
-    }
-    std::sort(internal_.begin(), internal_.end());
-    internal_.erase(std::unique(internal_.begin(), internal_.end()), internal_.end());
-    const std::vector<std::string> names =
-        filter ? filter->DocumentIds(internal_) : table.DocumentIds(internal_);
-    // A hit whose document went away meanwhile has no name (""); the
-    // internal id orders it among those, and verification drops it.
-    std::vector<size_t> order(internal_.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return names[a] != names[b] ? names[a] < names[b] : internal_[a] < internal_[b];
-    });
-    absl::flat_hash_map<int64_t, uint64_t> number;
-    std::vector<int64_t> by_number(order.size());
-    for (size_t n = 0; n < order.size(); ++n) {
-      number[internal_[order[n]]] = n;
-      by_number[n] = internal_[order[n]];
-    }
-    internal_ = std::move(by_number);
-    for (auto* leg : legs) {
-      for (keyword::RankedId& h : *leg) h.id = number.at(static_cast<int64_t>(h.id));
-    }
-  }
-  // The internal id of candidate number `n`.
-  int64_t Internal(uint64_t n) const { return internal_[n]; }
-
- private:
-  std::vector<int64_t> internal_;  // by number
-};
-
-// Ranks up to `want` candidates of `state` by params.mode; hybrid fuses by
-// params.fusion, or `default_fusion` (the collection's) when it is unset.
-// Every leg is fetched past its cut while ties cross it (keyword::FetchLeg)
-// and cut in the order of score, then document id.
-// REQUIRES: `vector` is the embedded query unless the mode is keyword.
-absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* vector,
-                            std::string_view query, const SearchParams& params,
-                            const keyword::FusionOptions& default_fusion, SearchMode mode, int want,
-                            double* alpha) {
-  std::optional<MetadataTable::FilterView> f;
-  if (params.filter) f.emplace(indexes.metadata(), *params.filter);
-  // The keyword leg's filter is the same metadata lookup as the vector leg's.
-  keyword::IdFilter allow;
-  if (f) allow = [&f](uint64_t id) { return f->Allowed(static_cast<int64_t>(id)); };
-  auto keyword_leg = [&](int n) -> absl::StatusOr<std::vector<keyword::RankedId>> {
-    ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits,
-                     indexes.keyword().index().Search(query, n, allow));
-    std::vector<keyword::RankedId> leg;
-    leg.reserve(hits.size());
-    for (const auto& h : hits) leg.push_back({h.id, h.score});
-    return leg;
-  };
-  auto vector_leg = [&](int n) -> absl::StatusOr<std::vector<keyword::RankedId>> {
-    ASSIGN_OR_RETURN(auto hits, indexes.vector().index().Search(*vector, n, f ? &*f : nullptr,
-                                                                params.index));
-    std::vector<keyword::RankedId> leg;
-    leg.reserve(hits[0].size());
-    for (const auto& h : hits[0]) leg.push_back({static_cast<uint64_t>(h.id), h.score});
-    return leg;
-  };
-  const MetadataTable::FilterView* view = f ? &*f : nullptr;
-  Ranked r;
-  if (mode != SearchMode::kHybrid) {
-    const bool by_keyword = mode == SearchMode::kKeyword;
-    ASSIGN_OR_RETURN(keyword::FetchedLeg leg,
-                     keyword::FetchLeg(by_keyword ? keyword::LegFetch(keyword_leg)
-                                                  : keyword::LegFetch(vector_leg),
-                                       want));
-    r.exhausted = leg.complete && leg.hits.size() <= static_cast<size_t>(want);
-    const ByDocumentId numbers(indexes.metadata(), view, {&leg.hits});
-    const std::vector<keyword::RankedId> hits = keyword::CutLeg(std::move(leg.hits), want);
-    for (size_t i = 0; i < hits.size(); ++i) {
-      const int rank = static_cast<int>(i + 1);
-      HitExplain e = by_keyword ? HitExplain{rank, hits[i].score, 0, 0, hits[i].score}
-                                : HitExplain{0, 0, rank, hits[i].score, hits[i].score};
-      r.candidates.push_back({numbers.Internal(hits[i].id), hits[i].score, e});
-    }
-    return r;
-  }
-  const int depth = std::max(want, keyword::kHybridLegDepth);
-  // The vector leg first: an index that walks a graph evaluates the filter
-  // into a bitmap, which the keyword leg's filter then reads too.
-  ASSIGN_OR_RETURN(keyword::FetchedLeg vl, keyword::FetchLeg(vector_leg, depth));
-  ASSIGN_OR_RETURN(keyword::FetchedLeg kl, keyword::FetchLeg(keyword_leg, depth));
-  r.exhausted = kl.complete && kl.hits.size() < static_cast<size_t>(depth) && vl.complete &&
-                vl.hits.size() < static_cast<size_t>(depth);
-  const ByDocumentId numbers(indexes.metadata(), view, {&kl.hits, &vl.hits});
-  const std::vector<keyword::RankedId> k_cut = keyword::CutLeg(std::move(kl.hits), depth);
-  const std::vector<keyword::RankedId> v_cut = keyword::CutLeg(std::move(vl.hits), depth);
-  // A query that names no fusion gets the collection's own (its spec).
-  const keyword::FusionOptions& fusion = params.fusion ? *params.fusion : default_fusion;
-  ASSIGN_OR_RETURN(keyword::FusionResult fused, keyword::Fuse(k_cut, v_cut, want, fusion));
-  *alpha = fused.alpha;
-  for (const keyword::FusedHit& h : fused.hits) {
-    HitExplain e{h.keyword.rank, h.keyword.score, h.vector.rank, h.vector.score, h.score};
-    r.candidates.push_back({numbers.Internal(h.id), static_cast<float>(h.score), e});
-  }
-  return r;
-}
-
-// Searches `state`'s indexes and verifies every hit against the store.
-// REQUIRES: the collection's commit_mu held shared (internal ids stable).
-absl::StatusOr<SearchResult> SearchState(const db::Store& store, const Collection::State& state,
-                                         const std::vector<float>* vector, std::string_view query,
-                                         const SearchParams& params, SearchMode mode) {
-  const db::CollectionSpec& spec = state.settings.spec;
-  if (mode != SearchMode::kKeyword) {
-    RETURN_IF_ERROR(CheckVector("vector", *vector, spec.dimension, spec.name));
-  }
-  const IndexSet& indexes = *state.indexes;
-  SearchResult result;
-  result.model_id = spec.model_id;
-  result.mode = mode;
-  // Hits can be dropped by verification (a concurrent overwrite or delete);
-  // widen the search then, a bounded number of times.
-  int want = params.k;
-  for (int attempt = 0; attempt < 4; ++attempt) {
-    ASSIGN_OR_RETURN(Ranked ranked, Rank(indexes, vector, query, params, state.settings.fusion,
-                                         mode, want, &result.alpha));
-    result.hits.clear();
-    for (Candidate& h : ranked.candidates) {
-      auto d = store.GetByInternalId(spec.name, static_cast<uint64_t>(h.id));
-      if (absl::IsNotFound(d.status())) continue;  // overwritten or deleted meanwhile
-      RETURN_IF_ERROR(d.status());
-      // Never mix models (a keyword score does not depend on one).
-      if (mode != SearchMode::kKeyword && d->model_id != spec.model_id) continue;
-      if (params.filter && !params.filter->Matches(d->metadata)) continue;
-      Hit hit;
-      hit.id = std::move(d->id);
-      hit.score = h.score;
-      if (params.include_text) hit.text = std::move(d->text);
-      if (params.include_metadata) hit.metadata = std::move(d->metadata);
-      if (params.include_vector) hit.vector = std::move(d->vector);
-      if (params.explain) hit.explain = h.explain;
-      result.hits.push_back(std::move(hit));
-      if (result.hits.size() == static_cast<size_t>(params.k)) break;
-    }
-    if (result.hits.size() == static_cast<size_t>(params.k) || ranked.exhausted || want >= 10000) {
-      break;
-    }
-    want = std::min(want * 2, 10000);
-  }
-  return result;
-}
-
-}  // namespace
-
 absl::StatusOr<std::vector<std::optional<db::Document>>> Database::Get(
     const std::string& collection, const std::vector<std::string>& ids) const {
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
@@ -224,7 +45,7 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   std::shared_ptr<const Collection::State> state = c->state();
   const CollectionSettings& settings = state->settings;
   if (params.mode == SearchMode::kKeyword) {
-    return SearchState(*store_, *state, nullptr, query, params, SearchMode::kKeyword);
+    return c->Search(*state, nullptr, query, params, SearchMode::kKeyword);
   }
   RETURN_IF_ERROR(memory_budget_->Admit("a query that needs the encoder"));
   ASSIGN_OR_RETURN(std::shared_ptr<Model> m, ModelOf(*state));
@@ -234,7 +55,7 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   ASSIGN_OR_RETURN(
       std::vector<encoder::Embedding> e,
       m->batcher->Embed({query}, EmbedOptionsFor(settings, prefix), deadline, cancelled));
-  return SearchState(*store_, *state, &e[0].vector, query, params, params.mode);
+  return c->Search(*state, &e[0].vector, query, params, params.mode);
 }
 
 absl::StatusOr<SearchResult> Database::NearVector(const std::string& collection,
@@ -243,7 +64,7 @@ absl::StatusOr<SearchResult> Database::NearVector(const std::string& collection,
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   RETURN_IF_ERROR(params.Validate());
   absl::ReaderMutexLock commit(&c->commit_mu());
-  return SearchState(*store_, *c->state(), &vector, "", params, SearchMode::kVector);
+  return c->Search(*c->state(), &vector, "", params, SearchMode::kVector);
 }
 
 absl::StatusOr<std::vector<encoder::Embedding>> Database::Embed(

@@ -82,7 +82,7 @@ absl::StatusOr<std::shared_ptr<Collection>> Database::LoadCollection(const db::C
   } else {
     ++index_rebuilds_;
   }
-  auto c = std::make_shared<Collection>(std::move(settings), std::move(indexes));
+  auto c = std::make_shared<Collection>(*store_, std::move(settings), std::move(indexes));
   c->covered_seq = covered;
   return c;
 }
