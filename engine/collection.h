@@ -122,6 +122,28 @@ class Collection {
                                       std::string_view query, const SearchParams& params,
                                       SearchMode mode) const;
 
+  // --- Snapshots (collection_snapshot.cc).
+  // What loading a collection found, for the database's counters.
+  struct LoadReport {
+    bool vector_from_snapshot = false;
+    bool keyword_from_snapshot = false;
+  };
+  // The collection `spec` describes, its indexes each from its newest
+  // snapshot under `snapshot_dir` that matches (model, a position no later
+  // than `last_seq`, the vector snapshot's position for the indexes keyed by
+  // its ids) and the others from one scan of `store`. covered_seq is set to
+  // the earliest position a loaded snapshot covers: the caller replays the
+  // log after it. REQUIRES: nothing writes the collection meanwhile.
+  static absl::StatusOr<std::shared_ptr<Collection>> Load(const db::Store& store,
+                                                          const db::CollectionSpec& spec,
+                                                          const std::string& snapshot_dir,
+                                                          uint64_t last_seq, LoadReport* report);
+  // Snapshots every index into `snapshot_dir` covering the log up to
+  // `covered_seq`, keeping `keep`, every write through `env`.
+  // REQUIRES: the database's write lock (no change applied meanwhile).
+  absl::Status SaveSnapshot(Env* env, const std::string& snapshot_dir, uint64_t covered_seq,
+                            int keep) const;
+
   // Writer-preferring, so a reindex commit is not starved by a stream of searches.
   absl::Mutex& commit_mu() const { return commit_mu_; }
 

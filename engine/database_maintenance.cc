@@ -25,11 +25,7 @@ absl::StatusOr<uint64_t> Database::SnapshotLocked() {
   // Called with write_mu_ held, or from Startup/Close when nothing else runs.
   const uint64_t covered = applied_seq_;
   for (const auto& c : AllCollections()) {
-    auto state = c->state();
-    for (const DerivedIndex* d : state->indexes->all()) {
-      RETURN_IF_ERROR(d->Save(env_, SnapshotDir(c->name()), covered, state->settings.spec.model_id,
-                              options_.snapshots_kept));
-    }
+    RETURN_IF_ERROR(c->SaveSnapshot(env_, SnapshotDir(c->name()), covered, options_.snapshots_kept));
     ++snapshots_written_;
   }
   snapshot_seq_ = covered;

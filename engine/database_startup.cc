@@ -38,52 +38,11 @@ absl::Status Database::FillFromStore(const std::string& name, IndexSet& indexes,
 
 absl::StatusOr<std::shared_ptr<Collection>> Database::LoadCollection(const db::CollectionSpec& spec,
                                                                      uint64_t last_seq) {
-  ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(spec));
-  ASSIGN_OR_RETURN(std::shared_ptr<IndexSet> indexes, IndexSet::Make(settings));
-  // Each derived index from its snapshot where one matches; the others from
-  // one store scan. The scan sees the store as of now (nothing writes during
-  // startup); the loaded ones are brought forward by the replay in Startup.
-  uint64_t covered = last_seq;
-  std::vector<DerivedIndex*> missing;
-  SnapshotKey key{spec.model_id, last_seq, std::nullopt};
-  for (DerivedIndex* d : indexes->all()) {
-    auto seq = d->Load(SnapshotDir(spec.name), key);
-    // The others share the vector index's internal ids (keyword_part.h).
-    if (d == &indexes->vector()) key.paired_seq = seq.ok() ? *seq : 0;
-    if (d == &indexes->keyword()) ++(seq.ok() ? keyword_snapshot_loads_ : keyword_rebuilds_);
-    if (seq.ok()) {
-      covered = std::min(covered, *seq);
-      continue;
-    }
-    missing.push_back(d);
-    if (!absl::IsNotFound(seq.status())) {
-      spdlog::warn("collection '{}': no usable {} snapshot ({}); rebuilding", spec.name, d->kind(),
-                   seq.status().ToString());
-    }
-  }
-  const bool vector_loaded = missing.empty() || missing.front() != &indexes->vector();
-  if (!missing.empty()) {
-    std::vector<Change> batch;
-    auto apply = [&]() -> absl::Status {
-      for (DerivedIndex* d : missing) RETURN_IF_ERROR(d->Apply(batch));
-      batch.clear();
-      return absl::OkStatus();
-    };
-    RETURN_IF_ERROR(store_->ScanDocuments(spec.name, [&](const db::Document& d) -> absl::Status {
-      Change c;
-      c.added = d;
-      batch.push_back(std::move(c));
-      return batch.size() >= kScanBatch ? apply() : absl::OkStatus();
-    }));
-    RETURN_IF_ERROR(apply());
-  }
-  if (vector_loaded) {
-    ++snapshot_loads_;
-  } else {
-    ++index_rebuilds_;
-  }
-  auto c = std::make_shared<Collection>(*store_, std::move(settings), std::move(indexes));
-  c->covered_seq = covered;
+  Collection::LoadReport report;
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c,
+                   Collection::Load(*store_, spec, SnapshotDir(spec.name), last_seq, &report));
+  ++(report.vector_from_snapshot ? snapshot_loads_ : index_rebuilds_);
+  ++(report.keyword_from_snapshot ? keyword_snapshot_loads_ : keyword_rebuilds_);
   return c;
 }
 
