@@ -12,15 +12,21 @@
 // the client learns the write failed for want of space; NOT_FOUND for a
 // missing file; UNAVAILABLE for other I/O errors. Messages name the path.
 //
-// Reads stay with the callers (std::ifstream, ::read): a read fault is not
-// what these tests inject, and a read never fills a disk.
+// An Env also reads and lists (NewSequentialFile, GetChildren, GetFileKind),
+// so that tree copies and the memory Env (common/env_memory.h, for unit tests
+// that need no real disk) work on any Env. Readers of the POSIX Env may still
+// read directly (std::ifstream): a read fault is not what these tests inject,
+// and a read never fills a disk, so the twins count and fail writes only.
 //
 // Thread-safety: an Env is safe to use from many threads; one WritableFile
-// is used by one thread at a time.
+// or SequentialFile is used by one thread at a time.
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -37,6 +43,17 @@ class WritableFile {
   virtual absl::Status Close() = 0;
 };
 
+class SequentialFile {
+ public:
+  virtual ~SequentialFile() = default;
+  // Up to `n` bytes into `scratch`; returns how many (0 only at the end).
+  virtual absl::StatusOr<size_t> Read(size_t n, char* scratch) = 0;
+};
+
+// What a path names. kOther: anything else (a socket, a device; a symlink
+// when not followed).
+enum class FileKind { kFile, kDirectory, kOther };
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -46,6 +63,23 @@ class Env {
   // Creates (truncating) `path` for writing.
   virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path) = 0;
+  // Opens `path` for appending, creating it empty when absent: every Append
+  // lands at the file's end (O_APPEND), even after a TruncateFile. For logs
+  // and journals that grow a record at a time.
+  virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(
+      const std::string& path) = 0;
+  // truncate(2): `path` cut (or zero-extended) to `size` bytes. Not durable
+  // until a Sync of a file open on it.
+  virtual absl::Status TruncateFile(const std::string& path, uint64_t size) = 0;
+  // Reads `path` from its start. NOT_FOUND when absent.
+  virtual absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& path) = 0;
+  // The names (not paths) in directory `dir`, sorted, without "." and "..".
+  virtual absl::StatusOr<std::vector<std::string>> GetChildren(const std::string& dir) = 0;
+  // stat(2) (`follow_symlinks`) or lstat(2). NOT_FOUND when absent.
+  virtual absl::StatusOr<FileKind> GetFileKind(const std::string& path,
+                                               bool follow_symlinks = true) = 0;
+  virtual absl::StatusOr<uint64_t> GetFileSize(const std::string& path) = 0;
   // rename(2): atomically replaces `to`.
   virtual absl::Status RenameFile(const std::string& from, const std::string& to) = 0;
   // NOT_FOUND when absent.
@@ -56,9 +90,9 @@ class Env {
   virtual absl::Status CreateDir(const std::string& path) = 0;
   // fsync of a directory: makes its entries (a rename) durable.
   virtual absl::Status SyncDir(const std::string& path) = 0;
-  // Copies `from` to `to` (created, truncated) through NewWritableFile, and
-  // syncs it. Backups use it.
-  virtual absl::Status CopyFile(const std::string& from, const std::string& to);
+  // Copies `from` to `to` (created, truncated) through NewSequentialFile and
+  // NewWritableFile, and syncs it. Backups use it.
+  absl::Status CopyFile(const std::string& from, const std::string& to);
 
   // The directory tree `from` copied to `to` (which it creates) through
   // CreateDir, CopyFile and SyncDir: every file and directory durable when
@@ -70,6 +104,12 @@ class Env {
   // (deepest first). OK when it does not exist.
   absl::Status DeleteTree(const std::string& path);
 };
+
+// The whole of `path`, read through env.
+absl::StatusOr<std::string> ReadFileToString(Env* env, const std::string& path);
+
+// Whether `path` exists (following symlinks); an error reading it counts as no.
+bool FileExists(Env* env, const std::string& path);
 
 // errno -> Status per the rule above: "<what> <path>: <strerror>".
 absl::Status ErrnoStatus(int err, std::string_view what, const std::string& path);

@@ -56,6 +56,18 @@ absl::StatusOr<std::unique_ptr<WritableFile>> PausingEnv::NewWritableFile(const 
   return std::unique_ptr<WritableFile>(new PausingWritableFile(std::move(file), path, this));
 }
 
+absl::StatusOr<std::unique_ptr<WritableFile>> PausingEnv::NewAppendableFile(
+    const std::string& path) {
+  Before("open-append", path);
+  ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, target_->NewAppendableFile(path));
+  return std::unique_ptr<WritableFile>(new PausingWritableFile(std::move(file), path, this));
+}
+
+absl::Status PausingEnv::TruncateFile(const std::string& path, uint64_t size) {
+  Before("truncate", path);
+  return target_->TruncateFile(path, size);
+}
+
 absl::Status PausingEnv::RenameFile(const std::string& from, const std::string& to) {
   Before("rename", to);
   return target_->RenameFile(from, to);

@@ -1,7 +1,8 @@
 #pragma once
 // PausingEnv: an Env that forwards to another and, once armed, calls a hook
-// just before its Nth write operation (create, append, sync, rename, delete,
-// mkdir, directory sync; the numbering of fault_injector.h). The hook may
+// just before its Nth write operation (create or open for append, append,
+// sync, rename, delete, mkdir, directory sync, truncate; the numbering of
+// fault_injector.h). The hook may
 // block: the crash test's server prints a line and sleeps there, so the test
 // can kill -9 it at an exact write point of a snapshot, synchronised on the
 // line rather than on a guess at timing. Tests only.
@@ -33,6 +34,23 @@ class PausingEnv : public Env {
   void Disarm();
 
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(
+      const std::string& path) override;
+  absl::Status TruncateFile(const std::string& path, uint64_t size) override;
+  // Reads, listings and stats are forwarded as they are: no fault, no count.
+  absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& path) override {
+    return target_->NewSequentialFile(path);
+  }
+  absl::StatusOr<std::vector<std::string>> GetChildren(const std::string& dir) override {
+    return target_->GetChildren(dir);
+  }
+  absl::StatusOr<FileKind> GetFileKind(const std::string& path, bool follow_symlinks) override {
+    return target_->GetFileKind(path, follow_symlinks);
+  }
+  absl::StatusOr<uint64_t> GetFileSize(const std::string& path) override {
+    return target_->GetFileSize(path);
+  }
   absl::Status RenameFile(const std::string& from, const std::string& to) override;
   absl::Status DeleteFile(const std::string& path) override;
   absl::Status DeleteDir(const std::string& path) override;

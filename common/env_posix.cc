@@ -1,14 +1,14 @@
 // Env::Default(): POSIX files.
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "common/env.h"
 
 namespace neodb {
@@ -47,12 +47,77 @@ class PosixWritableFile : public WritableFile {
   int fd_;
 };
 
+class PosixSequentialFile : public SequentialFile {
+ public:
+  PosixSequentialFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixSequentialFile() override { ::close(fd_); }
+  absl::StatusOr<size_t> Read(size_t n, char* scratch) override {
+    for (;;) {
+      ssize_t got = ::read(fd_, scratch, n);
+      if (got >= 0) return static_cast<size_t>(got);
+      if (errno != EINTR) return ErrnoStatus(errno, "cannot read", path_);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+absl::StatusOr<std::unique_ptr<WritableFile>> OpenForWriting(const std::string& path, int flags) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
+  if (fd < 0) return ErrnoStatus(errno, "cannot create", path);
+  return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
+}
+
 class PosixEnv : public Env {
  public:
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return ErrnoStatus(errno, "cannot create", path);
-    return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
+    return OpenForWriting(path, O_TRUNC);
+  }
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(
+      const std::string& path) override {
+    return OpenForWriting(path, O_APPEND);
+  }
+  absl::Status TruncateFile(const std::string& path, uint64_t size) override {
+    if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0) {
+      return ErrnoStatus(errno, "cannot truncate", path);
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, "cannot open", path);
+    return std::unique_ptr<SequentialFile>(new PosixSequentialFile(path, fd));
+  }
+  absl::StatusOr<std::vector<std::string>> GetChildren(const std::string& dir) override {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return ErrnoStatus(errno, "cannot list", dir);
+    std::vector<std::string> names;
+    errno = 0;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name != "." && name != "..") names.push_back(name);
+    }
+    const int err = errno;
+    ::closedir(d);
+    if (err != 0) return ErrnoStatus(err, "cannot list", dir);
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  absl::StatusOr<FileKind> GetFileKind(const std::string& path, bool follow_symlinks) override {
+    struct stat st;
+    const int rc = follow_symlinks ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
+    if (rc != 0) return ErrnoStatus(errno, "cannot stat", path);
+    if (S_ISREG(st.st_mode)) return FileKind::kFile;
+    if (S_ISDIR(st.st_mode)) return FileKind::kDirectory;
+    return FileKind::kOther;
+  }
+  absl::StatusOr<uint64_t> GetFileSize(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(errno, "cannot stat", path);
+    return static_cast<uint64_t>(st.st_size);
   }
   absl::Status RenameFile(const std::string& from, const std::string& to) override {
     if (::rename(from.c_str(), to.c_str()) != 0)
@@ -86,91 +151,9 @@ class PosixEnv : public Env {
 
 }  // namespace
 
-absl::Status ErrnoStatus(int err, std::string_view what, const std::string& path) {
-  std::string message = absl::StrCat(std::string(what), " ", path, ": ", std::strerror(err));
-  if (err == ENOSPC || err == EDQUOT) {
-    return absl::ResourceExhaustedError(absl::StrCat(message, " (the disk is full)"));
-  }
-  if (err == ENOENT) return absl::NotFoundError(message);
-  return absl::UnavailableError(message);
-}
-
 Env* Env::Default() {
   static Env* env = new PosixEnv();
   return env;
-}
-
-absl::Status Env::CopyFile(const std::string& from, const std::string& to) {
-  std::ifstream in(from, std::ios::binary);
-  if (!in) return ErrnoStatus(errno == 0 ? ENOENT : errno, "cannot open", from);
-  absl::StatusOr<std::unique_ptr<WritableFile>> out = NewWritableFile(to);
-  if (!out.ok()) return out.status();
-  char buf[1 << 16];
-  while (in) {
-    in.read(buf, sizeof buf);
-    if (in.gcount() > 0) {
-      absl::Status s = (*out)->Append(std::string_view(buf, static_cast<size_t>(in.gcount())));
-      if (!s.ok()) return s;
-    }
-  }
-  if (in.bad()) return ErrnoStatus(EIO, "cannot read", from);
-  absl::Status s = (*out)->Sync();
-  if (!s.ok()) return s;
-  return (*out)->Close();
-}
-
-absl::Status Env::CopyTree(const std::string& from, const std::string& to) {
-  namespace fs = std::filesystem;
-  absl::Status s = CreateDir(to);
-  if (!s.ok()) return s;
-  std::vector<std::string> dirs = {to};
-  std::error_code ec;
-  // Symlinks are followed (a model cache may link its files): the copy
-  // holds what they point at.
-  for (fs::recursive_directory_iterator
-           it(from, fs::directory_options::follow_directory_symlink, ec),
-       end;
-       !ec && it != end; it.increment(ec)) {
-    const fs::file_status st = it->status();
-    const std::string dst = (fs::path(to) / fs::relative(it->path(), from)).string();
-    if (fs::is_directory(st)) {
-      s = CreateDir(dst);
-      dirs.push_back(dst);
-    } else if (fs::is_regular_file(st)) {
-      s = CopyFile(it->path().string(), dst);
-    } else {
-      s = absl::FailedPreconditionError(
-          absl::StrCat(it->path().string(), " is not a regular file or directory"));
-    }
-    if (!s.ok()) return s;
-  }
-  if (ec) return ErrnoStatus(ec.value(), "cannot list", from);
-  // The entries (files, subdirectories) durable in their directories.
-  for (const std::string& d : dirs) {
-    s = SyncDir(d);
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Env::DeleteTree(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status top = fs::symlink_status(path, ec);
-  if (ec || !fs::exists(top)) return absl::OkStatus();
-  if (!fs::is_directory(top)) return DeleteFile(path);
-  std::vector<fs::path> entries;
-  for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-    entries.push_back(it->path());
-  }
-  if (ec) return ErrnoStatus(ec.value(), "cannot list", path);
-  // Children before their parents: the iteration lists parents first.
-  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    const bool dir = fs::is_directory(fs::symlink_status(*it, ec));
-    absl::Status s = dir ? DeleteDir(it->string()) : DeleteFile(it->string());
-    if (!s.ok() && !absl::IsNotFound(s)) return s;
-  }
-  return DeleteDir(path);
 }
 
 }  // namespace neodb

@@ -1,7 +1,6 @@
 #include "common/fault_env.h"
 
 #include <cerrno>
-#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -49,15 +48,28 @@ absl::StatusOr<std::unique_ptr<WritableFile>> FaultInjectionEnv::NewWritableFile
   return std::unique_ptr<WritableFile>(new FaultWritableFile(std::move(file), path, faults_));
 }
 
+absl::StatusOr<std::unique_ptr<WritableFile>> FaultInjectionEnv::NewAppendableFile(
+    const std::string& path) {
+  Fault f = faults_->Next(FileOp::kCreate, path);
+  if (f != Fault::kNone) return InjectedError(f, "cannot create", path);
+  ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, target_->NewAppendableFile(path));
+  return std::unique_ptr<WritableFile>(new FaultWritableFile(std::move(file), path, faults_));
+}
+
+absl::Status FaultInjectionEnv::TruncateFile(const std::string& path, uint64_t size) {
+  Fault f = faults_->Next(FileOp::kTruncate, path);
+  if (f != Fault::kNone) return InjectedError(f, "cannot truncate", path);
+  return target_->TruncateFile(path, size);
+}
+
 absl::Status FaultInjectionEnv::RenameFile(const std::string& from, const std::string& to) {
   Fault f = faults_->Next(FileOp::kRename, to);
   if (f == Fault::kTornRename) {
     // The rename happens and reports success, but the file lost its tail:
     // what a crash on a disk that reordered writes can leave. Readers must
     // notice (checksums) and fall back.
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(from, ec);
-    if (!ec) std::filesystem::resize_file(from, size / 2, ec);
+    absl::StatusOr<uint64_t> size = target_->GetFileSize(from);
+    if (size.ok()) target_->TruncateFile(from, *size / 2).IgnoreError();
     return target_->RenameFile(from, to);
   }
   if (f != Fault::kNone) return InjectedError(f, "cannot rename into", to);

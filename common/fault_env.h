@@ -15,6 +15,23 @@ class FaultInjectionEnv : public Env {
   FaultInjectionEnv(Env* target, FaultInjector* faults) : target_(target), faults_(faults) {}
 
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewAppendableFile(
+      const std::string& path) override;
+  absl::Status TruncateFile(const std::string& path, uint64_t size) override;
+  // Reads, listings and stats are forwarded as they are: no fault, no count.
+  absl::StatusOr<std::unique_ptr<SequentialFile>> NewSequentialFile(
+      const std::string& path) override {
+    return target_->NewSequentialFile(path);
+  }
+  absl::StatusOr<std::vector<std::string>> GetChildren(const std::string& dir) override {
+    return target_->GetChildren(dir);
+  }
+  absl::StatusOr<FileKind> GetFileKind(const std::string& path, bool follow_symlinks) override {
+    return target_->GetFileKind(path, follow_symlinks);
+  }
+  absl::StatusOr<uint64_t> GetFileSize(const std::string& path) override {
+    return target_->GetFileSize(path);
+  }
   absl::Status RenameFile(const std::string& from, const std::string& to) override;
   absl::Status DeleteFile(const std::string& path) override;
   absl::Status DeleteDir(const std::string& path) override;

@@ -4,8 +4,8 @@
 // system wrapper (db/fault_file_system.h), so one injector numbers and fails
 // every write of a data directory in one sequence.
 //
-// Every write operation (create, append, sync, rename, delete, mkdir,
-// directory sync) of a path containing `path_filter` counts as one op,
+// Every write operation (create or open for append, append, sync, rename,
+// delete, mkdir, directory sync, truncate) of a path containing `path_filter` counts as one op,
 // numbered from 1. A test first runs an operation cleanly to learn how many
 // ops it makes (ops()), then reruns it failing op 1, 2, ... n in turn: every
 // write point, deterministically.
@@ -20,7 +20,7 @@
 
 namespace neodb {
 
-enum class FileOp { kCreate, kAppend, kSync, kRename, kDelete, kCreateDir, kSyncDir };
+enum class FileOp { kCreate, kAppend, kSync, kRename, kDelete, kCreateDir, kSyncDir, kTruncate };
 
 enum class Fault {
   kNone,

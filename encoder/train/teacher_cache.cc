@@ -1,12 +1,7 @@
 #include "encoder/train/teacher_cache.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -156,29 +151,6 @@ std::string LineHead(std::string_view text) {
                       nlohmann::json(std::string(text))
                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
                       ",\"vector\":");
-}
-
-std::string ErrnoText(const std::string& what, const fs::path& path) {
-  return absl::StrCat(what, " ", path.string(), ": ", std::strerror(errno));
-}
-
-absl::Status WriteAll(int fd, std::string_view data, const fs::path& path) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return absl::InternalError(ErrnoText("error writing", path));
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status SyncDir(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return absl::InternalError(ErrnoText("cannot open", dir));
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return absl::InternalError(ErrnoText("cannot sync", dir));
-  return absl::OkStatus();
 }
 
 // OK when the cache.json `have` was made for what `want` describes.
@@ -402,13 +374,13 @@ absl::StatusOr<TeacherCacheInfo> BuildTeacherCache(const TeacherCacheOptions& op
   RETURN_IF_ERROR(ScanExisting(path, content, kept, options.batch_lines, &done, &keep_bytes));
   info.reused = done;
 
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::InternalError(ErrnoText("cannot open", path));
-  absl::Status s;
-  if (::ftruncate(fd, static_cast<off_t>(keep_bytes)) != 0 || ::fsync(fd) != 0) {
-    s = absl::InternalError(ErrnoText("cannot truncate", path));
-  }
-  if (s.ok()) s = SyncDir(dir);
+  // The journal: opened for append, cut back to its last complete batch
+  // (durable before anything is appended after it), then a batch at a time.
+  Env* env = Env::Default();
+  ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> journal, env->NewAppendableFile(path.string()));
+  absl::Status s = env->TruncateFile(path.string(), keep_bytes);
+  if (s.ok()) s = journal->Sync();
+  if (s.ok()) s = env->SyncDir(dir.string());
   const auto start = std::chrono::steady_clock::now();
   auto last_report = start;
   std::vector<std::string> batch;
@@ -437,8 +409,8 @@ absl::StatusOr<TeacherCacheInfo> BuildTeacherCache(const TeacherCacheOptions& op
       AppendFloatJsonArray(&out, v);
       out += "}\n";
     }
-    if (s.ok()) s = WriteAll(fd, out, path);
-    if (s.ok() && ::fsync(fd) != 0) s = absl::InternalError(ErrnoText("cannot sync", path));
+    if (s.ok()) s = journal->Append(out);
+    if (s.ok()) s = journal->Sync();
     if (!s.ok()) break;
     info.embedded += end - first;
     const auto now = std::chrono::steady_clock::now();
@@ -454,7 +426,7 @@ absl::StatusOr<TeacherCacheInfo> BuildTeacherCache(const TeacherCacheOptions& op
       std::fflush(progress);
     }
   }
-  ::close(fd);
+  if (s.ok()) s = journal->Close();
   RETURN_IF_ERROR(s);
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

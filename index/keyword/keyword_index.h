@@ -149,9 +149,10 @@ class KeywordIndex {
     std::unique_ptr<KeywordIndex> index;
     uint64_t covered_seq = 0;
   };
-  // Reads a snapshot written by Save. DATA_LOSS for a corrupt, truncated or
-  // inconsistent file (never a partially loaded index); NOT_FOUND if missing.
-  static absl::StatusOr<Loaded> Load(const std::string& path);
+  // Reads a snapshot written by Save, through `env`. DATA_LOSS for a corrupt,
+  // truncated or inconsistent file (never a partially loaded index);
+  // NOT_FOUND if missing.
+  static absl::StatusOr<Loaded> Load(const std::string& path, Env* env = Env::Default());
 
  private:
   struct Posting {

@@ -9,7 +9,6 @@
 #include "common/atomic_file.h"
 #include "common/byte_codec.h"
 #include "common/status_macros.h"
-#include "index/keyword/file_io.h"
 #include "index/keyword/keyword_index.h"
 
 namespace neodb::keyword {
@@ -108,8 +107,8 @@ absl::Status KeywordIndex::Save(const std::string& path, uint64_t covered_seq, E
   return WriteFileAtomically(env, path, {EncodeHeader(h), payload});
 }
 
-absl::StatusOr<KeywordIndex::Loaded> KeywordIndex::Load(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
+absl::StatusOr<KeywordIndex::Loaded> KeywordIndex::Load(const std::string& path, Env* env) {
+  ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(env, path));
   ByteReader r(bytes);
   char magic[8];
   if (!r.Raw(magic, 8) ||

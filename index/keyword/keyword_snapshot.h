@@ -18,7 +18,7 @@
 // Fixed-width fields are little-endian (the host order of every machine we
 // build for), as in the vector snapshots. Postings are not stored: Load
 // rebuilds them from the per-document lists, which also proves the two agree.
-// Writing is atomic (file_io.h); reading checks magic, version, both checksums,
+// Writing is atomic (common/atomic_file.h); reading checks magic, version, both checksums,
 // sizes, orderings and ranges, and fails with DATA_LOSS rather than load a
 // file that is not exactly what Save wrote.
 

@@ -1,14 +1,15 @@
-// The Env twin: WriteFileAtomically under every fault at every write point
-// leaves the old file intact and no temp file behind (or, for a torn rename,
-// a short file that readers must reject); ENOSPC reads as RESOURCE_EXHAUSTED.
-// Tree copies fail at every write point; the pausing twin pauses once.
+// The Env twins over the memory Env (nothing here needs a disk; the POSIX
+// Env's own tests are env_posix_test.cc): WriteFileAtomically under every
+// fault at every write point leaves the old file intact and no temp file
+// behind (or, for a torn rename, a short file that readers must reject);
+// ENOSPC reads as RESOURCE_EXHAUSTED. Tree copies fail at every write point;
+// the pausing twin pauses once.
 #include <cerrno>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <memory>
 #include <vector>
 
 #include "common/atomic_file.h"
+#include "common/env_memory.h"
 #include "common/env_pausing.h"
 #include "common/fault_env.h"
 #include "common/status_macros.h"
@@ -17,25 +18,17 @@
 namespace neodb {
 namespace {
 
-namespace fs = std::filesystem;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 class EnvTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("neodb_env_test_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+  void SetUp() override { ASSERT_TRUE(mem_->CreateDir("/t").ok()); }
+  std::string Path(const std::string& name) const { return "/t/" + name; }
+  // "" when absent, so a test reads like the old file check it replaces.
+  std::string Slurp(const std::string& path) {
+    absl::StatusOr<std::string> s = ReadFileToString(mem_.get(), path);
+    return s.ok() ? *s : "";
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  bool Exists(const std::string& path) { return FileExists(mem_.get(), path); }
+  std::unique_ptr<Env> mem_ = NewMemEnv();
 };
 
 TEST_F(EnvTest, ErrnoStatusNamesTheCause) {
@@ -48,7 +41,7 @@ TEST_F(EnvTest, ErrnoStatusNamesTheCause) {
 
 TEST_F(EnvTest, AtomicWriteSurvivesAFaultAtEveryWritePoint) {
   FaultInjector faults;
-  FaultInjectionEnv env(Env::Default(), &faults);
+  FaultInjectionEnv env(mem_.get(), &faults);
   const std::string path = Path("f");
   ASSERT_TRUE(WriteFileAtomically(&env, path, {"old ", "content"}).ok());
   faults.Reset();
@@ -58,12 +51,12 @@ TEST_F(EnvTest, AtomicWriteSurvivesAFaultAtEveryWritePoint) {
   for (uint64_t n = 1; n <= points; ++n) {
     for (Fault f : {Fault::kIoError, Fault::kNoSpace, Fault::kTornRename}) {
       SCOPED_TRACE(testing::Message() << "point " << n << " fault " << static_cast<int>(f));
-      ASSERT_TRUE(WriteFileAtomically(Env::Default(), path, {"before"}).ok());
+      ASSERT_TRUE(WriteFileAtomically(mem_.get(), path, {"before"}).ok());
       faults.FailNth(n, f);
       absl::Status s = WriteFileAtomically(&env, path, {"after ", "the write"});
       ASSERT_EQ(faults.injected(), 1u);
       faults.Reset();
-      EXPECT_FALSE(fs::exists(path + ".tmp")) << "a failed write left its temp file";
+      EXPECT_FALSE(Exists(path + ".tmp")) << "a failed write left its temp file";
       const std::string got = Slurp(path);
       if (n == 5 && f == Fault::kTornRename) {
         // The disk lied: "success" and a short file, which readers must
@@ -77,7 +70,9 @@ TEST_F(EnvTest, AtomicWriteSurvivesAFaultAtEveryWritePoint) {
       } else {
         EXPECT_FALSE(s.ok());
         EXPECT_EQ(got, "before") << "the old file was touched";
-        if (f == Fault::kNoSpace) EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+        if (f == Fault::kNoSpace) {
+          EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+        }
       }
     }
   }
@@ -99,19 +94,19 @@ TEST_F(EnvTest, AtomicFileWriterStreamsAndSurvivesAFaultAtEveryWritePoint) {
   };
   const std::string want = "head:" + big + ":tail";
   auto leftovers = [&] {
-    int n = 0;
-    for (const auto& e : fs::directory_iterator(dir_)) n += e.path().filename() != "big";
-    return n;
+    absl::StatusOr<std::vector<std::string>> names = mem_->GetChildren("/t");
+    EXPECT_TRUE(names.ok()) << names.status();
+    return names.ok() ? static_cast<int>(names->size()) - 1 : -1;  // all but "big"
   };
   FaultInjector faults;
-  FaultInjectionEnv env(Env::Default(), &faults);
+  FaultInjectionEnv env(mem_.get(), &faults);
   ASSERT_TRUE(write(&env).ok());
   EXPECT_EQ(Slurp(path), want);
   const uint64_t points = faults.ops();
   EXPECT_EQ(points, 8u);  // create, 4 buffered appends, sync, rename, dir sync
   for (uint64_t n = 1; n < points; ++n) {  // the last (dir sync) as WriteFileAtomically
     SCOPED_TRACE(testing::Message() << "point " << n);
-    ASSERT_TRUE(WriteFileAtomically(Env::Default(), path, {"before"}).ok());
+    ASSERT_TRUE(WriteFileAtomically(mem_.get(), path, {"before"}).ok());
     faults.Reset();
     faults.FailNth(n, Fault::kNoSpace);
     absl::Status s = write(&env);
@@ -132,7 +127,7 @@ TEST_F(EnvTest, AtomicFileWriterStreamsAndSurvivesAFaultAtEveryWritePoint) {
 
 TEST_F(EnvTest, AFullDiskRefusesNewDataButLetsSpaceBeFreed) {
   FaultInjector faults;
-  FaultInjectionEnv env(Env::Default(), &faults);
+  FaultInjectionEnv env(mem_.get(), &faults);
   ASSERT_TRUE(WriteFileAtomically(&env, Path("a"), {"x"}).ok());
   faults.SetDiskFull(true);
   EXPECT_TRUE(absl::IsResourceExhausted(WriteFileAtomically(&env, Path("b"), {"y"})));
@@ -144,7 +139,7 @@ TEST_F(EnvTest, AFullDiskRefusesNewDataButLetsSpaceBeFreed) {
 
 TEST_F(EnvTest, CopyFileCopiesAndFailsCleanly) {
   FaultInjector faults;
-  FaultInjectionEnv env(Env::Default(), &faults);
+  FaultInjectionEnv env(mem_.get(), &faults);
   ASSERT_TRUE(WriteFileAtomically(&env, Path("src"), {std::string(200000, 'z')}).ok());
   ASSERT_TRUE(env.CopyFile(Path("src"), Path("dst")).ok());
   EXPECT_EQ(Slurp(Path("dst")), Slurp(Path("src")));
@@ -154,11 +149,12 @@ TEST_F(EnvTest, CopyFileCopiesAndFailsCleanly) {
 }
 
 TEST_F(EnvTest, CopyTreeCopiesEveryFileAndDeleteTreeRemovesIt) {
-  fs::create_directories(dir_ / "src" / "sub" / "deeper");
-  std::ofstream(dir_ / "src" / "a") << "alpha";
-  std::ofstream(dir_ / "src" / "sub" / "deeper" / "b") << std::string(200000, 'b');
+  ASSERT_TRUE(mem_->CreateDir(Path("src/sub/deeper")).ok());
+  ASSERT_TRUE(WriteFileAtomically(mem_.get(), Path("src/a"), {"alpha"}).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(mem_.get(), Path("src/sub/deeper/b"), {std::string(200000, 'b')}).ok());
   FaultInjector faults;
-  FaultInjectionEnv env(Env::Default(), &faults);
+  FaultInjectionEnv env(mem_.get(), &faults);
   ASSERT_TRUE(env.CopyTree(Path("src"), Path("dst")).ok());
   EXPECT_EQ(Slurp(Path("dst/a")), "alpha");
   EXPECT_EQ(Slurp(Path("dst/sub/deeper/b")), std::string(200000, 'b'));
@@ -172,16 +168,16 @@ TEST_F(EnvTest, CopyTreeCopiesEveryFileAndDeleteTreeRemovesIt) {
     EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
     faults.Reset();
     ASSERT_TRUE(env.DeleteTree(Path("dst") + std::to_string(n)).ok());
-    EXPECT_FALSE(fs::exists(Path("dst") + std::to_string(n)));
+    EXPECT_FALSE(Exists(Path("dst") + std::to_string(n)));
   }
   ASSERT_TRUE(env.DeleteTree(Path("dst")).ok());
-  EXPECT_FALSE(fs::exists(Path("dst")));
+  EXPECT_FALSE(Exists(Path("dst")));
   EXPECT_TRUE(env.DeleteTree(Path("dst")).ok());  // absent: nothing to do
-  EXPECT_TRUE(fs::exists(Path("src/sub/deeper/b")));
+  EXPECT_EQ(Slurp(Path("src/sub/deeper/b")), std::string(200000, 'b'));
 }
 
 TEST_F(EnvTest, PausingEnvCallsItsHookBeforeTheNthWriteOnce) {
-  PausingEnv env(Env::Default());
+  PausingEnv env(mem_.get());
   std::vector<std::string> seen;
   env.PauseAt(2, [&](const std::string& what) {
     seen.push_back(what);

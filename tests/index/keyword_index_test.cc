@@ -5,21 +5,19 @@
 #include "index/keyword/keyword_index.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <set>
 #include <thread>
 
+#include "common/atomic_file.h"
+#include "common/env_memory.h"
+
 namespace neodb::keyword {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct Field {
   std::string text;
@@ -161,12 +159,6 @@ void ExpectScoresMatchModel(const KeywordIndex& index, const Model& model,
   }
 }
 
-std::string TempPath(const std::string& name) {
-  return (fs::temp_directory_path() /
-          ("neodb_keyword_test_" + std::to_string(::getpid()) + "_" + name))
-      .string();
-}
-
 TEST(KeywordIndexTest, RandomUpsertsAndRemovesEqualARecount) {
   for (AnalyzerKind kind : {AnalyzerKind::kEnglish, AnalyzerKind::kSimple, AnalyzerKind::kNone}) {
     SCOPED_TRACE(std::string(AnalyzerKindName(kind)));
@@ -193,9 +185,9 @@ TEST(KeywordIndexTest, RandomUpsertsAndRemovesEqualARecount) {
     ExpectEqualsModel(*index, model);
 
     // Save/Load: same content, same scores, same digest.
-    const std::string path = TempPath("roundtrip");
-    ASSERT_TRUE(index->Save(path, 777).ok());
-    auto loaded = KeywordIndex::Load(path);
+    const std::unique_ptr<Env> mem = NewMemEnv();
+    ASSERT_TRUE(index->Save("/roundtrip", 777, mem.get()).ok());
+    auto loaded = KeywordIndex::Load("/roundtrip", mem.get());
     ASSERT_TRUE(loaded.ok()) << loaded.status();
     EXPECT_EQ(loaded->covered_seq, 777u);
     EXPECT_EQ(loaded->index->options().analyzer, kind);
@@ -208,7 +200,6 @@ TEST(KeywordIndexTest, RandomUpsertsAndRemovesEqualARecount) {
     ASSERT_TRUE(Apply(loaded->index.get(), 5, {{"new protein study", 1.0f}}).ok());
     model.docs[5] = {{"new protein study", 1.0f}};
     ExpectEqualsModel(*loaded->index, model);
-    fs::remove(path);
 
     // The digest depends on content only: a fresh build in another order agrees.
     auto rebuilt = *KeywordIndex::Create({kind, 1.2, 0.75});
@@ -329,22 +320,24 @@ TEST(KeywordIndexTest, EdgeCases) {
   EXPECT_TRUE(index->Search("real", 5)->empty());
 }
 
+// Snapshots in a memory Env: the bytes are all these tests look at.
 class KeywordSnapshotTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = TempPath(::testing::UnitTest::GetInstance()->current_test_info()->name());
     auto index = *KeywordIndex::Create({AnalyzerKind::kEnglish, 0.9, 0.4});
     std::mt19937 rng(11);
     for (uint64_t id = 0; id < 60; ++id) ASSERT_TRUE(Apply(index.get(), id, RandomDoc(&rng)).ok());
-    ASSERT_TRUE(index->Save(path_, 5).ok());
-    std::ifstream in(path_, std::ios::binary);
-    bytes_.assign(std::istreambuf_iterator<char>(in), {});
+    ASSERT_TRUE(index->Save(path_, 5, env_.get()).ok());
+    bytes_ = *ReadFileToString(env_.get(), path_);
   }
-  void TearDown() override { fs::remove(path_); }
   void WriteBytes(const std::string& b) {
-    std::ofstream(path_, std::ios::binary | std::ios::trunc) << b;
+    ASSERT_TRUE(WriteFileAtomically(env_.get(), path_, {b}).ok());
   }
-  std::string path_;
+  absl::StatusOr<KeywordIndex::Loaded> Load(const std::string& path) {
+    return KeywordIndex::Load(path, env_.get());
+  }
+  const std::unique_ptr<Env> env_ = NewMemEnv();
+  const std::string path_ = "/keyword.snapshot";
   std::string bytes_;
 };
 
@@ -352,10 +345,10 @@ TEST_F(KeywordSnapshotTest, TruncatedFilesAreRefused) {
   ASSERT_GT(bytes_.size(), 100u);
   for (size_t len = 0; len < bytes_.size(); len += std::max<size_t>(1, bytes_.size() / 97)) {
     WriteBytes(bytes_.substr(0, len));
-    EXPECT_EQ(KeywordIndex::Load(path_).status().code(), absl::StatusCode::kDataLoss) << len;
+    EXPECT_EQ(Load(path_).status().code(), absl::StatusCode::kDataLoss) << len;
   }
   WriteBytes(bytes_.substr(0, bytes_.size() - 1));
-  EXPECT_EQ(KeywordIndex::Load(path_).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(Load(path_).status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST_F(KeywordSnapshotTest, CorruptFilesAreRefused) {
@@ -363,16 +356,16 @@ TEST_F(KeywordSnapshotTest, CorruptFilesAreRefused) {
     std::string corrupt = bytes_;
     corrupt[pos] ^= 0x21;
     WriteBytes(corrupt);
-    auto loaded = KeywordIndex::Load(path_);
+    auto loaded = Load(path_);
     EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss) << pos;
   }
   WriteBytes(bytes_ + "x");
-  EXPECT_EQ(KeywordIndex::Load(path_).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(Load(path_).status().code(), absl::StatusCode::kDataLoss);
   WriteBytes(bytes_);
-  EXPECT_TRUE(KeywordIndex::Load(path_).ok());
-  EXPECT_EQ(KeywordIndex::Load(path_ + ".missing").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(Load(path_).ok());
+  EXPECT_EQ(Load(path_ + ".missing").status().code(), absl::StatusCode::kNotFound);
   // Save leaves no temp file behind.
-  EXPECT_FALSE(fs::exists(path_ + ".tmp"));
+  EXPECT_FALSE(FileExists(env_.get(), path_ + ".tmp"));
 }
 
 }  // namespace

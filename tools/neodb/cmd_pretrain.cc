@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/env.h"
 #include "common/status_macros.h"
 #include "encoder/checkpoint/weights.h"
@@ -132,10 +133,14 @@ absl::Status Pretrain(PretrainArgs a) {
               before.accuracy, static_cast<long long>(before.masked));
   std::fflush(stdout);
 
-  std::FILE* log = nullptr;
+  // loss.csv grows a line a step and carries over a --resume: appended
+  // through the Env (a full disk is RESOURCE_EXHAUSTED, and fails the run).
+  std::unique_ptr<WritableFile> log;
+  absl::Status log_status;
   if (!a.options.checkpoint_dir.empty()) {
     RETURN_IF_ERROR(Env::Default()->CreateDir(a.options.checkpoint_dir));
-    log = std::fopen((a.options.checkpoint_dir + "/loss.csv").c_str(), "a");
+    ASSIGN_OR_RETURN(log,
+                     Env::Default()->NewAppendableFile(a.options.checkpoint_dir + "/loss.csv"));
   }
   const auto t_train = std::chrono::steady_clock::now();
   // Process CPU time as well as wall time: on a shared machine the wall
@@ -150,11 +155,10 @@ absl::Status Pretrain(PretrainArgs a) {
     window_loss += r.loss;
     window_acc += r.accuracy;
     ++window;
-    if (log != nullptr) {
-      std::fprintf(log, "%lld,%.6f,%.6f,%.3e,%.4f,%lld,%.3f\n", static_cast<long long>(r.step),
-                   r.loss, r.accuracy, r.lr, r.grad_norm, static_cast<long long>(r.tokens),
-                   r.seconds);
-      std::fflush(log);
+    if (log != nullptr && log_status.ok()) {
+      log_status = log->Append(absl::StrFormat(
+          "%lld,%.6f,%.6f,%.3e,%.4f,%lld,%.3f\n", static_cast<long long>(r.step), r.loss,
+          r.accuracy, r.lr, r.grad_norm, static_cast<long long>(r.tokens), r.seconds));
     }
     if (r.step % a.log_every == 0 || r.step == a.options.steps) {
       const double elapsed = Seconds(t_train);
@@ -167,8 +171,9 @@ absl::Status Pretrain(PretrainArgs a) {
       window = 0;
     }
   });
-  if (log != nullptr) std::fclose(log);
+  if (log != nullptr && log_status.ok()) log_status = log->Close();
   RETURN_IF_ERROR(run);
+  RETURN_IF_ERROR(log_status);
   const double train_seconds = Seconds(t_train);
   const double cpu_seconds = static_cast<double>(std::clock() - cpu_train) / CLOCKS_PER_SEC;
 
