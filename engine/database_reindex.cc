@@ -26,12 +26,11 @@
 // resume (the target model no longer loads) ReindexStatus says FAILED with
 // the reason. A reindex that failed on its own (an I/O error) drops its
 // staging collection and is not resumed.
-#include <set>
-
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "engine/database.h"
 #include "engine/model_settings.h"
+#include "engine/reindex_stager.h"
 #include "engine/reindex_staging.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
@@ -39,9 +38,10 @@
 namespace neodb::engine {
 namespace {
 
-constexpr size_t kReindexBatch = 64;
-// Catch-up rounds outside the write lock before the final one under it.
+// Catch-up rounds outside the write lock before the final one under it; they
+// stop early once fewer documents than this changed in a round.
 constexpr int kCatchUpRounds = 8;
+constexpr size_t kFewChanges = 64;
 
 // Whether the vectors staged under `old` are the ones `now` would make: the
 // same model in the same precision, embedding with the same settings. (The
@@ -256,103 +256,16 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
 
   ASSIGN_OR_RETURN(uint64_t total, store_->Count(name));
   c.UpdateReindex([&](ReindexProgress& p) { p.total = total; });
-
-  // Embeds the documents of `batch` that carry no vector yet with the
-  // target model and writes the batch to staging.
-  auto stage = [&](std::vector<db::Document>& batch) -> absl::Status {
-    if (batch.empty()) return absl::OkStatus();
-    std::vector<std::string> texts;
-    std::vector<size_t> todo;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      if (!batch[i].vector.empty()) continue;
-      texts.push_back(batch[i].text);
-      todo.push_back(i);
-    }
-    if (!texts.empty()) {
-      ASSIGN_OR_RETURN(std::vector<encoder::Embedding> e,
-                       target.batcher->Embed(std::move(texts), opts, absl::InfiniteFuture()));
-      for (size_t j = 0; j < todo.size(); ++j) batch[todo[j]].vector = std::move(e[j].vector);
-    }
-    for (auto& d : batch) d.model_id = target_id;
-    RETURN_IF_ERROR(store_->Upsert(staging, std::move(batch)).status());
-    batch.clear();
-    return absl::OkStatus();
-  };
-
-  // Stage 1: stream the collection through the encoder into staging. When
-  // resuming, a document staged with the same text keeps its staged vector.
-  std::vector<db::Document> batch;
-  uint64_t done = 0;
-  uint64_t covered = 0;
-  uint64_t reused = 0;
-  RETURN_IF_ERROR(store_->ScanDocuments(
-      name,
-      [&](const db::Document& d) -> absl::Status {
-        db::Document copy = d;
-        copy.vector.clear();
-        if (resume) {
-          auto staged = store_->Get(staging, d.id);
-          if (!staged.ok() && !absl::IsNotFound(staged.status())) return staged.status();
-          if (staged.ok() && staged->text == d.text && staged->model_id == target_id) {
-            copy.vector = std::move(staged->vector);
-            ++reused;
-          }
-        }
-        batch.push_back(std::move(copy));
-        if (batch.size() < kReindexBatch) return absl::OkStatus();
-        RETURN_IF_ERROR(stage(batch));
-        done += kReindexBatch;
-        c.UpdateReindex([&](ReindexProgress& p) { p.done = done; });
-        if (Stopping()) return absl::CancelledError("server is shutting down");
-        return absl::OkStatus();
-      },
-      &covered));
-  RETURN_IF_ERROR(stage(batch));
-  if (resume) {
-    // What the interrupted attempt staged for documents deleted since. (One
-    // deleted after the scan is caught up below, like any change.)
-    std::vector<std::string> gone;
-    RETURN_IF_ERROR(store_->ScanDocuments(staging, [&](const db::Document& d) -> absl::Status {
-      auto live = store_->Get(name, d.id);
-      if (absl::IsNotFound(live.status())) {
-        gone.push_back(d.id);
-        return absl::OkStatus();
-      }
-      return live.status();
-    }));
-    if (!gone.empty()) RETURN_IF_ERROR(store_->Delete(staging, gone).status());
-    spdlog::info("reindex of '{}' resumed: {} staged vectors reused, {} discarded", name, reused,
-                 gone.size());
-  }
-
-  // Stage 2: documents written since the scan, re-read and staged again (or
-  // removed from staging), until few are left.
-  auto catch_up = [&](uint64_t to) -> absl::StatusOr<size_t> {
-    std::set<std::string> changed;
-    absl::Status rs = store_->ReadChangelog(covered + 1, [&](const db::ChangelogRecord& r) {
-      if (r.seq > to) return absl::CancelledError("done");
-      if (r.collection == name && !r.doc_id.empty()) changed.insert(r.doc_id);
-      return absl::OkStatus();
-    });
-    if (!rs.ok() && !absl::IsCancelled(rs)) return rs;
-    covered = to;
-    for (const std::string& id : changed) {
-      auto d = store_->Get(name, id);
-      if (absl::IsNotFound(d.status())) {
-        RETURN_IF_ERROR(store_->Delete(staging, {&id, 1}).status());
-        continue;
-      }
-      RETURN_IF_ERROR(d.status());
-      d->vector.clear();  // the old model's: stage() embeds what has none
-      batch.push_back(std::move(*d));
-      if (batch.size() >= kReindexBatch) RETURN_IF_ERROR(stage(batch));
-    }
-    RETURN_IF_ERROR(stage(batch));
-    return changed.size();
-  };
+  ReindexStager stager(
+      *store_, name, staging, target, opts,
+      [&c](uint64_t done) { c.UpdateReindex([&](ReindexProgress& p) { p.done = done; }); },
+      [this] { return Stopping(); });
+  // Stage 1: the collection through the encoder into staging.
+  RETURN_IF_ERROR(stager.Scan(resume));
+  // Stage 2: documents written since the scan, until few are left.
   for (int round = 0; round < kCatchUpRounds; ++round) {
-    ASSIGN_OR_RETURN(size_t n, catch_up(store_->LastSequence()));
-    if (n < kReindexBatch) break;
+    ASSIGN_OR_RETURN(size_t n, stager.CatchUp(store_->LastSequence()));
+    if (n < kFewChanges) break;
     if (Stopping()) return absl::CancelledError("server is shutting down");
   }
 
@@ -361,7 +274,7 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
   unpin.Release();
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> now, Find(name));
   if (now.get() != &c) return absl::AbortedError("collection was dropped during the reindex");
-  RETURN_IF_ERROR(catch_up(store_->LastSequence()).status());
+  RETURN_IF_ERROR(stager.CatchUp(store_->LastSequence()).status());
   db::CollectionUpdate mark;
   mark.engine_state = std::string(kCommitMarker);
   ASSIGN_OR_RETURN(db::CollectionSpec marked, store_->UpdateCollection(staging, mark));
