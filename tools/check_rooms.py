@@ -12,7 +12,9 @@ level — peers that include each other are how cycles start.
     level 1  db, index, encoder        (peers: none includes another)
     level 2  engine
     level 3  api
-    level 4  tools                     (the CLI and the research tools)
+    level 4  tools, research           (the CLI and what users and CI run; research
+                                        and data building: peers, neither includes
+                                        the other)
     level 5  tests, bench              (may include anything below)
 
 proto/ is generated code every room may include. Includes are the quoted
@@ -35,6 +37,7 @@ ROOMS = [
     ("engine", "engine", 2),
     ("api", "api", 3),
     ("tools", "tools", 4),
+    ("research", "research", 4),
     ("tests", "tests", 5),
     ("bench", "bench", 5),
 ]

@@ -6,7 +6,7 @@
 # server's stats, and shut the server down cleanly.
 #
 # Model: the default model neodb ships (encoder/default_model/, a small
-# NeoBERT-architecture encoder trained by tools/train_default_model.sh; see
+# NeoBERT-architecture encoder trained by research/default_model/train_default_model.sh; see
 # its README.md for what it scores). Pass MODEL=DIR to serve another
 # checkpoint (e.g. chandar-lab/NeoBERT downloaded by you).
 set -euo pipefail

@@ -1,6 +1,6 @@
 #pragma once
 // DistillObjective: similarity distillation from a fixed teacher embedding
-// (issue 21: the SIF-weighted GloVe average of tools/glove/sif.py) as an
+// (issue 21: the SIF-weighted GloVe average of research/glove/sif.py) as an
 // objective a training loop adds to its step, like MlmObjective.
 //
 // Each step takes batch_size teacher texts (a seeded per-epoch permutation,

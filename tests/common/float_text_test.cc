@@ -50,7 +50,7 @@ std::vector<float> LongFixture() {
   return values;
 }
 
-// The fixture (tools/reference/find_grisu2_long_floats.cc) holds values that
+// The fixture (research/reference/find_grisu2_long_floats.cc) holds values that
 // the old printer — shortest decimal, read as double, printed by nlohmann —
 // wrote with more than 9 digits. Checking that here keeps the fixture honest.
 TEST(FloatText, FixtureValuesPrintLongThroughADouble) {

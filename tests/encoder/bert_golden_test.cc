@@ -1,5 +1,5 @@
 // The BERT family against Hugging Face transformers (PyTorch, F32), from the
-// fixtures tools/reference/make_bert_golden.py writes:
+// fixtures research/reference/make_bert_golden.py writes:
 //   - three random checkpoints of other shapes (tests/testdata/bert_golden/
 //     tiny, tiny_sharp with peaky attention and loud positions, odd with
 //     3 heads of 16), committed as Hugging Face directories: last hidden

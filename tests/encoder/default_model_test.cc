@@ -1,5 +1,5 @@
 // The shipped default model (encoder/default_model/, trained by
-// tools/train_default_model.sh): found with no --model, within the size
+// research/default_model/train_default_model.sh): found with no --model, within the size
 // budget, and trained — its MLM head ranks the masked word of simple held-out
 // sentences well above chance, and its embeddings retrieve held-out general
 // and scientific pairs far better than a random model's.
@@ -223,7 +223,7 @@ TEST(DefaultModelTest, RetrievesHeldOutSciencePairs) {
 // is closer to a dog running in a park than a falling stock market is (mean
 // pooling, L2-normalised, as the server embeds). The previous model scored
 // both 0.218 / 0.219 (no word knowledge); the GloVe channel
-// (tools/glove/glove_channel.py) is what separates them: 0.535 / 0.092 when
+// (research/glove/glove_channel.py) is what separates them: 0.535 / 0.092 when
 // it was made (a gap of 0.44; version 4: 0.471 / 0.147; version 5: 0.496 /
 // 0.130; the SIF-GloVe teacher
 // 0.657 / 0.024). The bound

@@ -1,6 +1,6 @@
 #pragma once
 // Shared by the golden tests: the CPU backend against fixtures computed by the independent numpy
-// reference (tools/reference/neobert_ref.py, via make_golden.py). The
+// reference (research/reference/neobert_ref.py, via make_golden.py). The
 // checkpoint is regenerated here exactly as `neodb model init` writes it:
 // RandomWeights(PresetConfig(preset, vocab_size), seed) → SaveCheckpoint →
 // LoadCheckpoint, so the file path is exercised too. Every sequence runs

@@ -1,5 +1,5 @@
 // Golden fixtures, tiny preset: the CPU backend against the numpy reference
-// (see golden_util.h and tools/reference/make_golden.py).
+// (see golden_util.h and research/reference/make_golden.py).
 #include "tests/encoder/golden_util.h"
 
 namespace neodb::encoder::golden {

@@ -1,6 +1,6 @@
 // The training forward (TrainModel<float>, no-grad and with activations)
 // against the fixtures of the independent numpy reference
-// (tools/reference/neobert_ref.py via make_golden.py, shared with the
+// (research/reference/neobert_ref.py via make_golden.py, shared with the
 // inference golden tests): what training optimises is what inference
 // computes. Weights are regenerated as `neodb model init` writes them.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // WordPiece against golden ids from the independent Python reference
-// (tools/reference/make_tokenizer_golden.py) with the real bert-base-uncased
+// (research/reference/make_tokenizer_golden.py) with the real bert-base-uncased
 // vocab. The vocab is not in the repository: see FindVocab.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

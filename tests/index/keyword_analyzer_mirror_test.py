@@ -2,7 +2,7 @@
 """beir_eval.py's Python mirror of the keyword analyzers must give the C++
 goldens (tests/testdata/keyword/analyzer_golden.txt) for every hand-written
 case, so that `beir_eval.py bm25 --analyzer` stays a fair reference for
-tools/keyword_eval. (The generated every-category cases are left out: Python's
+research/keyword_eval. (The generated every-category cases are left out: Python's
 unicodedata and utf8proc may carry different Unicode versions.)
 Exit 77 (skipped) without PyStemmer."""
 
@@ -10,7 +10,7 @@ import os
 import sys
 
 ROOT = os.environ.get("NEODB_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tools", "corpus"))
+sys.path.insert(0, os.path.join(ROOT, "research", "corpus"))
 try:
     import Stemmer  # noqa: F401
 except ImportError:

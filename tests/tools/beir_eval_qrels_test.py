@@ -7,7 +7,7 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools", "corpus"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "research", "corpus"))
 import beir_eval  # noqa: E402
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tools/glove/soup.py: the weight average of two checkpoints is (1 - a) * A + a *
+"""research/glove/soup.py: the weight average of two checkpoints is (1 - a) * A + a *
 B in every tensor, keeps the checkpoint layout and the exact zeros, and refuses
 what is not two fine-tunes of one model (another config or tokenizer, a weight
 outside [0, 1], a missing tensor) with a message and a non-zero exit."""
@@ -14,12 +14,12 @@ import unittest
 import numpy as np
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "tools", "glove"))
-sys.path.insert(0, os.path.join(ROOT, "tools", "reference"))
+sys.path.insert(0, os.path.join(ROOT, "research", "glove"))
+sys.path.insert(0, os.path.join(ROOT, "research", "reference"))
 import glove_channel  # noqa: E402
 import neobert_ref  # noqa: E402
 
-SOUP = os.path.join(ROOT, "tools", "glove", "soup.py")
+SOUP = os.path.join(ROOT, "research", "glove", "soup.py")
 CONFIG = {"model_type": "neobert", "hidden_size": 8, "num_attention_heads": 2,
           "num_hidden_layers": 1, "vocab_size": 10, "intermediate_size": 12}
 

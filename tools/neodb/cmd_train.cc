@@ -144,7 +144,7 @@ void RegisterTrainCommands(CLI::App& app) {
   finetune
       ->add_option("--distill", ft->distill_file,
                    "JSONL {\"text\", \"vector\"} teacher embeddings for a similarity-distillation "
-                   "loss (tools/glove/sif.py teacher)")
+                   "loss (research/glove/sif.py teacher)")
       ->check(CLI::ExistingFile);
   finetune
       ->add_option("--distill-weight", ft->trainer.distill_weight,
