@@ -1,15 +1,9 @@
 #include "index/snapshot.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -46,24 +40,24 @@ bool IsSnapshotName(const std::string& name) {
          name.compare(name.size() - std::strlen(kSuffix), std::string::npos, kSuffix) == 0;
 }
 
+// The names in `dir` (none when it cannot be listed: no snapshot there).
+std::vector<std::string> Children(Env* env, const std::string& dir) {
+  absl::StatusOr<std::vector<std::string>> names = env->GetChildren(dir);
+  return names.ok() ? *std::move(names) : std::vector<std::string>{};
+}
+
 // Snapshot file names in `dir`, newest first (names sort by covered seq, then time).
-std::vector<std::string> ListSnapshots(const std::string& dir) {
+std::vector<std::string> ListSnapshots(Env* env, const std::string& dir) {
   std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
-    if (IsSnapshotName(name)) names.push_back(name);
+  for (std::string& name : Children(env, dir)) {
+    if (IsSnapshotName(name)) names.push_back(std::move(name));
   }
   std::sort(names.rbegin(), names.rend());
   return names;
 }
 
-absl::StatusOr<LoadedSnapshot> ReadSnapshotFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError("cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string bytes = ss.str();
+absl::StatusOr<LoadedSnapshot> ReadSnapshotFile(Env* env, const std::string& path) {
+  ASSIGN_OR_RETURN(const std::string bytes, ReadFileToString(env, path));
   ByteReader r(bytes);
   char magic[8];
   if (!r.Raw(magic, 8) || std::string_view(magic, 8) != std::string_view(kSnapshotMagic, 8)) {
@@ -140,24 +134,22 @@ absl::StatusOr<std::string> WriteSnapshot(const std::string& dir, const VectorIn
   // Prune: keep the newest `keep` snapshots; drop temp files of crashed writers.
   // A failed delete only keeps an old file a while longer (the next
   // snapshot retries), so it does not fail the snapshot.
-  std::vector<std::string> names = ListSnapshots(dir);
+  std::vector<std::string> names = ListSnapshots(env, dir);
   for (size_t i = std::max(keep, 1); i < names.size(); ++i) {
     env->DeleteFile((fs::path(dir) / names[i]).string()).IgnoreError();
   }
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    std::string n = entry.path().filename().string();
+  for (const std::string& n : Children(env, dir)) {
     if (n.rfind(kPrefix, 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, kTempSuffix) == 0) {
-      env->DeleteFile(entry.path().string()).IgnoreError();
+      env->DeleteFile((fs::path(dir) / n).string()).IgnoreError();
     }
   }
   return final_path;
 }
 
-absl::StatusOr<LoadedSnapshot> ReadLatestSnapshot(const std::string& dir) {
-  for (const std::string& name : ListSnapshots(dir)) {
+absl::StatusOr<LoadedSnapshot> ReadLatestSnapshot(const std::string& dir, Env* env) {
+  for (const std::string& name : ListSnapshots(env, dir)) {
     std::string path = (fs::path(dir) / name).string();
-    absl::StatusOr<LoadedSnapshot> loaded = ReadSnapshotFile(path);
+    absl::StatusOr<LoadedSnapshot> loaded = ReadSnapshotFile(env, path);
     if (loaded.ok()) return loaded;
     spdlog::warn("skipping index snapshot {}: {}", path, loaded.status().ToString());
   }

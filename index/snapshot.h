@@ -49,8 +49,9 @@ absl::StatusOr<std::string> WriteSnapshot(const std::string& dir, const VectorIn
                                           int keep = 2, Env* env = Env::Default());
 
 // The newest snapshot in `dir` that validates completely (manifest, checksum,
-// deserialisation). Corrupt or truncated files are skipped with a logged
-// reason. NOT_FOUND when there is none.
-absl::StatusOr<LoadedSnapshot> ReadLatestSnapshot(const std::string& dir);
+// deserialisation), read through `env`. Corrupt or truncated files are
+// skipped with a logged reason. NOT_FOUND when there is none.
+absl::StatusOr<LoadedSnapshot> ReadLatestSnapshot(const std::string& dir,
+                                                  Env* env = Env::Default());
 
 }  // namespace neodb::index
