@@ -10,7 +10,8 @@ level — peers that include each other are how cycles start.
 
     level 0  common
     level 1  db, index, encoder        (peers: none includes another)
-    level 2  engine
+    level 2  engine, adapt             (peers: adapt trains and measures on a
+                                        collection without the engine)
     level 3  api
     level 4  tools, research           (the CLI and what users and CI run; research
                                         and data building: peers, neither includes
@@ -35,6 +36,7 @@ ROOMS = [
     ("index", "index", 1),
     ("encoder", "encoder", 1),
     ("engine", "engine", 2),
+    ("adapt", "adapt", 2),
     ("api", "api", 3),
     ("tools", "tools", 4),
     ("research", "research", 4),
@@ -137,8 +139,10 @@ def self_test():
                    "index/metric.cc": '#include "db/s.h"\n'},
                   ["db (level 1) includes index/metric.h", "index (level 1) includes db/s.h",
                    "include cycle between rooms: db -> index"]),
-        "product into tools": ({"api/x.cc": '#include "tools/adapt/a.h"\n'},
-                               ["api (level 3) includes tools/adapt/a.h"]),
+        "product into tools": ({"api/x.cc": '#include "tools/neodb/a.h"\n'},
+                               ["api (level 3) includes tools/neodb/a.h"]),
+        "adapt beside engine": ({"adapt/j.cc": '#include "engine/database.h"\n'},
+                                ["adapt (level 2) includes engine/database.h"]),
         "no room": ({"newroom/x.cc": ""}, ["newroom/x.cc: in no room"]),
     }
     failed = 0

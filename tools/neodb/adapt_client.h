@@ -14,7 +14,8 @@
 #include "grpcpp/grpcpp.h"
 #include "index/keyword/fusion.h"
 #include "neodb/v1/neodb.grpc.pb.h"
-#include "tools/adapt/adapt_pairs.h"
+#include "adapt/adapt_pairs.h"
+#include "adapt/server_side.h"
 #include "tools/neodb/client_common.h"
 
 namespace neodb::cli {
@@ -28,12 +29,7 @@ class AdaptClient {
   absl::StatusOr<v1::StatsResponse> Stats();
   // The vectors a collection stores for its documents, as the server serves
   // them (Get/List include_vector: bit for bit).
-  struct StoredVectors {
-    std::string model_id;     // in: the collection's model; every vector must be its
-    std::vector<float> rows;  // out: [documents, dim] in list order; empty if not all are
-    int dim = 0;
-    std::string why_not;  // out: why `rows` is empty ("" when it is not)
-  };
+  using StoredVectors = adapt::StoredVectors;
   // Every document with its text and, when `title_field` is not empty, that
   // metadata field's string value as its title; paged (1,000 a page), in
   // document id order (byte order), so that a position breaks ties as the

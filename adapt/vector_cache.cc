@@ -1,4 +1,4 @@
-#include "tools/adapt/vector_cache.h"
+#include "adapt/vector_cache.h"
 
 #include <bit>
 #include <cmath>

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "tools/adapt/adapt_pairs.h"
-#include "tools/adapt/collection_eval.h"
+#include "adapt/adapt_pairs.h"
+#include "adapt/collection_eval.h"
 
 namespace neodb::adapt {
 

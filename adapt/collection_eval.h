@@ -28,7 +28,7 @@
 #include "index/keyword/fusion.h"
 #include "index/keyword/keyword_index.h"
 #include "index/metric.h"
-#include "tools/adapt/adapt_pairs.h"
+#include "adapt/adapt_pairs.h"
 
 namespace neodb::adapt {
 

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Two `neodb adapt` runs compared query by query: is B's new model better than A's?
 
-    tools/adapt/compare_runs.py A B [--resamples 10000] [--seed 1]
-    tools/adapt/compare_runs.py A1,A2 B1,B2     # several training seeds of each
+    adapt/compare_runs.py A B [--resamples 10000] [--seed 1]
+    adapt/compare_runs.py A1,A2 B1,B2     # several training seeds of each
 
 A and B are adapt output directories (or their adapt_queries.jsonl files), made from the
 same collection and the same held-out / test pairs: say the in-batch run (A) and the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tools/adapt/compare_runs.py: B - A per query, paired; an exact interval where every
+"""adapt/compare_runs.py: B - A per query, paired; an exact interval where every
 query moves alike; a clear exit 2 when the two runs did not measure the same queries or
 a file is not adapt's."""
 import json
@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-TOOL = os.path.join(ROOT, "tools", "adapt", "compare_runs.py")
+TOOL = os.path.join(ROOT, "adapt", "compare_runs.py")
 
 
 def write_run(directory, figures, relevant=("d1",)):

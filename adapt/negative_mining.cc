@@ -1,4 +1,4 @@
-#include "tools/adapt/negative_mining.h"
+#include "adapt/negative_mining.h"
 
 #include <algorithm>
 #include <cctype>

@@ -27,7 +27,7 @@
 #include <functional>
 #include <vector>
 
-#include "tools/adapt/adapt_pairs.h"
+#include "adapt/adapt_pairs.h"
 
 namespace neodb::adapt {
 

@@ -1,4 +1,4 @@
-#include "tools/adapt/collection_eval.h"
+#include "adapt/collection_eval.h"
 
 #include <algorithm>
 #include <chrono>

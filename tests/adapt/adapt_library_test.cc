@@ -1,4 +1,4 @@
-// tools/adapt: pairs tied to a collection, the seeded split, the mining rule,
+// adapt/: pairs tied to a collection, the seeded split, the mining rule,
 // the ranking metrics and the document-vector cache.
 #include <cmath>
 #include <filesystem>
@@ -7,11 +7,11 @@
 #include <set>
 
 #include "gtest/gtest.h"
-#include "tools/adapt/adapt_pairs.h"
-#include "tools/adapt/collection_eval.h"
-#include "tools/adapt/negative_mining.h"
-#include "tools/adapt/paired_difference.h"
-#include "tools/adapt/vector_cache.h"
+#include "adapt/adapt_pairs.h"
+#include "adapt/collection_eval.h"
+#include "adapt/negative_mining.h"
+#include "adapt/paired_difference.h"
+#include "adapt/vector_cache.h"
 
 namespace neodb::adapt {
 namespace {

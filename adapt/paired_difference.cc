@@ -1,4 +1,4 @@
-#include "tools/adapt/paired_difference.h"
+#include "adapt/paired_difference.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tools/adapt/adapt_pairs.h"
+#include "adapt/adapt_pairs.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,0 +1,29 @@
+#include "adapt/job_io.h"
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
+#include "common/env.h"
+
+namespace neodb::adapt {
+
+double SecondsSince(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+absl::Status WriteTextFile(const std::filesystem::path& path, const std::string& text) {
+  return WriteFileAtomically(Env::Default(), path.string(), {text});
+}
+
+absl::StatusOr<nlohmann::json> ReadJsonFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path.string()));
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path.string(), ": malformed JSON: ", e.what()));
+  }
+}
+
+}  // namespace neodb::adapt

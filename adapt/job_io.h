@@ -1,0 +1,24 @@
+#pragma once
+// The small file and clock helpers the adapt job's stages share.
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace neodb::adapt {
+
+// Seconds from `since` to now (the job's timings).
+double SecondsSince(std::chrono::steady_clock::time_point since);
+
+// Replaces `path` with `text`, atomically (common/atomic_file.h).
+absl::Status WriteTextFile(const std::filesystem::path& path, const std::string& text);
+
+// The JSON in `path`: NOT_FOUND when it cannot be opened, INVALID_ARGUMENT
+// when it is not JSON.
+absl::StatusOr<nlohmann::json> ReadJsonFile(const std::filesystem::path& path);
+
+}  // namespace neodb::adapt
