@@ -9,7 +9,8 @@ own files and the rooms below it, never one above it nor a peer on its own
 level — peers that include each other are how cycles start.
 
     level 0  common
-    level 1  db, index, encoder        (peers: none includes another)
+    level 1  db, index, encoder,       (peers: none includes another)
+             clients                   (the C++ client library: proto and common only)
     level 2  engine, adapt             (peers: adapt trains and measures on a
                                         collection without the engine)
     level 3  api
@@ -35,6 +36,7 @@ ROOMS = [
     ("db", "db", 1),
     ("index", "index", 1),
     ("encoder", "encoder", 1),
+    ("clients", "clients", 1),
     ("engine", "engine", 2),
     ("adapt", "adapt", 2),
     ("api", "api", 3),
@@ -143,6 +145,8 @@ def self_test():
                                ["api (level 3) includes tools/neodb/a.h"]),
         "adapt beside engine": ({"adapt/j.cc": '#include "engine/database.h"\n'},
                                 ["adapt (level 2) includes engine/database.h"]),
+        "client into server": ({"clients/cpp/c.cc": '#include "api/grpc_status.h"\n'},
+                               ["clients (level 1) includes api/grpc_status.h"]),
         "no room": ({"newroom/x.cc": ""}, ["newroom/x.cc: in no room"]),
     }
     failed = 0

@@ -7,7 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "api/grpc_status.h"
+#include "clients/cpp/grpc_status.h"
 #include "common/float_text.h"
 
 namespace neodb::cli {
@@ -72,7 +72,7 @@ absl::Status CallStatus(const grpc::Status& s, const ClientFlags& f) {
     return absl::UnavailableError(
         absl::StrCat("no neodb server at ", f.server, " (start one with `neodb serve`)"));
   }
-  return api::FromGrpcStatus(s);
+  return client::FromGrpcStatus(s);
 }
 
 // A client subcommand under `parent` whose --server/--timeout land in *f; the callback captures f.

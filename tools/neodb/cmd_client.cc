@@ -7,14 +7,12 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "api/convert.h"
-#include "engine/embed_settings.h"
-#include "engine/search_params.h"
-#include "api/grpc_status.h"
+#include "clients/cpp/spec_names.h"
 #include "common/atomic_file.h"
 #include "common/env.h"
 #include "common/float_text.h"
@@ -22,7 +20,6 @@
 #include "grpcpp/grpcpp.h"
 #include "index/keyword/analyzer_kind.h"
 #include "index/keyword/fusion.h"
-#include "index/metric.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "tools/neodb/client_common.h"
@@ -102,18 +99,18 @@ void RegisterCollections(CLI::App& app) {
       auto* s = req.mutable_spec();
       s->set_name(*name);
       s->mutable_index()->set_type(*index);
-      // The names are the index's and the engine's (one codec each).
-      auto m = index::ParseMetric(*metric);
+      // The server's names, read on this side (clients/cpp/spec_names.h).
+      auto m = client::MetricFromName(*metric);
       ExitIfError(m.status());
-      s->set_metric(api::ToProto(*m));
+      s->set_metric(*m);
       if (!pooling->empty()) {
-        auto p = engine::ParsePooling(*pooling);
+        auto p = client::PoolingFromName(*pooling);
         ExitIfError(p.status());
-        s->set_pooling(api::ToProto(*p));
+        s->set_pooling(*p);
       }
-      auto o = engine::ParseOverflow(*overflow);
+      auto o = client::OverflowFromName(*overflow);
       ExitIfError(o.status());
-      s->set_overflow(api::ToProto(*o));
+      s->set_overflow(*o);
       s->set_query_prefix(*qp);
       s->set_document_prefix(*dp);
       if (*vectors == "external") {
@@ -137,7 +134,7 @@ void RegisterCollections(CLI::App& app) {
       s->set_title_field(*title_field);
       s->set_title_weight(*title_weight);
       if (!precision->empty()) {
-        ExitIfError(encoder::ParsePrecision(*precision).status());
+        ExitIfError(client::CheckPrecision(*precision));
         s->set_precision(*precision);
       }
       s->set_fusion(*fusion);
@@ -363,8 +360,8 @@ void RegisterDocuments(CLI::App& app) {
     auto include_vector = std::make_shared<bool>(false);
     c->add_flag("--include-vector", *include_vector, "Return each hit's stored vector");
     c->callback([=] {
-      // The engine's codecs, so a typo fails here with the server's words.
-      ExitIfError(engine::ParseSearchMode(*mode).status());
+      // The server's names, so a typo fails here with the server's words.
+      ExitIfError(client::CheckSearchMode(*mode));
       if (!fusion->empty()) ExitIfError(keyword::ParseFusionMethod(*fusion).status());
       v1::NearTextRequest req;
       req.set_mode(*mode);
