@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "common/atomic_dir.h"
 #include "common/atomic_file.h"
 #include "common/env.h"
 #include "common/status_macros.h"
@@ -27,18 +28,10 @@ absl::Status WriteCheckpointState(const fs::path& dir, const std::string& json_t
 }
 
 absl::Status InstallCheckpointDir(const fs::path& root) {
-  Env* env = Env::Default();
-  const fs::path tmp = root / "checkpoint.tmp";
-  const fs::path final_dir = root / "checkpoint";
-  const fs::path old = root / "checkpoint.old";
-  RETURN_IF_ERROR(env->SyncDir(tmp.string()));
-  RETURN_IF_ERROR(env->DeleteTree(old.string()));
-  std::error_code ec;
-  if (fs::exists(final_dir, ec)) RETURN_IF_ERROR(env->RenameFile(final_dir.string(), old.string()));
-  RETURN_IF_ERROR(env->RenameFile(tmp.string(), final_dir.string()));
-  RETURN_IF_ERROR(env->SyncDir(root.string()));
-  env->DeleteTree(old.string()).IgnoreError();  // FindCheckpointDir never prefers it now
-  return absl::OkStatus();
+  // The previous checkpoint waits at checkpoint.old until the new one is in
+  // place; FindCheckpointDir falls back to it after a crash in between.
+  return InstallDirectory(Env::Default(), (root / "checkpoint.tmp").string(),
+                          (root / "checkpoint").string(), (root / "checkpoint.old").string());
 }
 
 fs::path FindCheckpointDir(const fs::path& root) {

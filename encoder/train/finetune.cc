@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/atomic_dir.h"
 #include "common/atomic_file.h"
 #include "common/env.h"
 #include "absl/strings/str_format.h"
@@ -464,14 +465,11 @@ absl::Status RunFinetune(const FinetuneOptions& options, std::FILE* log) {
   RETURN_IF_ERROR(env->CreateDir(tmp.string()));
   absl::Status written = WriteOutput(tmp, *trainer, source, options.model_dir, *tokenizer, report,
                                      dtype, lineage);
-  if (written.ok()) written = env->SyncDir(tmp.string());
-  if (written.ok()) written = env->RenameFile(tmp.string(), out.string());
+  if (written.ok()) written = InstallDirectory(env, tmp.string(), out.string());
   if (!written.ok()) {
     env->DeleteTree(tmp.string()).IgnoreError();
     return written;
   }
-  const std::string parent = out.parent_path().string();
-  RETURN_IF_ERROR(env->SyncDir(parent.empty() ? "." : parent));
   env->DeleteTree(work.string()).IgnoreError();
   std::fprintf(log, "wrote %s\n", out.string().c_str());
   return absl::OkStatus();

@@ -6,10 +6,11 @@
 #include <cmath>
 #include <csetjmp>
 #include <cstdint>
-#include <cstdio>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/atomic_file.h"
 
 namespace neodb::encoder::train {
 namespace {
@@ -69,9 +70,15 @@ class Canvas {
   std::vector<uint8_t> px_;
 };
 
-absl::Status WritePng(const std::string& path, const Canvas& canvas, int w, int h) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return absl::InternalError(absl::StrCat("cannot create ", path));
+// libpng's write callback: the encoded bytes go to a string.
+void AppendToString(png_structp png, png_bytep data, png_size_t n) {
+  static_cast<std::string*>(png_get_io_ptr(png))->append(reinterpret_cast<const char*>(data), n);
+}
+void FlushNothing(png_structp) {}
+
+// Encodes the canvas in memory, then writes it atomically through `env`.
+absl::Status WritePng(Env* env, const std::string& path, const Canvas& canvas, int w, int h) {
+  std::string encoded;
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
   png_infop info = png != nullptr ? png_create_info_struct(png) : nullptr;
   std::vector<png_bytep> rows(static_cast<size_t>(h));
@@ -80,18 +87,16 @@ absl::Status WritePng(const std::string& path, const Canvas& canvas, int w, int 
   }
   if (png == nullptr || info == nullptr || setjmp(png_jmpbuf(png))) {
     png_destroy_write_struct(&png, &info);
-    std::fclose(f);
-    return absl::InternalError(absl::StrCat("libpng failed writing ", path));
+    return absl::InternalError(absl::StrCat("libpng failed encoding ", path));
   }
-  png_init_io(png, f);
+  png_set_write_fn(png, &encoded, AppendToString, FlushNothing);
   png_set_IHDR(png, info, w, h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_write_info(png, info);
   png_write_image(png, rows.data());
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
-  if (std::fclose(f) != 0) return absl::InternalError(absl::StrCat("error writing ", path));
-  return absl::OkStatus();
+  return WriteFileAtomically(env, path, {encoded});
 }
 
 std::string Label(double v) { return absl::StrFormat("%.4g", v); }
@@ -99,7 +104,7 @@ std::string Label(double v) { return absl::StrFormat("%.4g", v); }
 }  // namespace
 
 absl::Status WriteLossPlotPng(const std::string& path, const std::vector<double>& x,
-                              const std::vector<double>& y, int width, int height) {
+                              const std::vector<double>& y, int width, int height, Env* env) {
   if (x.size() != y.size()) return absl::InvalidArgumentError("plot: x and y differ in size");
   if (width < 100 || height < 80) return absl::InvalidArgumentError("plot: too small");
   Canvas canvas(width, height);
@@ -154,7 +159,7 @@ absl::Status WriteLossPlotPng(const std::string& path, const std::vector<double>
     if (sx >= 0) canvas.Line(sx, sy, cx, cy, smooth, true);
     sx = cx, sy = cy;
   }
-  return WritePng(path, canvas, width, height);
+  return WritePng(env, path, canvas, width, height);
 }
 
 }  // namespace neodb::encoder::train

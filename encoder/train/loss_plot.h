@@ -6,13 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "common/env.h"
 #include "common/status_macros.h"
 
 namespace neodb::encoder::train {
 
-// REQUIRES: x.size() == y.size(). Non-finite values are skipped. Writes to
-// `path` (overwritten).
+// REQUIRES: x.size() == y.size(). Non-finite values are skipped. Replaces
+// `path` atomically, through `env`.
 absl::Status WriteLossPlotPng(const std::string& path, const std::vector<double>& x,
-                              const std::vector<double>& y, int width = 800, int height = 480);
+                              const std::vector<double>& y, int width = 800, int height = 480,
+                              Env* env = Env::Default());
 
 }  // namespace neodb::encoder::train

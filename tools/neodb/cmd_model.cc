@@ -1,5 +1,7 @@
 // neodb model init | convert | info: create a randomly initialised NeoBERT
 // checkpoint directory, re-store one in another dtype, and describe one.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -11,6 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/atomic_dir.h"
+#include "common/env.h"
 #include "encoder/checkpoint/presets.h"
 #include "encoder/checkpoint/safetensors.h"
 #include "encoder/checkpoint/weights.h"
@@ -86,51 +90,28 @@ absl::StatusOr<std::string> WriteModelDir(const std::string& out_arg, bool force
     return absl::NotFoundError(
         absl::StrCat("parent directory ", parent.string(), " does not exist"));
   }
-  std::string tmpl = (parent / ("." + out.filename().string() + ".tmp-XXXXXX")).string();
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot create a directory in ", parent.string()));
-  }
-  const fs::path tmp(tmpl);
-  auto cleanup = [&] { fs::remove_all(tmp, ec); };
-  fs::permissions(tmp, fs::perms(0755), ec);  // mkdtemp makes it 0700
-
-  absl::Status st = fill(tmp);
+  // Written beside the target, through the Env, and installed whole
+  // (common/atomic_dir.h); --force moves a non-empty target aside first.
+  Env* env = Env::Default();
+  const std::string tmp =
+      (parent / absl::StrCat(".", out.filename().string(), ".tmp.", ::getpid())).string();
+  RETURN_IF_ERROR(env->DeleteTree(tmp));
+  RETURN_IF_ERROR(env->CreateDir(tmp));
+  absl::Status st = fill(fs::path(tmp));
   std::string model_id;
   if (st.ok()) {
-    absl::StatusOr<encoder::NeoBertWeights> back = encoder::LoadCheckpoint(tmp.string());
+    absl::StatusOr<encoder::NeoBertWeights> back = encoder::LoadCheckpoint(tmp);
     if (back.ok()) {
       model_id = back->model_id;
     } else {
       st = back.status();
     }
   }
+  const bool replace = exists && !fs::is_empty(out, ec);
+  if (st.ok()) st = InstallDirectory(env, tmp, out.string(), replace ? tmp + ".old" : "");
   if (!st.ok()) {
-    cleanup();
+    env->DeleteTree(tmp).IgnoreError();
     return st;
-  }
-  if (exists && !fs::is_empty(out, ec)) {        // --force: move the old one aside first
-    const fs::path old = tmp.string() + ".old";  // unique: mkdtemp's name
-    fs::rename(out, old, ec);
-    if (ec) {
-      cleanup();
-      return absl::InternalError(absl::StrCat("rename ", out.string(), ": ", ec.message()));
-    }
-    fs::rename(tmp, out, ec);
-    if (ec) {
-      fs::rename(old, out, ec);
-      cleanup();
-      return absl::InternalError(absl::StrCat("rename into ", out.string(), " failed"));
-    }
-    fs::remove_all(old, ec);
-  } else {
-    fs::rename(tmp, out, ec);  // replaces an empty directory
-    if (ec) {
-      const std::string msg = ec.message();
-      cleanup();
-      return absl::InternalError(
-          absl::StrCat("rename ", tmp.string(), " to ", out.string(), ": ", msg));
-    }
   }
   return model_id;
 }
