@@ -176,16 +176,9 @@ absl::Status AdaptJob::Apply() {
                 best.label.c_str(), first_fusion.c_str());
   }
   ASSIGN_OR_RETURN(const VerifyReport v, server_.Verify(a_.collection));
-  std::printf("applied: %s is on %s (verify: %llu stored, %llu indexed, %llu foreign)\n",
-              a_.collection.c_str(), v.model_id.c_str(),
-              static_cast<unsigned long long>(v.stored),
-              static_cast<unsigned long long>(v.indexed),
-              static_cast<unsigned long long>(v.foreign_model));
-  if (v.model_id != new_id_) {
-    return absl::InternalError(
-        absl::StrCat("after the reindex the collection is on ", v.model_id, ", not ", new_id_));
-  }
-  return absl::OkStatus();
+  std::printf("applied: %s is on %s (%s)\n", a_.collection.c_str(), v.model_id.c_str(),
+              VerifyCounts(v).c_str());
+  return CheckVerifiedModel(v, new_id_, "the reindex");
 }
 
 absl::Status AdaptJob::Finish() {

@@ -65,16 +65,9 @@ absl::Status AdaptJob::Rollback() {
   ASSIGN_OR_RETURN(const keyword::FusionOptions prev_fusion, PreviousFusion(record));
   RETURN_IF_ERROR(server_.SetFusion(collection, prev_fusion));
   ASSIGN_OR_RETURN(const VerifyReport v, server_.Verify(collection));
-  std::printf("rolled back: %s is on %s (%s); verify: %llu stored, %llu indexed, %llu foreign\n",
-              collection.c_str(), v.model_id.c_str(), prev_dir.c_str(),
-              static_cast<unsigned long long>(v.stored),
-              static_cast<unsigned long long>(v.indexed),
-              static_cast<unsigned long long>(v.foreign_model));
-  if (v.model_id != prev_id) {
-    return absl::InternalError(
-        absl::StrCat("after the rollback the collection is on ", v.model_id, ", not ", prev_id));
-  }
-  return absl::OkStatus();
+  std::printf("rolled back: %s is on %s (%s); %s\n", collection.c_str(), v.model_id.c_str(),
+              prev_dir.c_str(), VerifyCounts(v).c_str());
+  return CheckVerifiedModel(v, prev_id, "the rollback");
 }
 
 }  // namespace neodb::adapt

@@ -26,4 +26,16 @@ absl::StatusOr<nlohmann::json> ReadJsonFile(const std::filesystem::path& path) {
   }
 }
 
+std::string VerifyCounts(const VerifyReport& v) {
+  return absl::StrCat("verify: ", v.stored, " stored, ", v.indexed, " indexed, ", v.foreign_model,
+                      " foreign");
+}
+
+absl::Status CheckVerifiedModel(const VerifyReport& v, const std::string& expected,
+                                const std::string& what) {
+  if (v.model_id == expected) return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat("after ", what, " the collection is on ", v.model_id, ", not ", expected));
+}
+
 }  // namespace neodb::adapt

@@ -1,5 +1,5 @@
 #pragma once
-// The small file and clock helpers the adapt job's stages share.
+// The small file, clock and verification helpers the adapt job's stages share.
 
 #include <chrono>
 #include <filesystem>
@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "adapt/server_side.h"
 #include "nlohmann/json.hpp"
 
 namespace neodb::adapt {
@@ -20,5 +21,13 @@ absl::Status WriteTextFile(const std::filesystem::path& path, const std::string&
 // The JSON in `path`: NOT_FOUND when it cannot be opened, INVALID_ARGUMENT
 // when it is not JSON.
 absl::StatusOr<nlohmann::json> ReadJsonFile(const std::filesystem::path& path);
+
+// "verify: N stored, N indexed, N foreign": what a swap's Verify counted.
+std::string VerifyCounts(const VerifyReport& v);
+
+// INTERNAL when `v` finds the collection on another model than `expected`
+// after `what` ("the reindex", "the rollback").
+absl::Status CheckVerifiedModel(const VerifyReport& v, const std::string& expected,
+                                const std::string& what);
 
 }  // namespace neodb::adapt

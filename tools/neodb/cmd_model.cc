@@ -75,15 +75,14 @@ absl::StatusOr<std::string> WriteModelDir(const std::string& out_arg, bool force
   fs::path out = fs::path(out_arg);
   if (out.has_filename() == false) out = out.parent_path();  // "dir/" → "dir"
   const bool exists = fs::exists(out, ec);
-  if (exists) {
-    if (!fs::is_directory(out, ec)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(out.string(), " exists and is not a directory"));
-    }
-    if (!fs::is_empty(out, ec) && !force) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(out.string(), " exists and is not empty (use --force to replace it)"));
-    }
+  if (exists && !fs::is_directory(out, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(out.string(), " exists and is not a directory"));
+  }
+  // A non-empty target is replaced only with --force, moved aside first.
+  const bool replace = exists && !fs::is_empty(out, ec);
+  if (replace && !force) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(out.string(), " exists and is not empty (use --force to replace it)"));
   }
   fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
   if (!fs::is_directory(parent, ec)) {
@@ -107,7 +106,6 @@ absl::StatusOr<std::string> WriteModelDir(const std::string& out_arg, bool force
       st = back.status();
     }
   }
-  const bool replace = exists && !fs::is_empty(out, ec);
   if (st.ok()) st = InstallDirectory(env, tmp, out.string(), replace ? tmp + ".old" : "");
   if (!st.ok()) {
     env->DeleteTree(tmp).IgnoreError();
