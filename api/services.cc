@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/auth/api_keys.h"
+#include "api/auth/caller_role.h"
 #include "api/auth/model_paths.h"
 #include "api/convert.h"
 #include "api/document_batch.h"
@@ -17,14 +18,10 @@ namespace neodb::api {
 namespace {
 
 // Whether the caller's key may call Admin/Reindex: true on a server without
-// keys (no role in the auth context), else only for the admin role
-// (api/auth/auth_processor.h puts it there; method_roles.cc gives Reindex to admin).
+// keys, else only for the admin role (method_roles.cc gives Reindex to admin).
 bool CallerMayReindex(const grpc::ServerContext& ctx) {
-  const std::shared_ptr<const grpc::AuthContext> auth = ctx.auth_context();
-  if (auth == nullptr) return true;
-  const std::vector<grpc::string_ref> roles = auth->FindPropertyValues("neodb.role");
-  if (roles.empty()) return true;
-  return std::string(roles.front().data(), roles.front().size()) == RoleName(Role::kAdmin);
+  const std::optional<Role> role = CallerRole(ctx);
+  return !role || *role == Role::kAdmin;
 }
 
 using engine::Database;

@@ -1,8 +1,9 @@
 #pragma once
-// ApiKeyAuthProcessor: the one place calls are authenticated and authorised.
+// ApiKeyAuthProcessor: where gRPC calls are authenticated and authorised.
 // gRPC runs it on every call's initial metadata before any handler: the key
-// comes in `authorization: Bearer <key>`; the method's role comes from
-// AccessFor (method_roles.h).
+// comes in `authorization: Bearer <key>`; the decision is Authorize's
+// (authorize.h, which the HTTP server asks too), the method's role AccessFor's
+// (method_roles.h).
 //   no key, or a key not in the ring  -> UNAUTHENTICATED
 //   a key whose role is too low       -> PERMISSION_DENIED
 //   health and reflection             -> open
