@@ -70,6 +70,9 @@ class Server {
 
   int port() const { return port_; }
   const StreamGate& streams() const { return *streams_; }
+  // The service objects gRPC calls; the HTTP JSON API (http/json_rpc.h)
+  // calls the same ones. They live as long as the Server.
+  const std::vector<std::unique_ptr<grpc::Service>>& services() const { return services_; }
   // Stops accepting calls, lets running ones finish until `grace` has
   // passed, then cancels the rest. Returns once every handler returned.
   void Shutdown(absl::Duration grace);

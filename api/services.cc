@@ -245,11 +245,14 @@ class EmbeddingService final : public v1::Embedding::Service {
     auto e = db_->Embed({req->texts().begin(), req->texts().end()}, o, DeadlineOf(ctx, limits_),
                         CancelOf(ctx));
     if (!e.ok()) return Error(e.status());
+    uint64_t tokens = 0;
     for (auto& x : *e) {
       auto* v = resp->add_vectors();
       v->mutable_values()->Add(x.vector.begin(), x.vector.end());
       resp->set_dimension(static_cast<int32_t>(x.vector.size()));
+      tokens += static_cast<uint64_t>(x.num_tokens);
     }
+    resp->set_tokens(tokens);
     resp->set_model_id(db_->Stats().model_id);
     return grpc::Status::OK;
   }

@@ -159,7 +159,9 @@ Exposition Scrape(int port) {
   std::string r = HttpGet(port, "/metrics");
   Exposition e;
   size_t body = r.find("\r\n\r\n");
-  EXPECT_TRUE(absl::StartsWith(r, "HTTP/1.0 200 OK\r\n")) << r.substr(0, 200);
+  // The server answers an HTTP/1.0 request as HTTP/1.1 (a server sends its own
+  // version, RFC 9110 section 2.5) and closes the connection after it.
+  EXPECT_TRUE(absl::StartsWith(r, "HTTP/1.1 200 OK\r\n")) << r.substr(0, 200);
   EXPECT_NE(r.find("Content-Type: text/plain; version=0.0.4"), std::string::npos);
   if (body == std::string::npos) return e;
   std::string error = Parse(r.substr(body + 4), &e);

@@ -12,7 +12,8 @@
 #include "engine/database.h"
 #include "engine/fake_embedder.h"
 #include "api/metrics/database_metrics.h"
-#include "api/metrics/http_endpoint.h"
+#include "api/http/http_server.h"
+#include "api/http/json_rpc.h"
 #include "api/server.h"
 #include "encoder/device.h"
 #include "encoder/ops/cpu_kernels.h"
@@ -69,6 +70,7 @@ struct ServeFlags {
   std::string models_dir;
   api::SecurityOptions security;
   std::string metrics_listen;
+  std::string http_listen;
   std::string backup_dir;
   std::string log_format = "text";
   std::string device = "cpu";
@@ -256,18 +258,34 @@ absl::Status Serve(ServeFlags f) {
     so.keys = keys;
   }
   api::RequestMetrics metrics;
-  std::unique_ptr<api::HttpEndpoint> metrics_http;
-  if (!f.metrics_listen.empty()) so.metrics = &metrics;
+  std::unique_ptr<api::HttpServer> metrics_http, http;
+  std::unique_ptr<api::JsonRpc> json_rpc;
+  if (!f.metrics_listen.empty() || !f.http_listen.empty()) so.metrics = &metrics;
   ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(db.get(), so));
+  engine::Database* d = db.get();
+  auto render_metrics = [&metrics, d] { return metrics.Render() + api::RenderDatabaseMetrics(*d); };
   if (!f.metrics_listen.empty()) {
-    engine::Database* d = db.get();
-    ASSIGN_OR_RETURN(metrics_http, api::HttpEndpoint::Start(f.metrics_listen, [&metrics, d] {
-                       return metrics.Render() + api::RenderDatabaseMetrics(*d);
-                     }));
+    ASSIGN_OR_RETURN(metrics_http,
+                     api::HttpServer::Start({.listen = f.metrics_listen, .threads = 2,
+                                             .metrics = render_metrics}));
     // Before the listening line, which scripts and tests wait for.
     std::printf("neodb: metrics on http://%s:%d/metrics (metrics port %d)\n",
                 f.metrics_listen.substr(0, f.metrics_listen.rfind(':')).c_str(),
                 metrics_http->port(), metrics_http->port());
+  }
+  if (!f.http_listen.empty()) {
+    // The JSON API calls the gRPC server's own service objects (json_rpc.h).
+    json_rpc = std::make_unique<api::JsonRpc>(server->services(), keys);
+    ASSIGN_OR_RETURN(http, api::HttpServer::Start({.listen = f.http_listen,
+                                                   .threads = f.threads,
+                                                   .max_body_bytes = static_cast<size_t>(
+                                                       so.max_message_bytes),
+                                                   .metrics = render_metrics,
+                                                   .rpc = json_rpc.get(),
+                                                   .insecure = f.security.insecure}));
+    std::printf("neodb: HTTP on http://%s:%d (HTTP port %d)\n",
+                f.http_listen.substr(0, f.http_listen.rfind(':')).c_str(), http->port(),
+                http->port());
   }
   // The listening line is what scripts and tests wait for.
   std::string where = f.listen.substr(0, f.listen.rfind(':') + 1) + std::to_string(server->port());
@@ -293,6 +311,8 @@ absl::Status Serve(ServeFlags f) {
     }
   }
   spdlog::info("signal {}: shutting down", sig);
+  http.reset();  // before the services it calls
+  json_rpc.reset();
   server->Shutdown(absl::Seconds(f.grace_s));
   server.reset();
   metrics_http.reset();
@@ -403,6 +423,11 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--metrics-listen", f->metrics_listen,
                   "host:port (IPv4) for a Prometheus text endpoint at /metrics, e.g. "
                   "127.0.0.1:9464; port 0 picks one (printed). Default: none");
+  cmd->add_option("--http", f->http_listen,
+                  "host:port for the HTTP API: JSON for every unary RPC at /v1/rpc/<Service>/"
+                  "<Method>, OpenAI's /v1/embeddings, /openapi.json, /metrics, /healthz; "
+                  "loopback only (no TLS yet) unless --insecure; port 0 picks one (printed). "
+                  "Default: none");
   cmd->add_option("--fake-model", f->fake_dim,
                   "Serve a deterministic fake embedder of this dimension instead of a model "
                   "(tests and service benchmarks only)");

@@ -1,0 +1,69 @@
+#pragma once
+// HttpServer: neodb's one HTTP server, on cpp-httplib (README, "HTTP and
+// JSON", says why that library). What it serves depends on its options:
+//   GET  /metrics                    Prometheus text (when `metrics` is set)
+//   GET  /healthz                    {"status":"SERVING"} while it runs
+//   POST /v1/rpc/<Service>/<Method>  every unary RPC as JSON (json_rpc.h)
+//   POST /v1/embeddings              OpenAI's embeddings (openai_embeddings.h)
+//   GET  /openapi.json               the OpenAPI 3 document of the routes above
+// (the last three when `rpc` is set). Anything else is 404. Errors carry
+// http_status.h's JSON body.
+//
+// Requests run on a pool of `threads` threads (cpp-httplib's thread pool; a
+// keep-alive connection holds one while it is open, up to 5 s idle). Bodies
+// over max_body_bytes are refused with 413 before a handler runs. No TLS
+// yet: with `rpc` set, a non-loopback address is refused unless `insecure`
+// (API keys would cross the network in clear), as for gRPC.
+//
+// Thread-safe: the callbacks run on the pool's threads, concurrently.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "api/http/json_rpc.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace neodb::api {
+
+struct HttpServerOptions {
+  // host:port (IPv4, [IPv6] or localhost); port 0 picks a free one (port()).
+  std::string listen = "127.0.0.1:0";
+  // Threads that run requests. Default: 8.
+  int threads = 8;
+  // Largest request body; larger ones get 413. Default: 32 MiB (gRPC's
+  // max_message_bytes).
+  size_t max_body_bytes = size_t{32} << 20;
+  // Renders GET /metrics; unset: no /metrics.
+  std::function<std::string()> metrics;
+  // The JSON API (not owned; must outlive the server); null: none.
+  const JsonRpc* rpc = nullptr;
+  // Allows a non-loopback address for the JSON API without TLS. Default: false.
+  bool insecure = false;
+};
+
+class HttpServer {
+ public:
+  // Binds (UNAVAILABLE when the address is taken: the port is not shared)
+  // and starts serving; INVALID_ARGUMENT for a bad address,
+  // FAILED_PRECONDITION for the JSON API off loopback without `insecure`.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(HttpServerOptions options);
+  // Stops accepting, lets running requests finish, joins.
+  ~HttpServer();
+
+  int port() const { return port_; }
+
+ private:
+  HttpServer() = default;
+  HttpServerOptions options_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace neodb::api

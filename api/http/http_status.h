@@ -1,0 +1,23 @@
+#pragma once
+// The one table from a status code (absl and gRPC share them,
+// google.rpc.Code) to an HTTP status, and the JSON error body every HTTP
+// error of neodb carries:
+//   {"error": {"code": 404, "status": "NOT_FOUND", "message": "..."}}
+// The table is the usual one (google.rpc.Code's comments, grpc-gateway):
+// INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE 400; UNAUTHENTICATED
+// 401; PERMISSION_DENIED 403; NOT_FOUND 404; ALREADY_EXISTS, ABORTED 409;
+// RESOURCE_EXHAUSTED 429; CANCELLED 499; UNIMPLEMENTED 501; UNAVAILABLE 503;
+// DEADLINE_EXCEEDED 504; UNKNOWN, INTERNAL, DATA_LOSS 500.
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace neodb::api {
+
+int HttpStatusFor(absl::StatusCode code);
+
+// The error body for `status` (not OK), as JSON text.
+std::string ErrorJson(const absl::Status& status);
+
+}  // namespace neodb::api

@@ -1,0 +1,393 @@
+// The HTTP server (api/http/) in process: a Database over a fake embedder,
+// the gRPC server's services, the JSON API and the OpenAI embeddings on
+// 127.0.0.1:0, called with cpp-httplib's client. Status codes and JSON
+// bodies: every unary method's route, API keys and roles, bad bodies (4xx
+// with a clear message, server still up), the embeddings' shapes and their
+// equality with Embedding.Embed, the OpenAPI document against the routes.
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "api/auth/api_keys.h"
+#include "api/http/http_server.h"
+#include "api/http/json_rpc.h"
+#include "api/server.h"
+#include "engine/database.h"
+#include "engine/fake_embedder.h"
+#include "google/protobuf/descriptor.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+#include "neodb/v1/neodb.pb.h"
+#include "nlohmann/json.hpp"
+
+namespace neodb::api {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+constexpr char kRead[] = "read-key", kWrite[] = "write-key", kAdmin[] = "admin-key";
+
+struct Reply {
+  int status = 0;
+  Json body;
+  std::string raw;
+};
+
+class HttpApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           absl::StrCat("neodb_http_api_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
+                        getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "models");
+    {
+      std::ofstream keys(dir_ / "keys");
+      keys << KeyFileLine(kRead, Role::kRead, "reader") << "\n"
+           << KeyFileLine(kWrite, Role::kWrite, "writer") << "\n"
+           << KeyFileLine(kAdmin, Role::kAdmin, "admin") << "\n";
+    }
+    auto ring = KeyRing::Open((dir_ / "keys").string());
+    ASSERT_TRUE(ring.ok()) << ring.status();
+    engine::DatabaseOptions o;
+    o.data_dir = (dir_ / "data").string();
+    o.sync_writes = false;
+    o.snapshot_interval = absl::ZeroDuration();
+    auto db = engine::Database::Open(o, std::make_unique<engine::FakeEmbedder>(16, 32, 1));
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_ = std::move(*db);
+    ServerOptions so;
+    so.keys = *ring;
+    so.limits.models_dir = (dir_ / "models").string();
+    auto server = Server::Start(db_.get(), so);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    rpc_ = std::make_unique<JsonRpc>(server_->services(), *ring);
+    auto http = HttpServer::Start({.listen = "127.0.0.1:0",
+                                   .threads = 4,
+                                   .max_body_bytes = 1 << 20,
+                                   .metrics = [] { return std::string("neodb_up 1\n"); },
+                                   .rpc = rpc_.get()});
+    ASSERT_TRUE(http.ok()) << http.status();
+    http_ = std::move(*http);
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", http_->port());
+  }
+  void TearDown() override {
+    client_.reset();
+    http_.reset();
+    rpc_.reset();
+    server_.reset();
+    db_.reset();
+    fs::remove_all(dir_);
+  }
+
+  Reply Post(const std::string& path, const std::string& body, const std::string& key) {
+    httplib::Headers h;
+    if (!key.empty()) h.emplace("Authorization", absl::StrCat("Bearer ", key));
+    auto r = client_->Post(path.c_str(), h, body, "application/json");
+    Reply out;
+    if (!r) return out;
+    out.status = r->status;
+    out.raw = r->body;
+    out.body = Json::parse(r->body, nullptr, false);
+    return out;
+  }
+  Reply Rpc(const std::string& method, const Json& body, const std::string& key = kAdmin) {
+    return Post("/v1/rpc/" + method, body.dump(), key);
+  }
+  Reply Get(const std::string& path) {
+    auto r = client_->Get(path.c_str());
+    Reply out;
+    if (!r) return out;
+    out.status = r->status;
+    out.raw = r->body;
+    out.body = Json::parse(r->body, nullptr, false);
+    return out;
+  }
+  // A collection with three documents.
+  void MakeDocs() {
+    Reply c = Rpc("Collections/Create", {{"spec", {{"name", "docs"}}}});
+    ASSERT_EQ(c.status, 200) << c.raw;
+    Json docs = Json::array();
+    docs.push_back({{"id", "a"}, {"text", "the cat sat on the mat"},
+                    {"metadata", {{"year", {{"int_value", "2020"}}}}}});
+    docs.push_back({{"id", "b"}, {"text", "a dog ran in the park"},
+                    {"metadata", {{"year", {{"int_value", "2024"}}}}}});
+    docs.push_back({{"id", "c"}, {"text", "stocks fell on monday"},
+                    {"metadata", {{"year", {{"int_value", "2024"}}}}}});
+    Reply u = Rpc("Documents/Upsert", {{"collection", "docs"}, {"documents", docs}}, kWrite);
+    ASSERT_EQ(u.status, 200) << u.raw;
+    EXPECT_EQ(u.body["ids"], Json({"a", "b", "c"}));
+  }
+
+  fs::path dir_;
+  std::unique_ptr<engine::Database> db_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<JsonRpc> rpc_;
+  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(HttpApiTest, EveryUnaryMethodOfTheProtoIsRouted) {
+  std::set<std::string> unary, streaming;
+  const auto* file = google::protobuf::DescriptorPool::generated_pool()->FindFileByName(
+      "neodb/v1/neodb.proto");
+  ASSERT_NE(file, nullptr);
+  for (int s = 0; s < file->service_count(); ++s) {
+    for (int m = 0; m < file->service(s)->method_count(); ++m) {
+      const auto* md = file->service(s)->method(m);
+      const std::string full = absl::StrCat("/", file->service(s)->full_name(), "/", md->name());
+      (md->client_streaming() || md->server_streaming() ? streaming : unary).insert(full);
+    }
+  }
+  const std::vector<std::string> routed = rpc_->Methods();
+  EXPECT_EQ(std::set<std::string>(routed.begin(), routed.end()), unary);
+  EXPECT_EQ(streaming, (std::set<std::string>{"/neodb.v1.Documents/BulkIngest",
+                                              "/neodb.v1.Documents/Ingest"}));
+  Reply r = Rpc("Documents/BulkIngest", Json::object());
+  EXPECT_EQ(r.status, 404) << r.raw;
+  EXPECT_NE(r.raw.find("gRPC only"), std::string::npos) << r.raw;
+}
+
+TEST_F(HttpApiTest, HealthMetricsAndUnknownRoutes) {
+  Reply h = Get("/healthz");
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(h.body["status"], "SERVING");
+  Reply m = Get("/metrics");
+  EXPECT_EQ(m.status, 200);
+  EXPECT_EQ(m.raw, "neodb_up 1\n");
+  Reply n = Get("/nothing");
+  EXPECT_EQ(n.status, 404);
+  EXPECT_EQ(n.body["error"]["status"], "NOT_FOUND") << n.raw;
+}
+
+TEST_F(HttpApiTest, CollectionsDocumentsAndStats) {
+  MakeDocs();
+  Reply list = Rpc("Collections/List", Json::object(), kRead);
+  ASSERT_EQ(list.status, 200) << list.raw;
+  ASSERT_EQ(list.body["collections"].size(), 1u);
+  EXPECT_EQ(list.body["collections"][0]["spec"]["name"], "docs");
+  EXPECT_EQ(list.body["collections"][0]["count"], "3");  // uint64: a string in proto3 JSON
+
+  Reply d = Rpc("Collections/Describe", {{"name", "docs"}}, kRead);
+  ASSERT_EQ(d.status, 200) << d.raw;
+  EXPECT_EQ(d.body["info"]["dimension"], 16);
+
+  Reply g = Rpc("Documents/Get", {{"collection", "docs"}, {"ids", {"a", "zz"}}}, kRead);
+  ASSERT_EQ(g.status, 200) << g.raw;
+  ASSERT_EQ(g.body["documents"].size(), 1u);
+  EXPECT_EQ(g.body["documents"][0]["text"], "the cat sat on the mat");  // bytes as text
+  EXPECT_EQ(g.body["documents"][0]["metadata"]["year"]["int_value"], "2020");
+  EXPECT_EQ(g.body["missing_ids"], Json::array({"zz"}));
+
+  Reply s = Rpc("Admin/Stats", Json::object(), kRead);
+  ASSERT_EQ(s.status, 200) << s.raw;
+  EXPECT_EQ(s.body["collections"], "1");
+  EXPECT_EQ(s.body["documents"], "3");
+  // The models directory is for admin keys only, over HTTP as over gRPC.
+  EXPECT_EQ(s.body["models_dir"], "");
+  Reply sa = Rpc("Admin/Stats", Json::object(), kAdmin);
+  EXPECT_NE(sa.body["models_dir"], "") << sa.raw;
+
+  Reply drop = Rpc("Collections/Drop", {{"name", "docs"}});
+  EXPECT_EQ(drop.status, 200) << drop.raw;
+  Reply gone = Rpc("Collections/Describe", {{"name", "docs"}}, kRead);
+  EXPECT_EQ(gone.status, 404) << gone.raw;
+  EXPECT_EQ(gone.body["error"]["status"], "NOT_FOUND");
+  Reply again = Rpc("Collections/Create", {{"spec", {{"name", "twice"}}}});
+  ASSERT_EQ(again.status, 200) << again.raw;
+  Reply dup = Rpc("Collections/Create", {{"spec", {{"name", "twice"}}}});
+  EXPECT_EQ(dup.status, 409) << dup.raw;
+}
+
+TEST_F(HttpApiTest, SearchInEveryMode) {
+  MakeDocs();
+  for (const char* mode : {"hybrid", "keyword", "vector"}) {
+    Reply r = Rpc("Search/NearText",
+                  {{"collection", "docs"},
+                   {"query", "cat on a mat"},
+                   {"k", 2},
+                   {"mode", mode},
+                   {"explain", true},
+                   {"include_text", true}},
+                  kRead);
+    ASSERT_EQ(r.status, 200) << mode << " " << r.raw;
+    EXPECT_EQ(r.body["mode"], mode);
+    ASSERT_FALSE(r.body["hits"].empty()) << mode;
+    EXPECT_EQ(r.body["hits"][0]["id"], "a") << mode << " " << r.raw;
+    EXPECT_EQ(r.body["hits"][0]["text"], "the cat sat on the mat");
+    EXPECT_TRUE(r.body["hits"][0]["explain"].is_object()) << r.raw;
+  }
+  // A filter in its JSON form and as the proto's message.
+  Reply f = Rpc("Search/NearText",
+                {{"collection", "docs"},
+                 {"query", "cat"},
+                 {"mode", "vector"},
+                 {"filter_json", R"({"field":"year","gte":2021})"}},
+                kRead);
+  ASSERT_EQ(f.status, 200) << f.raw;
+  for (const auto& h : f.body["hits"]) EXPECT_NE(h["id"], "a");
+  Reply v = Rpc("Documents/Get",
+                {{"collection", "docs"}, {"ids", Json::array({"b"})}, {"include_vector", true}},
+                kRead);
+  ASSERT_EQ(v.status, 200) << v.raw;
+  Reply nv = Rpc("Search/NearVector",
+                 {{"collection", "docs"}, {"vector", v.body["documents"][0]["vector"]}, {"k", 1}},
+                 kRead);
+  ASSERT_EQ(nv.status, 200) << nv.raw;
+  EXPECT_EQ(nv.body["hits"][0]["id"], "b");
+  Reply bad = Rpc("Search/NearText", {{"collection", "docs"}, {"query", "x"}, {"mode", "psychic"}},
+                  kRead);
+  EXPECT_EQ(bad.status, 400) << bad.raw;
+}
+
+TEST_F(HttpApiTest, KeysAndRolesAsForGrpc) {
+  Reply none = Rpc("Collections/List", Json::object(), "");
+  EXPECT_EQ(none.status, 401) << none.raw;
+  EXPECT_EQ(none.body["error"]["status"], "UNAUTHENTICATED");
+  EXPECT_NE(none.raw.find("needs an API key"), std::string::npos);
+  Reply wrong = Rpc("Collections/List", Json::object(), "not-a-key");
+  EXPECT_EQ(wrong.status, 401) << wrong.raw;
+  Reply low = Rpc("Collections/Create", {{"spec", {{"name", "x"}}}}, kWrite);
+  EXPECT_EQ(low.status, 403) << low.raw;
+  EXPECT_NE(low.raw.find("needs admin"), std::string::npos) << low.raw;
+  Reply emb = Post("/v1/embeddings", R"({"input":"hi"})", "");
+  EXPECT_EQ(emb.status, 401) << emb.raw;
+  // Nothing was created by the refused call.
+  Reply list = Rpc("Collections/List", Json::object(), kRead);
+  EXPECT_TRUE(list.body["collections"].empty()) << list.raw;
+}
+
+TEST_F(HttpApiTest, BadBodiesAre4xxWithAClearMessage) {
+  Reply notjson = Post("/v1/rpc/Collections/Create", "{not json", kAdmin);
+  EXPECT_EQ(notjson.status, 400) << notjson.raw;
+  EXPECT_NE(notjson.raw.find("not a valid neodb.v1.CreateCollectionRequest"), std::string::npos)
+      << notjson.raw;
+  Reply unknown = Rpc("Collections/Create", {{"spec", {{"name", "x"}}}, {"colour", "red"}});
+  EXPECT_EQ(unknown.status, 400) << unknown.raw;
+  EXPECT_NE(unknown.raw.find("colour"), std::string::npos) << unknown.raw;
+  Reply type = Rpc("Search/NearText", {{"collection", "docs"}, {"k", "many"}}, kRead);
+  EXPECT_EQ(type.status, 400) << type.raw;
+  Reply array = Post("/v1/rpc/Admin/Stats", "[1,2]", kRead);
+  EXPECT_EQ(array.status, 400) << array.raw;
+  Reply big = Post("/v1/rpc/Admin/Stats", std::string(2 << 20, ' '), kRead);
+  EXPECT_EQ(big.status, 413) << big.raw;
+  Reply method = Rpc("Collections/Explode", Json::object());
+  EXPECT_EQ(method.status, 404) << method.raw;
+  // Still serving.
+  EXPECT_EQ(Rpc("Admin/Stats", Json::object(), kRead).status, 200);
+  EXPECT_EQ(Post("/v1/rpc/Admin/Stats", "", kRead).status, 200);  // empty body = {}
+}
+
+TEST_F(HttpApiTest, OpenAiEmbeddingsAreEmbedsVectors) {
+  MakeDocs();
+  Reply one = Post("/v1/embeddings", R"({"input":"the cat","model":"default"})", kRead);
+  ASSERT_EQ(one.status, 200) << one.raw;
+  EXPECT_EQ(one.body["object"], "list");
+  ASSERT_EQ(one.body["data"].size(), 1u);
+  EXPECT_EQ(one.body["data"][0]["object"], "embedding");
+  EXPECT_EQ(one.body["data"][0]["index"], 0);
+  ASSERT_EQ(one.body["data"][0]["embedding"].size(), 16u);
+  EXPECT_EQ(one.body["usage"]["prompt_tokens"], 4);  // two words + [CLS] [SEP]
+  EXPECT_EQ(one.body["usage"]["total_tokens"], 4);
+
+  // The same vectors as Embedding.Embed with the same settings, bit for bit.
+  Reply embed = Rpc("Embedding/Embed",
+                    {{"texts", {"the cat", "a dog"}}, {"pooling", "POOLING_MEAN"},
+                     {"normalize", true}},
+                    kRead);
+  ASSERT_EQ(embed.status, 200) << embed.raw;
+  Reply two = Post("/v1/embeddings", R"({"input":["the cat","a dog"]})", kRead);
+  ASSERT_EQ(two.status, 200) << two.raw;
+  Reply b64 =
+      Post("/v1/embeddings", R"({"input":["the cat","a dog"],"encoding_format":"base64"})", kRead);
+  ASSERT_EQ(b64.status, 200) << b64.raw;
+  EXPECT_EQ(two.body["model"], embed.body["model_id"]);
+  for (int i = 0; i < 2; ++i) {
+    const Json& want = embed.body["vectors"][i]["values"];
+    const Json& got = two.body["data"][i]["embedding"];
+    ASSERT_EQ(got.size(), want.size());
+    std::string bytes;
+    ASSERT_TRUE(absl::Base64Unescape(b64.body["data"][i]["embedding"].get<std::string>(), &bytes));
+    ASSERT_EQ(bytes.size(), want.size() * sizeof(float));
+    for (size_t j = 0; j < want.size(); ++j) {
+      const float w = want[j].get<float>();
+      EXPECT_EQ(got[j].get<float>(), w) << i << "," << j;
+      float f;
+      std::memcpy(&f, bytes.data() + j * sizeof(float), sizeof f);
+      EXPECT_EQ(f, w) << i << "," << j;
+    }
+  }
+  // A collection's name as the model: its settings, the same model here.
+  Reply coll = Post("/v1/embeddings", R"({"input":"the cat","model":"docs"})", kRead);
+  ASSERT_EQ(coll.status, 200) << coll.raw;
+  EXPECT_EQ(coll.body["model"], "docs");
+
+  Reply nomodel = Post("/v1/embeddings", R"({"input":"x","model":"gpt-9"})", kRead);
+  EXPECT_EQ(nomodel.status, 404) << nomodel.raw;
+  Reply tokens = Post("/v1/embeddings", R"({"input":[[1,2,3]]})", kRead);
+  EXPECT_EQ(tokens.status, 400) << tokens.raw;
+  Reply format = Post("/v1/embeddings", R"({"input":"x","encoding_format":"int8"})", kRead);
+  EXPECT_EQ(format.status, 400) << format.raw;
+  Reply noinput = Post("/v1/embeddings", R"({"model":"default"})", kRead);
+  EXPECT_EQ(noinput.status, 400) << noinput.raw;
+  Reply garbage = Post("/v1/embeddings", "embed this", kRead);
+  EXPECT_EQ(garbage.status, 400) << garbage.raw;
+}
+
+TEST_F(HttpApiTest, OpenApiDocumentDescribesTheRoutes) {
+  Reply doc = Get("/openapi.json");
+  ASSERT_EQ(doc.status, 200);
+  ASSERT_TRUE(doc.body.is_object()) << doc.raw.substr(0, 200);
+  EXPECT_EQ(doc.body["openapi"], "3.0.3");
+  for (const std::string& full : rpc_->Methods()) {
+    // "/neodb.v1.Search/NearText" -> "/v1/rpc/Search/NearText"
+    const std::string path = "/v1/rpc/" + full.substr(std::strlen("/neodb.v1."));
+    EXPECT_TRUE(doc.body["paths"].contains(path)) << path;
+  }
+  EXPECT_TRUE(doc.body["paths"].contains("/v1/embeddings"));
+  // Every $ref names a schema the document has.
+  std::function<void(const Json&)> check = [&](const Json& j) {
+    if (j.is_object()) {
+      for (const auto& [k, v] : j.items()) {
+        if (k == "$ref") {
+          const std::string name =
+              v.get<std::string>().substr(std::strlen("#/components/schemas/"));
+          EXPECT_TRUE(doc.body["components"]["schemas"].contains(name)) << name;
+        } else {
+          check(v);
+        }
+      }
+    } else if (j.is_array()) {
+      for (const auto& v : j) check(v);
+    }
+  };
+  check(doc.body);
+  const Json& text = doc.body["components"]["schemas"]["neodb.v1.Document"]["properties"]["text"];
+  EXPECT_EQ(text["type"], "string");
+}
+
+TEST(HttpServerTest, RefusesTheJsonApiOffLoopbackAndABusyPort) {
+  std::vector<std::unique_ptr<grpc::Service>> none;
+  JsonRpc rpc(none, nullptr);
+  auto off = HttpServer::Start({.listen = "0.0.0.0:0", .rpc = &rpc});
+  EXPECT_EQ(off.status().code(), absl::StatusCode::kFailedPrecondition) << off.status();
+  auto bad = HttpServer::Start({.listen = "nowhere"});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
+  auto first = HttpServer::Start({.listen = "127.0.0.1:0"});
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = HttpServer::Start({.listen = absl::StrCat("127.0.0.1:", (*first)->port())});
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
+}
+
+}  // namespace
+}  // namespace neodb::api
