@@ -40,7 +40,7 @@ struct HttpServerOptions {
   // max_message_bytes).
   size_t max_body_bytes = size_t{32} << 20;
   // Renders GET /metrics; unset: no /metrics.
-  std::function<std::string()> metrics;
+  std::function<std::string()> metrics = nullptr;
   // The JSON API (not owned; must outlive the server); null: none.
   const JsonRpc* rpc = nullptr;
   // Allows a non-loopback address for the JSON API without TLS. Default: false.
