@@ -20,6 +20,10 @@ if(NEODB_BUILD_SERVER)
   find_package(faiss REQUIRED)
   find_package(Protobuf REQUIRED)
   find_package(gRPC CONFIG REQUIRED)
+  # NATS's C client (libnats-dev): the cluster's shard logs on JetStream.
+  # Through pkg-config: Debian's cnats CMake package names a static library
+  # the package does not ship, so find_package(cnats) fails.
+  pkg_check_modules(NATS REQUIRED IMPORTED_TARGET libnats)
 endif()
 
 if(NEODB_BUILD_TESTS)

@@ -227,6 +227,7 @@ absl::Status Store::DropCollection(std::string_view name) {
   batch.DeleteRange(im.documents, CollectionPrefix(name), CollectionPrefixEnd(name));
   batch.DeleteRange(im.id_map, CollectionPrefix(name), CollectionPrefixEnd(name));
   batch.Delete(im.meta, CountKey(name));
+  batch.DeleteRange(im.meta, SourceKey(name, ""), "source/" + CollectionPrefixEnd(name));
   batch.Put(im.changelog, EncodeBigEndian64(rec.seq), EncodeChangelogRecord(rec));
   batch.Put(im.meta, kLastSeqKey, EncodeBigEndian64(rec.seq));
   RETURN_IF_ERROR(im.Commit(&batch, "dropping collection"));

@@ -74,6 +74,15 @@ struct StoreOptions {
   FaultInjector* test_faults = nullptr;
 };
 
+// Where a write comes from when it replays another log (a shard's stream in a
+// cluster): the log's name and the position of the write's last change in
+// it. Kept in the same atomic batch as the write, so a restart resumes right
+// after the last change the store kept: none applied twice, none skipped.
+struct SourcePosition {
+  std::string source;  // 1..256 bytes
+  uint64_t position = 0;
+};
+
 // Fields of a collection that may change after creation.
 struct CollectionUpdate {
   std::optional<std::string> model_id;
@@ -130,12 +139,21 @@ class Store {
   // Errors (nothing is written): NOT_FOUND unknown collection; INVALID_ARGUMENT
   // for an empty/oversized id, vector size != dimension, non-finite vector
   // value, or bad metadata (message names the document).
+  // With `from`, the batch also records from->position as the collection's
+  // position in from->source (SourcePositionOf), even when `docs` is empty.
   absl::StatusOr<std::vector<uint64_t>> Upsert(std::string_view collection,
-                                               std::vector<Document> docs);
+                                               std::vector<Document> docs,
+                                               const SourcePosition* from = nullptr);
   // Deletes `ids`; missing ids are skipped (no record). Returns the change-log
-  // sequence numbers of the deletes that happened, in input order.
+  // sequence numbers of the deletes that happened, in input order. `from` as
+  // for Upsert (recorded even when no id was there to delete).
   absl::StatusOr<std::vector<uint64_t>> Delete(std::string_view collection,
-                                               std::span<const std::string> ids);
+                                               std::span<const std::string> ids,
+                                               const SourcePosition* from = nullptr);
+  // The position last recorded for `collection` from `source` by Upsert or
+  // Delete; 0 when none (dropping the collection forgets its positions).
+  absl::StatusOr<uint64_t> SourcePositionOf(std::string_view collection,
+                                            std::string_view source) const;
   // NOT_FOUND when the collection or the document is absent.
   absl::StatusOr<Document> Get(std::string_view collection, std::string_view id) const;
   // The live document whose current version has `internal_id`; NOT_FOUND when

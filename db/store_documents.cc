@@ -73,14 +73,35 @@ absl::Status ValidateDocument(const Document& doc, uint32_t dimension, size_t in
   return absl::OkStatus();
 }
 
+absl::Status CheckSource(const SourcePosition* from) {
+  if (from == nullptr) return absl::OkStatus();
+  if (from->source.empty() || from->source.size() > 256) {
+    return absl::InvalidArgumentError("a source log's name must have 1 to 256 bytes");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
+absl::StatusOr<uint64_t> Store::SourcePositionOf(std::string_view collection,
+                                                 std::string_view source) const {
+  RETURN_IF_ERROR(GetCollection(collection).status());
+  std::string value;
+  rocksdb::Status s = impl_->db->Get(rocksdb::ReadOptions(), impl_->meta,
+                                     SourceKey(collection, source), &value);
+  if (s.IsNotFound()) return 0;
+  RETURN_IF_ERROR(FromRocks(s, "reading a source position"));
+  return DecodeBigEndian64(value);
+}
+
 absl::StatusOr<std::vector<uint64_t>> Store::Upsert(std::string_view collection,
-                                                    std::vector<Document> docs) {
+                                                    std::vector<Document> docs,
+                                                    const SourcePosition* from) {
   Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.write_mu);
   RETURN_IF_ERROR(im.ResumeIfStopped());
   ASSIGN_OR_RETURN(CollectionSpec spec, GetCollection(collection));
+  RETURN_IF_ERROR(CheckSource(from));
   for (size_t i = 0; i < docs.size(); ++i) {
     RETURN_IF_ERROR(ValidateDocument(docs[i], spec.dimension, i));
   }
@@ -116,7 +137,11 @@ absl::StatusOr<std::vector<uint64_t>> Store::Upsert(std::string_view collection,
     batch.Put(im.changelog, EncodeBigEndian64(rec.seq), EncodeChangelogRecord(rec));
     seqs.push_back(rec.seq);
   }
-  if (docs.empty()) return seqs;
+  if (from) batch.Put(im.meta, SourceKey(collection, from->source), EncodeBigEndian64(from->position));
+  if (docs.empty()) {
+    if (from) RETURN_IF_ERROR(im.Commit(&batch, "recording a source position"));
+    return seqs;
+  }
   batch.Put(im.meta, CountKey(collection), EncodeBigEndian64(count));
   batch.Put(im.meta, kLastSeqKey, EncodeBigEndian64(seq));
   batch.Put(im.meta, kNextInternalIdKey, EncodeBigEndian64(next_id));
@@ -127,11 +152,13 @@ absl::StatusOr<std::vector<uint64_t>> Store::Upsert(std::string_view collection,
 }
 
 absl::StatusOr<std::vector<uint64_t>> Store::Delete(std::string_view collection,
-                                                    std::span<const std::string> ids) {
+                                                    std::span<const std::string> ids,
+                                                    const SourcePosition* from) {
   Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.write_mu);
   RETURN_IF_ERROR(im.ResumeIfStopped());
   RETURN_IF_ERROR(GetCollection(collection).status());
+  RETURN_IF_ERROR(CheckSource(from));
   ASSIGN_OR_RETURN(uint64_t count, Count(collection));
   uint64_t seq = im.last_seq;
   std::unordered_map<std::string, bool> deleted_in_batch;
@@ -156,7 +183,11 @@ absl::StatusOr<std::vector<uint64_t>> Store::Delete(std::string_view collection,
     batch.Put(im.changelog, EncodeBigEndian64(rec.seq), EncodeChangelogRecord(rec));
     seqs.push_back(rec.seq);
   }
-  if (seqs.empty()) return seqs;
+  if (from) batch.Put(im.meta, SourceKey(collection, from->source), EncodeBigEndian64(from->position));
+  if (seqs.empty()) {
+    if (from) RETURN_IF_ERROR(im.Commit(&batch, "recording a source position"));
+    return seqs;
+  }
   batch.Put(im.meta, CountKey(collection), EncodeBigEndian64(count));
   batch.Put(im.meta, kLastSeqKey, EncodeBigEndian64(seq));
   RETURN_IF_ERROR(im.Commit(&batch, "deleting documents"));

@@ -72,6 +72,11 @@ inline std::string CollectionPrefixEnd(std::string_view name) {
   return p;
 }
 inline std::string CountKey(std::string_view name) { return "count/" + std::string(name); }
+// Where a collection's replicated writes stand in each source log
+// (store.h, SourcePosition): "source/" name \0 source -> be64 position.
+inline std::string SourceKey(std::string_view name, std::string_view source) {
+  return "source/" + CollectionPrefix(name) + std::string(source);
+}
 
 inline constexpr char kLastSeqKey[] = "last_seq";
 inline constexpr char kNextInternalIdKey[] = "next_internal_id";

@@ -248,6 +248,28 @@ class Database {
   // Returns how many existed.
   absl::StatusOr<uint64_t> Delete(const std::string& collection,
                                   const std::vector<std::string>& ids);
+  // --- Replicated writes (cluster/). The node that takes a write checks and
+  // embeds it here (PrepareUpsert: Upsert without the commit) and publishes
+  // the documents, vectors included, to the shard's log; each replica of the
+  // shard commits them in log order with ApplyReplicatedUpserts/Deletes,
+  // whose store batch also records `from` (the log and the position of the
+  // last change applied), so a restart resumes right after it. A document
+  // whose vector another model made is FAILED_PRECONDITION (nothing written).
+  absl::StatusOr<Collection::PreparedWrite> PrepareUpsert(const std::string& collection,
+                                                          std::vector<DocumentInput> docs,
+                                                          absl::Time deadline,
+                                                          const CancelCheck& cancelled = {});
+  absl::Status ApplyReplicatedUpserts(const std::string& collection,
+                                      std::vector<db::Document> docs,
+                                      const db::SourcePosition& from);
+  absl::Status ApplyReplicatedDeletes(const std::string& collection,
+                                      const std::vector<std::string>& ids,
+                                      const db::SourcePosition& from);
+  // The last position ApplyReplicated* recorded for `collection` from
+  // `source`; 0 when none.
+  absl::StatusOr<uint64_t> SourcePositionOf(const std::string& collection,
+                                            const std::string& source) const;
+
   // NOT_FOUND for an unknown collection; missing documents are nullopt.
   absl::StatusOr<std::vector<std::optional<db::Document>>> Get(
       const std::string& collection, const std::vector<std::string>& ids) const;

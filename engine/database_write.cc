@@ -30,24 +30,31 @@ absl::Status Database::CatchUpLocked() {
   return result;
 }
 
-absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& collection,
-                                                          std::vector<DocumentInput> docs,
-                                                          absl::Time deadline, int64_t* tokens,
-                                                          const CancelCheck& cancelled) {
+absl::StatusOr<Collection::PreparedWrite> Database::PrepareUpsert(
+    const std::string& collection, std::vector<DocumentInput> docs, absl::Time deadline,
+    const CancelCheck& cancelled) {
   if (docs.empty()) return absl::InvalidArgumentError("no documents to upsert");
   RETURN_IF_ERROR(memory_budget_->Admit("upsert"));
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   std::shared_ptr<const Collection::State> state = c->state();
-  const std::string model_id = state->settings.spec.model_id;
   // External vectors need no model (and the write must not fail for want of one).
   std::shared_ptr<Model> m;
   if (state->settings.source != VectorSource::kExternal) {
     ASSIGN_OR_RETURN(m, ModelOf(*state));
   }
+  return Collection::PrepareWrite(*state, m.get(), std::move(docs), options_.max_request_tokens,
+                                  deadline, cancelled);
+}
+
+absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& collection,
+                                                          std::vector<DocumentInput> docs,
+                                                          absl::Time deadline, int64_t* tokens,
+                                                          const CancelCheck& cancelled) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   ASSIGN_OR_RETURN(Collection::PreparedWrite write,
-                   Collection::PrepareWrite(*state, m.get(), std::move(docs),
-                                            options_.max_request_tokens, deadline, cancelled));
+                   PrepareUpsert(collection, std::move(docs), deadline, cancelled));
   if (tokens) *tokens = write.tokens;
+  const std::string model_id = write.documents.front().model_id;  // never empty
 
   std::lock_guard<std::mutex> wlock(write_mu_);
   // The collection may have been dropped, re-created or reindexed to another
@@ -61,6 +68,41 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
   RETURN_IF_ERROR(store_->Upsert(collection, std::move(write.documents)).status());
   RETURN_IF_ERROR(CatchUpLocked());
   return std::move(write.ids);
+}
+
+absl::Status Database::ApplyReplicatedUpserts(const std::string& collection,
+                                              std::vector<db::Document> docs,
+                                              const db::SourcePosition& from) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  std::lock_guard<std::mutex> wlock(write_mu_);
+  // Under the write lock, so no reindex moves the collection to another
+  // model between this check and the commit. The store checks the rest
+  // (ids, dimension, finite values, metadata).
+  const std::string& model_id = c->state()->settings.spec.model_id;
+  for (const db::Document& d : docs) {
+    if (d.model_id != model_id) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "replicated document '", d.id, "' carries a vector of '", d.model_id,
+          "', but this replica's collection '", collection, "' holds vectors of '", model_id,
+          "'"));
+    }
+  }
+  RETURN_IF_ERROR(store_->Upsert(collection, std::move(docs), &from).status());
+  return CatchUpLocked();
+}
+
+absl::Status Database::ApplyReplicatedDeletes(const std::string& collection,
+                                              const std::vector<std::string>& ids,
+                                              const db::SourcePosition& from) {
+  RETURN_IF_ERROR(Find(collection).status());
+  std::lock_guard<std::mutex> wlock(write_mu_);
+  RETURN_IF_ERROR(store_->Delete(collection, ids, &from).status());
+  return CatchUpLocked();
+}
+
+absl::StatusOr<uint64_t> Database::SourcePositionOf(const std::string& collection,
+                                                    const std::string& source) const {
+  return store_->SourcePositionOf(collection, source);
 }
 
 absl::StatusOr<uint64_t> Database::Delete(const std::string& collection,

@@ -13,11 +13,13 @@ level — peers that include each other are how cycles start.
              clients                   (the C++ client library: proto and common only)
     level 2  engine, adapt             (peers: adapt trains and measures on a
                                         collection without the engine)
-    level 3  api
-    level 4  tools, research           (the CLI and what users and CI run; research
+    level 3  cluster                   (shards and replicas over the engine, on
+                                        NATS JetStream)
+    level 4  api
+    level 5  tools, research           (the CLI and what users and CI run; research
                                         and data building: peers, neither includes
                                         the other)
-    level 5  tests, bench              (may include anything below)
+    level 6  tests, bench              (may include anything below)
 
 proto/ is generated code every room may include. Includes are the quoted
 ones (`#include "room/..."`); system headers are not rooms. A file outside
@@ -39,11 +41,12 @@ ROOMS = [
     ("clients", "clients", 1),
     ("engine", "engine", 2),
     ("adapt", "adapt", 2),
-    ("api", "api", 3),
-    ("tools", "tools", 4),
-    ("research", "research", 4),
-    ("tests", "tests", 5),
-    ("bench", "bench", 5),
+    ("cluster", "cluster", 3),
+    ("api", "api", 4),
+    ("tools", "tools", 5),
+    ("research", "research", 5),
+    ("tests", "tests", 6),
+    ("bench", "bench", 6),
 ]
 SHARED = ("proto",)  # generated stubs: includable from anywhere
 SOURCES = (".h", ".cc", ".cu", ".cuh", ".hpp", ".cpp")
@@ -142,7 +145,9 @@ def self_test():
                   ["db (level 1) includes index/metric.h", "index (level 1) includes db/s.h",
                    "include cycle between rooms: db -> index"]),
         "product into tools": ({"api/x.cc": '#include "tools/neodb/a.h"\n'},
-                               ["api (level 3) includes tools/neodb/a.h"]),
+                               ["api (level 4) includes tools/neodb/a.h"]),
+        "engine into cluster": ({"engine/k.cc": '#include "cluster/shard_log.h"\n'},
+                                ["engine (level 2) includes cluster/shard_log.h"]),
         "adapt beside engine": ({"adapt/j.cc": '#include "engine/database.h"\n'},
                                 ["adapt (level 2) includes engine/database.h"]),
         "client into server": ({"clients/cpp/c.cc": '#include "api/grpc_status.h"\n'},

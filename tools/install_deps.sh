@@ -10,6 +10,7 @@ PKGS=(
   libutf8proc-dev libstemmer-dev libsentencepiece-dev sentencepiece libxxhash-dev libpng-dev zlib1g-dev
   libzstd-dev zstd
   librocksdb-dev libfaiss-dev
+  libnats-dev nats-server
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libssl-dev openssl libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-14 libfuzzer-14-dev libclang-rt-14-dev libomp-14-dev llvm-14

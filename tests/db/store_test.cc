@@ -338,3 +338,47 @@ TEST_F(StoreTest, ConcurrentWritersGetGapFreeChangelogAndUniqueIds) {
 
 }  // namespace
 }  // namespace neodb::db
+
+namespace neodb::db {
+namespace {
+
+// A replicated write's position in its source log is committed with the
+// write itself: it survives a reopen, moves with no-op writes too, is kept
+// per collection and source, and goes with a dropped collection.
+TEST_F(StoreTest, SourcePositionIsCommittedWithTheWrite) {
+  ASSERT_TRUE(store_->CreateCollection(Spec("c")).ok());
+  ASSERT_TRUE(store_->CreateCollection(Spec("d")).ok());
+  EXPECT_EQ(*store_->SourcePositionOf("c", "stream-0"), 0u);
+  SourcePosition from{"stream-0", 7};
+  ASSERT_TRUE(store_->Upsert("c", {Doc("a", 1), Doc("b", 2)}, &from).ok());
+  from.position = 9;
+  ASSERT_TRUE(store_->Delete("c", std::vector<std::string>{"a", "missing"}, &from).ok());
+  SourcePosition other{"stream-1", 3};
+  ASSERT_TRUE(store_->Upsert("c", {}, &other).ok());  // nothing to write, still recorded
+  from.position = 12;
+  ASSERT_TRUE(store_->Delete("c", std::vector<std::string>{"missing"}, &from).ok());
+  Reopen();
+  EXPECT_EQ(*store_->SourcePositionOf("c", "stream-0"), 12u);
+  EXPECT_EQ(*store_->SourcePositionOf("c", "stream-1"), 3u);
+  EXPECT_EQ(*store_->SourcePositionOf("d", "stream-0"), 0u);
+  EXPECT_EQ(*store_->Count("c"), 1u);
+  // A write the store refuses records no position either.
+  SourcePosition bad{"stream-0", 20};
+  Document wrong = Doc("x", 1);
+  wrong.vector.push_back(4);  // dimension 4 in a collection of 3
+  EXPECT_FALSE(store_->Upsert("c", {wrong}, &bad).ok());
+  EXPECT_EQ(*store_->SourcePositionOf("c", "stream-0"), 12u);
+  SourcePosition nameless{"", 1};
+  EXPECT_EQ(store_->Upsert("c", {Doc("y", 1)}, &nameless).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Dropped and created again: it starts from nothing.
+  ASSERT_TRUE(store_->DropCollection("c").ok());
+  ASSERT_TRUE(store_->CreateCollection(Spec("c")).ok());
+  EXPECT_EQ(*store_->SourcePositionOf("c", "stream-0"), 0u);
+  EXPECT_EQ(*store_->SourcePositionOf("c", "stream-1"), 0u);
+  EXPECT_EQ(store_->SourcePositionOf("gone", "stream-0").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace neodb::db

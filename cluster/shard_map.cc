@@ -1,0 +1,31 @@
+#include "cluster/shard_map.h"
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "xxhash.h"
+
+namespace neodb::cluster {
+
+uint32_t ShardOf(const std::string& doc_id, uint32_t shards) {
+  if (shards <= 1) return 0;
+  // A seed of our own, fixed forever: changing it moves every document.
+  constexpr uint64_t kSeed = 0x6e656f6462ULL;  // "neodb"
+  return static_cast<uint32_t>(XXH64(doc_id.data(), doc_id.size(), kSeed) % shards);
+}
+
+std::string ShardStreamName(const std::string& collection, uint32_t shard) {
+  return absl::StrCat("neodb-", collection, "-", shard);
+}
+
+std::string ShardSubjects(const std::string& collection, uint32_t shard) {
+  return absl::StrCat("neodb.", collection, ".", shard, ".*");
+}
+
+std::string DocumentSubject(const std::string& collection, uint32_t shard,
+                            const std::string& doc_id) {
+  // Hex: a document id may hold any bytes, a subject token may not ('.',
+  // '*', '>', white space); hex is one token whatever the id.
+  return absl::StrCat("neodb.", collection, ".", shard, ".", absl::BytesToHexString(doc_id));
+}
+
+}  // namespace neodb::cluster

@@ -1,0 +1,34 @@
+#pragma once
+// Where a document of a sharded collection lives, and what its shard's log is
+// called in JetStream. Every node computes the same answers from the same
+// inputs (xxHash64 with a fixed seed, on every architecture), so a write taken
+// by any node lands in the shard every replica of it reads.
+//
+// Names: collection names are [A-Za-z0-9_-]{1,128} (db/collection_spec.h),
+// valid in stream names and subject tokens as they are.
+//   stream   neodb-<collection>-<shard>
+//   subject  neodb.<collection>.<shard>.<hex of the document id>
+// One subject per document: the stream keeps one message per subject (the
+// document's last upsert, or its tombstone), so the log stays as large as
+// the collection and still rebuilds a replica from its first message.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace neodb::cluster {
+
+inline constexpr uint32_t kMaxShards = 1024;
+
+// The shard of `doc_id` among `shards` (>= 1).
+uint32_t ShardOf(const std::string& doc_id, uint32_t shards);
+
+std::string ShardStreamName(const std::string& collection, uint32_t shard);
+// The stream's subjects: neodb.<collection>.<shard>.*
+std::string ShardSubjects(const std::string& collection, uint32_t shard);
+std::string DocumentSubject(const std::string& collection, uint32_t shard,
+                            const std::string& doc_id);
+
+}  // namespace neodb::cluster

@@ -1,0 +1,238 @@
+#include "cluster/shard_replica.h"
+
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "cluster/shard_change.h"
+#include "cluster/shard_log.h"
+#include "cluster/shard_map.h"
+#include "common/status_macros.h"
+#include "spdlog/spdlog.h"
+
+namespace neodb::cluster {
+namespace {
+
+// Messages taken into one store batch at most.
+constexpr size_t kMaxBatch = 512;
+
+struct MsgDeleter {
+  void operator()(natsMsg* m) const { natsMsg_Destroy(m); }
+};
+using MsgPtr = std::unique_ptr<natsMsg, MsgDeleter>;
+
+struct Received {
+  uint64_t sequence = 0;
+  ShardChange change;
+};
+
+// Stream sequence and pending count of a message from a JetStream consumer.
+absl::Status ReadMeta(natsMsg* msg, uint64_t* sequence, uint64_t* pending) {
+  jsMsgMetaData* meta = nullptr;
+  natsStatus s = natsMsg_GetMetaData(&meta, msg);
+  if (s != NATS_OK) return NatsStatus(s, static_cast<jsErrCode>(0), "reading a shard message's metadata");
+  *sequence = meta->Sequence.Stream;
+  *pending = meta->NumPending;
+  jsMsgMetaData_Destroy(meta);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+ShardReplica::ShardReplica(engine::Database* db, const NatsClient* nats, std::string collection,
+                           uint32_t shard)
+    : db_(db),
+      nats_(nats),
+      collection_(std::move(collection)),
+      shard_(shard),
+      stream_(ShardStreamName(collection_, shard_)) {}
+
+ShardReplica::~ShardReplica() {
+  Stop();
+  std::lock_guard<std::mutex> lock(poll_mu_);
+  Unsubscribe();
+}
+
+absl::Status ShardReplica::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+absl::Status ShardReplica::LoadPosition() {
+  if (loaded_) return absl::OkStatus();
+  ASSIGN_OR_RETURN(uint64_t p, db_->SourcePositionOf(collection_, stream_));
+  position_.store(p);
+  loaded_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status ShardReplica::Subscribe() {
+  if (sub_ != nullptr) return absl::OkStatus();
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = stream_.c_str();
+  so.Ordered = true;
+  const uint64_t from = position_.load() + 1;
+  if (from > 1) {
+    so.Config.DeliverPolicy = js_DeliverByStartSequence;
+    so.Config.OptStartSeq = from;
+  } else {
+    so.Config.DeliverPolicy = js_DeliverAll;
+  }
+  const std::string subjects = ShardSubjects(collection_, shard_);
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_SubscribeSync(&sub_, nats_->jetstream(), subjects.c_str(), nullptr, &so, &jerr);
+  if (s != NATS_OK) {
+    sub_ = nullptr;
+    return NatsStatus(s, jerr, absl::StrCat("subscribing to ", stream_, " from ", from));
+  }
+  return absl::OkStatus();
+}
+
+void ShardReplica::Unsubscribe() {
+  if (sub_ == nullptr) return;
+  natsSubscription_Unsubscribe(sub_);
+  natsSubscription_Destroy(sub_);
+  sub_ = nullptr;
+}
+
+absl::StatusOr<size_t> ShardReplica::Poll(absl::Duration wait) {
+  std::lock_guard<std::mutex> lock(poll_mu_);
+  absl::StatusOr<size_t> n = PollLocked(wait);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    status_ = n.status();
+  }
+  if (!n.ok()) Unsubscribe();  // the next poll starts again from the position
+  cv_.notify_all();
+  return n;
+}
+
+absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
+  RETURN_IF_ERROR(LoadPosition());
+  RETURN_IF_ERROR(Subscribe());
+  std::vector<Received> batch;
+  int64_t wait_ms = std::max<int64_t>(1, absl::ToInt64Milliseconds(wait));
+  const std::string prefix = absl::StrCat("neodb.", collection_, ".", shard_, ".");
+  while (batch.size() < kMaxBatch) {
+    natsMsg* raw = nullptr;
+    natsStatus s = natsSubscription_NextMsg(&raw, sub_, wait_ms);
+    if (s == NATS_TIMEOUT) break;
+    if (s != NATS_OK) return NatsStatus(s, static_cast<jsErrCode>(0), absl::StrCat("reading ", stream_));
+    MsgPtr msg(raw);
+    uint64_t sequence = 0, pending = 0;
+    RETURN_IF_ERROR(ReadMeta(msg.get(), &sequence, &pending));
+    if (sequence <= position_.load()) continue;  // applied before a resubscribe
+    const std::string_view data(natsMsg_GetData(msg.get()),
+                                static_cast<size_t>(natsMsg_GetDataLength(msg.get())));
+    absl::StatusOr<ShardChange> change = DecodeShardChange(data);
+    if (!change.ok()) {
+      return absl::DataLossError(absl::StrCat(stream_, " message ", sequence, ": ",
+                                              change.status().message()));
+    }
+    // The subject names the document: compaction keeps one message per
+    // subject, so a change filed under another document's subject would
+    // replace that document's last change. Such a message is refused.
+    const std::string subject = natsMsg_GetSubject(msg.get());
+    if (subject != prefix + absl::BytesToHexString(change->doc_id())) {
+      return absl::DataLossError(absl::StrCat(stream_, " message ", sequence, " (subject ",
+                                              subject, ") carries document '",
+                                              change->doc_id(), "' of another subject"));
+    }
+    batch.push_back(Received{sequence, *std::move(change)});
+    if (pending == 0) break;  // caught up: apply now
+    wait_ms = 1000;           // more are on their way
+  }
+  // Runs of one kind, in stream order, each one store batch with its last
+  // change's sequence as the position.
+  size_t applied = 0;
+  for (size_t i = 0; i < batch.size();) {
+    const ShardChange::Op op = batch[i].change.op;
+    size_t j = i;
+    while (j < batch.size() && batch[j].change.op == op) ++j;
+    const db::SourcePosition from{stream_, batch[j - 1].sequence};
+    if (op == ShardChange::Op::kUpsert) {
+      std::vector<db::Document> docs;
+      for (size_t k = i; k < j; ++k) docs.push_back(std::move(batch[k].change.document));
+      RETURN_IF_ERROR(db_->ApplyReplicatedUpserts(collection_, std::move(docs), from));
+    } else {
+      std::vector<std::string> ids;
+      for (size_t k = i; k < j; ++k) ids.push_back(std::move(batch[k].change.id));
+      RETURN_IF_ERROR(db_->ApplyReplicatedDeletes(collection_, ids, from));
+    }
+    position_.store(from.position);
+    applied += j - i;
+    i = j;
+  }
+  return applied;
+}
+
+absl::Status ShardReplica::WaitFor(uint64_t sequence, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (loaded_ && position_.load() >= sequence) return absl::OkStatus();
+      if (thread_.joinable()) {
+        // The background thread polls; wait for it to move.
+        const absl::Duration left = deadline - absl::Now();
+        if (left <= absl::ZeroDuration()) break;
+        cv_.wait_for(lock, absl::ToChronoMilliseconds(std::min(left, absl::Milliseconds(100))));
+        continue;
+      }
+    }
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) break;
+    absl::StatusOr<size_t> n = Poll(std::min(left, absl::Milliseconds(200)));
+    if (!n.ok() && absl::Now() >= deadline) return n.status();
+  }
+  absl::Status why = status();
+  return absl::DeadlineExceededError(
+      absl::StrCat("replica of ", stream_, " is at ", position_.load(), ", not yet at ", sequence,
+                   why.ok() ? "" : absl::StrCat(" (", why.message(), ")")));
+}
+
+absl::Status ShardReplica::CatchUp(absl::Duration timeout) {
+  ASSIGN_OR_RETURN(uint64_t last, ShardLastSequence(*nats_, collection_, shard_));
+  return WaitFor(last, timeout);
+}
+
+void ShardReplica::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void ShardReplica::Stop() {
+  std::thread t;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    t = std::move(thread_);
+  }
+  cv_.notify_all();
+  if (t.joinable()) t.join();
+}
+
+void ShardReplica::Run() {
+  absl::Duration backoff = absl::Milliseconds(50);
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_) return;
+    }
+    absl::StatusOr<size_t> n = Poll(absl::Milliseconds(250));
+    if (n.ok()) {
+      backoff = absl::Milliseconds(50);
+      continue;
+    }
+    spdlog::warn("replica of {}: {} (retrying from {})", stream_, n.status().ToString(),
+                 position_.load());
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, absl::ToChronoMilliseconds(backoff), [this] { return stop_; });
+    backoff = std::min(backoff * 2, absl::Seconds(2));
+  }
+}
+
+}  // namespace neodb::cluster

@@ -1,0 +1,90 @@
+#pragma once
+// ShardReplica: this node's copy of one shard of a collection, kept up to date
+// from the shard's stream (shard_log.h) through the engine.
+//
+// The position is the store's: each run of changes is committed by
+// Database::ApplyReplicated* together with the stream sequence of its last
+// change (db::SourcePosition, source = the stream's name), so after a crash
+// the replica resumes right after the last change its store kept: none is
+// applied twice, none skipped. That is why the consumer is not durable: an
+// ordered (ephemeral, flow-controlled, gap-checked) consumer is created from
+// the stored position whenever the replica (re)subscribes, and JetStream
+// holds no second copy of the position that could disagree with the store.
+//
+// A new replica starts at position 0 and reads the whole compacted stream.
+// A change that cannot be applied (a malformed message, a vector of another
+// model, a store error) is never skipped: the replica reports it (status())
+// and retries from its position, so it stops there until the cause is
+// fixed, and the others go on.
+//
+// Thread-safety: all methods are safe to call concurrently.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "cluster/nats_client.h"
+#include "engine/database.h"
+
+namespace neodb::cluster {
+
+class ShardReplica {
+ public:
+  // `db` holds the collection (created with the collection's spec, same
+  // model); `db` and `nats` outlive the replica.
+  ShardReplica(engine::Database* db, const NatsClient* nats, std::string collection,
+               uint32_t shard);
+  ~ShardReplica();
+  ShardReplica(const ShardReplica&) = delete;
+  ShardReplica& operator=(const ShardReplica&) = delete;
+
+  // Applies what the stream holds, waiting up to `wait` for the first
+  // change; returns how many changes it applied (0: none came).
+  absl::StatusOr<size_t> Poll(absl::Duration wait);
+  // Returns once the replica has applied the stream up to `sequence`
+  // (a write's consistency token); DEADLINE_EXCEEDED after `timeout`.
+  absl::Status WaitFor(uint64_t sequence, absl::Duration timeout);
+  // Applies until caught up with the stream's last sequence as of the call.
+  absl::Status CatchUp(absl::Duration timeout);
+
+  // Polls in a background thread until Stop (or destruction).
+  void Start();
+  void Stop();
+
+  // The stream sequence of the last change applied (from the store at start).
+  uint64_t position() const { return position_.load(); }
+  // OK, or why the last attempt to apply failed.
+  absl::Status status() const;
+  const std::string& stream() const { return stream_; }
+
+ private:
+  absl::Status LoadPosition();
+  absl::Status Subscribe();
+  void Unsubscribe();
+  absl::StatusOr<size_t> PollLocked(absl::Duration wait);
+  void Run();
+
+  engine::Database* const db_;
+  const NatsClient* const nats_;
+  const std::string collection_;
+  const uint32_t shard_;
+  const std::string stream_;
+
+  std::mutex poll_mu_;  // one poll at a time; guards sub_ and loaded_
+  natsSubscription* sub_ = nullptr;
+  std::atomic<bool> loaded_{false};
+  std::atomic<uint64_t> position_{0};
+
+  mutable std::mutex mu_;  // guards status_, stop_; cv_ signals position changes
+  std::condition_variable cv_;
+  absl::Status status_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace neodb::cluster

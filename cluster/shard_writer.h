@@ -1,0 +1,72 @@
+#pragma once
+// ShardWriter: the write path of a sharded collection on the node that takes
+// the write. It checks and embeds the documents with the collection's model
+// here (Database::PrepareUpsert: the encoder tier is every node, and replicas
+// never embed again), then publishes each document, or each id's tombstone,
+// to its shard's stream (shard_map.h) and returns once JetStream has
+// acknowledged every one of them on a quorum.
+//
+// A publish that fails with UNAVAILABLE (no leader, a server restarting, an
+// ack lost) is retried with the same publish id until the deadline, so a
+// retry never stores a change twice; past the deadline the write fails with
+// UNAVAILABLE and the changes acknowledged before it stay (each document is
+// its own change: a batch is not atomic across documents, as in every
+// sharded peer).
+//
+// The result carries a consistency token: for each shard written, the
+// highest stream sequence of this write. A read that waits until its
+// replicas' positions reach it sees the write (ShardReplica::WaitFor).
+//
+// Thread-safety: safe to call concurrently.
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cluster/nats_client.h"
+#include "cluster/shard_change.h"
+#include "engine/database.h"
+
+namespace neodb::cluster {
+
+// shard -> the highest sequence a write reached in that shard's stream.
+using ConsistencyToken = std::map<uint32_t, uint64_t>;
+// "shard:sequence,..." and back (INVALID_ARGUMENT for anything else).
+std::string FormatToken(const ConsistencyToken& token);
+absl::StatusOr<ConsistencyToken> ParseToken(const std::string& text);
+
+struct ShardedWrite {
+  std::vector<std::string> ids;  // upserts: generated ids filled in
+  ConsistencyToken token;
+};
+
+class ShardWriter {
+ public:
+  // `db` holds the collection (for its settings and model); `node_id` makes
+  // this writer's publish ids unique (1..64 bytes). Both outlive the writer.
+  ShardWriter(engine::Database* db, const NatsClient* nats, std::string node_id);
+
+  absl::StatusOr<ShardedWrite> Upsert(const std::string& collection, uint32_t shards,
+                                      std::vector<engine::DocumentInput> docs,
+                                      absl::Time deadline);
+  // Publishes a tombstone for every id (whether or not a replica has it:
+  // the tombstone is what keeps a lagging replica from keeping it).
+  absl::StatusOr<ShardedWrite> Delete(const std::string& collection, uint32_t shards,
+                                      const std::vector<std::string>& ids, absl::Time deadline);
+
+ private:
+  absl::Status Publish(const std::string& collection, uint32_t shards, const ShardChange& change,
+                       absl::Time deadline, ConsistencyToken* token);
+
+  engine::Database* const db_;
+  const NatsClient* const nats_;
+  const std::string node_id_;
+  const std::string epoch_;  // per process: ids never repeat across restarts
+  std::atomic<uint64_t> next_{0};
+};
+
+}  // namespace neodb::cluster
