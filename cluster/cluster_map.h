@@ -1,0 +1,86 @@
+#pragma once
+// ClusterMap: what every node of a cluster agrees on, kept in JetStream's
+// key-value store (so in the same Raft-replicated servers as the shard logs:
+// no second consensus system to run).
+//
+//   bucket neodb-collections  <name> -> the sharded collection: the spec it
+//                             was created with, the model id the creating
+//                             node's model gave it, shards, replicas and the
+//                             placement (which nodes hold each shard)
+//   bucket neodb-nodes        <node id> -> the node's heartbeat; the bucket's
+//                             TTL drops a node that stops beating
+//
+// Placement is decided once, when the collection is created, by rendezvous
+// hashing of (collection, shard, node) over the live nodes, and stored: it does
+// not move when a node blinks. (Moving replicas to a new node, or off a dead
+// one, is a rewrite of the placement by `neodb cluster rebalance`: the next
+// step of issue 47.)
+//
+// Thread-safety: safe to call concurrently (nats.c's KV handles are).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cluster/nats_client.h"
+#include "db/collection_spec.h"
+
+namespace neodb::cluster {
+
+struct ShardedCollection {
+  db::CollectionSpec spec;  // as the creating node stored it
+  std::string model_id;     // the model the creating node gave it: every node must match
+  uint32_t shards = 1;
+  uint32_t replicas = 1;
+  std::vector<std::vector<std::string>> placement;  // [shard] -> node ids
+};
+
+// Node ids: 1..64 of [A-Za-z0-9_-].
+absl::Status CheckNodeId(const std::string& node_id);
+
+// For each of `shards`, the `replicas` nodes of `nodes` ranked first by
+// rendezvous hashing. FAILED_PRECONDITION when fewer nodes than replicas.
+absl::StatusOr<std::vector<std::vector<std::string>>> PlaceShards(
+    const std::string& collection, uint32_t shards, uint32_t replicas,
+    const std::vector<std::string>& nodes);
+
+std::string EncodeShardedCollection(const ShardedCollection& c);
+// INVALID_ARGUMENT naming what is wrong (an entry written by another node).
+absl::StatusOr<ShardedCollection> DecodeShardedCollection(const std::string& bytes);
+
+struct ClusterMapOptions {
+  int replicas = 1;  // of the two buckets (the JetStream cluster's size, up to 5)
+  absl::Duration node_ttl = absl::Seconds(10);  // a node unheard of this long is gone
+};
+
+class ClusterMap {
+ public:
+  // Creates the buckets unless they exist, or binds to them as they are (the
+  // first node's options win).
+  static absl::StatusOr<std::unique_ptr<ClusterMap>> Open(const NatsClient& nats,
+                                                          const ClusterMapOptions& options);
+  ~ClusterMap();
+  ClusterMap(const ClusterMap&) = delete;
+  ClusterMap& operator=(const ClusterMap&) = delete;
+
+  // Records that `node_id` is alive (call well within the TTL).
+  absl::Status Heartbeat(const std::string& node_id, const std::string& info);
+  // Node ids heard from within the TTL, sorted.
+  absl::StatusOr<std::vector<std::string>> LiveNodes() const;
+
+  // ALREADY_EXISTS when a collection of that name is in the map.
+  absl::Status Create(const ShardedCollection& c);
+  absl::StatusOr<ShardedCollection> Get(const std::string& name) const;
+  absl::StatusOr<std::vector<ShardedCollection>> List() const;
+  absl::Status Remove(const std::string& name);
+
+ private:
+  ClusterMap() = default;
+  kvStore* collections_ = nullptr;
+  kvStore* nodes_ = nullptr;
+};
+
+}  // namespace neodb::cluster

@@ -1,0 +1,178 @@
+#include "cluster/cluster_node.h"
+
+#include "absl/strings/str_cat.h"
+#include "cluster/shard_log.h"
+#include "common/status_macros.h"
+#include "spdlog/spdlog.h"
+
+namespace neodb::cluster {
+
+ClusterNode::ClusterNode(engine::Database* db, const NatsClient* nats, ClusterMap* map,
+                         ClusterNodeOptions options)
+    : db_(db),
+      nats_(nats),
+      map_(map),
+      options_(std::move(options)),
+      writer_(db, nats, options_.node_id) {}
+
+ClusterNode::~ClusterNode() {
+  Stop();
+  std::lock_guard<std::mutex> lock(mu_);
+  replicas_.clear();  // each stops its thread
+}
+
+absl::Status ClusterNode::Start() {
+  RETURN_IF_ERROR(CheckNodeId(options_.node_id));
+  RETURN_IF_ERROR(map_->Heartbeat(options_.node_id, options_.info));
+  RETURN_IF_ERROR(Reconcile());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!thread_.joinable()) {
+    stop_ = false;
+    thread_ = std::thread([this] { Run(); });
+  }
+  return absl::OkStatus();
+}
+
+void ClusterNode::Stop() {
+  std::thread t;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    t = std::move(thread_);
+  }
+  cv_.notify_all();
+  if (t.joinable()) t.join();
+}
+
+void ClusterNode::Run() {
+  absl::Time next_beat = absl::Now() + options_.heartbeat;
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.reconcile), [this] { return stop_; });
+      if (stop_) return;
+    }
+    if (absl::Now() >= next_beat) {
+      if (absl::Status s = map_->Heartbeat(options_.node_id, options_.info); !s.ok()) {
+        spdlog::warn("node {}: heartbeat failed: {}", options_.node_id, s.ToString());
+      }
+      next_beat = absl::Now() + options_.heartbeat;
+    }
+    if (absl::Status s = Reconcile(); !s.ok()) {
+      spdlog::warn("node {}: {}", options_.node_id, s.ToString());
+    }
+  }
+}
+
+absl::StatusOr<ShardedCollection> ClusterNode::CreateCollection(db::CollectionSpec spec,
+                                                                uint32_t shards,
+                                                                uint32_t replicas,
+                                                                int log_replicas) {
+  ASSIGN_OR_RETURN(std::vector<std::string> live, map_->LiveNodes());
+  ShardedCollection c;
+  c.shards = shards;
+  c.replicas = replicas;
+  ASSIGN_OR_RETURN(c.placement, PlaceShards(spec.name, shards, replicas, live));
+  if (map_->Get(spec.name).ok()) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("collection '", spec.name, "' already exists in the cluster"));
+  }
+  // Here first: the spec is checked and the model named before the cluster
+  // sees anything.
+  ASSIGN_OR_RETURN(engine::CollectionInfo info, db_->CreateCollection(std::move(spec)));
+  c.spec = info.spec;  // complete: what every node creates (its own model fills the model fields)
+  c.model_id = info.spec.model_id;
+  ShardStreamOptions so;
+  so.replicas = log_replicas > 0 ? log_replicas : static_cast<int>(replicas);
+  for (uint32_t s = 0; s < shards; ++s) {
+    RETURN_IF_ERROR(EnsureShardStream(*nats_, c.spec.name, s, so));
+  }
+  RETURN_IF_ERROR(map_->Create(c));
+  RETURN_IF_ERROR(Reconcile());
+  return c;
+}
+
+absl::Status ClusterNode::Reconcile() {
+  std::lock_guard<std::mutex> one(reconcile_mu_);
+  ASSIGN_OR_RETURN(std::vector<ShardedCollection> all, map_->List());
+  absl::Status result;
+  for (ShardedCollection& c : all) {
+    const std::string& name = c.spec.name;
+    absl::StatusOr<engine::CollectionInfo> here = db_->DescribeCollection(name);
+    if (absl::IsNotFound(here.status())) here = db_->CreateCollection(c.spec);
+    if (!here.ok()) {
+      result.Update(absl::Status(here.status().code(),
+                                 absl::StrCat("creating collection '", name, "' on node ",
+                                              options_.node_id, ": ", here.status().message())));
+      continue;
+    }
+    if (here->spec.model_id != c.model_id) {
+      result.Update(absl::FailedPreconditionError(absl::StrCat(
+          "collection '", name, "' holds vectors of '", c.model_id, "', but node ",
+          options_.node_id, " has it on '", here->spec.model_id,
+          "': start this node with the same model; no replica runs here until then")));
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    for (uint32_t s = 0; s < c.shards; ++s) {
+      const std::vector<std::string>& nodes = c.placement[s];
+      if (std::find(nodes.begin(), nodes.end(), options_.node_id) == nodes.end()) continue;
+      auto& r = replicas_[{name, s}];
+      if (r == nullptr) {
+        r = std::make_unique<ShardReplica>(db_, nats_, name, s);
+        r->Start();
+      }
+    }
+    entries_[name] = std::move(c);
+  }
+  return result;
+}
+
+absl::StatusOr<ShardedCollection> ClusterNode::Entry(const std::string& collection) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = entries_.find(collection); it != entries_.end()) return it->second;
+  }
+  // Created by another node since the last reconcile.
+  RETURN_IF_ERROR(Reconcile());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = entries_.find(collection); it != entries_.end()) return it->second;
+  return absl::NotFoundError(absl::StrCat("collection '", collection, "' is not in the cluster"));
+}
+
+absl::StatusOr<ShardedWrite> ClusterNode::Upsert(const std::string& collection,
+                                                 std::vector<engine::DocumentInput> docs,
+                                                 absl::Time deadline) {
+  ASSIGN_OR_RETURN(ShardedCollection c, Entry(collection));
+  return writer_.Upsert(collection, c.shards, std::move(docs), deadline);
+}
+
+absl::StatusOr<ShardedWrite> ClusterNode::Delete(const std::string& collection,
+                                                 const std::vector<std::string>& ids,
+                                                 absl::Time deadline) {
+  ASSIGN_OR_RETURN(ShardedCollection c, Entry(collection));
+  return writer_.Delete(collection, c.shards, ids, deadline);
+}
+
+ShardReplica* ClusterNode::Replica(const std::string& collection, uint32_t shard) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = replicas_.find({collection, shard});
+  return it == replicas_.end() ? nullptr : it->second.get();
+}
+
+absl::Status ClusterNode::WaitFor(const std::string& collection, const ConsistencyToken& token,
+                                  absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (const auto& [shard, seq] : token) {
+    ShardReplica* r = Replica(collection, shard);
+    if (r == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat("shard ", shard, " of '", collection,
+                                                        "' has no replica on node ",
+                                                        options_.node_id));
+    }
+    RETURN_IF_ERROR(r->WaitFor(seq, deadline - absl::Now()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace neodb::cluster

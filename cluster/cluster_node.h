@@ -1,0 +1,97 @@
+#pragma once
+// ClusterNode: one neodb node's part in a cluster. It beats its heart into the
+// cluster map, creates sharded collections (placement over the live nodes,
+// the shards' streams, the map entry), and keeps itself in line with the map
+// (Reconcile): every sharded collection exists here, so that this node can
+// check and embed writes for it (the encoder tier is every node), and a
+// replica runs for each shard placed here. Writes go through its ShardWriter.
+//
+// Thread-safety: safe to call concurrently.
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "cluster/cluster_map.h"
+#include "cluster/nats_client.h"
+#include "cluster/shard_replica.h"
+#include "cluster/shard_writer.h"
+#include "engine/database.h"
+
+namespace neodb::cluster {
+
+struct ClusterNodeOptions {
+  std::string node_id;  // CheckNodeId
+  std::string info;     // what the heartbeat says (e.g. the node's gRPC address)
+  absl::Duration heartbeat = absl::Seconds(2);  // well within the map's node TTL
+  absl::Duration reconcile = absl::Milliseconds(500);
+};
+
+class ClusterNode {
+ public:
+  // `db`, `nats` and `map` outlive the node.
+  ClusterNode(engine::Database* db, const NatsClient* nats, ClusterMap* map,
+              ClusterNodeOptions options);
+  ~ClusterNode();
+  ClusterNode(const ClusterNode&) = delete;
+  ClusterNode& operator=(const ClusterNode&) = delete;
+
+  // Beats once and reconciles once (errors returned), then keeps doing both
+  // in the background until Stop.
+  absl::Status Start();
+  void Stop();
+
+  // Creates `spec` sharded `shards` ways with `replicas` copies of each shard
+  // placed over the live nodes, and its shard streams with `log_replicas`
+  // JetStream replicas (0: as many as `replicas`; at most the NATS cluster's
+  // servers). The collection is created here first (a bad spec fails before
+  // anything reaches the cluster). ALREADY_EXISTS when the name is taken.
+  absl::StatusOr<ShardedCollection> CreateCollection(db::CollectionSpec spec, uint32_t shards,
+                                                     uint32_t replicas, int log_replicas = 0);
+
+  // Brings this node in line with the map (see above). A collection whose
+  // model here differs from the one it was created with is reported, and
+  // no replica runs for it here.
+  absl::Status Reconcile();
+
+  absl::StatusOr<ShardedWrite> Upsert(const std::string& collection,
+                                      std::vector<engine::DocumentInput> docs,
+                                      absl::Time deadline);
+  absl::StatusOr<ShardedWrite> Delete(const std::string& collection,
+                                      const std::vector<std::string>& ids, absl::Time deadline);
+  // Waits until this node's replicas have applied `token` (read-your-writes).
+  // FAILED_PRECONDITION when a shard of the token has no replica here.
+  absl::Status WaitFor(const std::string& collection, const ConsistencyToken& token,
+                       absl::Duration timeout);
+
+  // This node's replica of the shard; null when the shard is not placed here.
+  ShardReplica* Replica(const std::string& collection, uint32_t shard) const;
+  const std::string& node_id() const { return options_.node_id; }
+
+ private:
+  absl::StatusOr<ShardedCollection> Entry(const std::string& collection);
+  void Run();
+
+  engine::Database* const db_;
+  const NatsClient* const nats_;
+  ClusterMap* const map_;
+  const ClusterNodeOptions options_;
+  ShardWriter writer_;
+
+  mutable std::mutex mu_;  // guards the members below
+  std::map<std::string, ShardedCollection> entries_;  // the map as last read
+  std::map<std::pair<std::string, uint32_t>, std::unique_ptr<ShardReplica>> replicas_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+  std::mutex reconcile_mu_;  // one reconcile at a time
+};
+
+}  // namespace neodb::cluster
