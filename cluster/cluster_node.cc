@@ -1,5 +1,7 @@
 #include "cluster/cluster_node.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "cluster/shard_log.h"
 #include "common/status_macros.h"
@@ -83,12 +85,21 @@ absl::StatusOr<ShardedCollection> ClusterNode::CreateCollection(db::CollectionSp
   c.spec = info.spec;  // complete: what every node creates (its own model fills the model fields)
   c.model_id = info.spec.model_id;
   ShardStreamOptions so;
-  so.replicas = log_replicas > 0 ? log_replicas : static_cast<int>(replicas);
+  so.replicas = log_replicas;
+  if (so.replicas <= 0) {
+    // As many copies of the log as of the shard, as far as the NATS cluster has servers.
+    so.replicas = std::min({static_cast<int>(replicas), nats_->ServerCount(), 5});
+    if (so.replicas < static_cast<int>(replicas)) {
+      spdlog::warn("collection '{}': its shard logs get {} JetStream replica(s), not {}: the "
+                   "NATS cluster has {} server(s)",
+                   c.spec.name, so.replicas, replicas, nats_->ServerCount());
+    }
+  }
   for (uint32_t s = 0; s < shards; ++s) {
     RETURN_IF_ERROR(EnsureShardStream(*nats_, c.spec.name, s, so));
   }
   RETURN_IF_ERROR(map_->Create(c));
-  RETURN_IF_ERROR(Reconcile());
+  RETURN_IF_ERROR(Reconcile());  // marks it replicated here, starts the replicas placed here
   return c;
 }
 
@@ -113,6 +124,7 @@ absl::Status ClusterNode::Reconcile() {
           "': start this node with the same model; no replica runs here until then")));
       continue;
     }
+    db_->MarkReplicated(name);
     std::lock_guard<std::mutex> lock(mu_);
     for (uint32_t s = 0; s < c.shards; ++s) {
       const std::vector<std::string>& nodes = c.placement[s];
@@ -152,6 +164,29 @@ absl::StatusOr<ShardedWrite> ClusterNode::Delete(const std::string& collection,
                                                  absl::Time deadline) {
   ASSIGN_OR_RETURN(ShardedCollection c, Entry(collection));
   return writer_.Delete(collection, c.shards, ids, deadline);
+}
+
+bool ClusterNode::IsSharded(const std::string& collection) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (entries_.count(collection) > 0) return true;
+  }
+  if (db_->DescribeCollection(collection).ok()) return false;  // a collection of this node
+  if (absl::Status s = Reconcile(); !s.ok()) {
+    spdlog::warn("node {}: {}", options_.node_id, s.ToString());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.count(collection) > 0;
+}
+
+bool ClusterNode::HoldsEveryShard(const std::string& collection) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(collection);
+  if (it == entries_.end()) return false;
+  for (uint32_t s = 0; s < it->second.shards; ++s) {
+    if (replicas_.count({collection, s}) == 0) return false;
+  }
+  return true;
 }
 
 ShardReplica* ClusterNode::Replica(const std::string& collection, uint32_t shard) const {

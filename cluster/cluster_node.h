@@ -50,8 +50,8 @@ class ClusterNode {
 
   // Creates `spec` sharded `shards` ways with `replicas` copies of each shard
   // placed over the live nodes, and its shard streams with `log_replicas`
-  // JetStream replicas (0: as many as `replicas`; at most the NATS cluster's
-  // servers). The collection is created here first (a bad spec fails before
+  // JetStream replicas (0: as many as `replicas`, but no more than the NATS
+  // cluster's servers, with a warning). The collection is created here first (a bad spec fails before
   // anything reaches the cluster). ALREADY_EXISTS when the name is taken.
   absl::StatusOr<ShardedCollection> CreateCollection(db::CollectionSpec spec, uint32_t shards,
                                                      uint32_t replicas, int log_replicas = 0);
@@ -70,6 +70,15 @@ class ClusterNode {
   // FAILED_PRECONDITION when a shard of the token has no replica here.
   absl::Status WaitFor(const std::string& collection, const ConsistencyToken& token,
                        absl::Duration timeout);
+
+  // Whether `collection` is a sharded collection of the cluster. Known ones
+  // answer from the last reconcile (no NATS call on the write and search
+  // paths); a name this node has no collection of reconciles first, so a
+  // collection created on another node a moment ago is found.
+  bool IsSharded(const std::string& collection);
+  // Whether every shard of `collection` has a replica on this node, so a
+  // search here covers the whole collection.
+  bool HoldsEveryShard(const std::string& collection) const;
 
   // This node's replica of the shard; null when the shard is not placed here.
   ShardReplica* Replica(const std::string& collection, uint32_t shard) const;

@@ -1,5 +1,9 @@
 #include "cluster/nats_client.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -67,6 +71,19 @@ absl::StatusOr<std::unique_ptr<NatsClient>> NatsClient::Connect(const NatsClient
   s = natsConnection_JetStream(&c->js_, c->conn_, &jo);
   if (s != NATS_OK) return NatsStatus(s, static_cast<jsErrCode>(0), "opening JetStream");
   return c;
+}
+
+int NatsClient::ServerCount() const {
+  char** servers = nullptr;
+  int count = 0;
+  if (natsConnection_GetServers(conn_, &servers, &count) != NATS_OK) return 1;
+  std::set<std::string> unique;
+  for (int i = 0; i < count; ++i) {
+    unique.insert(servers[i]);
+    free(servers[i]);
+  }
+  free(servers);
+  return std::max<int>(1, static_cast<int>(unique.size()));
 }
 
 NatsClient::~NatsClient() {

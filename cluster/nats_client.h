@@ -51,6 +51,10 @@ class NatsClient {
   NatsClient(const NatsClient&) = delete;
   NatsClient& operator=(const NatsClient&) = delete;
 
+  // Servers of the NATS cluster this client knows (those it was given and
+  // those the cluster told it of), at least 1.
+  int ServerCount() const;
+
   natsConnection* connection() const { return conn_; }
   jsCtx* jetstream() const { return js_; }
   const NatsClientOptions& options() const { return options_; }

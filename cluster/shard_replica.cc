@@ -15,6 +15,8 @@ namespace {
 
 // Messages taken into one store batch at most.
 constexpr size_t kMaxBatch = 512;
+// How long a replica stays quiet before it asks whether the stream moved on.
+constexpr absl::Duration kQuietCheck = absl::Seconds(2);
 
 struct MsgDeleter {
   void operator()(natsMsg* m) const { natsMsg_Destroy(m); }
@@ -143,6 +145,25 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
     if (pending == 0) break;  // caught up: apply now
     wait_ms = 1000;           // more are on their way
   }
+  if (batch.empty()) {
+    // Watchdog: an ordered consumer is recreated by the client when its
+    // heartbeats stop, but across server restarts in a cluster one has been
+    // seen to stay silent with changes waiting. Quiet for a while and behind
+    // the stream: subscribe again from the position.
+    const absl::Time now = absl::Now();
+    if (quiet_since_ == absl::InfiniteFuture()) quiet_since_ = now;
+    if (now - quiet_since_ >= kQuietCheck) {
+      quiet_since_ = now;
+      absl::StatusOr<uint64_t> last = ShardLastSequence(*nats_, collection_, shard_);
+      if (last.ok() && *last > position_.load()) {
+        spdlog::info("replica of {}: quiet at {} while the stream is at {}; subscribing again",
+                     stream_, position_.load(), *last);
+        Unsubscribe();
+      }
+    }
+    return 0;
+  }
+  quiet_since_ = absl::InfiniteFuture();
   // Runs of one kind, in stream order, each one store batch with its last
   // change's sequence as the position.
   size_t applied = 0;

@@ -78,6 +78,9 @@ class ShardReplica {
   std::mutex poll_mu_;  // one poll at a time; guards sub_ and loaded_
   natsSubscription* sub_ = nullptr;
   std::atomic<bool> loaded_{false};
+  // When the last poll that got no message began a quiet spell (guarded by
+  // poll_mu_): see PollLocked's watchdog.
+  absl::Time quiet_since_ = absl::InfiniteFuture();
   std::atomic<uint64_t> position_{0};
 
   mutable std::mutex mu_;  // guards status_, stop_; cv_ signals position changes

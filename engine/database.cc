@@ -299,6 +299,7 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
 }
 
 absl::Status Database::DropCollection(const std::string& name) {
+  RETURN_IF_ERROR(RefuseIfReplicated(name, "dropping it"));
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
   if (c->reindex().state == ReindexProgress::State::kRunning) {
     return absl::FailedPreconditionError(

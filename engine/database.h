@@ -265,6 +265,12 @@ class Database {
   absl::Status ApplyReplicatedDeletes(const std::string& collection,
                                       const std::vector<std::string>& ids,
                                       const db::SourcePosition& from);
+  // Marks `collection` as replicated from a log: from then on (until the
+  // process ends) Upsert, Delete, Reindex and DropCollection refuse it with
+  // FAILED_PRECONDITION, as its writes must go through its log (local ones
+  // would exist on this node alone); ApplyReplicated* still write it.
+  void MarkReplicated(const std::string& collection);
+  bool IsReplicated(const std::string& collection) const;
   // The last position ApplyReplicated* recorded for `collection` from
   // `source`; 0 when none.
   absl::StatusOr<uint64_t> SourcePositionOf(const std::string& collection,
@@ -387,6 +393,9 @@ class Database {
   std::unique_ptr<ModelRegistry> models_;
 
   mutable std::shared_mutex collections_mu_;
+  mutable std::mutex replicated_mu_;
+  std::set<std::string> replicated_;  // guarded by replicated_mu_
+  absl::Status RefuseIfReplicated(const std::string& collection, const char* what) const;
   std::map<std::string, std::shared_ptr<Collection>> collections_;
 
   // Serialises store mutations with their index updates; guards the fields below.

@@ -106,6 +106,7 @@ absl::StatusOr<std::vector<std::string>> Database::OwnModelDirs(
 }
 
 absl::Status Database::Reindex(const std::string& collection, const std::string& model_dir) {
+  RETURN_IF_ERROR(RefuseIfReplicated(collection, "a reindex"));
   RETURN_IF_ERROR(CheckReindex(collection));
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   // The target model is loaded here, so a bad directory or dimension is the

@@ -46,10 +46,28 @@ absl::StatusOr<Collection::PreparedWrite> Database::PrepareUpsert(
                                   deadline, cancelled);
 }
 
+void Database::MarkReplicated(const std::string& collection) {
+  std::lock_guard<std::mutex> lock(replicated_mu_);
+  replicated_.insert(collection);
+}
+
+bool Database::IsReplicated(const std::string& collection) const {
+  std::lock_guard<std::mutex> lock(replicated_mu_);
+  return replicated_.count(collection) > 0;
+}
+
+absl::Status Database::RefuseIfReplicated(const std::string& collection, const char* what) const {
+  if (!IsReplicated(collection)) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "collection '", collection, "' is a sharded collection of the cluster: ", what,
+      " must go through the cluster (its shard logs), not this node alone"));
+}
+
 absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& collection,
                                                           std::vector<DocumentInput> docs,
                                                           absl::Time deadline, int64_t* tokens,
                                                           const CancelCheck& cancelled) {
+  RETURN_IF_ERROR(RefuseIfReplicated(collection, "its writes"));
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   ASSIGN_OR_RETURN(Collection::PreparedWrite write,
                    PrepareUpsert(collection, std::move(docs), deadline, cancelled));
@@ -107,6 +125,7 @@ absl::StatusOr<uint64_t> Database::SourcePositionOf(const std::string& collectio
 
 absl::StatusOr<uint64_t> Database::Delete(const std::string& collection,
                                           const std::vector<std::string>& ids) {
+  RETURN_IF_ERROR(RefuseIfReplicated(collection, "its deletes"));
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   for (const auto& id : ids) RETURN_IF_ERROR(CheckDocumentId(id));
   std::lock_guard<std::mutex> wlock(write_mu_);
