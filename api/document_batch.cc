@@ -22,10 +22,8 @@ absl::Status TooManyError(size_t n, const char* what, const ServiceLimits& limit
                                                  limits.max_documents_per_request, " per request"));
 }
 
-absl::StatusOr<std::vector<std::string>> UpsertBatch(
-    engine::Database* db, const ServiceLimits& limits, const grpc::ServerContextBase* ctx,
-    const std::string& collection, const google::protobuf::RepeatedPtrField<v1::Document>& docs,
-    int64_t* tokens) {
+absl::StatusOr<std::vector<engine::DocumentInput>> DocumentInputsFromProto(
+    const ServiceLimits& limits, const google::protobuf::RepeatedPtrField<v1::Document>& docs) {
   if (docs.empty()) return absl::InvalidArgumentError("request has no documents");
   if (docs.size() > limits.max_documents_per_request) {
     return TooManyError(docs.size(), "documents", limits);
@@ -45,6 +43,14 @@ absl::StatusOr<std::vector<std::string>> UpsertBatch(
                                                : absl::StrCat("document '", d.id(), "'")));
     in.push_back(std::move(x));
   }
+  return in;
+}
+
+absl::StatusOr<std::vector<std::string>> UpsertBatch(
+    engine::Database* db, const ServiceLimits& limits, const grpc::ServerContextBase* ctx,
+    const std::string& collection, const google::protobuf::RepeatedPtrField<v1::Document>& docs,
+    int64_t* tokens) {
+  ASSIGN_OR_RETURN(std::vector<engine::DocumentInput> in, DocumentInputsFromProto(limits, docs));
   return db->Upsert(collection, std::move(in), DeadlineOf(ctx, limits), tokens, CancelOf(ctx));
 }
 

@@ -30,6 +30,10 @@ engine::CancelCheck CancelOf(const grpc::ServerContextBase* ctx);
 // INVALID_ARGUMENT: a request with `n` `what`s, over max_documents_per_request.
 absl::Status TooManyError(size_t n, const char* what, const ServiceLimits& limits);
 
+// `docs` as the engine takes them, checked for count and metadata.
+absl::StatusOr<std::vector<engine::DocumentInput>> DocumentInputsFromProto(
+    const ServiceLimits& limits, const google::protobuf::RepeatedPtrField<v1::Document>& docs);
+
 // Validates `docs` (count, metadata) and upserts them into `collection`
 // under ctx's deadline and cancellation; the ids stored, in order. Adds the
 // tokens embedded to `*tokens` when it is not null. Blocks (the embed queue,

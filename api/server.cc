@@ -54,7 +54,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   std::unique_ptr<Server> s(new Server());
   s->streams_ = std::make_unique<StreamGate>(streams);
   s->stream_workers_ = std::make_unique<StreamWorkers>(stream_workers);
-  s->services_ = MakeServices(db, options.limits, s->streams_.get(), s->stream_workers_.get());
+  s->services_ = MakeServices(db, options.limits, s->streams_.get(), s->stream_workers_.get(),
+                              options.cluster);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, creds->credentials, &s->port_);
   // gRPC sets SO_REUSEPORT by default: a second server on a busy port would

@@ -54,6 +54,9 @@ struct ServerOptions {
   // Every call is counted and timed here (not owned; must outlive the
   // server). Null: no request metrics.
   RequestMetrics* metrics = nullptr;
+  // This server's part in a cluster (not owned; must outlive the server).
+  // Null: a server alone (sharded collections are refused).
+  cluster::ClusterNode* cluster = nullptr;
 };
 
 class Server {

@@ -12,6 +12,7 @@
 #include "api/document_batch.h"
 #include "api/grpc_status.h"
 #include "api/ingest_reactors.h"
+#include "common/status_macros.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 
 namespace neodb::api {
@@ -33,7 +34,7 @@ grpc::Status Error(const absl::Status& s) { return ToGrpcStatus(s); }
 
 class CollectionsService final : public v1::Collections::Service {
  public:
-  explicit CollectionsService(Database* db) : db_(db) {}
+  CollectionsService(Database* db, cluster::ClusterNode* cluster) : db_(db), cluster_(cluster) {}
 
   grpc::Status Create(grpc::ServerContext*, const v1::CreateCollectionRequest* req,
                       v1::CreateCollectionResponse* resp) override {
@@ -41,6 +42,23 @@ class CollectionsService final : public v1::Collections::Service {
     if (!spec.ok()) return Error(spec.status());
     auto vectors = VectorOptionsFromProto(req->spec());
     if (!vectors.ok()) return Error(vectors.status());
+    if (req->shards() > 0 || req->replicas() > 0) {
+      if (cluster_ == nullptr) {
+        return Error(absl::FailedPreconditionError(
+            "shards and replicas need a cluster: this server was started without --nats"));
+      }
+      if (vectors->source != engine::VectorSource::kModel) {
+        return Error(absl::UnimplementedError(
+            "a sharded collection embeds with the model: client vectors are not sharded yet"));
+      }
+      auto c = cluster_->CreateCollection(std::move(*spec), std::max<uint32_t>(1, req->shards()),
+                                          std::max<uint32_t>(1, req->replicas()));
+      if (!c.ok()) return Error(c.status());
+      auto info = db_->DescribeCollection(c->spec.name);
+      if (!info.ok()) return Error(info.status());
+      ToProto(*info, resp->mutable_info());
+      return grpc::Status::OK;
+    }
     auto info = db_->CreateCollection(std::move(*spec), *vectors);
     if (!info.ok()) return Error(info.status());
     ToProto(*info, resp->mutable_info());
@@ -77,6 +95,7 @@ class CollectionsService final : public v1::Collections::Service {
 
  private:
   Database* db_;
+  cluster::ClusterNode* cluster_;
 };
 
 // The ingest streams run on gRPC's callback API (ingest_reactors.h), so an
@@ -91,13 +110,23 @@ using DocumentsServiceBase = v1::Documents::WithCallbackMethod_BulkIngest<
 class DocumentsService final : public DocumentsServiceBase {
  public:
   DocumentsService(Database* db, const ServiceLimits& limits, StreamGate* streams,
-                   StreamWorkers* workers)
+                   StreamWorkers* workers, cluster::ClusterNode* cluster)
       : db_(db),
+        cluster_(cluster),
         limits_(limits),
         ingest_{.db = db, .limits = limits, .gate = streams, .workers = workers} {}
 
   grpc::Status Upsert(grpc::ServerContext* ctx, const v1::UpsertRequest* req,
                       v1::UpsertResponse* resp) override {
+    if (cluster_ != nullptr && cluster_->IsSharded(req->collection())) {
+      auto docs = DocumentInputsFromProto(limits_, req->documents());
+      if (!docs.ok()) return Error(docs.status());
+      auto w = cluster_->Upsert(req->collection(), std::move(*docs), DeadlineOf(ctx, limits_));
+      if (!w.ok()) return Error(w.status());
+      for (auto& id : w->ids) resp->add_ids(std::move(id));
+      resp->set_consistency_token(cluster::FormatToken(w->token));
+      return grpc::Status::OK;
+    }
     auto ids = UpsertBatch(db_, limits_, ctx, req->collection(), req->documents(), nullptr);
     if (!ids.ok()) return Error(ids.status());
     for (auto& id : *ids) resp->add_ids(std::move(id));
@@ -132,12 +161,19 @@ class DocumentsService final : public DocumentsServiceBase {
     return grpc::Status::OK;
   }
 
-  grpc::Status Delete(grpc::ServerContext*, const v1::DeleteRequest* req,
+  grpc::Status Delete(grpc::ServerContext* ctx, const v1::DeleteRequest* req,
                       v1::DeleteResponse* resp) override {
     std::vector<std::string> ids(req->ids().begin(), req->ids().end());
     if (ids.empty()) return Error(absl::InvalidArgumentError("no ids to delete"));
     if (ids.size() > static_cast<size_t>(limits_.max_documents_per_request)) {
       return Error(TooMany(ids.size(), "ids"));
+    }
+    if (cluster_ != nullptr && cluster_->IsSharded(req->collection())) {
+      auto w = cluster_->Delete(req->collection(), ids, DeadlineOf(ctx, limits_));
+      if (!w.ok()) return Error(w.status());
+      resp->set_deleted(w->ids.size());
+      resp->set_consistency_token(cluster::FormatToken(w->token));
+      return grpc::Status::OK;
     }
     auto n = db_->Delete(req->collection(), ids);
     if (!n.ok()) return Error(n.status());
@@ -166,6 +202,7 @@ class DocumentsService final : public DocumentsServiceBase {
   absl::Status TooMany(size_t n, const char* what) const { return TooManyError(n, what, limits_); }
 
   Database* db_;
+  cluster::ClusterNode* cluster_;
   ServiceLimits limits_;
   IngestStreamEnv ingest_;
 };
@@ -194,10 +231,14 @@ void HitsToProto(SearchResult& r, v1::SearchResponse* resp) {
 
 class SearchService final : public v1::Search::Service {
  public:
-  SearchService(Database* db, const ServiceLimits& limits) : db_(db), limits_(limits) {}
+  SearchService(Database* db, const ServiceLimits& limits, cluster::ClusterNode* cluster)
+      : db_(db), limits_(limits), cluster_(cluster) {}
 
   grpc::Status NearText(grpc::ServerContext* ctx, const v1::NearTextRequest* req,
                         v1::SearchResponse* resp) override {
+    if (absl::Status s = BeforeSearch(ctx, req->collection(), req->consistency_token()); !s.ok()) {
+      return Error(s);
+    }
     auto params = SearchParamsFromProto(*req);
     if (!params.ok()) return Error(params.status());
     std::optional<std::string> instruction;
@@ -209,8 +250,11 @@ class SearchService final : public v1::Search::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status NearVector(grpc::ServerContext*, const v1::NearVectorRequest* req,
+  grpc::Status NearVector(grpc::ServerContext* ctx, const v1::NearVectorRequest* req,
                           v1::SearchResponse* resp) override {
+    if (absl::Status s = BeforeSearch(ctx, req->collection(), req->consistency_token()); !s.ok()) {
+      return Error(s);
+    }
     auto params = SearchParamsFromProto(*req);
     if (!params.ok()) return Error(params.status());
     std::vector<float> v(req->vector().begin(), req->vector().end());
@@ -221,8 +265,31 @@ class SearchService final : public v1::Search::Service {
   }
 
  private:
+  // A sharded collection is searched here when this node holds every shard
+  // (fan-out to other nodes is not built yet), after its replicas have
+  // applied the writes `token` names.
+  absl::Status BeforeSearch(const grpc::ServerContext* ctx, const std::string& collection,
+                            const std::string& token) const {
+    const bool sharded = cluster_ != nullptr && cluster_->IsSharded(collection);
+    if (!sharded) {
+      if (token.empty()) return absl::OkStatus();
+      return absl::InvalidArgumentError(absl::StrCat(
+          "consistency_token is for sharded collections; '", collection, "' is not one"));
+    }
+    if (!cluster_->HoldsEveryShard(collection)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "node ", cluster_->node_id(), " does not hold every shard of '", collection,
+          "', and searches that fan out to other nodes are not built yet: ask a node that "
+          "holds them all"));
+    }
+    if (token.empty()) return absl::OkStatus();
+    ASSIGN_OR_RETURN(cluster::ConsistencyToken t, cluster::ParseToken(token));
+    return cluster_->WaitFor(collection, t, DeadlineOf(ctx, limits_) - absl::Now());
+  }
+
   Database* db_;
   ServiceLimits limits_;
+  cluster::ClusterNode* cluster_;
 };
 
 class EmbeddingService final : public v1::Embedding::Service {
@@ -404,11 +471,12 @@ class AdminService final : public v1::Admin::Service {
 std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
                                                          const ServiceLimits& limits,
                                                          StreamGate* streams,
-                                                         StreamWorkers* workers) {
+                                                         StreamWorkers* workers,
+                                                         cluster::ClusterNode* cluster) {
   std::vector<std::unique_ptr<grpc::Service>> out;
-  out.push_back(std::make_unique<CollectionsService>(db));
-  out.push_back(std::make_unique<DocumentsService>(db, limits, streams, workers));
-  out.push_back(std::make_unique<SearchService>(db, limits));
+  out.push_back(std::make_unique<CollectionsService>(db, cluster));
+  out.push_back(std::make_unique<DocumentsService>(db, limits, streams, workers, cluster));
+  out.push_back(std::make_unique<SearchService>(db, limits, cluster));
   out.push_back(std::make_unique<EmbeddingService>(db, limits));
   out.push_back(std::make_unique<AdminService>(db, limits, streams));
   return out;

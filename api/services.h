@@ -24,6 +24,7 @@
 #include <memory>
 #include <vector>
 
+#include "cluster/cluster_node.h"
 #include "engine/database.h"
 #include "api/service_limits.h"
 #include "api/stream_gate.h"
@@ -35,10 +36,13 @@ namespace neodb::api {
 
 // One object per service of neodb.v1; all share the Database, the
 // StreamGate that admits ingest streams and the StreamWorkers that run their
-// messages (none owned; all outlive the services and every call).
+// messages, and, on a server in a cluster, the ClusterNode (null otherwise):
+// sharded collections are created, written and read-your-writes waited for
+// through it (none owned; all outlive the services and every call).
 std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
                                                          const ServiceLimits& limits,
                                                          StreamGate* streams,
-                                                         StreamWorkers* workers);
+                                                         StreamWorkers* workers,
+                                                         cluster::ClusterNode* cluster = nullptr);
 
 }  // namespace neodb::api

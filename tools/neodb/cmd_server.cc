@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "engine/database.h"
 #include "engine/fake_embedder.h"
@@ -15,6 +17,7 @@
 #include "api/http/http_server.h"
 #include "api/http/json_rpc.h"
 #include "api/server.h"
+#include "cluster/cluster_node.h"
 #include "encoder/device.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -71,6 +74,8 @@ struct ServeFlags {
   api::SecurityOptions security;
   std::string metrics_listen;
   std::string http_listen;
+  std::string nats;     // comma-separated nats:// URLs; empty: no cluster
+  std::string node_id;  // this node's id in the cluster
   std::string backup_dir;
   std::string log_format = "text";
   std::string device = "cpu";
@@ -257,6 +262,32 @@ absl::Status Serve(ServeFlags f) {
     spdlog::info("{} API keys from {}", keys->size(), f.key_file);
     so.keys = keys;
   }
+  // In a cluster: the node joins (heartbeat, the map's collections created
+  // here, its replicas started) before the server takes any call, so that no
+  // local write reaches a sharded collection (Database::MarkReplicated).
+  std::unique_ptr<cluster::NatsClient> nats;
+  std::unique_ptr<cluster::ClusterMap> cluster_map;
+  std::unique_ptr<cluster::ClusterNode> cluster_node;
+  if (!f.nats.empty()) {
+    RETURN_IF_ERROR(cluster::CheckNodeId(f.node_id));
+    cluster::NatsClientOptions no;
+    no.servers = absl::StrSplit(f.nats, ',', absl::SkipEmpty());
+    no.name = absl::StrCat("neodb-", f.node_id);
+    ASSIGN_OR_RETURN(nats, cluster::NatsClient::Connect(no));
+    ASSIGN_OR_RETURN(cluster_map, cluster::ClusterMap::Open(*nats, {}));
+    cluster::ClusterNodeOptions co;
+    co.node_id = f.node_id;
+    co.info = f.listen;
+    cluster_node = std::make_unique<cluster::ClusterNode>(db.get(), nats.get(), cluster_map.get(), co);
+    if (absl::Status s = cluster_node->Start(); !s.ok()) {
+      // A collection this node cannot hold (another model) is reported; the rest serve.
+      spdlog::error("cluster: {}", s.ToString());
+    }
+    so.cluster = cluster_node.get();
+    spdlog::info("cluster: node {} on NATS {}", f.node_id, f.nats);
+  } else if (!f.node_id.empty()) {
+    return absl::InvalidArgumentError("--node-id needs --nats");
+  }
   api::RequestMetrics metrics;
   std::unique_ptr<api::HttpServer> metrics_http, http;
   std::unique_ptr<api::JsonRpc> json_rpc;
@@ -316,6 +347,9 @@ absl::Status Serve(ServeFlags f) {
   server->Shutdown(absl::Seconds(f.grace_s));
   server.reset();
   metrics_http.reset();
+  cluster_node.reset();  // stops its replicas before the database closes
+  cluster_map.reset();
+  nats.reset();
   absl::Status s = db->Close();
   db.reset();
   spdlog::info("shut down cleanly");
@@ -428,6 +462,11 @@ void RegisterServerCommands(CLI::App& app) {
                   "<Method>, OpenAI's /v1/embeddings, /openapi.json, /metrics, /healthz; "
                   "loopback only (no TLS yet) unless --insecure; port 0 picks one (printed). "
                   "Default: none");
+  cmd->add_option("--nats", f->nats,
+                  "Join a cluster: comma-separated nats://host:port URLs of its NATS JetStream "
+                  "servers (README, 'Beyond one machine'). Default: none, a server alone");
+  cmd->add_option("--node-id", f->node_id,
+                  "This node's id in the cluster (letters, digits, '_' and '-'); with --nats");
   cmd->add_option("--fake-model", f->fake_dim,
                   "Serve a deterministic fake embedder of this dimension instead of a model "
                   "(tests and service benchmarks only)");
