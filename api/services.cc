@@ -10,6 +10,7 @@
 #include "api/auth/model_paths.h"
 #include "api/convert.h"
 #include "api/document_batch.h"
+#include "api/fan_out.h"
 #include "api/grpc_status.h"
 #include "api/ingest_reactors.h"
 #include "common/status_macros.h"
@@ -236,55 +237,74 @@ class SearchService final : public v1::Search::Service {
 
   grpc::Status NearText(grpc::ServerContext* ctx, const v1::NearTextRequest* req,
                         v1::SearchResponse* resp) override {
-    if (absl::Status s = BeforeSearch(ctx, req->collection(), req->consistency_token()); !s.ok()) {
-      return Error(s);
-    }
-    auto params = SearchParamsFromProto(*req);
-    if (!params.ok()) return Error(params.status());
-    std::optional<std::string> instruction;
-    if (req->has_instruction()) instruction = req->instruction();
-    auto r = db_->NearText(req->collection(), req->query(), instruction, *params,
-                           DeadlineOf(ctx, limits_), CancelOf(ctx));
+    auto local = [&](const v1::NearTextRequest& r) -> absl::StatusOr<v1::SearchResponse> {
+      auto params = SearchParamsFromProto(r);
+      if (!params.ok()) return params.status();
+      std::optional<std::string> instruction;
+      if (r.has_instruction()) instruction = r.instruction();
+      auto found = db_->NearText(r.collection(), r.query(), instruction, *params,
+                                 DeadlineOf(ctx, limits_), CancelOf(ctx));
+      if (!found.ok()) return found.status();
+      v1::SearchResponse out;
+      HitsToProto(*found, &out);
+      return out;
+    };
+    auto r = Route<v1::NearTextRequest>(ctx, *req, local, FanOutNearText);
     if (!r.ok()) return Error(r.status());
-    HitsToProto(*r, resp);
+    *resp = std::move(*r);
     return grpc::Status::OK;
   }
 
   grpc::Status NearVector(grpc::ServerContext* ctx, const v1::NearVectorRequest* req,
                           v1::SearchResponse* resp) override {
-    if (absl::Status s = BeforeSearch(ctx, req->collection(), req->consistency_token()); !s.ok()) {
-      return Error(s);
-    }
-    auto params = SearchParamsFromProto(*req);
-    if (!params.ok()) return Error(params.status());
-    std::vector<float> v(req->vector().begin(), req->vector().end());
-    auto r = db_->NearVector(req->collection(), v, *params);
+    auto local = [&](const v1::NearVectorRequest& r) -> absl::StatusOr<v1::SearchResponse> {
+      auto params = SearchParamsFromProto(r);
+      if (!params.ok()) return params.status();
+      std::vector<float> v(r.vector().begin(), r.vector().end());
+      auto found = db_->NearVector(r.collection(), v, *params);
+      if (!found.ok()) return found.status();
+      v1::SearchResponse out;
+      HitsToProto(*found, &out);
+      return out;
+    };
+    auto r = Route<v1::NearVectorRequest>(ctx, *req, local, FanOutNearVector);
     if (!r.ok()) return Error(r.status());
-    HitsToProto(*r, resp);
+    *resp = std::move(*r);
     return grpc::Status::OK;
   }
 
  private:
-  // A sharded collection is searched here when this node holds every shard
-  // (fan-out to other nodes is not built yet), after its replicas have
-  // applied the writes `token` names.
-  absl::Status BeforeSearch(const grpc::ServerContext* ctx, const std::string& collection,
-                            const std::string& token) const {
+  using Answer = absl::StatusOr<v1::SearchResponse>;
+
+  // Where a search is answered. An unsharded collection: here. A sharded
+  // one: here when this node holds every shard or the request is a fan-out's
+  // part (local_only), after this node's replicas have applied the token;
+  // else fanned out (fan_out.h), each node waiting for its own shards.
+  template <typename Req, typename FanOutFn>
+  Answer Route(const grpc::ServerContext* ctx, const Req& req,
+               const std::function<Answer(const Req&)>& local, FanOutFn fan_out) const {
+    const std::string& collection = req.collection();
     const bool sharded = cluster_ != nullptr && cluster_->IsSharded(collection);
     if (!sharded) {
-      if (token.empty()) return absl::OkStatus();
-      return absl::InvalidArgumentError(absl::StrCat(
-          "consistency_token is for sharded collections; '", collection, "' is not one"));
+      if (!req.consistency_token().empty() || req.local_only()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "consistency_token and local_only are for sharded collections; '", collection,
+            "' is not one"));
+      }
+      return local(req);
     }
-    if (!cluster_->HoldsEveryShard(collection)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "node ", cluster_->node_id(), " does not hold every shard of '", collection,
-          "', and searches that fan out to other nodes are not built yet: ask a node that "
-          "holds them all"));
+    cluster::ConsistencyToken token;
+    if (!req.consistency_token().empty()) {
+      ASSIGN_OR_RETURN(token, cluster::ParseToken(req.consistency_token()));
     }
-    if (token.empty()) return absl::OkStatus();
-    ASSIGN_OR_RETURN(cluster::ConsistencyToken t, cluster::ParseToken(token));
-    return cluster_->WaitFor(collection, t, DeadlineOf(ctx, limits_) - absl::Now());
+    const absl::Time deadline = DeadlineOf(ctx, limits_);
+    auto here = [&](const Req& r) -> Answer {
+      RETURN_IF_ERROR(cluster_->WaitFor(collection, token, deadline - absl::Now(),
+                                        /*held_only=*/true));
+      return local(r);
+    };
+    if (req.local_only() || cluster_->HoldsEveryShard(collection)) return here(req);
+    return fan_out(*cluster_, *ctx, req, deadline, here);
   }
 
   Database* db_;

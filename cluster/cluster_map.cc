@@ -180,6 +180,23 @@ absl::StatusOr<std::vector<std::string>> ClusterMap::LiveNodes() const {
   return Keys(nodes_, "live nodes");
 }
 
+absl::StatusOr<std::map<std::string, std::string>> ClusterMap::LiveNodeInfo() const {
+  ASSIGN_OR_RETURN(std::vector<std::string> ids, LiveNodes());
+  std::map<std::string, std::string> out;
+  for (const std::string& id : ids) {
+    kvEntry* raw = nullptr;
+    natsStatus s = kvStore_Get(&raw, nodes_, id.c_str());
+    if (s == NATS_NOT_FOUND) continue;  // expired meanwhile
+    if (s != NATS_OK) {
+      return NatsStatus(s, static_cast<jsErrCode>(0), absl::StrCat("reading node ", id));
+    }
+    EntryPtr e(raw);
+    out[id] = std::string(static_cast<const char*>(kvEntry_Value(e.get())),
+                          static_cast<size_t>(kvEntry_ValueLen(e.get())));
+  }
+  return out;
+}
+
 absl::Status ClusterMap::Create(const ShardedCollection& c) {
   const std::string value = EncodeShardedCollection(c);
   uint64_t rev = 0;

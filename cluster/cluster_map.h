@@ -19,6 +19,7 @@
 // Thread-safety: safe to call concurrently (nats.c's KV handles are).
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,8 @@ class ClusterMap {
   absl::Status Heartbeat(const std::string& node_id, const std::string& info);
   // Node ids heard from within the TTL, sorted.
   absl::StatusOr<std::vector<std::string>> LiveNodes() const;
+  // The same, with what each node's last heartbeat said (its address).
+  absl::StatusOr<std::map<std::string, std::string>> LiveNodeInfo() const;
 
   // ALREADY_EXISTS when a collection of that name is in the map.
   absl::Status Create(const ShardedCollection& c);

@@ -55,7 +55,12 @@ void ClusterNode::Run() {
       if (stop_) return;
     }
     if (absl::Now() >= next_beat) {
-      if (absl::Status s = map_->Heartbeat(options_.node_id, options_.info); !s.ok()) {
+      std::string info;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        info = options_.info;
+      }
+      if (absl::Status s = map_->Heartbeat(options_.node_id, info); !s.ok()) {
         spdlog::warn("node {}: heartbeat failed: {}", options_.node_id, s.ToString());
       }
       next_beat = absl::Now() + options_.heartbeat;
@@ -166,6 +171,16 @@ absl::StatusOr<ShardedWrite> ClusterNode::Delete(const std::string& collection,
   return writer_.Delete(collection, c.shards, ids, deadline);
 }
 
+absl::Status ClusterNode::SetInfo(const std::string& info) {
+  std::string id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    options_.info = info;
+    id = options_.node_id;
+  }
+  return map_->Heartbeat(id, info);
+}
+
 bool ClusterNode::IsSharded(const std::string& collection) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -196,10 +211,11 @@ ShardReplica* ClusterNode::Replica(const std::string& collection, uint32_t shard
 }
 
 absl::Status ClusterNode::WaitFor(const std::string& collection, const ConsistencyToken& token,
-                                  absl::Duration timeout) {
+                                  absl::Duration timeout, bool held_only) {
   const absl::Time deadline = absl::Now() + timeout;
   for (const auto& [shard, seq] : token) {
     ShardReplica* r = Replica(collection, shard);
+    if (r == nullptr && held_only) continue;
     if (r == nullptr) {
       return absl::FailedPreconditionError(absl::StrCat("shard ", shard, " of '", collection,
                                                         "' has no replica on node ",

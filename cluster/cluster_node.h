@@ -67,9 +67,10 @@ class ClusterNode {
   absl::StatusOr<ShardedWrite> Delete(const std::string& collection,
                                       const std::vector<std::string>& ids, absl::Time deadline);
   // Waits until this node's replicas have applied `token` (read-your-writes).
-  // FAILED_PRECONDITION when a shard of the token has no replica here.
+  // FAILED_PRECONDITION when a shard of the token has no replica here, unless
+  // `held_only` (a fan-out's part: only the shards held here count).
   absl::Status WaitFor(const std::string& collection, const ConsistencyToken& token,
-                       absl::Duration timeout);
+                       absl::Duration timeout, bool held_only = false);
 
   // Whether `collection` is a sharded collection of the cluster. Known ones
   // answer from the last reconcile (no NATS call on the write and search
@@ -80,18 +81,31 @@ class ClusterNode {
   // search here covers the whole collection.
   bool HoldsEveryShard(const std::string& collection) const;
 
+  // The collection's entry in the map (placement included).
+  absl::StatusOr<ShardedCollection> Entry(const std::string& collection);
+  // What this node's heartbeats say from now on (its gRPC address, known
+  // once the server listens); beats at once.
+  absl::Status SetInfo(const std::string& info);
+  // Live nodes and what their heartbeats say.
+  absl::StatusOr<std::map<std::string, std::string>> LiveNodeInfo() const {
+    return map_->LiveNodeInfo();
+  }
+  // Whether `shard` of `collection` has a replica on this node.
+  bool Holds(const std::string& collection, uint32_t shard) const {
+    return Replica(collection, shard) != nullptr;
+  }
+
   // This node's replica of the shard; null when the shard is not placed here.
   ShardReplica* Replica(const std::string& collection, uint32_t shard) const;
   const std::string& node_id() const { return options_.node_id; }
 
  private:
-  absl::StatusOr<ShardedCollection> Entry(const std::string& collection);
   void Run();
 
   engine::Database* const db_;
   const NatsClient* const nats_;
   ClusterMap* const map_;
-  const ClusterNodeOptions options_;
+  ClusterNodeOptions options_;  // info guarded by mu_
   ShardWriter writer_;
 
   mutable std::mutex mu_;  // guards the members below

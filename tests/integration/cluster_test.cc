@@ -7,6 +7,7 @@
 // positions and reads writes made while it was down; a server alone refuses
 // shards.
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,63 @@ TEST(ClusterServeTest, TwoNodesServeAShardedCollection) {
   ASSERT_TRUE(cols->Create(&ctx2, req, &resp).ok());
   EXPECT_EQ(Search(alone, "papers", "apple", "0:1", &r).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// Three nodes, three shards, one replica each: however the placement falls,
+// at least one node lacks a shard (three replicas, three nodes, and a node
+// holding all three leaves two with none), so its searches fan out to the
+// others and merge; every node must answer with the whole collection.
+TEST(ClusterServeTest, SearchesFanOutToTheNodesHoldingTheOtherShards) {
+  TestDir dir("cluster_fanout");
+  auto nats = cluster::testing::NatsServerProcess::Start(dir.Sub("nats"));
+  ASSERT_TRUE(nats.ok()) << nats.status();
+  const std::string url = (*nats)->url();
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  for (const char* id : {"a", "b", "c"}) {
+    nodes.push_back(std::make_unique<ServerProcess>(NodeArgs(dir, id, url)));
+    ASSERT_TRUE(nodes.back()->Start());
+  }
+  {
+    auto cols = v1::Collections::NewStub(nodes[0]->Channel());
+    v1::CreateCollectionRequest req;
+    req.mutable_spec()->set_name("papers");
+    req.set_shards(3);
+    req.set_replicas(1);
+    v1::CreateCollectionResponse resp;
+    grpc::ClientContext ctx;
+    grpc::Status st = cols->Create(&ctx, req, &resp);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+  }
+  v1::UpsertResponse w;
+  grpc::Status st = Upsert(*nodes[1], 0, 60, "apple", &w);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    v1::SearchResponse r;
+    st = Search(*nodes[i], "papers", "apple", w.consistency_token(), &r);
+    ASSERT_TRUE(st.ok()) << "node " << i << ": " << st.error_message();
+    std::set<std::string> ids;
+    for (const auto& h : r.hits()) ids.insert(h.id());
+    EXPECT_EQ(ids.size(), 60u) << "node " << i;  // every shard answered, none twice
+    // Vector mode: scores are the same vectors' on every node, so every
+    // node ranks alike.
+    auto search = v1::Search::NewStub(nodes[i]->Channel());
+    v1::NearTextRequest req;
+    req.set_collection("papers");
+    req.set_query("apple number 7");
+    req.set_k(10);
+    req.set_mode("vector");
+    grpc::ClientContext ctx;
+    v1::SearchResponse vr;
+    st = search->NearText(&ctx, req, &vr);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    ASSERT_EQ(vr.hits_size(), 10);
+    EXPECT_EQ(vr.hits(0).id(), "doc7");
+    static std::vector<std::string> first;
+    std::vector<std::string> got;
+    for (const auto& h : vr.hits()) got.push_back(h.id());
+    if (i == 0) first = got;
+    EXPECT_EQ(got, first) << "node " << i;
+  }
 }
 
 }  // namespace

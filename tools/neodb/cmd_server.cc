@@ -76,6 +76,7 @@ struct ServeFlags {
   std::string http_listen;
   std::string nats;     // comma-separated nats:// URLs; empty: no cluster
   std::string node_id;  // this node's id in the cluster
+  std::string advertise;  // host:port other nodes dial; empty: the listen address
   std::string backup_dir;
   std::string log_format = "text";
   std::string device = "cpu";
@@ -277,7 +278,6 @@ absl::Status Serve(ServeFlags f) {
     ASSIGN_OR_RETURN(cluster_map, cluster::ClusterMap::Open(*nats, {}));
     cluster::ClusterNodeOptions co;
     co.node_id = f.node_id;
-    co.info = f.listen;
     cluster_node = std::make_unique<cluster::ClusterNode>(db.get(), nats.get(), cluster_map.get(), co);
     if (absl::Status s = cluster_node->Start(); !s.ok()) {
       // A collection this node cannot hold (another model) is reported; the rest serve.
@@ -320,6 +320,13 @@ absl::Status Serve(ServeFlags f) {
   }
   // The listening line is what scripts and tests wait for.
   std::string where = f.listen.substr(0, f.listen.rfind(':') + 1) + std::to_string(server->port());
+  if (cluster_node) {
+    // Now that the port is known: what other nodes dial for a fan-out search.
+    if (absl::Status s = cluster_node->SetInfo(f.advertise.empty() ? where : f.advertise);
+        !s.ok()) {
+      spdlog::warn("cluster: {}", s.ToString());
+    }
+  }
   std::printf("neodb: listening on %s (port %d)\n", where.c_str(), server->port());
   std::fflush(stdout);
 
@@ -467,6 +474,9 @@ void RegisterServerCommands(CLI::App& app) {
                   "servers (README, 'Beyond one machine'). Default: none, a server alone");
   cmd->add_option("--node-id", f->node_id,
                   "This node's id in the cluster (letters, digits, '_' and '-'); with --nats");
+  cmd->add_option("--advertise", f->advertise,
+                  "host:port other nodes reach this one's gRPC at (fan-out searches). "
+                  "Default: the --listen address with its port");
   cmd->add_option("--fake-model", f->fake_dim,
                   "Serve a deterministic fake embedder of this dimension instead of a model "
                   "(tests and service benchmarks only)");
