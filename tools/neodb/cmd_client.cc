@@ -94,8 +94,16 @@ void RegisterCollections(CLI::App& app) {
     c->add_option("--fusion", *fusion,
                   "Default fusion of hybrid queries: adaptive (default) | weighted | rrf");
     c->add_option("--alpha", *alpha, "Its vector share for weighted (0..1; alone: weighted)");
+    auto shards = std::make_shared<uint32_t>(0);
+    auto replicas = std::make_shared<uint32_t>(0);
+    c->add_option("--shards", *shards,
+                  "A sharded collection of a cluster (a server started with --nats): its shards "
+                  "(default: none, a collection of that server alone)");
+    c->add_option("--replicas", *replicas, "Nodes holding each shard (with --shards; default 1)");
     c->callback([=] {
       v1::CreateCollectionRequest req;
+      req.set_shards(*shards);
+      req.set_replicas(*replicas);
       auto* s = req.mutable_spec();
       s->set_name(*name);
       s->mutable_index()->set_type(*index);
@@ -423,7 +431,9 @@ void RegisterDocuments(CLI::App& app) {
     c->callback([=] {
       const auto req = IdsRequest<v1::DeleteRequest>(*args);
       const auto resp = CallOrExit<v1::Documents>(*f, &v1::Documents::Stub::Delete, req);
-      Print(json{{"deleted", resp.deleted()}});
+      json out{{"deleted", resp.deleted()}};
+      if (!resp.consistency_token().empty()) out["consistency_token"] = resp.consistency_token();
+      Print(out);
     });
   }
 }
