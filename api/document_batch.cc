@@ -47,11 +47,19 @@ absl::StatusOr<std::vector<engine::DocumentInput>> DocumentInputsFromProto(
 }
 
 absl::StatusOr<std::vector<std::string>> UpsertBatch(
-    engine::Database* db, const ServiceLimits& limits, const grpc::ServerContextBase* ctx,
+    const WriteTarget& target, const ServiceLimits& limits, const grpc::ServerContextBase* ctx,
     const std::string& collection, const google::protobuf::RepeatedPtrField<v1::Document>& docs,
-    int64_t* tokens) {
+    int64_t* tokens, cluster::ConsistencyToken* consistency) {
   ASSIGN_OR_RETURN(std::vector<engine::DocumentInput> in, DocumentInputsFromProto(limits, docs));
-  return db->Upsert(collection, std::move(in), DeadlineOf(ctx, limits), tokens, CancelOf(ctx));
+  if (target.cluster != nullptr && target.cluster->IsSharded(collection)) {
+    ASSIGN_OR_RETURN(cluster::ShardedWrite w,
+                     target.cluster->Upsert(collection, std::move(in), DeadlineOf(ctx, limits)));
+    if (tokens) *tokens += w.tokens;
+    if (consistency) cluster::MergeToken(w.token, consistency);
+    return std::move(w.ids);
+  }
+  return target.db->Upsert(collection, std::move(in), DeadlineOf(ctx, limits), tokens,
+                           CancelOf(ctx));
 }
 
 }  // namespace neodb::api

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cluster/cluster_node.h"
 #include "engine/database.h"
 #include "api/service_limits.h"
 #include "grpcpp/grpcpp.h"
@@ -34,13 +35,22 @@ absl::Status TooManyError(size_t n, const char* what, const ServiceLimits& limit
 absl::StatusOr<std::vector<engine::DocumentInput>> DocumentInputsFromProto(
     const ServiceLimits& limits, const google::protobuf::RepeatedPtrField<v1::Document>& docs);
 
+// Where a write goes: the database, and on a server in a cluster its node
+// (null otherwise), through which a sharded collection is written.
+struct WriteTarget {
+  engine::Database* db = nullptr;
+  cluster::ClusterNode* cluster = nullptr;
+};
+
 // Validates `docs` (count, metadata) and upserts them into `collection`
-// under ctx's deadline and cancellation; the ids stored, in order. Adds the
-// tokens embedded to `*tokens` when it is not null. Blocks (the embed queue,
-// fsync'd writes): never call it on a gRPC callback thread.
+// under ctx's deadline and cancellation, through the cluster when the
+// collection is sharded (then `*consistency`, when not null, gains the
+// write's positions); the ids stored, in order. Adds the tokens embedded to
+// `*tokens` when it is not null. Blocks (the embed queue, fsync'd writes,
+// quorum acks): never call it on a gRPC callback thread.
 absl::StatusOr<std::vector<std::string>> UpsertBatch(
-    engine::Database* db, const ServiceLimits& limits, const grpc::ServerContextBase* ctx,
+    const WriteTarget& target, const ServiceLimits& limits, const grpc::ServerContextBase* ctx,
     const std::string& collection, const google::protobuf::RepeatedPtrField<v1::Document>& docs,
-    int64_t* tokens);
+    int64_t* tokens, cluster::ConsistencyToken* consistency = nullptr);
 
 }  // namespace neodb::api

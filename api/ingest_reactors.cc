@@ -34,7 +34,8 @@ class StreamProgress {
   absl::Status Run(const IngestStreamEnv& env, const grpc::ServerContextBase* ctx,
                    const v1::IngestBatch& batch) {
     int64_t tokens = 0;
-    auto ids = UpsertBatch(env.db, env.limits, ctx, batch.collection(), batch.documents(), &tokens);
+    auto ids = UpsertBatch({env.db, env.cluster}, env.limits, ctx, batch.collection(),
+                           batch.documents(), &tokens, &consistency_);
     if (!ids.ok()) {
       // Earlier batches are committed and stay; say how far we got.
       return absl::Status(
@@ -52,12 +53,14 @@ class StreamProgress {
     out->set_documents(documents_);
     out->set_batches(batches_);
     out->set_tokens(tokens_);
+    if (!consistency_.empty()) out->set_consistency_token(cluster::FormatToken(consistency_));
   }
 
  private:
   uint64_t documents_ = 0;
   uint64_t batches_ = 0;
   uint64_t tokens_ = 0;
+  cluster::ConsistencyToken consistency_;  // a sharded collection's positions so far
 };
 
 class BulkIngestReactor final : public grpc::ServerReadReactor<v1::IngestBatch> {

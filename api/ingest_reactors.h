@@ -28,6 +28,7 @@
 //    at the encoder's next pass.
 // The gate slot is freed in OnDone, when gRPC is done with the call.
 
+#include "cluster/cluster_node.h"
 #include "engine/database.h"
 #include "api/service_limits.h"
 #include "api/stream_gate.h"
@@ -41,6 +42,7 @@ namespace neodb::api {
 // for all of them to be done). None of it owned.
 struct IngestStreamEnv {
   engine::Database* db = nullptr;
+  cluster::ClusterNode* cluster = nullptr;  // sharded collections go through it
   ServiceLimits limits;
   StreamGate* gate = nullptr;
   StreamWorkers* workers = nullptr;

@@ -115,22 +115,17 @@ class DocumentsService final : public DocumentsServiceBase {
       : db_(db),
         cluster_(cluster),
         limits_(limits),
-        ingest_{.db = db, .limits = limits, .gate = streams, .workers = workers} {}
+        ingest_{.db = db, .cluster = cluster, .limits = limits, .gate = streams,
+                .workers = workers} {}
 
   grpc::Status Upsert(grpc::ServerContext* ctx, const v1::UpsertRequest* req,
                       v1::UpsertResponse* resp) override {
-    if (cluster_ != nullptr && cluster_->IsSharded(req->collection())) {
-      auto docs = DocumentInputsFromProto(limits_, req->documents());
-      if (!docs.ok()) return Error(docs.status());
-      auto w = cluster_->Upsert(req->collection(), std::move(*docs), DeadlineOf(ctx, limits_));
-      if (!w.ok()) return Error(w.status());
-      for (auto& id : w->ids) resp->add_ids(std::move(id));
-      resp->set_consistency_token(cluster::FormatToken(w->token));
-      return grpc::Status::OK;
-    }
-    auto ids = UpsertBatch(db_, limits_, ctx, req->collection(), req->documents(), nullptr);
+    cluster::ConsistencyToken token;
+    auto ids = UpsertBatch({db_, cluster_}, limits_, ctx, req->collection(), req->documents(),
+                           nullptr, &token);
     if (!ids.ok()) return Error(ids.status());
     for (auto& id : *ids) resp->add_ids(std::move(id));
+    if (!token.empty()) resp->set_consistency_token(cluster::FormatToken(token));
     return grpc::Status::OK;
   }
 

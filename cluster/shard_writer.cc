@@ -38,6 +38,13 @@ std::string FormatToken(const ConsistencyToken& token) {
   return out;
 }
 
+void MergeToken(const ConsistencyToken& more, ConsistencyToken* token) {
+  for (const auto& [shard, seq] : more) {
+    uint64_t& best = (*token)[shard];
+    best = std::max(best, seq);
+  }
+}
+
 absl::StatusOr<ConsistencyToken> ParseToken(const std::string& text) {
   ConsistencyToken token;
   if (text.empty()) return token;
@@ -93,6 +100,7 @@ absl::StatusOr<ShardedWrite> ShardWriter::Upsert(const std::string& collection, 
     RETURN_IF_ERROR(Publish(collection, shards, change, deadline, &out.token));
   }
   out.ids = std::move(write.ids);
+  out.tokens = write.tokens;
   return out;
 }
 

@@ -42,7 +42,11 @@ absl::StatusOr<ConsistencyToken> ParseToken(const std::string& text);
 struct ShardedWrite {
   std::vector<std::string> ids;  // upserts: generated ids filled in
   ConsistencyToken token;
+  int64_t tokens = 0;  // upserts: tokens embedded
 };
+
+// Adds `more` to `token` (per shard, the higher sequence).
+void MergeToken(const ConsistencyToken& more, ConsistencyToken* token);
 
 class ShardWriter {
  public:

@@ -1,8 +1,8 @@
 // `neodb serve --nats` end to end: two server processes joined through a real
 // nats-server (all three started here on ports the OS picks) serve a sharded
 // collection over gRPC. A collection created on one node appears on the
-// other; writes taken by either are read on the other with the consistency
-// token; local-only paths refuse a sharded collection; a node killed with
+// other; writes taken by either (unary or streamed) are read on the other
+// with the consistency token; Drop refuses a sharded collection; a node killed with
 // SIGKILL and restarted on its data directory resumes from its stored
 // positions and reads writes made while it was down; a server alone refuses
 // shards.
@@ -89,7 +89,7 @@ TEST(ClusterServeTest, TwoNodesServeAShardedCollection) {
   ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(r.hits_size(), 40);
 
-  // Local-only paths refuse it: its writes exist only through the shard logs.
+  // Drop is not built for sharded collections: refused, not done on one node.
   {
     auto cols = v1::Collections::NewStub(a.Channel());
     v1::DropCollectionRequest req;
@@ -110,7 +110,15 @@ TEST(ClusterServeTest, TwoNodesServeAShardedCollection) {
     writer->Write(batch);
     writer->WritesDone();
     st = writer->Finish();
-    EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << st.error_message();
+    // A stream into a sharded collection goes through the shard logs too.
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(bresp.documents(), 1u);
+    ASSERT_FALSE(bresp.consistency_token().empty());
+    v1::SearchResponse found;
+    st = Search(b, "papers", "streamed", bresp.consistency_token(), &found);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    ASSERT_EQ(found.hits_size(), 1);
+    EXPECT_EQ(found.hits(0).id(), "streamed");
   }
 
   // b dies; a takes writes; b comes back on its data and catches up.
@@ -135,7 +143,7 @@ TEST(ClusterServeTest, TwoNodesServeAShardedCollection) {
     EXPECT_EQ(r.hits_size(), 20);
     st = Search(b2, "papers", "apple", resp.consistency_token(), &r);
     ASSERT_TRUE(st.ok()) << st.error_message();
-    EXPECT_EQ(r.hits_size(), 39);  // doc0 deleted while b was down
+    EXPECT_EQ(r.hits_size(), 39);  // doc0 deleted while b was down ("streamed" has no "apple")
     // A token is for sharded collections only; a bad one is refused.
     EXPECT_EQ(Search(b2, "papers", "apple", "nonsense", &r).error_code(),
               grpc::StatusCode::INVALID_ARGUMENT);

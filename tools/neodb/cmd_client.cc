@@ -270,10 +270,12 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
   if (last.documents() > 0) progress.Finish(progress_text(last));
   if (!s.ok()) return CallStatus(s, f);
   RETURN_IF_ERROR(input);
-  Print(json{{"documents", last.documents()},
-             {"batches", last.batches()},
-             {"tokens", last.tokens()},
-             {"seconds", seconds()}});
+  json out{{"documents", last.documents()},
+           {"batches", last.batches()},
+           {"tokens", last.tokens()},
+           {"seconds", seconds()}};
+  if (!last.consistency_token().empty()) out["consistency_token"] = last.consistency_token();
+  Print(out);
   return absl::OkStatus();
 }
 
