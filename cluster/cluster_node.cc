@@ -108,8 +108,23 @@ absl::StatusOr<ShardedCollection> ClusterNode::CreateCollection(db::CollectionSp
   return c;
 }
 
+absl::StatusOr<std::map<std::string, std::string>> ClusterNode::LiveNodeInfo() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!live_.empty()) return live_;
+  }
+  ASSIGN_OR_RETURN(auto live, map_->LiveNodeInfo());
+  std::lock_guard<std::mutex> lock(mu_);
+  live_ = live;
+  return live;
+}
+
 absl::Status ClusterNode::Reconcile() {
   std::lock_guard<std::mutex> one(reconcile_mu_);
+  if (absl::StatusOr<std::map<std::string, std::string>> live = map_->LiveNodeInfo(); live.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    live_ = *std::move(live);
+  }
   ASSIGN_OR_RETURN(std::vector<ShardedCollection> all, map_->List());
   absl::Status result;
   for (ShardedCollection& c : all) {

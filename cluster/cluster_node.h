@@ -86,10 +86,9 @@ class ClusterNode {
   // What this node's heartbeats say from now on (its gRPC address, known
   // once the server listens); beats at once.
   absl::Status SetInfo(const std::string& info);
-  // Live nodes and what their heartbeats say.
-  absl::StatusOr<std::map<std::string, std::string>> LiveNodeInfo() const {
-    return map_->LiveNodeInfo();
-  }
+  // Live nodes and what their heartbeats say, as of the last reconcile
+  // (listing the bucket costs milliseconds: not on every search).
+  absl::StatusOr<std::map<std::string, std::string>> LiveNodeInfo();
   // Whether `shard` of `collection` has a replica on this node.
   bool Holds(const std::string& collection, uint32_t shard) const {
     return Replica(collection, shard) != nullptr;
@@ -110,6 +109,7 @@ class ClusterNode {
 
   mutable std::mutex mu_;  // guards the members below
   std::map<std::string, ShardedCollection> entries_;  // the map as last read
+  std::map<std::string, std::string> live_;           // live nodes as last read
   std::map<std::pair<std::string, uint32_t>, std::unique_ptr<ShardReplica>> replicas_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -1,5 +1,7 @@
 #include "cluster/shard_writer.h"
 
+#include <map>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -66,13 +68,13 @@ ShardWriter::ShardWriter(engine::Database* db, const NatsClient* nats, std::stri
     : db_(db), nats_(nats), node_id_(std::move(node_id)), epoch_(RandomEpoch()) {}
 
 absl::Status ShardWriter::Publish(const std::string& collection, uint32_t shards,
-                                  const ShardChange& change, absl::Time deadline,
-                                  ConsistencyToken* token) {
+                                  const ShardChange& change, const std::string& msg_id,
+                                  absl::Time deadline, ConsistencyToken* token) {
   const uint32_t shard = ShardOf(change.doc_id(), shards);
-  const std::string msg_id = absl::StrCat(node_id_, "-", epoch_, "-", next_.fetch_add(1));
   absl::Duration backoff = absl::Milliseconds(50);
   while (true) {
-    absl::StatusOr<uint64_t> seq = PublishShardChange(*nats_, collection, shard, change, msg_id, deadline);
+    absl::StatusOr<uint64_t> seq =
+        PublishShardChange(*nats_, collection, shard, change, msg_id, deadline);
     if (seq.ok()) {
       uint64_t& best = (*token)[shard];
       best = std::max(best, *seq);
@@ -86,6 +88,95 @@ absl::Status ShardWriter::Publish(const std::string& collection, uint32_t shards
   }
 }
 
+namespace {
+
+// What the asynchronous acks of one request say, by publish id.
+struct AsyncAcks {
+  std::mutex mu;
+  std::map<std::string, uint64_t> sequence;  // acknowledged ones
+};
+
+void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr*, void* closure) {
+  auto* acks = static_cast<AsyncAcks*>(closure);
+  const char* id = nullptr;
+  if (pa != nullptr && natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) == NATS_OK && id != nullptr) {
+    std::lock_guard<std::mutex> lock(acks->mu);
+    acks->sequence[id] = pa->Sequence;
+  }
+  natsMsg_Destroy(msg);  // failures are published again, one by one, afterwards
+}
+
+}  // namespace
+
+absl::Status ShardWriter::PublishAll(const std::string& collection, uint32_t shards,
+                                     const std::vector<ShardChange>& all, absl::Time deadline,
+                                     ConsistencyToken* token) {
+  // One change per id, its last: published together, two changes of one id
+  // could be stored in either order.
+  std::map<std::string, size_t> last;
+  for (size_t i = 0; i < all.size(); ++i) last[all[i].doc_id()] = i;
+  std::vector<const ShardChange*> changes;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (last[all[i].doc_id()] == i) changes.push_back(&all[i]);
+  }
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    ids.push_back(absl::StrCat(node_id_, "-", epoch_, "-", next_.fetch_add(1)));
+  }
+  AsyncAcks acks;
+  if (changes.size() > 1) {
+    // A context of this request's own, so that its acks and its wait are
+    // this request's alone.
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = absl::ToInt64Milliseconds(nats_->options().publish_attempt);
+    jo.PublishAsync.AckHandler = OnAck;
+    jo.PublishAsync.AckHandlerClosure = &acks;
+    jo.PublishAsync.MaxPending = 4096;
+    jsCtx* js = nullptr;
+    if (natsConnection_JetStream(&js, nats_->connection(), &jo) == NATS_OK) {
+      for (size_t i = 0; i < changes.size(); ++i) {
+        const uint32_t shard = ShardOf(changes[i]->doc_id(), shards);
+        const std::string subject = DocumentSubject(collection, shard, changes[i]->doc_id());
+        const std::string payload = EncodeShardChange(*changes[i]);
+        natsMsg* m = nullptr;
+        if (natsMsg_Create(&m, subject.c_str(), nullptr, payload.data(),
+                           static_cast<int>(payload.size())) != NATS_OK) {
+          break;
+        }
+        jsPubOptions po;
+        jsPubOptions_Init(&po);
+        po.MsgId = ids[i].c_str();
+        if (js_PublishMsgAsync(js, &m, &po) != NATS_OK) {
+          natsMsg_Destroy(m);
+          break;  // the rest go one by one below
+        }
+      }
+      jsPubOptions wait;
+      jsPubOptions_Init(&wait);
+      wait.MaxWait = std::max<int64_t>(
+          1, std::min(absl::ToInt64Milliseconds(deadline - absl::Now()),
+                      absl::ToInt64Milliseconds(nats_->options().publish_attempt)));
+      js_PublishAsyncComplete(js, &wait);  // a timeout leaves the rest to the retries
+      jsCtx_Destroy(js);
+    }
+  }
+  std::map<std::string, uint64_t> acked;
+  {
+    std::lock_guard<std::mutex> lock(acks.mu);
+    acked = acks.sequence;
+  }
+  for (size_t i = 0; i < changes.size(); ++i) {
+    if (auto it = acked.find(ids[i]); it != acked.end()) {
+      uint64_t& best = (*token)[ShardOf(changes[i]->doc_id(), shards)];
+      best = std::max(best, it->second);
+      continue;
+    }
+    RETURN_IF_ERROR(Publish(collection, shards, *changes[i], ids[i], deadline, token));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ShardedWrite> ShardWriter::Upsert(const std::string& collection, uint32_t shards,
                                                  std::vector<engine::DocumentInput> docs,
                                                  absl::Time deadline) {
@@ -93,12 +184,14 @@ absl::StatusOr<ShardedWrite> ShardWriter::Upsert(const std::string& collection, 
   ASSIGN_OR_RETURN(engine::Collection::PreparedWrite write,
                    db_->PrepareUpsert(collection, std::move(docs), deadline));
   ShardedWrite out;
+  std::vector<ShardChange> changes;
   for (db::Document& d : write.documents) {
     ShardChange change;
     change.op = ShardChange::Op::kUpsert;
     change.document = std::move(d);
-    RETURN_IF_ERROR(Publish(collection, shards, change, deadline, &out.token));
+    changes.push_back(std::move(change));
   }
+  RETURN_IF_ERROR(PublishAll(collection, shards, changes, deadline, &out.token));
   out.ids = std::move(write.ids);
   out.tokens = write.tokens;
   return out;
@@ -116,12 +209,14 @@ absl::StatusOr<ShardedWrite> ShardWriter::Delete(const std::string& collection, 
     }
   }
   ShardedWrite out;
+  std::vector<ShardChange> changes;
   for (const std::string& id : ids) {
     ShardChange change;
     change.op = ShardChange::Op::kDelete;
     change.id = id;
-    RETURN_IF_ERROR(Publish(collection, shards, change, deadline, &out.token));
+    changes.push_back(std::move(change));
   }
+  RETURN_IF_ERROR(PublishAll(collection, shards, changes, deadline, &out.token));
   out.ids = ids;
   return out;
 }

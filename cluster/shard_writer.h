@@ -6,9 +6,12 @@
 // to its shard's stream (shard_map.h) and returns once JetStream has
 // acknowledged every one of them on a quorum.
 //
-// A publish that fails with UNAVAILABLE (no leader, a server restarting, an
-// ack lost) is retried with the same publish id until the deadline, so a
-// retry never stores a change twice; past the deadline the write fails with
+// A request's changes are published all at once and their acks awaited
+// together (one round trip's wait, not one per document). A publish that
+// fails or whose ack does not come (no leader, a server restarting, an ack
+// lost) is retried, one by one, with the same publish id until the deadline,
+// so a retry never stores a change twice; a repeated id in one request is
+// published once, its last version (as the store would keep it); past the deadline the write fails with
 // UNAVAILABLE and the changes acknowledged before it stay (each document is
 // its own change: a batch is not atomic across documents, as in every
 // sharded peer).
@@ -63,8 +66,14 @@ class ShardWriter {
                                       const std::vector<std::string>& ids, absl::Time deadline);
 
  private:
+  // Publishes `changes` (one id each) and waits for every ack: all at once
+  // (asynchronous publishes, acks awaited together), then one by one, with
+  // the same ids, those whose ack did not come.
+  absl::Status PublishAll(const std::string& collection, uint32_t shards,
+                          const std::vector<ShardChange>& changes, absl::Time deadline,
+                          ConsistencyToken* token);
   absl::Status Publish(const std::string& collection, uint32_t shards, const ShardChange& change,
-                       absl::Time deadline, ConsistencyToken* token);
+                       const std::string& msg_id, absl::Time deadline, ConsistencyToken* token);
 
   engine::Database* const db_;
   const NatsClient* const nats_;

@@ -198,27 +198,38 @@ TEST_F(FailoverTest, KillingServersAndNodesLosesNoAcknowledgedWrite) {
       ShardWriter writer(nodes_[w]->db.get(), nodes_[w]->nats.get(), absl::StrCat("node", w));
       std::mt19937 rng(1000 + w);
       for (int op = 0; !stop.load(); ++op) {
-        const std::string id = absl::StrCat(me.prefix, rng() % 150);
+        // One to four documents a call: batches take the asynchronous
+        // publish path (acks awaited together), single ones the direct one.
+        std::vector<std::string> ids;
+        const int n = 1 + static_cast<int>(rng() % 4);
+        for (int j = 0; j < n; ++j) ids.push_back(absl::StrCat(me.prefix, rng() % 150));
         const absl::Time deadline = absl::Now() + absl::Seconds(10);
         absl::Status st;
-        std::string text;
+        std::map<std::string, std::string> texts;  // the last text of each id in the call
         if (rng() % 4 == 0) {
-          st = writer.Delete(kCollection, kShards, {id}, deadline).status();
+          st = writer.Delete(kCollection, kShards, ids, deadline).status();
+          for (const std::string& id : ids) texts[id] = "";
         } else {
-          text = absl::StrCat("text ", op, " of ", id);
-          DocumentInput d;
-          d.id = id;
-          d.text = text;
-          st = writer.Upsert(kCollection, kShards, {d}, deadline).status();
+          std::vector<DocumentInput> docs;
+          for (const std::string& id : ids) {
+            DocumentInput d;
+            d.id = id;
+            d.text = absl::StrCat("text ", op, "/", docs.size(), " of ", id);
+            texts[id] = d.text;
+            docs.push_back(std::move(d));
+          }
+          st = writer.Upsert(kCollection, kShards, std::move(docs), deadline).status();
         }
         if (st.ok()) {
-          me.last[id] = text;
-          me.uncertain.erase(id);
+          for (const auto& [id, text] : texts) {
+            me.last[id] = text;
+            me.uncertain.erase(id);
+          }
           ++me.acknowledged;
           acked_total.fetch_add(1);
         } else {
           EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable) << st;
-          me.uncertain.insert(id);
+          for (const auto& [id, text] : texts) me.uncertain.insert(id);
           ++me.failed;
         }
       }

@@ -275,7 +275,20 @@ absl::Status Serve(ServeFlags f) {
     no.servers = absl::StrSplit(f.nats, ',', absl::SkipEmpty());
     no.name = absl::StrCat("neodb-", f.node_id);
     ASSIGN_OR_RETURN(nats, cluster::NatsClient::Connect(no));
-    ASSIGN_OR_RETURN(cluster_map, cluster::ClusterMap::Open(*nats, {}));
+    // A JetStream cluster that has just started elects its leaders first:
+    // until then its key-value buckets cannot be made or read. Wait for it.
+    const absl::Time join_until = absl::Now() + absl::Seconds(60);
+    while (true) {
+      absl::StatusOr<std::unique_ptr<cluster::ClusterMap>> m =
+          cluster::ClusterMap::Open(*nats, {});
+      if (m.ok()) {
+        cluster_map = std::move(*m);
+        break;
+      }
+      if (absl::Now() >= join_until) return m.status();
+      spdlog::info("cluster: waiting for JetStream: {}", m.status().ToString());
+      absl::SleepFor(absl::Milliseconds(500));
+    }
     cluster::ClusterNodeOptions co;
     co.node_id = f.node_id;
     cluster_node = std::make_unique<cluster::ClusterNode>(db.get(), nats.get(), cluster_map.get(), co);
