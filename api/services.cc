@@ -346,8 +346,44 @@ class EmbeddingService final : public v1::Embedding::Service {
 
 class AdminService final : public v1::Admin::Service {
  public:
-  AdminService(Database* db, const ServiceLimits& limits, const StreamGate* streams)
-      : db_(db), limits_(limits), streams_(streams) {}
+  AdminService(Database* db, const ServiceLimits& limits, const StreamGate* streams,
+               cluster::ClusterNode* cluster)
+      : db_(db), limits_(limits), streams_(streams), cluster_(cluster) {}
+
+  grpc::Status ClusterStatus(grpc::ServerContext*, const v1::ClusterStatusRequest*,
+                             v1::ClusterStatusResponse* resp) override {
+    if (cluster_ == nullptr) {
+      return Error(absl::FailedPreconditionError(
+          "this server is not in a cluster (it was started without --nats)"));
+    }
+    auto st = cluster_->Status();
+    if (!st.ok()) return Error(st.status());
+    resp->set_node_id(cluster_->node_id());
+    for (const auto& [id, address] : st->nodes) {
+      auto* n = resp->add_nodes();
+      n->set_node_id(id);
+      n->set_address(address);
+    }
+    for (const cluster::CollectionStatus& c : st->collections) {
+      auto* pc = resp->add_collections();
+      pc->set_name(c.collection.spec.name);
+      pc->set_shards(c.collection.shards);
+      pc->set_replicas(c.collection.replicas);
+      for (const cluster::ShardStatus& sh : c.shards) {
+        auto* ps = pc->add_shard_status();
+        ps->set_shard(sh.shard);
+        ps->set_last_sequence(sh.last_sequence);
+        for (const cluster::ReplicaStatus& r : sh.replicas) {
+          auto* pr = ps->add_replicas();
+          pr->set_node_id(r.node_id);
+          pr->set_position(r.position);
+          pr->set_lag(sh.last_sequence > r.position ? sh.last_sequence - r.position : 0);
+          pr->set_live(r.live);
+        }
+      }
+    }
+    return grpc::Status::OK;
+  }
 
   grpc::Status Stats(grpc::ServerContext* ctx, const v1::StatsRequest*,
                      v1::StatsResponse* resp) override {
@@ -479,6 +515,7 @@ class AdminService final : public v1::Admin::Service {
   Database* db_;
   ServiceLimits limits_;
   const StreamGate* streams_;
+  cluster::ClusterNode* cluster_;
 };
 
 }  // namespace
@@ -493,7 +530,7 @@ std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
   out.push_back(std::make_unique<DocumentsService>(db, limits, streams, workers, cluster));
   out.push_back(std::make_unique<SearchService>(db, limits, cluster));
   out.push_back(std::make_unique<EmbeddingService>(db, limits));
-  out.push_back(std::make_unique<AdminService>(db, limits, streams));
+  out.push_back(std::make_unique<AdminService>(db, limits, streams, cluster));
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cluster/shard_log.h"
+#include "nlohmann/json.hpp"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -25,7 +26,7 @@ ClusterNode::~ClusterNode() {
 
 absl::Status ClusterNode::Start() {
   RETURN_IF_ERROR(CheckNodeId(options_.node_id));
-  RETURN_IF_ERROR(map_->Heartbeat(options_.node_id, options_.info));
+  RETURN_IF_ERROR(Beat());
   RETURN_IF_ERROR(Reconcile());
   std::lock_guard<std::mutex> lock(mu_);
   if (!thread_.joinable()) {
@@ -55,12 +56,7 @@ void ClusterNode::Run() {
       if (stop_) return;
     }
     if (absl::Now() >= next_beat) {
-      std::string info;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        info = options_.info;
-      }
-      if (absl::Status s = map_->Heartbeat(options_.node_id, info); !s.ok()) {
+      if (absl::Status s = Beat(); !s.ok()) {
         spdlog::warn("node {}: heartbeat failed: {}", options_.node_id, s.ToString());
       }
       next_beat = absl::Now() + options_.heartbeat;
@@ -108,12 +104,24 @@ absl::StatusOr<ShardedCollection> ClusterNode::CreateCollection(db::CollectionSp
   return c;
 }
 
+namespace {
+// Live node id -> address, from the heartbeats (unreadable ones left out).
+absl::StatusOr<std::map<std::string, std::string>> LiveAddresses(const ClusterMap& map) {
+  ASSIGN_OR_RETURN(auto live, map.LiveNodeInfo());
+  std::map<std::string, std::string> out;
+  for (const auto& [id, raw] : live) {
+    if (absl::StatusOr<NodeInfo> info = DecodeNodeInfo(raw); info.ok()) out[id] = info->address;
+  }
+  return out;
+}
+}  // namespace
+
 absl::StatusOr<std::map<std::string, std::string>> ClusterNode::LiveNodeInfo() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!live_.empty()) return live_;
   }
-  ASSIGN_OR_RETURN(auto live, map_->LiveNodeInfo());
+  ASSIGN_OR_RETURN(auto live, LiveAddresses(*map_));
   std::lock_guard<std::mutex> lock(mu_);
   live_ = live;
   return live;
@@ -121,7 +129,7 @@ absl::StatusOr<std::map<std::string, std::string>> ClusterNode::LiveNodeInfo() {
 
 absl::Status ClusterNode::Reconcile() {
   std::lock_guard<std::mutex> one(reconcile_mu_);
-  if (absl::StatusOr<std::map<std::string, std::string>> live = map_->LiveNodeInfo(); live.ok()) {
+  if (absl::StatusOr<std::map<std::string, std::string>> live = LiveAddresses(*map_); live.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     live_ = *std::move(live);
   }
@@ -186,14 +194,85 @@ absl::StatusOr<ShardedWrite> ClusterNode::Delete(const std::string& collection,
   return writer_.Delete(collection, c.shards, ids, deadline);
 }
 
-absl::Status ClusterNode::SetInfo(const std::string& info) {
-  std::string id;
+absl::Status ClusterNode::SetAddress(const std::string& address) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    options_.info = info;
-    id = options_.node_id;
+    options_.address = address;
   }
-  return map_->Heartbeat(id, info);
+  return Beat();
+}
+
+absl::Status ClusterNode::Beat() {
+  NodeInfo info;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    info.address = options_.address;
+    for (const auto& [key, r] : replicas_) {
+      info.positions[absl::StrCat(key.first, "/", key.second)] = r->position();
+    }
+  }
+  return map_->Heartbeat(options_.node_id, EncodeNodeInfo(info));
+}
+
+std::string EncodeNodeInfo(const NodeInfo& info) {
+  nlohmann::json j;
+  j["address"] = info.address;
+  j["positions"] = info.positions;
+  return j.dump();
+}
+
+absl::StatusOr<NodeInfo> DecodeNodeInfo(const std::string& bytes) {
+  nlohmann::json j = nlohmann::json::parse(bytes, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("address") || !j["address"].is_string() ||
+      !j.contains("positions") || !j["positions"].is_object()) {
+    return absl::InvalidArgumentError("a node's heartbeat is not {address, positions}");
+  }
+  NodeInfo info;
+  info.address = j["address"].get<std::string>();
+  for (const auto& [key, value] : j["positions"].items()) {
+    if (!value.is_number_unsigned()) {
+      return absl::InvalidArgumentError("a node's heartbeat has a position that is not a count");
+    }
+    info.positions[key] = value.get<uint64_t>();
+  }
+  return info;
+}
+
+absl::StatusOr<ClusterStatus> ClusterNode::Status() {
+  ClusterStatus out;
+  ASSIGN_OR_RETURN(auto live, map_->LiveNodeInfo());
+  std::map<std::string, NodeInfo> infos;
+  for (const auto& [id, raw] : live) {
+    absl::StatusOr<NodeInfo> info = DecodeNodeInfo(raw);
+    if (!info.ok()) continue;  // a node whose heartbeat cannot be read is not counted live
+    out.nodes[id] = info->address;
+    infos[id] = *std::move(info);
+  }
+  ASSIGN_OR_RETURN(std::vector<ShardedCollection> all, map_->List());
+  for (ShardedCollection& c : all) {
+    CollectionStatus cs;
+    for (uint32_t s = 0; s < c.shards; ++s) {
+      ShardStatus ss;
+      ss.shard = s;
+      ASSIGN_OR_RETURN(ss.last_sequence, ShardLastSequence(*nats_, c.spec.name, s));
+      const std::string key = absl::StrCat(c.spec.name, "/", s);
+      for (const std::string& n : c.placement[s]) {
+        ReplicaStatus r;
+        r.node_id = n;
+        if (auto it = infos.find(n); it != infos.end()) {
+          r.live = true;
+          if (auto p = it->second.positions.find(key); p != it->second.positions.end()) {
+            r.position = p->second;
+          }
+        }
+        ss.replicas.push_back(r);
+      }
+      cs.shards.push_back(std::move(ss));
+    }
+    cs.collection = std::move(c);
+    out.collections.push_back(std::move(cs));
+  }
+  return out;
 }
 
 bool ClusterNode::IsSharded(const std::string& collection) {

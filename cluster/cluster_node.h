@@ -27,9 +27,39 @@
 
 namespace neodb::cluster {
 
+// What a node's heartbeat says: the address other nodes dial, and where each
+// of its replicas stands ("<collection>/<shard>" -> position).
+struct NodeInfo {
+  std::string address;
+  std::map<std::string, uint64_t> positions;
+};
+std::string EncodeNodeInfo(const NodeInfo& info);
+// A heartbeat from another node is hostile input: INVALID_ARGUMENT when malformed.
+absl::StatusOr<NodeInfo> DecodeNodeInfo(const std::string& bytes);
+
+// A sharded collection's replicas as the heartbeats report them.
+struct ReplicaStatus {
+  std::string node_id;
+  uint64_t position = 0;
+  bool live = false;
+};
+struct ShardStatus {
+  uint32_t shard = 0;
+  uint64_t last_sequence = 0;
+  std::vector<ReplicaStatus> replicas;  // in placement order
+};
+struct CollectionStatus {
+  ShardedCollection collection;
+  std::vector<ShardStatus> shards;
+};
+struct ClusterStatus {
+  std::map<std::string, std::string> nodes;  // live node id -> address
+  std::vector<CollectionStatus> collections;
+};
+
 struct ClusterNodeOptions {
   std::string node_id;  // CheckNodeId
-  std::string info;     // what the heartbeat says (e.g. the node's gRPC address)
+  std::string address;  // the node's gRPC address, in its heartbeats (SetAddress)
   absl::Duration heartbeat = absl::Seconds(2);  // well within the map's node TTL
   absl::Duration reconcile = absl::Milliseconds(500);
 };
@@ -83,12 +113,14 @@ class ClusterNode {
 
   // The collection's entry in the map (placement included).
   absl::StatusOr<ShardedCollection> Entry(const std::string& collection);
-  // What this node's heartbeats say from now on (its gRPC address, known
-  // once the server listens); beats at once.
-  absl::Status SetInfo(const std::string& info);
-  // Live nodes and what their heartbeats say, as of the last reconcile
-  // (listing the bucket costs milliseconds: not on every search).
+  // The gRPC address this node's heartbeats give from now on (known once
+  // the server listens); beats at once.
+  absl::Status SetAddress(const std::string& address);
+  // Live nodes and their addresses, as of the last reconcile (listing the
+  // bucket costs milliseconds: not on every search).
   absl::StatusOr<std::map<std::string, std::string>> LiveNodeInfo();
+  // The cluster as the map, the heartbeats and the streams say now.
+  absl::StatusOr<ClusterStatus> Status();
   // Whether `shard` of `collection` has a replica on this node.
   bool Holds(const std::string& collection, uint32_t shard) const {
     return Replica(collection, shard) != nullptr;
@@ -100,16 +132,17 @@ class ClusterNode {
 
  private:
   void Run();
+  absl::Status Beat();
 
   engine::Database* const db_;
   const NatsClient* const nats_;
   ClusterMap* const map_;
-  ClusterNodeOptions options_;  // info guarded by mu_
+  ClusterNodeOptions options_;  // address guarded by mu_
   ShardWriter writer_;
 
   mutable std::mutex mu_;  // guards the members below
   std::map<std::string, ShardedCollection> entries_;  // the map as last read
-  std::map<std::string, std::string> live_;           // live nodes as last read
+  std::map<std::string, std::string> live_;           // live node -> address, as last read
   std::map<std::pair<std::string, uint32_t>, std::unique_ptr<ShardReplica>> replicas_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -8,6 +8,7 @@
 // shards.
 #include <memory>
 #include <set>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,43 @@ TEST(ClusterServeTest, TwoNodesServeAShardedCollection) {
     EXPECT_EQ(found.hits(0).id(), "streamed");
   }
 
+  // Cluster status: both nodes live; every replica's lag reaches 0 (the
+  // positions come from heartbeats every 2 s: waited for, bounded).
+  {
+    auto admin = v1::Admin::NewStub(a.Channel());
+    v1::ClusterStatusResponse cs;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    bool caught_up = false;
+    while (!caught_up && std::chrono::steady_clock::now() < until) {
+      grpc::ClientContext ctx;
+      st = admin->ClusterStatus(&ctx, v1::ClusterStatusRequest(), &cs);
+      ASSERT_TRUE(st.ok()) << st.error_message();
+      caught_up = true;
+      for (const auto& c : cs.collections()) {
+        for (const auto& sh : c.shard_status()) {
+          for (const auto& r : sh.replicas()) caught_up = caught_up && r.live() && r.lag() == 0;
+        }
+      }
+      if (!caught_up) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    EXPECT_TRUE(caught_up) << cs.DebugString();
+    EXPECT_EQ(cs.node_id(), "a");
+    EXPECT_EQ(cs.nodes_size(), 2);
+    ASSERT_EQ(cs.collections_size(), 1);
+    EXPECT_EQ(cs.collections(0).name(), "papers");
+    ASSERT_EQ(cs.collections(0).shard_status_size(), 3);
+    uint64_t total = 0;
+    for (const auto& sh : cs.collections(0).shard_status()) {
+      EXPECT_EQ(sh.replicas_size(), 2);
+      total += sh.last_sequence();
+    }
+    EXPECT_GE(total, 41u);  // 40 upserts and the streamed one, in three streams
+    const CommandResult cli = RunNeodbCapture(
+        absl::StrCat("cluster status --server 127.0.0.1:", a.port()), dir.Sub(""));
+    EXPECT_EQ(cli.status, 0) << cli.err;
+    EXPECT_NE(cli.out.find("\"papers\""), std::string::npos) << cli.out;
+  }
+
   // b dies; a takes writes; b comes back on its data and catches up.
   b.Kill();
   v1::UpsertResponse w2;
@@ -166,6 +204,11 @@ TEST(ClusterServeTest, TwoNodesServeAShardedCollection) {
   ASSERT_TRUE(cols->Create(&ctx2, req, &resp).ok());
   EXPECT_EQ(Search(alone, "papers", "apple", "0:1", &r).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+  auto admin = v1::Admin::NewStub(alone.Channel());
+  v1::ClusterStatusResponse cs;
+  grpc::ClientContext ctx3;
+  EXPECT_EQ(admin->ClusterStatus(&ctx3, v1::ClusterStatusRequest(), &cs).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
 }
 
 // Three nodes, three shards, one replica each: however the placement falls,

@@ -503,6 +503,42 @@ void RegisterAdmin(CLI::App& app) {
   }
   {
     auto f = std::make_shared<ClientFlags>();
+    CLI::App* group = app.add_subcommand("cluster", "A cluster of servers started with --nats");
+    group->require_subcommand(1);
+    CLI::App* c = AddClientCommand(
+        group, "status",
+        "Live nodes, and each sharded collection's shards with their replicas' positions and "
+        "lag (from the nodes' heartbeats, a few seconds old at most)",
+        f.get());
+    c->callback([=] {
+      const auto r = CallOrExit<v1::Admin>(*f, &v1::Admin::Stub::ClusterStatus,
+                                           v1::ClusterStatusRequest());
+      json nodes = json::array();
+      for (const auto& n : r.nodes()) nodes.push_back({{"node", n.node_id()}, {"address", n.address()}});
+      json collections = json::array();
+      for (const auto& c : r.collections()) {
+        json shards = json::array();
+        for (const auto& s : c.shard_status()) {
+          json replicas = json::array();
+          for (const auto& x : s.replicas()) {
+            replicas.push_back({{"node", x.node_id()},
+                                {"live", x.live()},
+                                {"position", x.position()},
+                                {"lag", x.lag()}});
+          }
+          shards.push_back(
+              {{"shard", s.shard()}, {"last_sequence", s.last_sequence()}, {"replicas", replicas}});
+        }
+        collections.push_back({{"name", c.name()},
+                               {"shards", c.shards()},
+                               {"replicas", c.replicas()},
+                               {"shard_status", shards}});
+      }
+      Print(json{{"answered_by", r.node_id()}, {"nodes", nodes}, {"collections", collections}});
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
     auto collection = std::make_shared<std::string>();
     auto out = std::make_shared<std::string>();
     auto no_vectors = std::make_shared<bool>(false);

@@ -335,7 +335,7 @@ absl::Status Serve(ServeFlags f) {
   std::string where = f.listen.substr(0, f.listen.rfind(':') + 1) + std::to_string(server->port());
   if (cluster_node) {
     // Now that the port is known: what other nodes dial for a fan-out search.
-    if (absl::Status s = cluster_node->SetInfo(f.advertise.empty() ? where : f.advertise);
+    if (absl::Status s = cluster_node->SetAddress(f.advertise.empty() ? where : f.advertise);
         !s.ok()) {
       spdlog::warn("cluster: {}", s.ToString());
     }
