@@ -123,7 +123,8 @@ absl::Status ShardWriter::PublishAll(const std::string& collection, uint32_t sha
   for (size_t i = 0; i < changes.size(); ++i) {
     ids.push_back(absl::StrCat(node_id_, "-", epoch_, "-", next_.fetch_add(1)));
   }
-  AsyncAcks acks;
+  auto record = std::make_shared<AsyncAcks>();
+  AsyncAcks& acks = *record;
   if (changes.size() > 1) {
     // A context of this request's own, so that its acks and its wait are
     // this request's alone.
@@ -160,6 +161,12 @@ absl::Status ShardWriter::PublishAll(const std::string& collection, uint32_t sha
       js_PublishAsyncComplete(js, &wait);  // a timeout leaves the rest to the retries
       jsCtx_Destroy(js);
     }
+    std::lock_guard<std::mutex> lock(retired_mu_);
+    const absl::Time now = absl::Now();
+    while (!retired_.empty() && now - retired_.front().first > absl::Seconds(30)) {
+      retired_.pop_front();
+    }
+    retired_.emplace_back(now, record);
   }
   std::map<std::string, uint64_t> acked;
   {

@@ -23,6 +23,10 @@
 // Thread-safety: safe to call concurrently.
 
 #include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <utility>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -77,6 +81,11 @@ class ShardWriter {
 
   engine::Database* const db_;
   const NatsClient* const nats_;
+  // The ack records of finished requests, kept a while: nats.c may still be
+  // inside a request's ack callback when its JetStream context is destroyed,
+  // so the record the callback writes into must outlive the request.
+  std::mutex retired_mu_;
+  std::deque<std::pair<absl::Time, std::shared_ptr<void>>> retired_;
   const std::string node_id_;
   const std::string epoch_;  // per process: ids never repeat across restarts
   std::atomic<uint64_t> next_{0};
