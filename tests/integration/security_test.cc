@@ -81,6 +81,7 @@ const std::map<std::string, std::string>& ExpectedRoles() {
       {"/neodb.v1.Admin/ReindexStatus", "read"},    {"/neodb.v1.Admin/Compact", "admin"},
       {"/neodb.v1.Admin/Verify", "admin"},          {"/neodb.v1.Admin/Backup", "admin"},
       {"/neodb.v1.Collections/SetFusion", "admin"},
+      {"/neodb.v1.Admin/ClusterStatus", "read"},
   };
   return *m;
 }
