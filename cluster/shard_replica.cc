@@ -124,7 +124,12 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
     MsgPtr msg(raw);
     uint64_t sequence = 0, pending = 0;
     RETURN_IF_ERROR(ReadMeta(msg.get(), &sequence, &pending));
-    if (sequence <= position_.load()) continue;  // applied before a resubscribe
+    // Applied already, or in this batch already: a consumer recreated after
+    // a reconnect may deliver again what it delivered before. Positions only
+    // grow, and so does the batch, so a change is never applied after a
+    // later one.
+    const uint64_t seen = batch.empty() ? position_.load() : batch.back().sequence;
+    if (sequence <= seen) continue;
     const std::string_view data(natsMsg_GetData(msg.get()),
                                 static_cast<size_t>(natsMsg_GetDataLength(msg.get())));
     absl::StatusOr<ShardChange> change = DecodeShardChange(data);
