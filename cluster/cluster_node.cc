@@ -280,7 +280,7 @@ bool ClusterNode::IsSharded(const std::string& collection) {
     std::lock_guard<std::mutex> lock(mu_);
     if (entries_.count(collection) > 0) return true;
   }
-  if (db_->DescribeCollection(collection).ok()) return false;  // a collection of this node
+  if (db_->HasCollection(collection)) return false;  // a collection of this node
   if (absl::Status s = Reconcile(); !s.ok()) {
     spdlog::warn("node {}: {}", options_.node_id, s.ToString());
   }

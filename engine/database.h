@@ -226,6 +226,9 @@ class Database {
                                                   const VectorOptions& vectors);
   absl::Status DropCollection(const std::string& name);
   absl::StatusOr<CollectionInfo> DescribeCollection(const std::string& name) const;
+  // Whether the collection exists; cheap (no counts, no index statistics),
+  // for paths that ask on every call.
+  bool HasCollection(const std::string& name) const { return Find(name).ok(); }
   absl::StatusOr<std::vector<CollectionInfo>> ListCollections() const;
   // Sets the fusion hybrid queries that name none use (spec.fusion and
   // fusion_alpha; the alpha is kept but unused unless the fusion is
