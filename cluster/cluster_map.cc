@@ -77,10 +77,7 @@ absl::Status CheckNodeId(const std::string& node_id) {
 absl::StatusOr<std::vector<std::vector<std::string>>> PlaceShards(
     const std::string& collection, uint32_t shards, uint32_t replicas,
     const std::vector<std::string>& nodes) {
-  if (shards < 1 || shards > kMaxShards) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a collection has 1..", kMaxShards, " shards, not ", shards));
-  }
+  RETURN_IF_ERROR(CheckShardCount(shards));
   if (replicas < 1 || replicas > 5) {
     return absl::InvalidArgumentError(absl::StrCat("a shard has 1..5 replicas, not ", replicas));
   }

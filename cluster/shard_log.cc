@@ -38,6 +38,15 @@ std::string Mismatch(const jsStreamInfo& si, const std::string& subjects, int re
   return "";
 }
 
+// OK when stream `name` (`si`) can be the shard's log, else FAILED_PRECONDITION saying why.
+absl::Status CheckFits(const jsStreamInfo& si, const std::string& name,
+                       const std::string& subjects, int replicas) {
+  const std::string why = Mismatch(si, subjects, replicas);
+  if (why.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("stream ", name, " exists but cannot be the shard's log: ", why));
+}
+
 }  // namespace
 
 absl::Status EnsureShardStream(const NatsClient& nats, const std::string& collection,
@@ -65,12 +74,7 @@ absl::Status EnsureShardStream(const NatsClient& nats, const std::string& collec
   natsStatus s = js_AddStream(&si, nats.jetstream(), &cfg, nullptr, &jerr);
   if (s == NATS_OK) {
     StreamInfoPtr owned(si);
-    const std::string why = Mismatch(*si, subjects, options.replicas);
-    if (!why.empty()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("stream ", name, " exists but cannot be the shard's log: ", why));
-    }
-    return absl::OkStatus();
+    return CheckFits(*si, name, subjects, options.replicas);
   }
   if (jerr != JSStreamNameExistErr) {
     return NatsStatus(s, jerr, absl::StrCat("creating stream ", name));
@@ -78,12 +82,7 @@ absl::Status EnsureShardStream(const NatsClient& nats, const std::string& collec
   // It exists with another configuration than ours (an identical one is OK above).
   absl::StatusOr<StreamInfoPtr> existing = GetStreamInfo(nats, name);
   if (!existing.ok()) return existing.status();
-  const std::string why = Mismatch(**existing, subjects, options.replicas);
-  if (!why.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("stream ", name, " exists but cannot be the shard's log: ", why));
-  }
-  return absl::OkStatus();
+  return CheckFits(**existing, name, subjects, options.replicas);
 }
 
 absl::Status DeleteShardStream(const NatsClient& nats, const std::string& collection,

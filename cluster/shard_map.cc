@@ -6,6 +6,14 @@
 
 namespace neodb::cluster {
 
+absl::Status CheckShardCount(uint32_t shards) {
+  if (shards < 1 || shards > kMaxShards) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a collection has 1..", kMaxShards, " shards, not ", shards));
+  }
+  return absl::OkStatus();
+}
+
 uint32_t ShardOf(const std::string& doc_id, uint32_t shards) {
   if (shards <= 1) return 0;
   // A seed of our own, fixed forever: changing it moves every document.

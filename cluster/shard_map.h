@@ -21,6 +21,8 @@
 namespace neodb::cluster {
 
 inline constexpr uint32_t kMaxShards = 1024;
+// INVALID_ARGUMENT unless 1 <= shards <= kMaxShards.
+absl::Status CheckShardCount(uint32_t shards);
 
 // The shard of `doc_id` among `shards` (>= 1).
 uint32_t ShardOf(const std::string& doc_id, uint32_t shards);

@@ -22,12 +22,10 @@ std::string RandomEpoch() {
   return absl::StrCat(absl::Hex(static_cast<uint64_t>(rd()) << 32 | rd(), absl::kZeroPad16));
 }
 
-absl::Status CheckShards(uint32_t shards) {
-  if (shards < 1 || shards > kMaxShards) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a collection has 1..", kMaxShards, " shards, not ", shards));
-  }
-  return absl::OkStatus();
+// `token` reaches at least `sequence` in `shard`.
+void Raise(uint32_t shard, uint64_t sequence, ConsistencyToken* token) {
+  uint64_t& best = (*token)[shard];
+  best = std::max(best, sequence);
 }
 
 }  // namespace
@@ -41,10 +39,7 @@ std::string FormatToken(const ConsistencyToken& token) {
 }
 
 void MergeToken(const ConsistencyToken& more, ConsistencyToken* token) {
-  for (const auto& [shard, seq] : more) {
-    uint64_t& best = (*token)[shard];
-    best = std::max(best, seq);
-  }
+  for (const auto& [shard, seq] : more) Raise(shard, seq, token);
 }
 
 absl::StatusOr<ConsistencyToken> ParseToken(const std::string& text) {
@@ -76,8 +71,7 @@ absl::Status ShardWriter::Publish(const std::string& collection, uint32_t shards
     absl::StatusOr<uint64_t> seq =
         PublishShardChange(*nats_, collection, shard, change, msg_id, deadline);
     if (seq.ok()) {
-      uint64_t& best = (*token)[shard];
-      best = std::max(best, *seq);
+      Raise(shard, *seq, token);
       return absl::OkStatus();
     }
     if (!absl::IsUnavailable(seq.status()) || absl::Now() + backoff >= deadline) {
@@ -175,8 +169,7 @@ absl::Status ShardWriter::PublishAll(const std::string& collection, uint32_t sha
   }
   for (size_t i = 0; i < changes.size(); ++i) {
     if (auto it = acked.find(ids[i]); it != acked.end()) {
-      uint64_t& best = (*token)[ShardOf(changes[i]->doc_id(), shards)];
-      best = std::max(best, it->second);
+      Raise(ShardOf(changes[i]->doc_id(), shards), it->second, token);
       continue;
     }
     RETURN_IF_ERROR(Publish(collection, shards, *changes[i], ids[i], deadline, token));
@@ -187,7 +180,7 @@ absl::Status ShardWriter::PublishAll(const std::string& collection, uint32_t sha
 absl::StatusOr<ShardedWrite> ShardWriter::Upsert(const std::string& collection, uint32_t shards,
                                                  std::vector<engine::DocumentInput> docs,
                                                  absl::Time deadline) {
-  RETURN_IF_ERROR(CheckShards(shards));
+  RETURN_IF_ERROR(CheckShardCount(shards));
   ASSIGN_OR_RETURN(engine::Collection::PreparedWrite write,
                    db_->PrepareUpsert(collection, std::move(docs), deadline));
   ShardedWrite out;
@@ -207,7 +200,7 @@ absl::StatusOr<ShardedWrite> ShardWriter::Upsert(const std::string& collection, 
 absl::StatusOr<ShardedWrite> ShardWriter::Delete(const std::string& collection, uint32_t shards,
                                                  const std::vector<std::string>& ids,
                                                  absl::Time deadline) {
-  RETURN_IF_ERROR(CheckShards(shards));
+  RETURN_IF_ERROR(CheckShardCount(shards));
   for (const std::string& id : ids) {
     if (id.empty() || id.size() > db::kMaxDocumentIdBytes) {
       return absl::InvalidArgumentError(absl::StrCat("document id of ", id.size(),
