@@ -21,6 +21,7 @@
 #include "engine/database.h"
 #include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
+#include "tests/cluster/cluster_test_util.h"
 #include "tests/cluster/nats_server_process.h"
 
 namespace neodb::cluster {
@@ -119,10 +120,7 @@ class ClusterNodeTest : public ::testing::Test {
   Node& AddNode(uint64_t model_seed = 1) {
     auto n = std::make_unique<Node>();
     n->id = absl::StrCat("n", nodes_.size());
-    engine::DatabaseOptions o;
-    o.data_dir = (root_ / n->id).string();
-    o.sync_writes = false;
-    o.snapshot_interval = absl::ZeroDuration();
+    const engine::DatabaseOptions o = testing::NodeOptions((root_ / n->id).string());
     auto db = Database::Open(o, std::make_unique<engine::FakeEmbedder>(kDim, 64, model_seed));
     EXPECT_TRUE(db.ok()) << db.status();
     n->db = std::move(*db);

@@ -34,6 +34,7 @@
 #include "engine/database.h"
 #include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
+#include "tests/cluster/cluster_test_util.h"
 #include "tests/cluster/nats_server_process.h"
 
 namespace neodb::cluster {
@@ -73,10 +74,7 @@ struct Node {
       if (!c.ok()) return c.status();
       nats = std::move(*c);
     }
-    engine::DatabaseOptions o;
-    o.data_dir = dir;
-    o.sync_writes = false;
-    o.snapshot_interval = absl::ZeroDuration();
+    engine::DatabaseOptions o = testing::NodeOptions(dir);
     o.snapshot_on_close = false;  // a close stands in for a crash
     auto d = Database::Open(o, std::make_unique<engine::FakeEmbedder>(kDim, 64, 1));
     if (!d.ok()) return d.status();
@@ -99,17 +97,7 @@ struct Node {
 };
 
 std::map<std::string, std::string> Contents(Database& db) {
-  std::map<std::string, std::string> out;
-  std::string token;
-  while (true) {
-    auto page = db.List(kCollection, token, 1000);
-    EXPECT_TRUE(page.ok()) << page.status();
-    if (!page.ok()) break;
-    for (const db::Document& d : page->documents) out[d.id] = d.text;
-    if (page->next_page_token.empty()) break;
-    token = page->next_page_token;
-  }
-  return out;
+  return testing::Contents(db, kCollection);
 }
 
 class FailoverTest : public ::testing::Test {

@@ -22,6 +22,7 @@
 #include "engine/database.h"
 #include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
+#include "tests/cluster/cluster_test_util.h"
 #include "tests/cluster/nats_server_process.h"
 
 namespace neodb::cluster {
@@ -44,10 +45,7 @@ struct Node {
   std::vector<std::unique_ptr<ShardReplica>> replicas;  // one per shard
 
   absl::Status Open() {
-    engine::DatabaseOptions o;
-    o.data_dir = dir;
-    o.sync_writes = false;
-    o.snapshot_interval = absl::ZeroDuration();
+    engine::DatabaseOptions o = testing::NodeOptions(dir);
     auto d = Database::Open(o, std::make_unique<engine::FakeEmbedder>(kDim, 64, 1));
     if (!d.ok()) return d.status();
     db = std::move(*d);
@@ -66,17 +64,7 @@ struct Node {
 
 // id -> text, as a node's store holds the collection.
 std::map<std::string, std::string> Contents(Database& db) {
-  std::map<std::string, std::string> out;
-  std::string token;
-  while (true) {
-    auto page = db.List(kCollection, token, 1000);
-    EXPECT_TRUE(page.ok()) << page.status();
-    if (!page.ok()) break;
-    for (const db::Document& d : page->documents) out[d.id] = d.text;
-    if (page->next_page_token.empty()) break;
-    token = page->next_page_token;
-  }
-  return out;
+  return testing::Contents(db, kCollection);
 }
 
 class ReplicaTest : public ::testing::Test {
