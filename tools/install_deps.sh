@@ -102,3 +102,7 @@ elif ! install_cuda_toolkit; then
   echo "install_deps: WARNING: installing the CUDA toolkit from PyPI failed;" \
        "neodb builds without CUDA (NEODB_WITH_CUDA=OFF)" >&2
 fi
+
+# PyPI packages for the tests that drive a live server with other people's
+# clients (the official openai package, schemathesis): a venv of their own.
+bash "$(dirname "$0")/install_python_test_deps.sh"

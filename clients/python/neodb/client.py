@@ -205,10 +205,17 @@ class Client:
         documents, … (the fields of neodb.v1.StatsResponse)."""
         return _fields(self._call(self._admin.Stats, pb.StatsRequest()))
 
-    def embed(self, texts: Sequence[str]) -> Tuple[List[List[float]], str]:
-        """The server's default model's vectors of `texts`, and that model's id."""
+    def embed(self, texts: Sequence[str], pooling: str = "mean",
+              normalize: bool = False) -> Tuple[List[List[float]], str]:
+        """The server's default model's vectors of `texts`, and that model's id.
+        pooling: "mean" or "cls"; normalize: unit length (as /v1/embeddings,
+        which is mean pooling, normalised)."""
+        poolings = {"mean": pb.POOLING_MEAN, "cls": pb.POOLING_CLS}
+        if pooling not in poolings:
+            raise ValueError("pooling must be 'mean' or 'cls', not %r" % (pooling,))
         r = self._call(self._embedding.Embed,
-                       pb.EmbedRequest(texts=[t.encode("utf-8") for t in texts]))
+                       pb.EmbedRequest(texts=[t.encode("utf-8") for t in texts],
+                                       pooling=poolings[pooling], normalize=normalize))
         return [list(v.values) for v in r.vectors], r.model_id
 
     def close(self) -> None:
