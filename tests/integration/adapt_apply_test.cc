@@ -135,11 +135,12 @@ TEST(AdaptApplyTest, ApplyIsRefusedBeforeAnyWorkWhenTheServerCouldNotLoadTheMode
     EXPECT_EQ(server.Stop(), 0);
     ASSERT_TRUE(server.Start());
     CommandResult as_writer = RunNeodbCapture(
-        absl::StrCat("stats --server ", server.address(), " --api-key ", key), dir.Sub(""));
+        absl::StrCat("stats --json --server ", server.address(), " --api-key ", key), dir.Sub(""));
     ASSERT_EQ(as_writer.status, 0) << as_writer.err;
     EXPECT_NE(as_writer.out.find("\"models_dir\":\"\""), std::string::npos) << as_writer.out;
     CommandResult as_admin = RunNeodbCapture(
-        absl::StrCat("stats --server ", server.address(), " --api-key ", admin), dir.Sub(""));
+        absl::StrCat("stats --json --server ", server.address(), " --api-key ", admin),
+        dir.Sub(""));
     ASSERT_EQ(as_admin.status, 0) << as_admin.err;
     EXPECT_EQ(as_admin.out.find("\"models_dir\":\"\""), std::string::npos) << as_admin.out;
     EXPECT_NE(as_admin.out.find("models"), std::string::npos) << as_admin.out;

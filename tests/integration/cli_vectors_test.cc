@@ -174,7 +174,7 @@ TEST_F(CliVectorsTest, NearTextReturnsStoredVectors) {
       Write("m.jsonl", "{\"id\":\"a\",\"text\":\"alpha beta\"}\n"
                        "{\"id\":\"b\",\"text\":\"gamma delta\"}\n")));
   ASSERT_EQ(r.status, 0) << r.err;
-  r = Run("search --collection m -k 2 --include-vector alpha");
+  r = Run("search --json --collection m -k 2 --include-vector alpha");
   ASSERT_EQ(r.status, 0) << r.err;
   const auto lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 2u) << r.out;
@@ -192,7 +192,7 @@ TEST_F(CliVectorsTest, NearTextReturnsStoredVectors) {
     EXPECT_TRUE(SameBits(a, b)) << l;
   }
   // Without the flag, no vector.
-  r = Run("search --collection m -k 1 alpha");
+  r = Run("search --json --collection m -k 1 alpha");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_FALSE(absl::StrContains(r.out, "\"vector\"")) << r.out;
 }

@@ -70,11 +70,12 @@ TEST(DeviceTest, AutoServesAndStatsSayWhere) {
   CommandResult r = RunNeodbCapture(
       absl::StrCat("ingest --collection docs", at, " ", dir.Sub("docs.jsonl")), dir.Sub(""));
   ASSERT_EQ(r.status, 0) << r.err;
-  r = RunNeodbCapture(absl::StrCat("search --collection docs -k 2", at, " alpha"), dir.Sub(""));
+  r = RunNeodbCapture(absl::StrCat("search --json --collection docs -k 2", at, " alpha"),
+                      dir.Sub(""));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(absl::StrContains(r.out, "\"a\"")) << r.out;
 
-  r = RunNeodbCapture(absl::StrCat("stats", at), dir.Sub(""));
+  r = RunNeodbCapture(absl::StrCat("stats --json", at), dir.Sub(""));
   ASSERT_EQ(r.status, 0) << r.err;
   const nlohmann::json stats = nlohmann::json::parse(r.out);
 #ifdef NEODB_HAVE_ENCODER
@@ -122,7 +123,7 @@ TEST(DeviceTest, ACollectionKeepsItsPrecisionAcrossARestart) {
     r = RunNeodbCapture(absl::StrCat("ingest --collection docs", at, " ", dir.Sub("docs.jsonl")),
                         dir.Sub(""));
     ASSERT_EQ(r.status, 0) << r.err;
-    r = RunNeodbCapture(absl::StrCat("search --collection docs -k 2", at, " 'alpha gamma'"),
+    r = RunNeodbCapture(absl::StrCat("search --json --collection docs -k 2", at, " 'alpha gamma'"),
                         dir.Sub(""));
     ASSERT_EQ(r.status, 0) << r.err;
     search_before = r.out;
@@ -131,12 +132,13 @@ TEST(DeviceTest, ACollectionKeepsItsPrecisionAcrossARestart) {
   ServerProcess server(args);
   ASSERT_TRUE(server.Start());
   const std::string at = absl::StrCat(" --server ", server.address());
-  CommandResult r = RunNeodbCapture(absl::StrCat("collections describe docs", at), dir.Sub(""));
+  CommandResult r =
+      RunNeodbCapture(absl::StrCat("collections describe --json docs", at), dir.Sub(""));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out).at("precision"), expected) << r.out;
   // Queries embed in the collection's precision after the restart too: the
   // same scores, bit for bit.
-  r = RunNeodbCapture(absl::StrCat("search --collection docs -k 2", at, " 'alpha gamma'"),
+  r = RunNeodbCapture(absl::StrCat("search --json --collection docs -k 2", at, " 'alpha gamma'"),
                       dir.Sub(""));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, search_before);
@@ -193,7 +195,7 @@ TEST(DeviceTest, ThreePrecisionsOnOneServerEachKeepItsOwn) {
   }
   auto search = [&](const std::string& at, const std::string& name, const std::string& q) {
     CommandResult r = RunNeodbCapture(
-        absl::StrCat("search --mode vector -k 3 --collection c_", name, at, " '", q, "'"),
+        absl::StrCat("search --json --mode vector -k 3 --collection c_", name, at, " '", q, "'"),
         dir.Sub(""));
     EXPECT_EQ(r.status, 0) << r.err;
     return r.out;
@@ -252,7 +254,7 @@ TEST(DeviceTest, ThreePrecisionsOnOneServerEachKeepItsOwn) {
   const std::string at = absl::StrCat(" --server ", server.address());
   for (int p = 0; p < 3; ++p) {
     CommandResult r = RunNeodbCapture(
-        absl::StrCat("collections describe c_", names[p], at), dir.Sub(""));
+        absl::StrCat("collections describe --json c_", names[p], at), dir.Sub(""));
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out).at("precision"), runs[p]) << r.out;
     EXPECT_EQ(search(at, names[p], "alpha river north"), before[p]) << names[p];

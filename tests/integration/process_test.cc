@@ -117,7 +117,7 @@ TEST(ProcessTest, IngestReportsCommittedDocumentsAndSearchFilters) {
   EXPECT_TRUE(absl::StrContains(r.err, "200 documents committed")) << r.err;
   EXPECT_FALSE(absl::StrContains(r.err, "sent")) << r.err;
   EXPECT_TRUE(absl::StrContains(r.out, "\"documents\":200")) << r.out;
-  r = RunNeodbCapture(absl::StrCat("search --collection docs -k 50", at,
+  r = RunNeodbCapture(absl::StrCat("search --json --collection docs -k 50", at,
                                    " --filter '{\"field\":\"year\",\"gte\":2025}' alpha"),
                       dir.Sub(""));
   ASSERT_EQ(r.status, 0) << r.err;

@@ -82,6 +82,7 @@ const std::map<std::string, std::string>& ExpectedRoles() {
       {"/neodb.v1.Admin/Verify", "admin"},          {"/neodb.v1.Admin/Backup", "admin"},
       {"/neodb.v1.Collections/SetFusion", "admin"},
       {"/neodb.v1.Admin/ClusterStatus", "read"},
+      {"/neodb.v1.Search/KeywordStats", "read"},
   };
   return *m;
 }
@@ -279,8 +280,8 @@ TEST(SecurityTest, TlsAndMutualTls) {
               StatusCode::UNAVAILABLE);
     // The CLI with --tls-ca.
     CommandResult r =
-        RunNeodbCapture(absl::StrCat("stats --server 127.0.0.1:", server.port(), " --tls-ca ",
-                                     dir.Sub("ca.pem"), " --api-key ", key),
+        RunNeodbCapture(absl::StrCat("stats --json --server 127.0.0.1:", server.port(),
+                                     " --tls-ca ", dir.Sub("ca.pem"), " --api-key ", key),
                         dir.Sub(""));
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("\"collections\""), std::string::npos) << r.out;

@@ -26,6 +26,8 @@
 #include "tools/neodb/commands.h"
 #include "tools/neodb/progress_line.h"
 #include "tools/neodb/reindex_wait.h"
+#include "tools/neodb/search_table.h"
+#include "tools/neodb/text_table.h"
 
 namespace neodb::cli {
 namespace {
@@ -188,11 +190,18 @@ void RegisterCollections(CLI::App& app) {
     auto name = std::make_shared<std::string>();
     CLI::App* c = AddClientCommand(group, "describe", "Describe a collection", f.get());
     c->add_option("name", *name, "Collection name")->required();
+    auto as_json = std::make_shared<bool>(false);
+    c->add_flag("--json", *as_json, "One JSON object (for scripts) instead of key: value lines");
     c->callback([=] {
       v1::DescribeCollectionRequest req;
       req.set_name(*name);
-      Print(InfoToJson(
-          CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::Describe, req).info()));
+      const json info =
+          InfoToJson(CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::Describe, req).info());
+      if (*as_json) {
+        Print(info);
+      } else {
+        std::fputs(RenderKeyValues(info).c_str(), stdout);
+      }
     });
   }
   {
@@ -368,7 +377,10 @@ void RegisterDocuments(CLI::App& app) {
                                     "Weighted fusion: the vector share, 0..1 (implies weighted)");
     c->add_flag("--explain", *explain, "Each hit carries its per-leg ranks and scores");
     auto include_vector = std::make_shared<bool>(false);
-    c->add_flag("--include-vector", *include_vector, "Return each hit's stored vector");
+    c->add_flag("--include-vector", *include_vector,
+                "Return each hit's stored vector (implies --json)");
+    auto as_json = std::make_shared<bool>(false);
+    c->add_flag("--json", *as_json, "One JSON object per hit (for scripts) instead of a table");
     c->callback([=] {
       // The server's names, so a typo fails here with the server's words.
       ExitIfError(client::CheckSearchMode(*mode));
@@ -390,6 +402,11 @@ void RegisterDocuments(CLI::App& app) {
       req.set_filter_json(*filter);
       req.set_include_vector(*include_vector);
       const auto resp = CallOrExit<v1::Search>(*f, &v1::Search::Stub::NearText, req);
+      if (!*as_json && !*include_vector) {
+        std::fputs(SearchTable(resp, *query, *explain, MarksFor(StdoutIsStyledTerminal())).c_str(),
+                   stdout);
+        return;
+      }
       const json hits = HitsToJson(resp);
       for (int i = 0; i < resp.hits_size(); ++i) {
         const v1::Hit& h = resp.hits(i);
@@ -446,6 +463,8 @@ void RegisterAdmin(CLI::App& app) {
   {
     auto f = std::make_shared<ClientFlags>();
     CLI::App* c = AddClientCommand(&app, "stats", "Server statistics", f.get());
+    auto as_json = std::make_shared<bool>(false);
+    c->add_flag("--json", *as_json, "One JSON object (for scripts) instead of key: value lines");
     c->callback([=] {
       const auto r = CallOrExit<v1::Admin>(*f, &v1::Admin::Stub::Stats, v1::StatsRequest());
       const auto list = CallOrExit<v1::Collections>(*f, &v1::Collections::Stub::List,
@@ -454,7 +473,7 @@ void RegisterAdmin(CLI::App& app) {
       for (const auto& i : list.collections()) {
         keyword[i.spec().name()] = KeywordInfoToJson(i.keyword());
       }
-      Print(json{{"model_id", r.model_id()},
+      const json out{{"model_id", r.model_id()},
                  {"dimension", r.dimension()},
                  {"collections", r.collections()},
                  {"documents", r.documents()},
@@ -471,7 +490,12 @@ void RegisterAdmin(CLI::App& app) {
                  {"device", r.device()},
                  {"cpu_kernels", r.cpu_kernels()},
                  {"models_dir", r.models_dir()},
-                 {"keyword", keyword}});
+                 {"keyword", keyword}};
+      if (*as_json) {
+        Print(out);
+      } else {
+        std::fputs(RenderKeyValues(out).c_str(), stdout);
+      }
     });
   }
   {

@@ -1,0 +1,126 @@
+// The CLI's readable output through the real binary and server: `neodb
+// search` prints a table (rank, id, score, a snippet with the query's terms
+// marked; with --explain each leg's rank and score and the fusion weight),
+// `stats` and `collections describe` key: value lines; --json gives the JSON
+// that scripts read. The snippet rules themselves: tests/tools/text_table_test.
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/integration/test_env.h"
+
+namespace neodb::testing {
+namespace {
+
+std::vector<std::string> Lines(const std::string& s) {
+  return absl::StrSplit(s, '\n', absl::SkipEmpty());
+}
+
+class CliOutputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<std::string> args = {"--data-dir", dir_.Sub("data")};
+    for (auto& a : ModelArgs(dir_, 1)) args.push_back(a);
+    server_ = std::make_unique<ServerProcess>(args);
+    ASSERT_TRUE(server_->Start());
+    ASSERT_EQ(Run("collections create docs").status, 0);
+    std::string long_text;
+    for (int i = 0; i < 20; ++i) long_text += "bravo charlie ";
+    long_text += "alpha";
+    for (int i = 0; i < 20; ++i) long_text += " delta echo";
+    std::ofstream f(dir_.Sub("docs.jsonl"));
+    f << "{\"id\":\"long\",\"text\":\"" << long_text << "\"}\n"
+      << "{\"id\":\"short\",\"text\":\"Alpha\\nriver é 日本\"}\n"
+      << "{\"id\":\"other\",\"text\":\"stone cloud\"}\n";
+    f.close();
+    ASSERT_EQ(Run(absl::StrCat("ingest --collection docs ", dir_.Sub("docs.jsonl"))).status, 0);
+  }
+  void TearDown() override { EXPECT_EQ(server_->Stop(), 0); }
+
+  CommandResult Run(const std::string& args) {
+    return RunNeodbCapture(absl::StrCat(args, " --server ", server_->address()), dir_.Sub(""));
+  }
+
+  TestDir dir_{"cli_output"};
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(CliOutputTest, SearchPrintsATable) {
+  // Keyword mode: exactly the two texts with "alpha", whatever the model.
+  CommandResult r = Run("search --mode keyword --collection docs alpha");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_TRUE(absl::StartsWith(lines[0], "#  id")) << r.out;
+  EXPECT_TRUE(absl::StrContains(lines[0], "score")) << r.out;
+  EXPECT_TRUE(absl::StrContains(lines[0], "text")) << r.out;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_TRUE(absl::StartsWith(lines[i], absl::StrCat(i, "  "))) << lines[i];
+    EXPECT_FALSE(absl::StrContains(lines[i], "{")) << lines[i];
+  }
+  // The long text: cut on both sides at words, the term marked, in one line.
+  const std::string& long_row = absl::StrContains(lines[1], "long") ? lines[1] : lines[2];
+  const std::string& short_row = absl::StrContains(lines[1], "long") ? lines[2] : lines[1];
+  EXPECT_TRUE(absl::StrContains(long_row, "…charlie")) << long_row;
+  EXPECT_TRUE(absl::StrContains(long_row, " [alpha] delta echo")) << long_row;
+  EXPECT_TRUE(absl::EndsWith(long_row, "o…") || absl::EndsWith(long_row, "a…")) << long_row;
+  // The short one whole, its newline a space, marked whatever its case.
+  EXPECT_TRUE(absl::EndsWith(short_row, "[Alpha] river é 日本")) << short_row;
+}
+
+TEST_F(CliOutputTest, ExplainShowsEachLegAndTheFusionWeight) {
+  CommandResult r = Run("search --mode hybrid --explain -k 3 --collection docs 'alpha river'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 5u) << r.out;  // header, three hits, the fusion line
+  EXPECT_TRUE(absl::StrContains(lines[0], "keyword")) << r.out;
+  EXPECT_TRUE(absl::StrContains(lines[0], "vector")) << r.out;
+  EXPECT_TRUE(absl::StartsWith(lines[4], "mode hybrid, fusion weight of the vector leg (alpha) "))
+      << r.out;
+  // "other" has neither term: the keyword leg did not return it.
+  for (size_t i = 1; i < 4; ++i) {
+    if (absl::StrContains(lines[i], "other")) {
+      EXPECT_TRUE(absl::StrContains(lines[i], " - ")) << lines[i];
+    }
+  }
+  // --json: the hits as JSON lines, with their explain.
+  r = Run("search --json --mode hybrid --explain -k 3 --collection docs 'alpha river'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto json_lines = Lines(r.out);
+  ASSERT_EQ(json_lines.size(), 3u) << r.out;
+  for (const auto& l : json_lines) {
+    const auto j = nlohmann::json::parse(l);
+    EXPECT_TRUE(j.contains("explain") && j.contains("score") && j.contains("text")) << l;
+  }
+}
+
+TEST_F(CliOutputTest, StatsAndDescribeReadAndJson) {
+  CommandResult r = Run("stats");
+  ASSERT_EQ(r.status, 0) << r.err;
+  bool documents = false;
+  for (const auto& l : Lines(r.out)) {
+    EXPECT_FALSE(absl::StartsWith(l, "{")) << l;
+    documents = documents || (absl::StartsWith(l, "documents ") && absl::EndsWith(l, " 3"));
+  }
+  EXPECT_TRUE(documents) << r.out;
+  r = Run("stats --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("documents"), 3) << r.out;
+
+  r = Run("collections describe docs");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "\nname ")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "\ncount ")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "keyword.documents ")) << r.out;
+  r = Run("collections describe --json docs");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("count"), 3) << r.out;
+}
+
+}  // namespace
+}  // namespace neodb::testing
