@@ -1,6 +1,7 @@
 #include "api/convert.h"
 
 #include <cmath>
+#include <memory>
 #include <type_traits>
 
 #include "absl/strings/ascii.h"
@@ -177,6 +178,29 @@ absl::StatusOr<keyword::FusionOptions> FusionFromProto(const std::string& name, 
 
 namespace {
 
+// Another node's statistics: checked as hostile (the index also keeps
+// every df within [its own count, documents]).
+absl::StatusOr<std::shared_ptr<const keyword::CorpusStats>> CorpusFromProto(
+    const v1::KeywordCorpus& c) {
+  if (!(std::isfinite(c.total_length()) && c.total_length() >= 0)) {
+    return absl::InvalidArgumentError("keyword_corpus.total_length must be finite and >= 0");
+  }
+  if (c.document_frequency_size() > 4096) {
+    return absl::InvalidArgumentError("keyword_corpus names more than 4096 terms");
+  }
+  auto out = std::make_shared<keyword::CorpusStats>();
+  out->documents = c.documents();
+  out->total_length = c.total_length();
+  for (const auto& [term, df] : c.document_frequency()) {
+    if (df > c.documents()) {
+      return absl::InvalidArgumentError(absl::StrCat("keyword_corpus: term '", term, "' is in ", df,
+                                                     " of ", c.documents(), " documents"));
+    }
+    out->document_frequency[term] = df;
+  }
+  return out;
+}
+
 template <typename Request>
 absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
   engine::SearchParams p;
@@ -204,6 +228,9 @@ absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
       ASSIGN_OR_RETURN(p.fusion, FusionFromProto(req.fusion(), req.has_alpha(), req.alpha()));
     }
     p.explain = req.explain();
+    if (req.has_keyword_corpus()) {
+      ASSIGN_OR_RETURN(p.keyword_corpus, CorpusFromProto(req.keyword_corpus()));
+    }
   } else {
     p.mode = engine::SearchMode::kVector;
   }

@@ -4,44 +4,46 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "api/convert.h"
 #include "api/grpc_status.h"
 #include "common/status_macros.h"
+#include "engine/embed_settings.h"
+#include "index/keyword/fusion.h"
 
 namespace neodb::api {
 namespace {
 
+// The shards each chosen node answers for.
+using Assignment = std::map<std::string, std::vector<uint32_t>>;
+
 // Which node answers for each shard: this one where it holds the shard,
 // else the first live node of the shard's placement.
-absl::StatusOr<std::set<std::string>> ChooseNodes(cluster::ClusterNode& node,
-                                                  const std::string& collection,
-                                                  std::map<std::string, std::string>* addresses) {
-  ASSIGN_OR_RETURN(cluster::ShardedCollection c, node.Entry(collection));
-  ASSIGN_OR_RETURN(*addresses, node.LiveNodeInfo());
-  std::set<std::string> chosen;
+absl::StatusOr<Assignment> Assign(cluster::ClusterNode& node, const cluster::ShardedCollection& c,
+                                  const std::map<std::string, std::string>& addresses) {
+  Assignment chosen;
   for (uint32_t s = 0; s < c.shards; ++s) {
-    if (node.Holds(collection, s)) {
-      chosen.insert(node.node_id());
+    if (node.Holds(c.spec.name, s)) {
+      chosen[node.node_id()].push_back(s);
       continue;
     }
     std::string pick;
     for (const std::string& n : c.placement[s]) {
-      auto it = addresses->find(n);
-      if (n != node.node_id() && it != addresses->end() && !it->second.empty()) {
+      auto it = addresses.find(n);
+      if (n != node.node_id() && it != addresses.end() && !it->second.empty()) {
         pick = n;
         break;
       }
     }
     if (pick.empty()) {
       return absl::UnavailableError(absl::StrCat("no live node holds shard ", s, " of '",
-                                                 collection, "' (placed on ",
+                                                 c.spec.name, "' (placed on ",
                                                  absl::StrJoin(c.placement[s], ", "), ")"));
     }
-    chosen.insert(pick);
+    chosen[pick].push_back(s);
   }
   return chosen;
 }
@@ -59,78 +61,237 @@ std::shared_ptr<grpc::Channel> ChannelTo(const std::string& address) {
   return c;
 }
 
-template <typename Req, typename Call>
-absl::StatusOr<v1::SearchResponse> FanOut(
-    cluster::ClusterNode& node, const grpc::ServerContext& ctx, Req req, absl::Time deadline,
-    const std::function<absl::StatusOr<v1::SearchResponse>(const Req&)>& local, Call call) {
-  std::map<std::string, std::string> addresses;
-  ASSIGN_OR_RETURN(std::set<std::string> chosen, ChooseNodes(node, req.collection(), &addresses));
-  req.set_local_only(true);
-  const int k = req.k() <= 0 ? 10 : req.k();
-  // The caller's key goes along: the nodes of a cluster share their key file.
-  std::string authorization;
-  for (const auto& [key, value] : ctx.client_metadata()) {
-    if (key == "authorization") authorization = std::string(value.data(), value.size());
-  }
-  std::vector<v1::SearchResponse> answers;
-  for (const std::string& n : chosen) {
-    if (n == node.node_id()) {
-      ASSIGN_OR_RETURN(v1::SearchResponse r, local(req));
-      answers.push_back(std::move(r));
-      continue;
+// One fan-out: the collection's entry, who answers for which shards, and
+// what every call to another node carries.
+class FanOut {
+ public:
+  static absl::StatusOr<FanOut> Plan(cluster::ClusterNode& node, const grpc::ServerContext& ctx,
+                                     const std::string& collection, absl::Time deadline) {
+    FanOut f(node, deadline);
+    ASSIGN_OR_RETURN(f.entry_, node.Entry(collection));
+    ASSIGN_OR_RETURN(f.addresses_, node.LiveNodeInfo());
+    ASSIGN_OR_RETURN(f.assignment_, Assign(node, f.entry_, f.addresses_));
+    // The caller's key goes along: the nodes of a cluster share their key file.
+    for (const auto& [key, value] : ctx.client_metadata()) {
+      if (key == "authorization") f.authorization_ = std::string(value.data(), value.size());
     }
-    auto stub = v1::Search::NewStub(ChannelTo(addresses[n]));
+    return f;
+  }
+
+  const cluster::ShardedCollection& entry() const { return entry_; }
+  const Assignment& assignment() const { return assignment_; }
+
+  // Asks node `n`: this node through `here`, another through `remote` on
+  // its Search stub.
+  template <typename Resp, typename Req, typename Here, typename Remote>
+  absl::StatusOr<Resp> Ask(const std::string& n, const Req& req, const Here& here,
+                           const Remote& remote) const {
+    if (n == node_.node_id()) return here(req);
+    const std::string& address = addresses_.at(n);
+    auto stub = v1::Search::NewStub(ChannelTo(address));
     grpc::ClientContext cc;
-    cc.set_deadline(absl::ToChronoTime(deadline));
-    if (!authorization.empty()) cc.AddMetadata("authorization", authorization);
-    v1::SearchResponse r;
-    grpc::Status st = call(*stub, &cc, req, &r);
+    cc.set_deadline(absl::ToChronoTime(deadline_));
+    if (!authorization_.empty()) cc.AddMetadata("authorization", authorization_);
+    Resp r;
+    grpc::Status st = remote(*stub, &cc, req, &r);
     if (!st.ok()) {
       absl::Status s = FromGrpcStatus(st);
-      return absl::Status(s.code(), absl::StrCat("node ", n, " (", addresses[n],
-                                                 "): ", s.message()));
+      return absl::Status(s.code(), absl::StrCat("node ", n, " (", address, "): ", s.message()));
     }
-    answers.push_back(std::move(r));
+    return r;
   }
-  v1::SearchResponse out;
+
+  // Every chosen node's answer to `req` (local_only set here).
+  template <typename Req, typename Remote>
+  absl::StatusOr<std::vector<v1::SearchResponse>> AskAll(
+      Req req, const std::function<absl::StatusOr<v1::SearchResponse>(const Req&)>& here,
+      const Remote& remote) const {
+    req.set_local_only(true);
+    std::vector<v1::SearchResponse> answers;
+    for (const auto& [n, shards] : assignment_) {
+      ASSIGN_OR_RETURN(v1::SearchResponse r, (Ask<v1::SearchResponse>(n, req, here, remote)));
+      answers.push_back(std::move(r));
+    }
+    return answers;
+  }
+
+ private:
+  FanOut(cluster::ClusterNode& node, absl::Time deadline) : node_(node), deadline_(deadline) {}
+
+  cluster::ClusterNode& node_;
+  absl::Time deadline_;
+  cluster::ShardedCollection entry_;
+  std::map<std::string, std::string> addresses_;
+  Assignment assignment_;
+  std::string authorization_;
+};
+
+// The answers' hits merged: one per id (the same document on two nodes),
+// best first by score, ties by id, at most `k`.
+std::vector<v1::Hit> Merge(std::vector<v1::SearchResponse>& answers, int k) {
   std::map<std::string, v1::Hit> by_id;
   for (v1::SearchResponse& a : answers) {
-    if (out.model_id().empty()) {
-      out.set_model_id(a.model_id());
-      out.set_mode(a.mode());
-      out.set_alpha(a.alpha());
-    }
     for (v1::Hit& h : *a.mutable_hits()) by_id.emplace(h.id(), std::move(h));
   }
-  std::vector<v1::Hit*> hits;
-  for (auto& [id, h] : by_id) hits.push_back(&h);
-  std::sort(hits.begin(), hits.end(), [](const v1::Hit* a, const v1::Hit* b) {
-    if (a->score() != b->score()) return a->score() > b->score();
-    return a->id() < b->id();
+  std::vector<v1::Hit> hits;
+  hits.reserve(by_id.size());
+  for (auto& [id, h] : by_id) hits.push_back(std::move(h));
+  std::stable_sort(hits.begin(), hits.end(), [](const v1::Hit& a, const v1::Hit& b) {
+    return a.score() > b.score();  // by_id gave id order: ties stay by id
   });
   if (hits.size() > static_cast<size_t>(k)) hits.resize(k);
-  for (v1::Hit* h : hits) *out.add_hits() = std::move(*h);
+  return hits;
+}
+
+v1::SearchResponse Merged(std::vector<v1::SearchResponse> answers, int k) {
+  v1::SearchResponse out;
+  if (!answers.empty()) {
+    out.set_model_id(answers.front().model_id());
+    out.set_mode(answers.front().mode());
+    out.set_alpha(answers.front().alpha());
+  }
+  for (v1::Hit& h : Merge(answers, k)) *out.add_hits() = std::move(h);
+  return out;
+}
+
+const auto kNearText = [](v1::Search::Stub& s, grpc::ClientContext* c,
+                          const v1::NearTextRequest& r, v1::SearchResponse* out) {
+  return s.NearText(c, r, out);
+};
+
+// The whole collection's keyword statistics for `req`'s query: each chosen
+// node's over the shards assigned to it, summed.
+absl::StatusOr<v1::KeywordCorpus> CollectionCorpus(const FanOut& f,
+                                                   const v1::NearTextRequest& req,
+                                                   const LocalSearch& local) {
+  v1::KeywordCorpus sum;
+  for (const auto& [n, shards] : f.assignment()) {
+    v1::KeywordStatsRequest s;
+    s.set_collection(req.collection());
+    s.set_query(req.query());
+    s.set_consistency_token(req.consistency_token());
+    for (uint32_t shard : shards) s.add_shards(shard);
+    ASSIGN_OR_RETURN(
+        v1::KeywordCorpus part,
+        (f.Ask<v1::KeywordCorpus>(
+            n, s, local.keyword_stats,
+            [](v1::Search::Stub& stub, grpc::ClientContext* c, const v1::KeywordStatsRequest& r,
+               v1::KeywordCorpus* out) { return stub.KeywordStats(c, r, out); })));
+    sum.set_documents(sum.documents() + part.documents());
+    sum.set_total_length(sum.total_length() + part.total_length());
+    for (const auto& [term, df] : part.document_frequency()) {
+      (*sum.mutable_document_frequency())[term] += df;
+    }
+  }
+  return sum;
+}
+
+// A merged leg as the fusion takes it: ids numbered in document-id order
+// (the engine's tie rule), best first, cut at `depth`.
+std::vector<keyword::RankedId> Leg(const std::vector<v1::Hit>& hits,
+                                   const std::map<std::string, uint64_t>& number) {
+  std::vector<keyword::RankedId> leg;
+  leg.reserve(hits.size());
+  for (const v1::Hit& h : hits) leg.push_back({number.at(h.id()), h.score()});
+  return leg;
+}
+
+// Hybrid, fused here from the two legs of every node (see fan_out.h).
+absl::StatusOr<v1::SearchResponse> FanOutHybrid(const FanOut& f, const v1::NearTextRequest& req,
+                                                const v1::KeywordCorpus& corpus, int k,
+                                                const LocalSearch& local) {
+  keyword::FusionOptions fusion;
+  if (!req.fusion().empty() || req.has_alpha()) {
+    ASSIGN_OR_RETURN(fusion, FusionFromProto(req.fusion(), req.has_alpha(), req.alpha()));
+  } else {
+    ASSIGN_OR_RETURN(engine::CollectionSettings settings, engine::ParseSettings(f.entry().spec));
+    fusion = settings.fusion;
+  }
+  const int depth = std::max(k, keyword::kHybridLegDepth);
+  v1::NearTextRequest leg = req;
+  leg.set_k(depth);
+  leg.clear_fusion();
+  leg.clear_alpha();
+  leg.set_explain(false);
+  leg.set_mode("keyword");
+  *leg.mutable_keyword_corpus() = corpus;
+  ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> ka, f.AskAll(leg, local.near_text, kNearText));
+  leg.set_mode("vector");
+  leg.clear_keyword_corpus();
+  ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> va, f.AskAll(leg, local.near_text, kNearText));
+  v1::SearchResponse out;
+  out.set_mode("hybrid");
+  if (!va.empty()) out.set_model_id(va.front().model_id());
+  const std::vector<v1::Hit> keyword_hits = Merge(ka, depth);
+  const std::vector<v1::Hit> vector_hits = Merge(va, depth);
+  std::map<std::string, uint64_t> number;
+  for (const auto* hits : {&keyword_hits, &vector_hits}) {
+    for (const v1::Hit& h : *hits) number.emplace(h.id(), 0);
+  }
+  std::vector<const v1::Hit*> by_number(number.size(), nullptr);
+  uint64_t next = 0;
+  for (auto& [id, n] : number) n = next++;
+  for (const auto* hits : {&keyword_hits, &vector_hits}) {
+    for (const v1::Hit& h : *hits) by_number[number.at(h.id())] = &h;  // vector's when both
+  }
+  ASSIGN_OR_RETURN(keyword::FusionResult fused,
+                   keyword::Fuse(Leg(keyword_hits, number), Leg(vector_hits, number), k, fusion));
+  out.set_alpha(fused.alpha);
+  for (const keyword::FusedHit& h : fused.hits) {
+    v1::Hit* hit = out.add_hits();
+    *hit = *by_number[h.id];
+    hit->set_score(static_cast<float>(h.score));
+    hit->clear_explain();
+    if (req.explain()) {
+      v1::HitExplain* e = hit->mutable_explain();
+      e->set_keyword_rank(h.keyword.rank);
+      e->set_keyword_score(h.keyword.score);
+      e->set_vector_rank(h.vector.rank);
+      e->set_vector_score(h.vector.score);
+      e->set_fused_score(h.score);
+    }
+  }
   return out;
 }
 
 }  // namespace
 
-absl::StatusOr<v1::SearchResponse> FanOutNearText(
-    cluster::ClusterNode& node, const grpc::ServerContext& ctx, v1::NearTextRequest req,
-    absl::Time deadline,
-    const std::function<absl::StatusOr<v1::SearchResponse>(const v1::NearTextRequest&)>& local) {
-  return FanOut(node, ctx, std::move(req), deadline, local,
-                [](v1::Search::Stub& s, grpc::ClientContext* c, const v1::NearTextRequest& r,
-                   v1::SearchResponse* out) { return s.NearText(c, r, out); });
+absl::StatusOr<v1::SearchResponse> FanOutNearText(cluster::ClusterNode& node,
+                                                  const grpc::ServerContext& ctx,
+                                                  v1::NearTextRequest req, absl::Time deadline,
+                                                  const LocalSearch& local) {
+  ASSIGN_OR_RETURN(FanOut f, FanOut::Plan(node, ctx, req.collection(), deadline));
+  const int k = req.k() <= 0 ? 10 : req.k();
+  const std::string mode = req.mode().empty() ? "hybrid" : req.mode();
+  if (mode == "vector") {
+    ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> answers,
+                     f.AskAll(req, local.near_text, kNearText));
+    return Merged(std::move(answers), k);
+  }
+  if (mode != "keyword" && mode != "hybrid") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mode '", mode, "' is unknown (use vector, keyword or hybrid)"));
+  }
+  ASSIGN_OR_RETURN(v1::KeywordCorpus corpus, CollectionCorpus(f, req, local));
+  if (mode == "hybrid") return FanOutHybrid(f, req, corpus, k, local);
+  *req.mutable_keyword_corpus() = std::move(corpus);
+  ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> answers,
+                   f.AskAll(req, local.near_text, kNearText));
+  return Merged(std::move(answers), k);
 }
 
-absl::StatusOr<v1::SearchResponse> FanOutNearVector(
-    cluster::ClusterNode& node, const grpc::ServerContext& ctx, v1::NearVectorRequest req,
-    absl::Time deadline,
-    const std::function<absl::StatusOr<v1::SearchResponse>(const v1::NearVectorRequest&)>& local) {
-  return FanOut(node, ctx, std::move(req), deadline, local,
-                [](v1::Search::Stub& s, grpc::ClientContext* c, const v1::NearVectorRequest& r,
-                   v1::SearchResponse* out) { return s.NearVector(c, r, out); });
+absl::StatusOr<v1::SearchResponse> FanOutNearVector(cluster::ClusterNode& node,
+                                                    const grpc::ServerContext& ctx,
+                                                    v1::NearVectorRequest req, absl::Time deadline,
+                                                    const LocalSearch& local) {
+  ASSIGN_OR_RETURN(FanOut f, FanOut::Plan(node, ctx, req.collection(), deadline));
+  const int k = req.k() <= 0 ? 10 : req.k();
+  ASSIGN_OR_RETURN(
+      std::vector<v1::SearchResponse> answers,
+      f.AskAll(req, local.near_vector,
+               [](v1::Search::Stub& s, grpc::ClientContext* c, const v1::NearVectorRequest& r,
+                  v1::SearchResponse* out) { return s.NearVector(c, r, out); }));
+  return Merged(std::move(answers), k);
 }
 
 }  // namespace neodb::api

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
+#include <type_traits>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +15,7 @@
 #include "api/fan_out.h"
 #include "api/grpc_status.h"
 #include "api/ingest_reactors.h"
+#include "cluster/shard_map.h"
 #include "common/status_macros.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 
@@ -232,7 +235,39 @@ class SearchService final : public v1::Search::Service {
 
   grpc::Status NearText(grpc::ServerContext* ctx, const v1::NearTextRequest* req,
                         v1::SearchResponse* resp) override {
-    auto local = [&](const v1::NearTextRequest& r) -> absl::StatusOr<v1::SearchResponse> {
+    if (req->has_keyword_corpus() && !req->local_only()) {
+      return Error(absl::InvalidArgumentError(
+          "keyword_corpus is for a fan-out's parts (local_only), not for a client's search"));
+    }
+    auto r = Route<v1::NearTextRequest>(ctx, *req, Local(ctx).near_text, FanOutNearText);
+    if (!r.ok()) return Error(r.status());
+    *resp = std::move(*r);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status NearVector(grpc::ServerContext* ctx, const v1::NearVectorRequest* req,
+                          v1::SearchResponse* resp) override {
+    auto r = Route<v1::NearVectorRequest>(ctx, *req, Local(ctx).near_vector, FanOutNearVector);
+    if (!r.ok()) return Error(r.status());
+    *resp = std::move(*r);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status KeywordStats(grpc::ServerContext* ctx, const v1::KeywordStatsRequest* req,
+                            v1::KeywordCorpus* resp) override {
+    auto r = KeywordStatsHere(*ctx, *req);
+    if (!r.ok()) return Error(r.status());
+    *resp = std::move(*r);
+    return grpc::Status::OK;
+  }
+
+ private:
+  using Answer = absl::StatusOr<v1::SearchResponse>;
+
+  // This node's own answers (a fan-out's parts).
+  LocalSearch Local(const grpc::ServerContext* ctx) const {
+    LocalSearch l;
+    l.near_text = [this, ctx](const v1::NearTextRequest& r) -> Answer {
       auto params = SearchParamsFromProto(r);
       if (!params.ok()) return params.status();
       std::optional<std::string> instruction;
@@ -244,15 +279,7 @@ class SearchService final : public v1::Search::Service {
       HitsToProto(*found, &out);
       return out;
     };
-    auto r = Route<v1::NearTextRequest>(ctx, *req, local, FanOutNearText);
-    if (!r.ok()) return Error(r.status());
-    *resp = std::move(*r);
-    return grpc::Status::OK;
-  }
-
-  grpc::Status NearVector(grpc::ServerContext* ctx, const v1::NearVectorRequest* req,
-                          v1::SearchResponse* resp) override {
-    auto local = [&](const v1::NearVectorRequest& r) -> absl::StatusOr<v1::SearchResponse> {
+    l.near_vector = [this](const v1::NearVectorRequest& r) -> Answer {
       auto params = SearchParamsFromProto(r);
       if (!params.ok()) return params.status();
       std::vector<float> v(r.vector().begin(), r.vector().end());
@@ -262,14 +289,62 @@ class SearchService final : public v1::Search::Service {
       HitsToProto(*found, &out);
       return out;
     };
-    auto r = Route<v1::NearVectorRequest>(ctx, *req, local, FanOutNearVector);
-    if (!r.ok()) return Error(r.status());
-    *resp = std::move(*r);
-    return grpc::Status::OK;
+    l.keyword_stats = [this, ctx](const v1::KeywordStatsRequest& r) {
+      return KeywordStatsHere(*ctx, r);
+    };
+    return l;
   }
 
- private:
-  using Answer = absl::StatusOr<v1::SearchResponse>;
+  // The keyword statistics of the query's terms over the shards named (all
+  // of the collection's documents here when none are named), after this
+  // node's replicas have applied the token.
+  absl::StatusOr<v1::KeywordCorpus> KeywordStatsHere(const grpc::ServerContext& ctx,
+                                                     const v1::KeywordStatsRequest& req) const {
+    const std::string& collection = req.collection();
+    std::function<bool(std::string_view)> within;
+    if (cluster_ != nullptr && cluster_->IsSharded(collection)) {
+      cluster::ConsistencyToken token;
+      if (!req.consistency_token().empty()) {
+        ASSIGN_OR_RETURN(token, cluster::ParseToken(req.consistency_token()));
+      }
+      ASSIGN_OR_RETURN(cluster::ShardedCollection entry, cluster_->Entry(collection));
+      std::set<uint32_t> asked(req.shards().begin(), req.shards().end());
+      std::set<uint32_t> held;
+      for (uint32_t s = 0; s < entry.shards; ++s) {
+        if (cluster_->Holds(collection, s)) held.insert(s);
+      }
+      for (uint32_t s : asked) {
+        if (!held.count(s)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "shard ", s, " of '", collection, "' has no replica on node ", cluster_->node_id()));
+        }
+      }
+      RETURN_IF_ERROR(cluster_->WaitFor(collection, token,
+                                        DeadlineOf(&ctx, limits_) - absl::Now(),
+                                        /*held_only=*/true));
+      // This node's collection holds every shard placed here: count only
+      // the asked ones' documents when it holds more.
+      if (!asked.empty() && asked != held) {
+        const uint32_t shards = entry.shards;
+        within = [asked = std::move(asked), shards](std::string_view id) {
+          return asked.count(cluster::ShardOf(std::string(id), shards)) > 0;
+        };
+      }
+    } else if (req.shards_size() > 0 || !req.consistency_token().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shards and consistency_token are for sharded collections; '", collection,
+          "' is not one"));
+    }
+    ASSIGN_OR_RETURN(keyword::CorpusStats stats,
+                     db_->KeywordStatistics(collection, req.query(), within));
+    v1::KeywordCorpus out;
+    out.set_documents(stats.documents);
+    out.set_total_length(stats.total_length);
+    for (const auto& [term, df] : stats.document_frequency) {
+      (*out.mutable_document_frequency())[term] = df;
+    }
+    return out;
+  }
 
   // Where a search is answered. An unsharded collection: here. A sharded
   // one: here when this node holds every shard or the request is a fan-out's
@@ -299,7 +374,13 @@ class SearchService final : public v1::Search::Service {
       return local(r);
     };
     if (req.local_only() || cluster_->HoldsEveryShard(collection)) return here(req);
-    return fan_out(*cluster_, *ctx, req, deadline, here);
+    LocalSearch parts = Local(ctx);
+    if constexpr (std::is_same_v<Req, v1::NearTextRequest>) {
+      parts.near_text = here;
+    } else {
+      parts.near_vector = here;
+    }
+    return fan_out(*cluster_, *ctx, req, deadline, parts);
   }
 
   Database* db_;

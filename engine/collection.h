@@ -19,6 +19,7 @@
 // new internal ids then). `needs_rebuild` is guarded by the database's write
 // lock; the reindex progress by its own mutex.
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -121,6 +122,12 @@ class Collection {
   absl::StatusOr<SearchResult> Search(const State& state, const std::vector<float>* vector,
                                       std::string_view query, const SearchParams& params,
                                       SearchMode mode) const;
+
+  // The keyword index's corpus statistics for `query` (a fan-out sums them
+  // over shards: keyword::CorpusStats), over the documents whose id `within`
+  // accepts (all if empty). REQUIRES: commit_mu() held shared.
+  keyword::CorpusStats KeywordStatistics(const State& state, std::string_view query,
+                                         const std::function<bool(std::string_view)>& within) const;
 
   // --- Snapshots (collection_snapshot.cc).
   // What loading a collection found, for the database's counters.

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "common/status_macros.h"
 #include "engine/collection.h"
 #include "engine/vector_checks.h"
@@ -86,7 +87,8 @@ absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* v
   if (f) allow = [&f](uint64_t id) { return f->Allowed(static_cast<int64_t>(id)); };
   auto keyword_leg = [&](int n) -> absl::StatusOr<std::vector<keyword::RankedId>> {
     ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits,
-                     indexes.keyword().index().Search(query, n, allow));
+                     indexes.keyword().index().Search(query, n, allow,
+                                                                      params.keyword_corpus.get()));
     std::vector<keyword::RankedId> leg;
     leg.reserve(hits.size());
     for (const auto& h : hits) leg.push_back({h.id, h.score});
@@ -141,6 +143,24 @@ absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* v
 }
 
 }  // namespace
+
+keyword::CorpusStats Collection::KeywordStatistics(
+    const State& state, std::string_view query,
+    const std::function<bool(std::string_view)>& within) const {
+  const keyword::KeywordIndex& index = state.indexes->keyword().index();
+  if (!within) return index.TermStatistics(query);
+  // The documents `within` accepts, by internal id (one pass over the
+  // collection's names: a fan-out asks this only of a node that holds more
+  // shards than it answers for).
+  std::vector<int64_t> ids;
+  for (uint64_t id : index.Ids()) ids.push_back(static_cast<int64_t>(id));
+  const std::vector<std::string> names = state.indexes->metadata().DocumentIds(ids);
+  absl::flat_hash_set<uint64_t> accepted;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!names[i].empty() && within(names[i])) accepted.insert(static_cast<uint64_t>(ids[i]));
+  }
+  return index.TermStatistics(query, [&accepted](uint64_t id) { return accepted.contains(id); });
+}
 
 absl::StatusOr<SearchResult> Collection::Search(const State& state,
                                                const std::vector<float>* vector,

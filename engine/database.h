@@ -299,6 +299,14 @@ class Database {
                                           const std::vector<float>& vector,
                                           const SearchParams& params) const;
 
+  // The keyword corpus statistics of `collection` for `query`'s terms, over
+  // the documents whose id `within` accepts (all if empty): what a sharded
+  // collection's fan-out sums over shards and passes back as
+  // SearchParams::keyword_corpus.
+  absl::StatusOr<keyword::CorpusStats> KeywordStatistics(
+      const std::string& collection, const std::string& query,
+      const std::function<bool(std::string_view doc_id)>& within = {}) const;
+
   // The default model as a service (through its batcher).
   absl::StatusOr<std::vector<encoder::Embedding>> Embed(std::vector<std::string> texts,
                                                         const encoder::EmbedOptions& options,

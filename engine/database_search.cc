@@ -67,6 +67,15 @@ absl::StatusOr<SearchResult> Database::NearVector(const std::string& collection,
   return c->Search(*c->state(), &vector, "", params, SearchMode::kVector);
 }
 
+absl::StatusOr<keyword::CorpusStats> Database::KeywordStatistics(
+    const std::string& collection, const std::string& query,
+    const std::function<bool(std::string_view doc_id)>& within) const {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  RETURN_IF_ERROR(CheckText("query", query));
+  absl::ReaderMutexLock commit(&c->commit_mu());
+  return c->KeywordStatistics(*c->state(), query, within);
+}
+
 absl::StatusOr<std::vector<encoder::Embedding>> Database::Embed(
     std::vector<std::string> texts, const encoder::EmbedOptions& options, absl::Time deadline,
     const CancelCheck& cancelled) const {

@@ -5,12 +5,14 @@
 // ef_search, IVF nprobe), what each hit returns, and for text queries the
 // mode (vector, keyword or hybrid) and how hybrid fuses its two legs.
 
+#include <memory>
 #include <optional>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "db/filter.h"
 #include "index/keyword/fusion.h"
+#include "index/keyword/keyword_index.h"
 #include "index/vector_index.h"
 
 namespace neodb::engine {
@@ -47,6 +49,10 @@ struct SearchParams {
   std::optional<keyword::FusionOptions> fusion;
   // Each hit carries its rank and score in each leg and the fused score.
   bool explain = false;
+  // The keyword leg ranks by these corpus statistics instead of the
+  // collection's own: a sharded collection's fan-out passes the whole
+  // collection's, summed over its shards (keyword::CorpusStats). Default: none.
+  std::shared_ptr<const keyword::CorpusStats> keyword_corpus;
 
   // INVALID_ARGUMENT naming the first field out of range or a malformed filter.
   absl::Status Validate() const;

@@ -162,7 +162,8 @@ bool KeywordIndex::RemoveLocked(uint64_t id) {
 }
 
 absl::StatusOr<std::vector<KeywordHit>> KeywordIndex::Search(std::string_view query, int k,
-                                                             const IdFilter& allow) const {
+                                                             const IdFilter& allow,
+                                                             const CorpusStats* corpus) const {
   if (k < 1 || k > kMaxSearchK) {
     return absl::InvalidArgumentError(absl::StrCat("k must be in [1, ", kMaxSearchK, "], got ", k));
   }
@@ -171,9 +172,12 @@ absl::StatusOr<std::vector<KeywordHit>> KeywordIndex::Search(std::string_view qu
   for (Token& t : analyzer_.Analyze(query)) ++qtf[std::move(t.term)];
 
   absl::ReaderMutexLock lock(&mu_);
-  const double n = static_cast<double>(slot_of_.size());
-  if (n == 0 || qtf.empty()) return std::vector<KeywordHit>{};
-  const double avg = total_length_ > 0 ? total_length_ / n : 1.0;
+  if (slot_of_.empty() || qtf.empty()) return std::vector<KeywordHit>{};
+  const bool global = corpus != nullptr && corpus->documents > 0 && corpus->total_length > 0 &&
+                      std::isfinite(corpus->total_length);
+  const double n = static_cast<double>(global ? corpus->documents : slot_of_.size());
+  const double total = global ? corpus->total_length : total_length_;
+  const double avg = total > 0 ? total / n : 1.0;
   const double k1 = options_.k1;
   const double b = options_.b;
 
@@ -183,7 +187,15 @@ absl::StatusOr<std::vector<KeywordHit>> KeywordIndex::Search(std::string_view qu
     auto it = term_ids_.find(term);
     if (it == term_ids_.end()) continue;
     const std::vector<Posting>& list = postings_[it->second];
-    const double df = static_cast<double>(list.size());
+    double df = static_cast<double>(list.size());
+    if (global) {
+      auto g = corpus->document_frequency.find(term);
+      // Never below this index's own count (a bad corpus must not make idf
+      // undefined: n - df + 0.5 stays above 0 only while df <= n).
+      if (g != corpus->document_frequency.end()) {
+        df = std::min(n, std::max(df, static_cast<double>(g->second)));
+      }
+    }
     const double weight = count * std::log(1.0 + (n - df + 0.5) / (df + 0.5)) * (k1 + 1.0);
     for (const Posting& p : list) {
       const double tf = p.tf;
@@ -215,6 +227,37 @@ absl::StatusOr<std::vector<KeywordHit>> KeywordIndex::Search(std::string_view qu
   }
   std::sort_heap(heap.begin(), heap.end(), Better);
   return heap;
+}
+
+CorpusStats KeywordIndex::TermStatistics(std::string_view query, const IdFilter& within) const {
+  std::vector<std::string> terms;
+  for (Token& t : analyzer_.Analyze(query)) terms.push_back(std::move(t.term));
+  CorpusStats s;
+  absl::ReaderMutexLock lock(&mu_);
+  if (!within) {
+    s.documents = slot_of_.size();
+    s.total_length = total_length_;
+  } else {
+    for (const auto& [id, slot] : slot_of_) {
+      if (!within(id)) continue;
+      ++s.documents;
+      s.total_length += length_[slot];
+    }
+  }
+  for (const std::string& term : terms) {
+    if (s.document_frequency.contains(term)) continue;
+    uint64_t df = 0;
+    if (auto it = term_ids_.find(term); it != term_ids_.end()) {
+      const std::vector<Posting>& list = postings_[it->second];
+      if (!within) {
+        df = list.size();
+      } else {
+        for (const Posting& p : list) df += within(id_of_slot_[p.slot]) ? 1 : 0;
+      }
+    }
+    s.document_frequency[term] = df;
+  }
+  return s;
 }
 
 KeywordStats KeywordIndex::Stats() const {

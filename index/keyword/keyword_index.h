@@ -88,6 +88,18 @@ struct KeywordStats {
   uint64_t memory_bytes = 0;  // heap held by the index, estimated from capacities
 };
 
+// The corpus statistics BM25 ranks by (N, the summed length behind avglen,
+// df of each query term): normally the index's own. A collection split into
+// shards on several nodes ranks by the whole collection's, summed over its
+// shards (TermStatistics on each, then passed to Search), so that a document
+// scores as it would in one unsplit index (api/fan_out.h).
+struct CorpusStats {
+  uint64_t documents = 0;
+  double total_length = 0;
+  // By analysed term (the analyzer's output, as Search sees the query).
+  absl::flat_hash_map<std::string, uint64_t> document_frequency;
+};
+
 // (document id, weighted term frequency), by ascending id.
 using TermPostings = std::vector<std::pair<uint64_t, float>>;
 
@@ -119,8 +131,17 @@ class KeywordIndex {
   // ascending id), among those `allow` accepts (all if empty). A matching
   // document contains at least one query term. INVALID_ARGUMENT unless
   // 1 <= k <= kMaxSearchK. An empty or all-stop-word query returns no hits.
+  // `corpus`, when given, replaces the index's own statistics (see
+  // CorpusStats; a term it lacks keeps this index's df, its documents and
+  // total_length must be positive, else the index's own are used).
   absl::StatusOr<std::vector<KeywordHit>> Search(std::string_view query, int k,
-                                                 const IdFilter& allow = nullptr) const;
+                                                 const IdFilter& allow = nullptr,
+                                                 const CorpusStats* corpus = nullptr) const;
+
+  // This index's statistics for `query`'s distinct analysed terms, over the
+  // documents `within` accepts (all if empty: O(terms); with a filter it
+  // visits every document and the terms' postings).
+  CorpusStats TermStatistics(std::string_view query, const IdFilter& within = nullptr) const;
 
   KeywordStats Stats() const;
   size_t size() const;

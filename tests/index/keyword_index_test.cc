@@ -287,6 +287,77 @@ TEST(KeywordIndexTest, FilterAppliesBeforeTopK) {
   EXPECT_TRUE(none->empty());
 }
 
+TEST(KeywordIndexTest, ShardsRankedByTheWholeCorpusScoreAsOneIndex) {
+  // Three shards of one corpus: each shard's search with the summed
+  // statistics gives every document the score the whole index gives it, and
+  // statistics restricted by a filter on the whole index equal a shard's.
+  auto whole = *KeywordIndex::Create({});
+  std::vector<std::unique_ptr<KeywordIndex>> shards;
+  for (int s = 0; s < 3; ++s) shards.push_back(*KeywordIndex::Create({}));
+  std::mt19937 rng(11);
+  for (uint64_t id = 0; id < 300; ++id) {
+    const std::string text = RandomText(&rng) + (id % 5 == 0 ? " protein" : "");
+    ASSERT_TRUE(whole->Upsert(id, text).ok());
+    ASSERT_TRUE(shards[id % 3]->Upsert(id, text).ok());
+  }
+  const std::string query = "protein bone density protein";
+  CorpusStats sum;
+  for (int s = 0; s < 3; ++s) {
+    CorpusStats part = shards[s]->TermStatistics(query);
+    const CorpusStats filtered =
+        whole->TermStatistics(query, [s](uint64_t id) { return id % 3 == static_cast<uint64_t>(s); });
+    EXPECT_EQ(part.documents, filtered.documents);
+    EXPECT_DOUBLE_EQ(part.total_length, filtered.total_length);
+    EXPECT_EQ(part.document_frequency, filtered.document_frequency);
+    sum.documents += part.documents;
+    sum.total_length += part.total_length;
+    for (const auto& [term, df] : part.document_frequency) sum.document_frequency[term] += df;
+  }
+  const CorpusStats all = whole->TermStatistics(query);
+  EXPECT_EQ(sum.documents, all.documents);
+  EXPECT_EQ(sum.document_frequency, all.document_frequency);
+  EXPECT_EQ(all.document_frequency.size(), 3u);  // "protein" twice in the query, once here
+  std::map<uint64_t, float> expected;
+  const auto whole_hits = whole->Search(query, 300);
+  ASSERT_TRUE(whole_hits.ok());
+  for (const KeywordHit& h : *whole_hits) expected[h.id] = h.score;
+  auto score_of = [&expected](uint64_t id) {
+    auto it = expected.find(id);
+    EXPECT_NE(it, expected.end()) << id << " found in a shard, not in the whole index";
+    return it == expected.end() ? -1.0f : it->second;
+  };
+  size_t seen = 0;
+  for (int s = 0; s < 3; ++s) {
+    const auto with_sum = shards[s]->Search(query, 300, nullptr, &sum);
+    ASSERT_TRUE(with_sum.ok());
+    for (const KeywordHit& h : *with_sum) {
+      EXPECT_FLOAT_EQ(h.score, score_of(h.id)) << h.id;
+      ++seen;
+    }
+    // Without them a shard ranks by its own statistics: other scores.
+    bool differs = false;
+    const auto own = shards[s]->Search(query, 300);
+    ASSERT_TRUE(own.ok());
+    for (const KeywordHit& h : *own) {
+      differs = differs || std::abs(h.score - score_of(h.id)) > 1e-4f;
+    }
+    EXPECT_TRUE(differs) << s;
+  }
+  EXPECT_EQ(seen, expected.size());
+  // Hostile statistics (df above N, N of 0) never make a score undefined.
+  CorpusStats bad;
+  bad.documents = 2;
+  bad.total_length = 10;
+  bad.document_frequency["protein"] = 1000;
+  const auto hostile = shards[0]->Search(query, 10, nullptr, &bad);
+  ASSERT_TRUE(hostile.ok());
+  for (const KeywordHit& h : *hostile) {
+    EXPECT_TRUE(std::isfinite(h.score));
+  }
+  bad.documents = 0;
+  EXPECT_TRUE(shards[0]->Search(query, 10, nullptr, &bad).ok());
+}
+
 TEST(KeywordIndexTest, EdgeCases) {
   EXPECT_EQ(KeywordIndex::Create({AnalyzerKind::kEnglish, -1, 0.4}).status().code(),
             absl::StatusCode::kInvalidArgument);

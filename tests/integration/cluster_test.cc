@@ -6,6 +6,9 @@
 // SIGKILL and restarted on its data directory resumes from its stored
 // positions and reads writes made while it was down; a server alone refuses
 // shards.
+#include <algorithm>
+#include <cmath>
+#include <iostream>
 #include <memory>
 #include <set>
 #include <thread>
@@ -266,6 +269,136 @@ TEST(ClusterServeTest, SearchesFanOutToTheNodesHoldingTheOtherShards) {
     if (i == 0) first = got;
     EXPECT_EQ(got, first) << "node " << i;
   }
+}
+
+// A sharded collection ranks as one collection would: three nodes, three
+// shards with two replicas each (so searches fan out), against an unsharded
+// collection with the same documents on one node. Vector: the same hits and
+// scores. Keyword and hybrid: the same too, because the fan-out ranks by the
+// whole collection's BM25 statistics (fan_out.h) and fuses the merged legs
+// itself; what per-node statistics would have given instead is printed.
+TEST(ClusterServeTest, AShardedCollectionRanksAsOneCollectionWould) {
+  TestDir dir("cluster_ranks");
+  auto nats = cluster::testing::NatsServerProcess::Start(dir.Sub("nats"));
+  ASSERT_TRUE(nats.ok()) << nats.status();
+  const std::string url = (*nats)->url();
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  for (const char* id : {"a", "b", "c"}) {
+    nodes.push_back(std::make_unique<ServerProcess>(NodeArgs(dir, id, url)));
+    ASSERT_TRUE(nodes.back()->Start());
+  }
+  for (const auto& [name, shards] : {std::pair<std::string, int>{"sharded", 3}, {"whole", 0}}) {
+    auto cols = v1::Collections::NewStub(nodes[0]->Channel());
+    v1::CreateCollectionRequest req;
+    req.mutable_spec()->set_name(name);
+    req.set_shards(shards);
+    // Two replicas of three shards on three nodes: a node that lacks a
+    // shard asks one that holds more shards than it answers for, whose
+    // statistics must then count only those (KeywordStats' shards).
+    if (shards > 0) req.set_replicas(2);
+    v1::CreateCollectionResponse resp;
+    grpc::ClientContext ctx;
+    grpc::Status st = cols->Create(&ctx, req, &resp);
+    ASSERT_TRUE(st.ok()) << name << ": " << st.error_message();
+  }
+  // 400 documents over a skewed vocabulary (word i about 1/(i+1) as often
+  // as word 0) and lengths 4..43, so that the shards' statistics differ.
+  uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  auto word = [&next] {
+    const uint32_t r = next() % 1000;  // rank ~ 1000/(r+1) - 1: skewed to small
+    return absl::StrCat("w", std::min<uint32_t>(1000 / (r + 1) - 1, 150));
+  };
+  v1::UpsertRequest up;
+  for (int i = 0; i < 400; ++i) {
+    auto* d = up.add_documents();
+    d->set_id(absl::StrCat("doc", i));
+    std::string text;
+    const int len = 4 + static_cast<int>(next() % 40);
+    for (int j = 0; j < len; ++j) absl::StrAppend(&text, j ? " " : "", word());
+    d->set_text(text);
+  }
+  std::string token;
+  for (const char* name : {"sharded", "whole"}) {
+    auto docs = v1::Documents::NewStub(nodes[0]->Channel());
+    up.set_collection(name);
+    v1::UpsertResponse resp;
+    grpc::ClientContext ctx;
+    grpc::Status st = docs->Upsert(&ctx, up, &resp);
+    ASSERT_TRUE(st.ok()) << name << ": " << st.error_message();
+    if (!resp.consistency_token().empty()) token = resp.consistency_token();
+  }
+  auto search = [&](ServerProcess& node, const std::string& collection, const std::string& query,
+                    const std::string& mode, bool local_only, v1::SearchResponse* out) {
+    auto stub = v1::Search::NewStub(node.Channel());
+    v1::NearTextRequest req;
+    req.set_collection(collection);
+    req.set_query(query);
+    req.set_k(10);
+    req.set_mode(mode);
+    req.set_local_only(local_only);
+    if (collection == "sharded") req.set_consistency_token(token);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    return stub->NearText(&ctx, req, out);
+  };
+  int queries = 0, local_stats_same = 0;
+  double local_stats_overlap = 0;
+  for (int q = 0; q < 20; ++q) {
+    std::string query = absl::StrCat(word(), " ", word());
+    if (q % 3 == 0) absl::StrAppend(&query, " w", 3 + q);
+    for (const char* mode : {"keyword", "hybrid", "vector"}) {
+      v1::SearchResponse whole;
+      grpc::Status st = search(*nodes[0], "whole", query, mode, false, &whole);
+      ASSERT_TRUE(st.ok()) << st.error_message();
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        v1::SearchResponse got;
+        st = search(*nodes[i], "sharded", query, mode, false, &got);
+        ASSERT_TRUE(st.ok()) << "node " << i << ": " << st.error_message();
+        ASSERT_EQ(got.hits_size(), whole.hits_size()) << mode << " '" << query << "' node " << i;
+        for (int h = 0; h < got.hits_size(); ++h) {
+          EXPECT_EQ(got.hits(h).id(), whole.hits(h).id())
+              << mode << " '" << query << "' node " << i << " rank " << h + 1;
+          EXPECT_NEAR(got.hits(h).score(), whole.hits(h).score(),
+                      1e-5 * std::max(1.0f, std::abs(whole.hits(h).score())))
+              << mode << " '" << query << "' node " << i << " rank " << h + 1;
+        }
+      }
+      if (std::string(mode) != "keyword") continue;
+      // What each node's own statistics would give: every node's local
+      // answer merged by score (what the fan-out did before).
+      std::vector<std::pair<float, std::string>> merged;
+      for (auto& n : nodes) {
+        v1::SearchResponse part;
+        st = search(*n, "sharded", query, mode, true, &part);
+        ASSERT_TRUE(st.ok()) << st.error_message();
+        for (const auto& h : part.hits()) merged.push_back({-h.score(), h.id()});
+      }
+      std::sort(merged.begin(), merged.end());
+      std::set<std::string> seen;  // a document held on two nodes: its best
+      merged.erase(std::remove_if(merged.begin(), merged.end(),
+                                  [&seen](const auto& h) { return !seen.insert(h.second).second; }),
+                   merged.end());
+      std::set<std::string> top_whole, top_local;
+      std::vector<std::string> local_order, whole_order;
+      for (const auto& h : whole.hits()) top_whole.insert(h.id()), whole_order.push_back(h.id());
+      for (size_t h = 0; h < merged.size() && h < 10; ++h) {
+        top_local.insert(merged[h].second);
+        local_order.push_back(merged[h].second);
+      }
+      int common = 0;
+      for (const auto& id : top_local) common += top_whole.count(id);
+      ++queries;
+      local_stats_overlap += top_whole.empty() ? 1.0 : common / static_cast<double>(top_whole.size());
+      local_stats_same += local_order == whole_order;
+    }
+  }
+  std::cout << "keyword, per-node statistics instead of the collection's, over " << queries
+            << " queries: top-10 overlap with one collection " << local_stats_overlap / queries
+            << ", same order in " << local_stats_same << "\n";
 }
 
 }  // namespace
