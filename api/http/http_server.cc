@@ -28,6 +28,40 @@ void Reply(const HttpReply& r, httplib::Response& res) {
   res.set_content(r.body, kJson);
 }
 
+// The request's body, at most `limit` bytes as decoded. cpp-httplib 0.11
+// enforces set_payload_max_length only on a Content-Length: a chunked body,
+// or a gzip one that inflates, would be read whole into memory. So every POST
+// route reads through this counting receiver, which stops at the limit. False
+// when the body was refused; `res` then holds the 413 or 400 reply.
+bool ReadBody(const httplib::ContentReader& reader, size_t limit, std::string* body,
+              httplib::Response& res) {
+  bool over = false;
+  const bool ok = reader([&](const char* data, size_t n) {
+    if (n > limit - body->size()) {
+      over = true;
+      return false;
+    }
+    body->append(data, n);
+    return true;
+  });
+  if (ok) return true;
+  // A Content-Length over the limit: cpp-httplib refused it and set 413.
+  if (over || res.status == 413) {
+    Reply({413, ErrorJson(absl::ResourceExhaustedError(absl::StrCat(
+                              "the request body is over the server's limit of ", limit,
+                              " bytes (gRPC's largest message); send fewer documents or texts "
+                              "per call")),
+                          413)},
+          res);
+  } else {
+    Reply({400, ErrorJson(absl::InvalidArgumentError(
+                    "the request body could not be read (broken chunked framing or "
+                    "content encoding?)"))},
+          res);
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options) {
@@ -47,16 +81,48 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions 
         absl::StrCat("HTTP listen address: no host in '", options.listen, "'"));
   }
   if (options.threads < 1) return absl::InvalidArgumentError("HTTP threads must be at least 1");
-  if (options.rpc != nullptr && !options.insecure && !IsLoopbackListen(options.listen)) {
+  const bool tls = !options.tls_cert_file.empty();
+  if (tls != !options.tls_key_file.empty()) {
+    return absl::InvalidArgumentError("HTTPS needs both a certificate and a key (--tls-cert and "
+                                      "--tls-key)");
+  }
+  if (!tls && !options.tls_client_ca_file.empty()) {
+    return absl::InvalidArgumentError("a client CA (--tls-client-ca) needs --tls-cert/--tls-key");
+  }
+  // Off loopback, the JSON API needs TLS and API keys, as gRPC does
+  // (transport_security.cc): otherwise anyone who reaches it, or watches the
+  // network, could read or drop every collection.
+  const bool auth = options.rpc != nullptr && options.rpc->has_keys();
+  if (options.rpc != nullptr && (!tls || !auth) && !options.insecure &&
+      !IsLoopbackListen(options.listen)) {
+    const std::string missing = !tls && !auth ? "without TLS and without API keys"
+                                : !tls        ? "without TLS"
+                                              : "without API keys";
     return absl::FailedPreconditionError(absl::StrCat(
-        "the HTTP API has no TLS yet: it listens on loopback only (", options.listen,
-        " is not) unless --insecure"));
+        "refusing to serve the HTTP API on ", options.listen, " ", missing,
+        ": anyone who reaches it could read or drop every collection. Give --tls-cert/--tls-key "
+        "(HTTPS) and --key-file, listen on 127.0.0.1, or pass --insecure"));
   }
 
   std::unique_ptr<HttpServer> s(new HttpServer());
   s->options_ = std::move(options);
   const HttpServerOptions& o = s->options_;
-  s->server_ = std::make_unique<httplib::Server>();
+  if (tls) {
+    auto ssl = std::make_unique<httplib::SSLServer>(
+        o.tls_cert_file.c_str(), o.tls_key_file.c_str(),
+        o.tls_client_ca_file.empty() ? nullptr : o.tls_client_ca_file.c_str());
+    // is_valid() is false when OpenSSL could not load a file (or the key does
+    // not match the certificate): say which files, not just "failed".
+    if (!ssl->is_valid()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "HTTPS: cannot load the certificate ", o.tls_cert_file, " and key ", o.tls_key_file,
+          o.tls_client_ca_file.empty() ? "" : absl::StrCat(" and client CA ", o.tls_client_ca_file),
+          " (PEM files; the key must be the certificate's)"));
+    }
+    s->server_ = std::move(ssl);
+  } else {
+    s->server_ = std::make_unique<httplib::Server>();
+  }
   httplib::Server& svr = *s->server_;
   // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, with which a
   // second server on a busy port would start and take half its requests.
@@ -70,12 +136,18 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions 
   const size_t threads = static_cast<size_t>(o.threads);
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   svr.set_payload_max_length(o.max_body_bytes);
-  svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  svr.set_error_handler([limit = o.max_body_bytes](const httplib::Request&,
+                                                   httplib::Response& res) {
     if (!res.body.empty()) return;  // a handler's own error body
-    absl::Status s = res.status == 413
-                         ? absl::ResourceExhaustedError("the request body is over the limit")
-                         : absl::NotFoundError("no such route (GET /openapi.json lists them)");
-    res.set_content(ErrorJson(s), kJson);
+    absl::Status s =
+        res.status == 413
+            ? absl::ResourceExhaustedError(absl::StrCat(
+                  "the request body is over the server's limit of ", limit,
+                  " bytes (gRPC's largest message); send fewer documents or texts per call"))
+        : res.status == 404 ? absl::NotFoundError("no such route (GET /openapi.json lists them)")
+                            : absl::InvalidArgumentError(absl::StrCat(
+                                  "the request is not valid HTTP (status ", res.status, ")"));
+    res.set_content(ErrorJson(s, res.status), kJson);
   });
 
   svr.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
@@ -87,13 +159,19 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions 
     });
   }
   if (const JsonRpc* rpc = o.rpc) {
+    const size_t limit = o.max_body_bytes;
     svr.Post(R"(/v1/rpc/([A-Za-z]+)/([A-Za-z]+))",
-             [rpc](const httplib::Request& req, httplib::Response& res) {
-               Reply(rpc->Call(req.matches[1], req.matches[2], req.body, AuthorizationOf(req)),
-                     res);
+             [rpc, limit](const httplib::Request& req, httplib::Response& res,
+                          const httplib::ContentReader& reader) {
+               std::string body;
+               if (!ReadBody(reader, limit, &body, res)) return;
+               Reply(rpc->Call(req.matches[1], req.matches[2], body, AuthorizationOf(req)), res);
              });
-    svr.Post("/v1/embeddings", [rpc](const httplib::Request& req, httplib::Response& res) {
-      Reply(OpenAiEmbeddings(*rpc, req.body, AuthorizationOf(req)), res);
+    svr.Post("/v1/embeddings", [rpc, limit](const httplib::Request& req, httplib::Response& res,
+                                            const httplib::ContentReader& reader) {
+      std::string body;
+      if (!ReadBody(reader, limit, &body, res)) return;
+      Reply(OpenAiEmbeddings(*rpc, body, AuthorizationOf(req)), res);
     });
     auto document = std::make_shared<const std::string>(OpenApiDocument(*rpc));
     svr.Get("/openapi.json", [document](const httplib::Request&, httplib::Response& res) {

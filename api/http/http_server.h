@@ -11,9 +11,11 @@
 //
 // Requests run on a pool of `threads` threads (cpp-httplib's thread pool; a
 // keep-alive connection holds one while it is open, up to 5 s idle). Bodies
-// over max_body_bytes are refused with 413 before a handler runs. No TLS
-// yet: with `rpc` set, a non-loopback address is refused unless `insecure`
-// (API keys would cross the network in clear), as for gRPC.
+// over max_body_bytes are refused with 413 before a handler runs. With
+// tls_cert_file and tls_key_file it serves HTTPS (cpp-httplib's SSLServer on
+// OpenSSL, the certificate and key gRPC uses); without TLS and with `rpc` set,
+// a non-loopback address is refused unless `insecure` (API keys would cross
+// the network in clear), as for gRPC.
 //
 // Thread-safe: the callbacks run on the pool's threads, concurrently.
 
@@ -45,21 +47,31 @@ struct HttpServerOptions {
   const JsonRpc* rpc = nullptr;
   // Allows a non-loopback address for the JSON API without TLS. Default: false.
   bool insecure = false;
+  // PEM files. Both set: HTTPS; one alone is INVALID_ARGUMENT. With
+  // tls_client_ca_file, clients must present a certificate it signed (as
+  // gRPC's --tls-client-ca). Default: none (plain HTTP).
+  std::string tls_cert_file = "";
+  std::string tls_key_file = "";
+  std::string tls_client_ca_file = "";
 };
 
 class HttpServer {
  public:
   // Binds (UNAVAILABLE when the address is taken: the port is not shared)
-  // and starts serving; INVALID_ARGUMENT for a bad address,
-  // FAILED_PRECONDITION for the JSON API off loopback without `insecure`.
+  // and starts serving; INVALID_ARGUMENT for a bad address or TLS files that
+  // do not load, FAILED_PRECONDITION for the JSON API off loopback without TLS
+  // or `insecure`.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(HttpServerOptions options);
   // Stops accepting, lets running requests finish, joins.
   ~HttpServer();
 
   int port() const { return port_; }
+  // "https" with TLS, else "http".
+  const char* scheme() const { return tls() ? "https" : "http"; }
 
  private:
   HttpServer() = default;
+  bool tls() const { return !options_.tls_cert_file.empty(); }
   HttpServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;

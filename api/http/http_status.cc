@@ -39,10 +39,10 @@ int HttpStatusFor(absl::StatusCode code) {
   }
 }
 
-std::string ErrorJson(const absl::Status& status) {
+std::string ErrorJson(const absl::Status& status, int http_code) {
   std::string name = absl::StatusCodeToString(status.code());  // "INVALID_ARGUMENT"
   nlohmann::json body = {{"error",
-                          {{"code", HttpStatusFor(status.code())},
+                          {{"code", http_code != 0 ? http_code : HttpStatusFor(status.code())},
                            {"status", std::move(name)},
                            {"message", std::string(status.message())}}}};
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -17,7 +17,9 @@ namespace neodb::api {
 
 int HttpStatusFor(absl::StatusCode code);
 
-// The error body for `status` (not OK), as JSON text.
-std::string ErrorJson(const absl::Status& status);
+// The error body for `status` (not OK), as JSON text. `http_code` (when not
+// 0) is the code the body names, for the statuses the HTTP layer itself
+// answers with (413: the body is over the limit) that the table cannot give.
+std::string ErrorJson(const absl::Status& status, int http_code = 0);
 
 }  // namespace neodb::api

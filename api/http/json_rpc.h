@@ -65,6 +65,9 @@ class JsonRpc {
                       const google::protobuf::Message& request,
                       google::protobuf::Message* response) const;
 
+  // True when calls need an API key (the server has a key file).
+  bool has_keys() const { return keys_ != nullptr; }
+
   // The full names of the methods served ("/neodb.v1.Search/NearText").
   std::vector<std::string> Methods() const;
 

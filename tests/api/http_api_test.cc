@@ -281,6 +281,28 @@ TEST_F(HttpApiTest, BadBodiesAre4xxWithAClearMessage) {
   EXPECT_EQ(array.status, 400) << array.raw;
   Reply big = Post("/v1/rpc/Admin/Stats", std::string(2 << 20, ' '), kRead);
   EXPECT_EQ(big.status, 413) << big.raw;
+  EXPECT_EQ(big.body["error"]["code"], 413) << big.raw;
+  EXPECT_NE(big.raw.find("over the server's limit of 1048576 bytes"), std::string::npos)
+      << big.raw;
+  Reply big_embed = Post("/v1/embeddings", std::string(2 << 20, 'x'), kRead);
+  EXPECT_EQ(big_embed.status, 413) << big_embed.raw;
+  // Chunked, so no Content-Length announces the size: refused all the same.
+  {
+    httplib::Headers h = {{"Authorization", absl::StrCat("Bearer ", kRead)}};
+    auto chunked = client_->Post(
+        "/v1/rpc/Admin/Stats", h,
+        [](size_t offset, httplib::DataSink& sink) {
+          const std::string piece(64 << 10, ' ');
+          for (int i = 0; i < 32; ++i) {
+            if (!sink.write(piece.data(), piece.size())) return false;
+          }
+          sink.done();
+          return true;
+        },
+        "application/json");
+    ASSERT_TRUE(chunked) << httplib::to_string(chunked.error());
+    EXPECT_EQ(chunked->status, 413) << chunked->body;
+  }
   Reply method = Rpc("Collections/Explode", Json::object());
   EXPECT_EQ(method.status, 404) << method.raw;
   // Still serving.
@@ -381,12 +403,115 @@ TEST(HttpServerTest, RefusesTheJsonApiOffLoopbackAndABusyPort) {
   JsonRpc rpc(none, nullptr);
   auto off = HttpServer::Start({.listen = "0.0.0.0:0", .rpc = &rpc});
   EXPECT_EQ(off.status().code(), absl::StatusCode::kFailedPrecondition) << off.status();
+  EXPECT_NE(off.status().message().find("without TLS and without API keys"), std::string::npos)
+      << off.status();
+  // Half a TLS configuration is a mistake, not plain HTTP.
+  auto half = HttpServer::Start({.listen = "127.0.0.1:0", .tls_cert_file = "cert.pem"});
+  EXPECT_EQ(half.status().code(), absl::StatusCode::kInvalidArgument) << half.status();
+  auto missing = HttpServer::Start(
+      {.listen = "127.0.0.1:0", .tls_cert_file = "/nonexistent.pem", .tls_key_file = "/x.key"});
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument) << missing.status();
+  EXPECT_NE(missing.status().message().find("/nonexistent.pem"), std::string::npos)
+      << missing.status();
   auto bad = HttpServer::Start({.listen = "nowhere"});
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
   auto first = HttpServer::Start({.listen = "127.0.0.1:0"});
   ASSERT_TRUE(first.ok()) << first.status();
   auto second = HttpServer::Start({.listen = absl::StrCat("127.0.0.1:", (*first)->port())});
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
+}
+
+// openssl in `dir`: a CA, a server certificate for 127.0.0.1 and a client
+// certificate, both signed by the CA (as tests/integration/security_test).
+bool MakeCertificates(const fs::path& dir) {
+  const std::string script = absl::StrCat(
+      "cd ", dir.string(),
+      " && exec >openssl.log 2>&1 && set -e && "
+      "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 "
+      "-subj /CN=neodb-test-ca && "
+      "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=localhost "
+      "&& printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.ext && "
+      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+      "-out server.pem -days 2 -extfile san.ext && "
+      "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=client "
+      "&& openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+      "-out client.pem -days 2");
+  return std::system(("bash -c '" + script + "'").c_str()) == 0;
+}
+
+// HTTPS with gRPC's certificate and key: off loopback too, once there are API
+// keys; a plain-HTTP client gets nothing; with a client CA, a client needs its
+// certificate.
+TEST(HttpServerTest, ServesHttpsWithTheServersCertificate) {
+  const fs::path dir = fs::temp_directory_path() / absl::StrCat("neodb_https_", getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  ASSERT_TRUE(MakeCertificates(dir)) << "openssl failed; see " << dir / "openssl.log";
+  const std::string d = dir.string() + "/";
+  std::ofstream(dir / "keys") << KeyFileLine(kRead, Role::kRead, "reader") << "\n";
+  auto ring = KeyRing::Open((dir / "keys").string());
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  std::vector<std::unique_ptr<grpc::Service>> none;
+  JsonRpc rpc(none, *ring);
+  {
+    // TLS but no keys: still refused off loopback.
+    JsonRpc open(none, nullptr);
+    auto no_keys = HttpServer::Start({.listen = "0.0.0.0:0",
+                                      .rpc = &open,
+                                      .tls_cert_file = d + "server.pem",
+                                      .tls_key_file = d + "server.key"});
+    EXPECT_EQ(no_keys.status().code(), absl::StatusCode::kFailedPrecondition) << no_keys.status();
+    EXPECT_NE(no_keys.status().message().find("without API keys"), std::string::npos);
+  }
+  {
+    // TLS and keys: any address (bound to all, called on loopback only).
+    auto https = HttpServer::Start({.listen = "0.0.0.0:0",
+                                    .rpc = &rpc,
+                                    .tls_cert_file = d + "server.pem",
+                                    .tls_key_file = d + "server.key"});
+    ASSERT_TRUE(https.ok()) << https.status();
+    EXPECT_STREQ((*https)->scheme(), "https");
+    httplib::SSLClient client("127.0.0.1", (*https)->port());
+    client.set_ca_cert_path((d + "ca.pem").c_str());
+    client.enable_server_certificate_verification(true);
+    auto health = client.Get("/healthz");
+    ASSERT_TRUE(health) << httplib::to_string(health.error());
+    EXPECT_EQ(health->status, 200);
+    auto doc = client.Get("/openapi.json");
+    ASSERT_TRUE(doc) << httplib::to_string(doc.error());
+    EXPECT_EQ(doc->status, 200);
+    // An unknown key over TLS: the same 401 as over plain HTTP.
+    auto refused = client.Post("/v1/embeddings", {{"Authorization", "Bearer nope"}},
+                               R"({"input":"x"})", "application/json");
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 401) << refused->body;
+    // Plain HTTP to the HTTPS port: no HTTP answer.
+    httplib::Client plain("127.0.0.1", (*https)->port());
+    plain.set_read_timeout(30, 0);
+    auto r = plain.Get("/healthz");
+    EXPECT_FALSE(r && r->status == 200);
+  }
+  {
+    // A client CA: a client without a certificate signed by it is refused
+    // in the handshake; one with it is served.
+    auto mtls = HttpServer::Start({.listen = "127.0.0.1:0",
+                                   .rpc = &rpc,
+                                   .tls_cert_file = d + "server.pem",
+                                   .tls_key_file = d + "server.key",
+                                   .tls_client_ca_file = d + "ca.pem"});
+    ASSERT_TRUE(mtls.ok()) << mtls.status();
+    httplib::SSLClient anonymous("127.0.0.1", (*mtls)->port());
+    anonymous.set_ca_cert_path((d + "ca.pem").c_str());
+    anonymous.enable_server_certificate_verification(true);
+    EXPECT_FALSE(anonymous.Get("/healthz"));
+    httplib::SSLClient known("127.0.0.1", (*mtls)->port(), d + "client.pem", d + "client.key");
+    known.set_ca_cert_path((d + "ca.pem").c_str());
+    known.enable_server_certificate_verification(true);
+    auto ok = known.Get("/healthz");
+    ASSERT_TRUE(ok) << httplib::to_string(ok.error());
+    EXPECT_EQ(ok->status, 200);
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

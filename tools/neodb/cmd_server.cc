@@ -326,8 +326,12 @@ absl::Status Serve(ServeFlags f) {
                                                        so.max_message_bytes),
                                                    .metrics = render_metrics,
                                                    .rpc = json_rpc.get(),
-                                                   .insecure = f.security.insecure}));
-    std::printf("neodb: HTTP on http://%s:%d (HTTP port %d)\n",
+                                                   .insecure = f.security.insecure,
+                                                   .tls_cert_file = f.security.tls_cert,
+                                                   .tls_key_file = f.security.tls_key,
+                                                   .tls_client_ca_file =
+                                                       f.security.tls_client_ca}));
+    std::printf("neodb: HTTP on %s://%s:%d (HTTP port %d)\n", http->scheme(),
                 f.http_listen.substr(0, f.http_listen.rfind(':')).c_str(), http->port(),
                 http->port());
   }
@@ -480,7 +484,8 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--http", f->http_listen,
                   "host:port for the HTTP API: JSON for every unary RPC at /v1/rpc/<Service>/"
                   "<Method>, OpenAI's /v1/embeddings, /openapi.json, /metrics, /healthz; "
-                  "loopback only (no TLS yet) unless --insecure; port 0 picks one (printed). "
+                  "HTTPS with --tls-cert/--tls-key; off loopback only with TLS and --key-file "
+                  "(or --insecure), as for gRPC; port 0 picks one (printed). "
                   "Default: none");
   cmd->add_option("--nats", f->nats,
                   "Join a cluster: comma-separated nats://host:port URLs of its NATS JetStream "
