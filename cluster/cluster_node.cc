@@ -159,7 +159,7 @@ absl::Status ClusterNode::Reconcile() {
       if (std::find(nodes.begin(), nodes.end(), options_.node_id) == nodes.end()) continue;
       auto& r = replicas_[{name, s}];
       if (r == nullptr) {
-        r = std::make_unique<ShardReplica>(db_, nats_, name, s);
+        r = std::make_unique<ShardReplica>(db_, nats_, name, s, c.shards);
         r->Start();
       }
     }

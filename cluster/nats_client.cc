@@ -37,11 +37,16 @@ absl::Status NatsStatus(natsStatus s, jsErrCode js_error, const std::string& wha
     default:
       break;
   }
-  // JetStream's own refusals: no quorum / leader lost are worth a retry.
-  if (js_error == JSClusterNoPeersErr || js_error == JSStreamNotFoundErr) {
-    return js_error == JSStreamNotFoundErr ? absl::NotFoundError(msg)
-                                           : absl::UnavailableError(msg);
+  // JetStream's own refusals that pass: no quorum, a leader lost or being
+  // elected, and (servers 2.10 and later) a publish whose de-duplication id
+  // is still being stored from an earlier attempt (10158, newer than
+  // nats.c 3.4's list): each is worth a retry with the same id.
+  constexpr int kDuplicateIdInProcess = 10158;
+  if (js_error == JSClusterNoPeersErr || js_error == JSClusterNotAvailErr ||
+      js_error == JSClusterNotLeaderErr || static_cast<int>(js_error) == kDuplicateIdInProcess) {
+    return absl::UnavailableError(msg);
   }
+  if (js_error == JSStreamNotFoundErr) return absl::NotFoundError(msg);
   return absl::InternalError(msg);
 }
 

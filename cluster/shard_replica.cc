@@ -25,8 +25,15 @@ using MsgPtr = std::unique_ptr<natsMsg, MsgDeleter>;
 
 struct Received {
   uint64_t sequence = 0;
+  std::string msg_id;  // its de-duplication id (empty if it has none)
   ShardChange change;
 };
+
+std::string MsgId(natsMsg* msg) {
+  const char* id = nullptr;
+  if (natsMsgHeader_Get(msg, "Nats-Msg-Id", &id) != NATS_OK || id == nullptr) return "";
+  return id;
+}
 
 // Stream sequence and pending count of a message from a JetStream consumer.
 absl::Status ReadMeta(natsMsg* msg, uint64_t* sequence, uint64_t* pending) {
@@ -42,11 +49,12 @@ absl::Status ReadMeta(natsMsg* msg, uint64_t* sequence, uint64_t* pending) {
 }  // namespace
 
 ShardReplica::ShardReplica(engine::Database* db, const NatsClient* nats, std::string collection,
-                           uint32_t shard)
+                           uint32_t shard, uint32_t shards)
     : db_(db),
       nats_(nats),
       collection_(std::move(collection)),
       shard_(shard),
+      shards_(shards),
       stream_(ShardStreamName(collection_, shard_)) {}
 
 ShardReplica::~ShardReplica() {
@@ -146,7 +154,7 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
                                               subject, ") carries document '",
                                               change->doc_id(), "' of another subject"));
     }
-    batch.push_back(Received{sequence, *std::move(change)});
+    batch.push_back(Received{sequence, MsgId(msg.get()), *std::move(change)});
     if (pending == 0) break;  // caught up: apply now
     wait_ms = 1000;           // more are on their way
   }
@@ -159,6 +167,11 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
     if (quiet_since_ == absl::InfiniteFuture()) quiet_since_ = now;
     if (now - quiet_since_ >= kQuietCheck) {
       quiet_since_ = now;
+      ASSIGN_OR_RETURN(bool diverged, DivergedLocked());
+      if (diverged) {
+        RETURN_IF_ERROR(ResyncLocked());
+        return 0;
+      }
       absl::StatusOr<uint64_t> last = ShardLastSequence(*nats_, collection_, shard_);
       if (last.ok() && *last > position_.load()) {
         spdlog::info("replica of {}: quiet at {} while the stream is at {}; subscribing again",
@@ -187,10 +200,61 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
       RETURN_IF_ERROR(db_->ApplyReplicatedDeletes(collection_, ids, from));
     }
     position_.store(from.position);
+    tip_id_ = batch[j - 1].msg_id;
     applied += j - i;
     i = j;
   }
   return applied;
+}
+
+absl::StatusOr<bool> ShardReplica::DivergedLocked() {
+  const uint64_t position = position_.load();
+  if (position == 0) return false;
+  ASSIGN_OR_RETURN(uint64_t last, ShardLastSequence(*nats_, collection_, shard_));
+  if (last < position) {
+    spdlog::warn("replica of {}: applied up to {}, but the stream ends at {}: it lost changes "
+                 "it had delivered",
+                 stream_, position, last);
+    return true;
+  }
+  if (tip_id_.empty()) return false;
+  natsMsg* raw = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetMsg(&raw, nats_->jetstream(), stream_.c_str(), position, nullptr, &jerr);
+  if (s == NATS_NOT_FOUND || (s != NATS_OK && jerr == JSNoMessageFoundErr)) {
+    return false;  // compacted: a later change of the same document replaced it
+  }
+  if (s != NATS_OK) return NatsStatus(s, jerr, absl::StrCat("reading ", stream_, " at ", position));
+  MsgPtr msg(raw);
+  const std::string id = MsgId(msg.get());
+  if (id == tip_id_) return false;
+  spdlog::warn("replica of {}: the change it applied at {} was '{}', the stream now holds '{}' "
+               "there",
+               stream_, position, tip_id_, id);
+  return true;
+}
+
+absl::Status ShardReplica::ResyncLocked() {
+  // This node's copy of the shard: the collection's documents of this shard.
+  std::vector<std::string> ids;
+  std::string token;
+  do {
+    ASSIGN_OR_RETURN(db::ListResult page, db_->List(collection_, token, 1000));
+    for (const db::Document& d : page.documents) {
+      if (ShardOf(d.id, shards_) == shard_) ids.push_back(d.id);
+    }
+    token = page.next_page_token;
+  } while (!token.empty());
+  // One store batch: the deletes and position 0 together, so a crash leaves
+  // either the old copy at its old position or none at 0.
+  RETURN_IF_ERROR(db_->ApplyReplicatedDeletes(collection_, ids, {stream_, 0}));
+  Unsubscribe();
+  position_.store(0);
+  tip_id_.clear();
+  resyncs_.fetch_add(1);
+  spdlog::warn("replica of {}: deleted its {} documents; reading the stream again from its start",
+               stream_, ids.size());
+  return absl::OkStatus();
 }
 
 absl::Status ShardReplica::WaitFor(uint64_t sequence, absl::Duration timeout) {
@@ -219,6 +283,12 @@ absl::Status ShardReplica::WaitFor(uint64_t sequence, absl::Duration timeout) {
 }
 
 absl::Status ShardReplica::CatchUp(absl::Duration timeout) {
+  {
+    std::lock_guard<std::mutex> lock(poll_mu_);
+    RETURN_IF_ERROR(LoadPosition());
+    ASSIGN_OR_RETURN(bool diverged, DivergedLocked());
+    if (diverged) RETURN_IF_ERROR(ResyncLocked());
+  }
   ASSIGN_OR_RETURN(uint64_t last, ShardLastSequence(*nats_, collection_, shard_));
   return WaitFor(last, timeout);
 }

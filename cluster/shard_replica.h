@@ -12,6 +12,15 @@
 // holds no second copy of the position that could disagree with the store.
 //
 // A new replica starts at position 0 and reads the whole compacted stream.
+// The stream is checked too, not trusted: nats-server 2.9 was seen to lose,
+// after a server was killed, changes its consumer had already delivered, and
+// to give their sequences to new changes (README, "Beyond one machine"). A
+// replica that finds the stream behind its position, or another message at
+// the sequence of the last change it applied, resynchronises: it deletes its
+// copy of the shard and reads the stream again from the first message (one
+// store batch, position 0), so it converges on what the stream holds. It
+// checks when it has been quiet for a while and in CatchUp.
+//
 // A change that cannot be applied (a malformed message, a vector of another
 // model, a store error) is never skipped: the replica reports it (status())
 // and retries from its position, so it stops there until the cause is
@@ -38,7 +47,7 @@ class ShardReplica {
   // `db` holds the collection (created with the collection's spec, same
   // model); `db` and `nats` outlive the replica.
   ShardReplica(engine::Database* db, const NatsClient* nats, std::string collection,
-               uint32_t shard);
+               uint32_t shard, uint32_t shards);
   ~ShardReplica();
   ShardReplica(const ShardReplica&) = delete;
   ShardReplica& operator=(const ShardReplica&) = delete;
@@ -58,6 +67,8 @@ class ShardReplica {
 
   // The stream sequence of the last change applied (from the store at start).
   uint64_t position() const { return position_.load(); }
+  // How often this replica found its stream diverged and resynchronised.
+  uint64_t resyncs() const { return resyncs_.load(); }
   // OK, or why the last attempt to apply failed.
   absl::Status status() const;
   const std::string& stream() const { return stream_; }
@@ -67,12 +78,17 @@ class ShardReplica {
   absl::Status Subscribe();
   void Unsubscribe();
   absl::StatusOr<size_t> PollLocked(absl::Duration wait);
+  // Whether the stream no longer holds what this replica applied (see above).
+  absl::StatusOr<bool> DivergedLocked();
+  // Deletes this node's copy of the shard and starts again from position 0.
+  absl::Status ResyncLocked();
   void Run();
 
   engine::Database* const db_;
   const NatsClient* const nats_;
   const std::string collection_;
   const uint32_t shard_;
+  const uint32_t shards_;
   const std::string stream_;
 
   std::mutex poll_mu_;  // one poll at a time; guards sub_ and loaded_
@@ -82,6 +98,10 @@ class ShardReplica {
   // poll_mu_): see PollLocked's watchdog.
   absl::Time quiet_since_ = absl::InfiniteFuture();
   std::atomic<uint64_t> position_{0};
+  // The de-duplication id of the message at position_ when this replica
+  // applied it (guarded by poll_mu_; empty when not known: after a restart).
+  std::string tip_id_;
+  std::atomic<uint64_t> resyncs_{0};
 
   mutable std::mutex mu_;  // guards status_, stop_; cv_ signals position changes
   std::condition_variable cv_;

@@ -28,6 +28,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "cluster/nats_client.h"
+#include "cluster/shard_change.h"
+#include "cluster/shard_map.h"
 #include "cluster/shard_log.h"
 #include "cluster/shard_replica.h"
 #include "cluster/shard_writer.h"
@@ -85,7 +87,7 @@ struct Node {
       if (auto c = db->CreateCollection(spec); !c.ok()) return c.status();
     }
     for (uint32_t s = 0; s < kShards; ++s) {
-      replicas.push_back(std::make_unique<ShardReplica>(db.get(), nats.get(), kCollection, s));
+      replicas.push_back(std::make_unique<ShardReplica>(db.get(), nats.get(), kCollection, s, kShards));
       replicas.back()->Start();
     }
     return absl::OkStatus();
@@ -98,6 +100,28 @@ struct Node {
 
 std::map<std::string, std::string> Contents(Database& db) {
   return testing::Contents(db, kCollection);
+}
+
+// What the stream holds for `id` now (its subject's last message), to tell a
+// replica that skipped a change from a log that lost one.
+std::string InStream(const NatsClient& nats, const std::string& id) {
+  const uint32_t shard = ShardOf(id, kShards);
+  const std::string stream = ShardStreamName(kCollection, shard);
+  const std::string subject = DocumentSubject(kCollection, shard, id);
+  natsMsg* msg = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetLastMsg(&msg, nats.jetstream(), stream.c_str(), subject.c_str(), nullptr,
+                               &jerr);
+  if (s != NATS_OK) return absl::StrCat("shard ", shard, ": no message (", natsStatus_GetText(s), ")");
+  const uint64_t seq = natsMsg_GetSequence(msg);
+  auto change = DecodeShardChange(
+      std::string_view(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
+  natsMsg_Destroy(msg);
+  if (!change.ok()) return absl::StrCat("shard ", shard, " seq ", seq, ": ", change.status().message());
+  return absl::StrCat("shard ", shard, " seq ", seq, ": ",
+                      change->op == ShardChange::Op::kDelete
+                          ? std::string("tombstone")
+                          : absl::StrCat("'", change->document.text, "'"));
 }
 
 class FailoverTest : public ::testing::Test {
@@ -319,15 +343,24 @@ TEST_F(FailoverTest, KillingServersAndNodesLosesNoAcknowledgedWrite) {
     for (const auto& [id, text] : expected) {
       auto it = got.find(id);
       if (it == got.end()) {
-        ADD_FAILURE() << "node " << i << " lacks " << id << " (" << text << ")";
+        ADD_FAILURE() << "node " << i << " lacks " << id << " (" << text << "); stream "
+                      << InStream(*admin_, id);
       } else if (it->second != text) {
         ADD_FAILURE() << "node " << i << " has " << id << " as '" << it->second << "', not '"
-                      << text << "'";
+                      << text << "'; stream " << InStream(*admin_, id);
       }
     }
     for (const auto& [id, text] : got) {
       if (!expected.count(id)) {
-        ADD_FAILURE() << "node " << i << " has " << id << " ('" << text << "'), deleted";
+        ADD_FAILURE() << "node " << i << " has " << id << " ('" << text << "'), deleted; stream "
+                      << InStream(*admin_, id);
+      }
+    }
+    if (::testing::Test::HasFailure()) {
+      for (uint32_t s = 0; s < kShards; ++s) {
+        std::cout << "node " << i << " shard " << s << ": position "
+                  << nodes_[i]->replicas[s]->position() << ", stream at "
+                  << ShardLastSequence(*admin_, kCollection, s).value_or(0) << "\n";
       }
     }
     // Verify: every stored document is in the indexes, none stale.

@@ -46,10 +46,16 @@ std::vector<int> FreePorts(int n) {
 
 absl::StatusOr<std::unique_ptr<NatsServerProcess>> NatsServerProcess::Start(
     const std::string& dir, int port, std::optional<NatsClusterMember> member) {
+  // NEODB_NATS_SERVER names the binary; else the one tools/install_deps.sh
+  // builds (a current release), else Debian's (2.9, which loses changes
+  // a consumer has seen when a server is killed: README, "Beyond one machine").
   std::string binary;
-  for (const char* b : {"/usr/sbin/nats-server", "/usr/bin/nats-server"}) {
+  const char* chosen = getenv("NEODB_NATS_SERVER");
+  for (const char* b : {"/usr/sbin/nats-server", "/usr/bin/nats-server",
+                        "/opt/neodb-nats/bin/nats-server"}) {
     if (access(b, X_OK) == 0) binary = b;
   }
+  if (chosen != nullptr && *chosen != '\0') binary = chosen;
   if (binary.empty()) {
     return absl::FailedPreconditionError(
         "nats-server is not installed (tools/install_deps.sh installs Debian's nats-server)");

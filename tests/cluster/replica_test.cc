@@ -102,7 +102,7 @@ class ReplicaTest : public ::testing::Test {
   }
   void AttachReplicas(Node& n) {
     for (uint32_t s = 0; s < kShards; ++s) {
-      n.replicas.push_back(std::make_unique<ShardReplica>(n.db.get(), nats_.get(), kCollection, s));
+      n.replicas.push_back(std::make_unique<ShardReplica>(n.db.get(), nats_.get(), kCollection, s, kShards));
     }
   }
   static void CatchUp(Node& n) {
@@ -308,6 +308,52 @@ TEST_F(ReplicaTest, AHostileMessageStopsTheReplicaWithoutMovingIt) {
   EXPECT_EQ(got.at("doc1"), "fixed number 1");
   EXPECT_EQ(got.at("doc4"), "fixed number 4");
   EXPECT_EQ(got.at("doc2"), "apple number 2");
+}
+
+// A log that lost changes its consumer had delivered and gave their
+// sequences to new ones (nats-server 2.9 after a kill: README) is simulated by
+// deleting the streams and writing others: a replica finds its stream behind
+// its position, or another change at its position, resynchronises from the
+// stream's first message, and ends with what the stream holds.
+TEST_F(ReplicaTest, AReplicaAheadOfItsStreamResynchronises) {
+  Node& a = AddNode();
+  AttachReplicas(a);
+  ShardWriter writer(a.db.get(), nats_.get(), "a");
+  auto recreate = [&] {
+    for (uint32_t s = 0; s < kShards; ++s) {
+      ASSERT_TRUE(DeleteShardStream(*nats_, kCollection, s).ok());
+      ASSERT_TRUE(EnsureShardStream(*nats_, kCollection, s, {}).ok());
+    }
+  };
+  auto expect_only = [&](int from, int to, const std::string& word) {
+    std::map<std::string, std::string> want;
+    for (const DocumentInput& d : Docs(from, to, word)) want[d.id] = d.text;
+    EXPECT_EQ(Contents(*a.db), want);
+  };
+  ASSERT_TRUE(writer.Upsert(kCollection, kShards, Docs(0, 30, "apple"), absl::InfiniteFuture()).ok());
+  CatchUp(a);
+  expect_only(0, 30, "apple");
+  // Behind: each stream now ends below the position its replica applied.
+  recreate();
+  ASSERT_TRUE(writer.Upsert(kCollection, kShards, Docs(100, 103, "pear"), absl::InfiniteFuture()).ok());
+  CatchUp(a);
+  expect_only(100, 103, "pear");
+  uint64_t resyncs = 0;
+  for (auto& r : a.replicas) resyncs += r->resyncs();
+  EXPECT_EQ(resyncs, kShards);
+  // Past it again with other changes: the message at a replica's position
+  // is not the one it applied.
+  recreate();
+  ASSERT_TRUE(writer.Upsert(kCollection, kShards, Docs(200, 260, "plum"), absl::InfiniteFuture()).ok());
+  CatchUp(a);
+  expect_only(200, 260, "plum");
+  resyncs = 0;
+  for (auto& r : a.replicas) resyncs += r->resyncs();
+  EXPECT_GT(resyncs, kShards);  // every replica that held a change found the new one
+  auto v = a.db->Verify(kCollection);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->missing_from_index, 0u);
+  EXPECT_EQ(v->stale_in_index, 0u);
 }
 
 TEST_F(ReplicaTest, ReadYourWritesWithTheToken) {
