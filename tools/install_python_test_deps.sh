@@ -17,7 +17,7 @@ if [ -f "$STAMP" ] && cmp -s "$STAMP" "$REQ" && [ -x "$VENV/bin/python" ]; then
   exit 0
 fi
 if [ "$(id -u)" -ne 0 ] && [ ! -w "$(dirname "$VENV")" ]; then SUDO=sudo; else SUDO=; fi
-echo "install_python_test_deps: installing $(grep -v '^#' "$REQ" | awk '{print $1}' | xargs) into $VENV"
+echo "install_python_test_deps: installing $REQ ($(grep -c '^[A-Za-z]' "$REQ") pinned packages) into $VENV"
 $SUDO mkdir -p "$(dirname "$VENV")"
 [ -x "$VENV/bin/pip" ] || $SUDO /usr/bin/python3 -m venv --system-site-packages "$VENV"
 $SUDO "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"

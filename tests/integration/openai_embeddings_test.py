@@ -7,11 +7,8 @@ with encoding_format float, base64, and the package's default (it asks for
 base64 and decodes it itself); a wrong key, an unknown model and `dimensions`
 are refused as the package's own error types, and the server stays up.
 
-CTest runs this with /usr/bin/python3; it re-runs itself with the python of
-the test venv ($NEODB_PYTEST_VENV, default /opt/neodb-pytest/venv, made by
-tools/install_python_test_deps.sh), where openai is installed and Debian's
-grpcio is visible. The server listens on ports the OS picks; the test waits
-for the lines that print them, not for a time.
+Run with /usr/bin/python3 by CTest, again in the test venv where openai is
+(live_server.py).
 
 Usage: openai_embeddings_test.py [--fake-model]
 """
@@ -23,81 +20,15 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import unittest
 
-SRC = os.path.abspath(os.environ.get("NEODB_SOURCE_DIR", "."))
-BIN = os.path.abspath(os.environ.get("NEODB_BINARY_DIR", "build"))
-VENV = os.environ.get("NEODB_PYTEST_VENV", "/opt/neodb-pytest/venv")
-NEODB = os.path.join(BIN, "tools", "neodb", "neodb")
-FAKE = "--fake-model" in sys.argv
-WORDS = ("the cat sat on a mat dogs run fast vector search finds near texts "
-         "é ü 日本 ok").split()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from live_server import BIN, NEODB, SRC, Server, rerun_in_venv  # noqa: E402
+
 TEXTS = ["the cat sat on the mat", "dogs run fast", "日本 é ü " * 40, "vector search"]
-
-
-def rerun_in_venv():
-    py = os.path.join(VENV, "bin", "python")
-    if not os.path.exists(py):
-        print("openai_embeddings_test: no test venv at %s: run tools/install_python_test_deps.sh "
-              "(tools/install_deps.sh does)" % VENV, file=sys.stderr)
-        return 1
-    return subprocess.run([py, os.path.abspath(__file__), "--in-venv"] + sys.argv[1:]).returncode
-
 
 sys.path.insert(0, os.path.join(SRC, "clients", "python"))
 os.environ.setdefault("NEODB_PYTHON_PROTO_DIR", os.path.join(BIN, "proto", "python"))
-
-
-def model_args(tmp):
-    if FAKE:
-        return ["--fake-model", "32", "--model", "fake:1"]
-    vocab = os.path.join(tmp, "vocab.txt")
-    with open(vocab, "w") as f:
-        f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS) + "\n")
-    model = os.path.join(tmp, "model")
-    subprocess.run([NEODB, "model", "init", "--preset", "tiny", "--vocab", vocab, "--out", model],
-                   check=True, stdout=subprocess.DEVNULL, timeout=300)
-    return ["--model", model]
-
-
-class Server:
-    """`neodb serve` with gRPC and --http on ports the OS picks. Startup is
-    known from the printed ports: the server prints them once it listens."""
-
-    def __init__(self, tmp, extra=()):
-        self.log = os.path.join(tmp, "server.log")
-        with open(self.log, "w") as log:
-            self.proc = subprocess.Popen(
-                [NEODB, "serve", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
-                 "--data-dir", os.path.join(tmp, "data"), "--snapshot-interval", "0"]
-                + model_args(tmp) + list(extra),
-                stdout=subprocess.PIPE, stderr=log, text=True)
-        self.ports = {}
-        ready = threading.Event()
-
-        def read():
-            for line in self.proc.stdout:
-                for tag in ("(port ", "(HTTP port "):
-                    if tag in line and tag not in self.ports:
-                        self.ports[tag] = int(line.split(tag)[1].split(")")[0])
-                if len(self.ports) == 2:
-                    ready.set()
-            ready.set()  # the process ended: stop waiting
-
-        threading.Thread(target=read, daemon=True).start()
-        ready.wait()
-        if len(self.ports) != 2:
-            self.proc.kill()
-            with open(self.log) as f:
-                raise RuntimeError("server did not start (exit %s):\n%s" % (self.proc.wait(),
-                                                                          f.read()))
-        self.grpc = "127.0.0.1:%d" % self.ports["(port "]
-        self.http = "http://127.0.0.1:%d/v1" % self.ports["(HTTP port "]
-
-    def stop(self):
-        self.proc.terminate()
-        return self.proc.wait(timeout=120)
 
 
 def f32_bits(xs):
@@ -127,7 +58,8 @@ class OpenAiEmbeddingsTest(unittest.TestCase):
         cls.addClassCleanup(cls.grpc.close)
         # /v1/embeddings is mean pooling, normalised: the same asked of gRPC.
         cls.want, cls.model_id = cls.grpc.embed(TEXTS, pooling="mean", normalize=True)
-        cls.client = openai.OpenAI(base_url=cls.server.http, api_key=cls.key, max_retries=0)
+        cls.base_url = cls.server.http + "/v1"
+        cls.client = openai.OpenAI(base_url=cls.base_url, api_key=cls.key, max_retries=0)
         cls.addClassCleanup(cls.client.close)
 
     def check_same(self, got):
@@ -166,7 +98,7 @@ class OpenAiEmbeddingsTest(unittest.TestCase):
         self.assertEqual(f32_bits(r.data[0].embedding), f32_bits(want[0]))
 
     def test_refusals(self):
-        bad = self.openai.OpenAI(base_url=self.server.http, api_key="not-a-key", max_retries=0)
+        bad = self.openai.OpenAI(base_url=self.base_url, api_key="not-a-key", max_retries=0)
         with self.assertRaises(self.openai.AuthenticationError):
             bad.embeddings.create(model="default", input=["x"])
         bad.close()
@@ -182,5 +114,5 @@ class OpenAiEmbeddingsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     if "--in-venv" not in sys.argv:
-        sys.exit(rerun_in_venv())
+        sys.exit(rerun_in_venv(__file__))
     unittest.main(argv=[sys.argv[0]], verbosity=2)
