@@ -55,7 +55,9 @@ def main():
                "--checks", CHECKS, "--max-examples", str(EXAMPLES),
                "--generation-deterministic", "--workers", "1", "--no-color"]
         print(" ".join(cmd), flush=True)
-        run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # In the scratch directory: schemathesis keeps a .schemathesis/ in its cwd.
+        run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             cwd=tmp)
         print(run.stdout)
         summary = re.search(r"(\d+) generated, (.*)", run.stdout)
         print("schemathesis_test: %s; exit %d" % (summary.group(0) if summary else "no summary",
