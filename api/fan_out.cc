@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "api/convert.h"
 #include "api/grpc_status.h"
+#include "api/metrics/request_metrics.h"
 #include "common/status_macros.h"
 #include "engine/embed_settings.h"
 #include "index/keyword/fusion.h"
@@ -83,9 +84,10 @@ class FanOut {
 
   // Asks node `n`: this node through `here`, another through `remote` on
   // its Search stub.
+  // `rpc` names the call in the metrics (cluster/fan_out_stats.h).
   template <typename Resp, typename Req, typename Here, typename Remote>
-  absl::StatusOr<Resp> Ask(const std::string& n, const Req& req, const Here& here,
-                           const Remote& remote) const {
+  absl::StatusOr<Resp> Ask(const std::string& n, const char* rpc, const Req& req,
+                           const Here& here, const Remote& remote) const {
     if (n == node_.node_id()) return here(req);
     const std::string& address = addresses_.at(n);
     auto stub = v1::Search::NewStub(ChannelTo(address));
@@ -93,7 +95,10 @@ class FanOut {
     cc.set_deadline(absl::ToChronoTime(deadline_));
     if (!authorization_.empty()) cc.AddMetadata("authorization", authorization_);
     Resp r;
+    const absl::Time start = absl::Now();
     grpc::Status st = remote(*stub, &cc, req, &r);
+    node_.fan_out_stats().RecordCall(n, rpc, std::string(StatusCodeName(st.error_code())),
+                                     absl::ToDoubleSeconds(absl::Now() - start));
     if (!st.ok()) {
       absl::Status s = FromGrpcStatus(st);
       return absl::Status(s.code(), absl::StrCat("node ", n, " (", address, "): ", s.message()));
@@ -104,12 +109,13 @@ class FanOut {
   // Every chosen node's answer to `req` (local_only set here).
   template <typename Req, typename Remote>
   absl::StatusOr<std::vector<v1::SearchResponse>> AskAll(
-      Req req, const std::function<absl::StatusOr<v1::SearchResponse>(const Req&)>& here,
+      Req req, const char* rpc,
+      const std::function<absl::StatusOr<v1::SearchResponse>(const Req&)>& here,
       const Remote& remote) const {
     req.set_local_only(true);
     std::vector<v1::SearchResponse> answers;
     for (const auto& [n, shards] : assignment_) {
-      ASSIGN_OR_RETURN(v1::SearchResponse r, (Ask<v1::SearchResponse>(n, req, here, remote)));
+      ASSIGN_OR_RETURN(v1::SearchResponse r, (Ask<v1::SearchResponse>(n, rpc, req, here, remote)));
       answers.push_back(std::move(r));
     }
     return answers;
@@ -174,7 +180,7 @@ absl::StatusOr<v1::KeywordCorpus> CollectionCorpus(const FanOut& f,
     ASSIGN_OR_RETURN(
         v1::KeywordCorpus part,
         (f.Ask<v1::KeywordCorpus>(
-            n, s, local.keyword_stats,
+            n, "KeywordStats", s, local.keyword_stats,
             [](v1::Search::Stub& stub, grpc::ClientContext* c, const v1::KeywordStatsRequest& r,
                v1::KeywordCorpus* out) { return stub.KeywordStats(c, r, out); })));
     sum.set_documents(sum.documents() + part.documents());
@@ -215,10 +221,10 @@ absl::StatusOr<v1::SearchResponse> FanOutHybrid(const FanOut& f, const v1::NearT
   leg.set_explain(false);
   leg.set_mode("keyword");
   *leg.mutable_keyword_corpus() = corpus;
-  ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> ka, f.AskAll(leg, local.near_text, kNearText));
+  ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> ka, f.AskAll(leg, "NearText", local.near_text, kNearText));
   leg.set_mode("vector");
   leg.clear_keyword_corpus();
-  ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> va, f.AskAll(leg, local.near_text, kNearText));
+  ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> va, f.AskAll(leg, "NearText", local.near_text, kNearText));
   v1::SearchResponse out;
   out.set_mode("hybrid");
   if (!va.empty()) out.set_model_id(va.front().model_id());
@@ -254,18 +260,15 @@ absl::StatusOr<v1::SearchResponse> FanOutHybrid(const FanOut& f, const v1::NearT
   return out;
 }
 
-}  // namespace
-
-absl::StatusOr<v1::SearchResponse> FanOutNearText(cluster::ClusterNode& node,
-                                                  const grpc::ServerContext& ctx,
-                                                  v1::NearTextRequest req, absl::Time deadline,
-                                                  const LocalSearch& local) {
+absl::StatusOr<v1::SearchResponse> NearTextOf(cluster::ClusterNode& node,
+                                              const grpc::ServerContext& ctx,
+                                              v1::NearTextRequest req, absl::Time deadline,
+                                              const LocalSearch& local, const std::string& mode) {
   ASSIGN_OR_RETURN(FanOut f, FanOut::Plan(node, ctx, req.collection(), deadline));
   const int k = req.k() <= 0 ? 10 : req.k();
-  const std::string mode = req.mode().empty() ? "hybrid" : req.mode();
   if (mode == "vector") {
     ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> answers,
-                     f.AskAll(req, local.near_text, kNearText));
+                     f.AskAll(req, "NearText", local.near_text, kNearText));
     return Merged(std::move(answers), k);
   }
   if (mode != "keyword" && mode != "hybrid") {
@@ -276,21 +279,36 @@ absl::StatusOr<v1::SearchResponse> FanOutNearText(cluster::ClusterNode& node,
   if (mode == "hybrid") return FanOutHybrid(f, req, corpus, k, local);
   *req.mutable_keyword_corpus() = std::move(corpus);
   ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> answers,
-                   f.AskAll(req, local.near_text, kNearText));
+                   f.AskAll(req, "NearText", local.near_text, kNearText));
   return Merged(std::move(answers), k);
+}
+
+}  // namespace
+
+absl::StatusOr<v1::SearchResponse> FanOutNearText(cluster::ClusterNode& node,
+                                                  const grpc::ServerContext& ctx,
+                                                  v1::NearTextRequest req, absl::Time deadline,
+                                                  const LocalSearch& local) {
+  const std::string mode = req.mode().empty() ? "hybrid" : req.mode();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<v1::SearchResponse> r = NearTextOf(node, ctx, std::move(req), deadline, local, mode);
+  if (r.ok()) node.fan_out_stats().RecordSearch(mode, absl::ToDoubleSeconds(absl::Now() - start));
+  return r;
 }
 
 absl::StatusOr<v1::SearchResponse> FanOutNearVector(cluster::ClusterNode& node,
                                                     const grpc::ServerContext& ctx,
                                                     v1::NearVectorRequest req, absl::Time deadline,
                                                     const LocalSearch& local) {
+  const absl::Time start = absl::Now();
   ASSIGN_OR_RETURN(FanOut f, FanOut::Plan(node, ctx, req.collection(), deadline));
   const int k = req.k() <= 0 ? 10 : req.k();
   ASSIGN_OR_RETURN(
       std::vector<v1::SearchResponse> answers,
-      f.AskAll(req, local.near_vector,
+      f.AskAll(req, "NearVector", local.near_vector,
                [](v1::Search::Stub& s, grpc::ClientContext* c, const v1::NearVectorRequest& r,
                   v1::SearchResponse* out) { return s.NearVector(c, r, out); }));
+  node.fan_out_stats().RecordSearch("vector", absl::ToDoubleSeconds(absl::Now() - start));
   return Merged(std::move(answers), k);
 }
 

@@ -298,6 +298,22 @@ bool ClusterNode::HoldsEveryShard(const std::string& collection) const {
   return true;
 }
 
+std::vector<LocalReplicaStats> ClusterNode::LocalReplicas() const {
+  std::vector<LocalReplicaStats> out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [key, r] : replicas_) {
+      out.push_back({key.first, key.second, r->position(), std::nullopt, r->applied(),
+                     r->resyncs(), r->status().ok()});
+    }
+  }
+  for (LocalReplicaStats& r : out) {
+    absl::StatusOr<uint64_t> last = ShardLastSequence(*nats_, r.collection, r.shard);
+    if (last.ok()) r.stream_last = *last;
+  }
+  return out;
+}
+
 ShardReplica* ClusterNode::Replica(const std::string& collection, uint32_t shard) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = replicas_.find({collection, shard});

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cluster/cluster_map.h"
+#include "cluster/fan_out_stats.h"
 #include "cluster/nats_client.h"
 #include "cluster/shard_replica.h"
 #include "cluster/shard_writer.h"
@@ -55,6 +57,17 @@ struct CollectionStatus {
 struct ClusterStatus {
   std::map<std::string, std::string> nodes;  // live node id -> address
   std::vector<CollectionStatus> collections;
+};
+
+// One of this node's replicas, for the metrics.
+struct LocalReplicaStats {
+  std::string collection;
+  uint32_t shard = 0;
+  uint64_t position = 0;
+  std::optional<uint64_t> stream_last;  // the shard stream's last sequence (unset: unreadable)
+  uint64_t applied = 0;
+  uint64_t resyncs = 0;
+  bool healthy = true;  // its last attempt to apply succeeded
 };
 
 struct ClusterNodeOptions {
@@ -126,6 +139,12 @@ class ClusterNode {
     return Replica(collection, shard) != nullptr;
   }
 
+  // This node's replicas as they stand now (one NATS request each, for the
+  // stream's last sequence: for a metrics scrape, not a request path).
+  std::vector<LocalReplicaStats> LocalReplicas() const;
+  // The latency of this node's fan-outs (api/fan_out.h records them).
+  FanOutStats& fan_out_stats() { return fan_out_stats_; }
+
   // This node's replica of the shard; null when the shard is not placed here.
   ShardReplica* Replica(const std::string& collection, uint32_t shard) const;
   const std::string& node_id() const { return options_.node_id; }
@@ -139,6 +158,7 @@ class ClusterNode {
   ClusterMap* const map_;
   ClusterNodeOptions options_;  // address guarded by mu_
   ShardWriter writer_;
+  FanOutStats fan_out_stats_;
 
   mutable std::mutex mu_;  // guards the members below
   std::map<std::string, ShardedCollection> entries_;  // the map as last read

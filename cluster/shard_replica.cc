@@ -201,6 +201,7 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
     }
     position_.store(from.position);
     tip_id_ = batch[j - 1].msg_id;
+    applied_.fetch_add(j - i);
     applied += j - i;
     i = j;
   }

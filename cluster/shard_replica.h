@@ -67,6 +67,8 @@ class ShardReplica {
 
   // The stream sequence of the last change applied (from the store at start).
   uint64_t position() const { return position_.load(); }
+  // Changes applied since this replica started (its apply rate's counter).
+  uint64_t applied() const { return applied_.load(); }
   // How often this replica found its stream diverged and resynchronised.
   uint64_t resyncs() const { return resyncs_.load(); }
   // OK, or why the last attempt to apply failed.
@@ -102,6 +104,7 @@ class ShardReplica {
   // applied it (guarded by poll_mu_; empty when not known: after a restart).
   std::string tip_id_;
   std::atomic<uint64_t> resyncs_{0};
+  std::atomic<uint64_t> applied_{0};
 
   mutable std::mutex mu_;  // guards status_, stop_; cv_ signals position changes
   std::condition_variable cv_;

@@ -106,3 +106,32 @@ fi
 # PyPI packages for the tests that drive a live server with other people's
 # clients (the official openai package, schemathesis): a venv of their own.
 bash "$(dirname "$0")/install_python_test_deps.sh"
+
+# --- nats-server, a current release, from the Go module proxy -------------------
+# The cluster tests and bench run a JetStream cluster. Debian 12's nats-server
+# is 2.9.10, whose clustered streams were seen here to lose, after a server
+# was killed, changes a consumer had already delivered and to give their
+# sequences to new ones (README, "Beyond one machine": the replicas detect it
+# and resynchronise, but a database should not run on it). So the tests use
+# NATS's current release, built from its module with the machine's Go into
+# /opt/neodb-nats/bin (about 40 s; tests/cluster/nats_server_process.cc looks
+# there first). Without Go, Debian's stays and the tests say so by its version.
+NATS_SERVER_VERSION=v2.14.10
+install_nats_server() {
+  local bin=/opt/neodb-nats/bin go=
+  if [ -x "$bin/nats-server" ] && "$bin/nats-server" --version 2>/dev/null | grep -q "$NATS_SERVER_VERSION"; then
+    echo "install_deps: nats-server $NATS_SERVER_VERSION present in $bin"
+    return 0
+  fi
+  go=$(command -v go || true)
+  [ -n "$go" ] || { [ -x /usr/local/go/bin/go ] && go=/usr/local/go/bin/go; }
+  if [ -z "$go" ]; then
+    echo "install_deps: WARNING: no Go toolchain: the cluster tests use Debian's nats-server 2.9.10" >&2
+    return 0
+  fi
+  echo "install_deps: building nats-server $NATS_SERVER_VERSION with $($go version) into $bin"
+  $SUDO mkdir -p "$bin"
+  GOPATH="${GOPATH:-${HOME:-/root}/go}" GOBIN="$bin" "$go" install "github.com/nats-io/nats-server/v2@$NATS_SERVER_VERSION" ||
+    echo "install_deps: WARNING: building nats-server failed: the cluster tests use Debian's 2.9.10" >&2
+}
+install_nats_server

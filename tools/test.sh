@@ -44,15 +44,11 @@ if [ -z "${NEODB_MINILM_DIR:-}" ]; then
   export NEODB_MINILM_DIR="$MINILM_DIR"
 fi
 
-# The cluster failover test (tests/cluster/failover_test.cc, 50 cycles of
-# killing nats-servers and a node) is left out: in one of three full runs on
-# the loaded CI machine the node it crashes and reopens ended with documents
-# that differ from the other two nodes', and the cause is not found yet
-# (README, "Beyond one machine"). Run it with
-#   ctest --test-dir build -R '^cluster_failover_test$' --output-on-failure
+# The whole suite, the cluster failover test included (50 cycles of killing
+# nats-servers and a node: about 5 minutes here; NEODB_FAILOVER_CYCLES runs
+# more, bench/cluster/README.md).
 release_tests() {
-  bash tools/build.sh && ctest --test-dir build --output-on-failure --timeout 900 \
-    -E '^cluster_failover_test$'
+  bash tools/build.sh && ctest --test-dir build --output-on-failure --timeout 1500
 }
 asan_tests() {
   NEODB_BUILD_DIR=build-asan bash tools/build.sh -DNEODB_ENABLE_ASAN=ON -DNEODB_BUILD_SERVER=OFF \

@@ -41,6 +41,15 @@ import tempfile
 import time
 
 
+
+def nats_server_binary():
+    """The nats-server the tests use too: NEODB_NATS_SERVER, else the one
+    tools/install_deps.sh builds, else the one on PATH (Debian's)."""
+    for b in (os.environ.get("NEODB_NATS_SERVER"), "/opt/neodb-nats/bin/nats-server"):
+        if b and os.access(b, os.X_OK):
+            return b
+    return "nats-server"
+
 def free_ports(n):
     socks, ports = [], []
     for _ in range(n):
@@ -59,7 +68,7 @@ def start_nats(root, n):
     for i in range(n):
         d = os.path.join(root, f"nats{i}")
         os.makedirs(os.path.join(d, "ports"))
-        args = ["nats-server", "--jetstream", "--addr", "127.0.0.1", "--port", "-1",
+        args = [nats_server_binary(), "--jetstream", "--addr", "127.0.0.1", "--port", "-1",
                 "--store_dir", os.path.join(d, "js"), "--ports_file_dir", os.path.join(d, "ports"),
                 "--log", os.path.join(d, "log")]
         if n > 1:
@@ -188,7 +197,7 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"host: {cpu}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; "
           f"{platform.python_version()}; nats-server "
-          f"{subprocess.run(['nats-server', '--version'], capture_output=True, text=True).stdout.strip()}")
+          f"{subprocess.run([nats_server_binary(), '--version'], capture_output=True, text=True).stdout.strip()}")
     print(f"docs {args.docs} in batches of {args.batch}, {args.queries} keyword queries, "
           f"fake model dim {args.fake_dim}, {args.runs} runs; figures min/median/max")
     for setup in args.setups.split(","):

@@ -323,7 +323,7 @@ TEST_F(FailoverTest, KillingServersAndNodesLosesNoAcknowledgedWrite) {
     }
   }
   std::sort(pauses_ms.begin(), pauses_ms.end());
-  std::cout << "cycles " << cycles << ", writes acknowledged " << acknowledged << ", failed "
+  std::cout << servers_[0]->binary() << ": cycles " << cycles << ", writes acknowledged " << acknowledged << ", failed "
             << failed << ", reads " << reads.load() << " (failed " << read_failures.load()
             << "), documents " << expected.size() << "; write pause after a kill, ms: min "
             << pauses_ms.front() << " median " << pauses_ms[pauses_ms.size() / 2] << " max "
@@ -336,6 +336,12 @@ TEST_F(FailoverTest, KillingServersAndNodesLosesNoAcknowledgedWrite) {
       ASSERT_TRUE(st.ok()) << st << " / " << r->status();
     }
   }
+  uint64_t resyncs = 0;
+  for (auto& n : nodes_) {
+    for (auto& r : n->replicas) resyncs += r->resyncs();
+  }
+  // A replica that found its stream diverged (shard_replica.h) started again.
+  std::cout << "replicas resynchronised " << resyncs << " times (node 2's since its last reopen)\n";
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const auto got = Contents(*nodes_[i]->db);
     EXPECT_EQ(got.size(), expected.size()) << "node " << i;

@@ -36,6 +36,8 @@ class NatsServerProcess {
   ~NatsServerProcess();
 
   const std::string& url() const { return url_; }
+  // The nats-server binary run (see Start for how it is chosen).
+  const std::string& binary() const { return binary_; }
   int port() const { return port_; }
   bool running() const { return pid_ > 0; }
   // SIGKILL, then reaps it: a crash, nothing flushed.

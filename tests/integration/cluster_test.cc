@@ -15,7 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "httplib.h"
 #include "gtest/gtest.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 #include "tests/cluster/nats_server_process.h"
@@ -284,7 +287,10 @@ TEST(ClusterServeTest, AShardedCollectionRanksAsOneCollectionWould) {
   const std::string url = (*nats)->url();
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   for (const char* id : {"a", "b", "c"}) {
-    nodes.push_back(std::make_unique<ServerProcess>(NodeArgs(dir, id, url)));
+    std::vector<std::string> args = NodeArgs(dir, id, url);
+    args.push_back("--metrics-listen");
+    args.push_back("127.0.0.1:0");
+    nodes.push_back(std::make_unique<ServerProcess>(args));
     ASSERT_TRUE(nodes.back()->Start());
   }
   for (const auto& [name, shards] : {std::pair<std::string, int>{"sharded", 3}, {"whole", 0}}) {
@@ -399,6 +405,33 @@ TEST(ClusterServeTest, AShardedCollectionRanksAsOneCollectionWould) {
   std::cout << "keyword, per-node statistics instead of the collection's, over " << queries
             << " queries: top-10 overlap with one collection " << local_stats_overlap / queries
             << ", same order in " << local_stats_same << "\n";
+
+  // The metrics: each node's replicas (6 = 3 shards x 2), and the fan-outs
+  // of the nodes that lack a shard, by mode and by the node they called.
+  int replicas = 0;
+  std::set<std::string> modes;
+  bool called_other = false;
+  for (auto& n : nodes) {
+    httplib::Client http("127.0.0.1", n->metrics_port());
+    auto r = http.Get("/metrics");
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    ASSERT_EQ(r->status, 200);
+    const std::vector<std::string> lines = absl::StrSplit(r->body, '\n');
+    for (const std::string& line : lines) {
+      if (absl::StartsWith(line, "neodb_replica_position{collection=\"sharded\"")) ++replicas;
+      if (absl::StartsWith(line, "neodb_replica_healthy{")) EXPECT_TRUE(absl::EndsWith(line, " 1")) << line;
+      if (absl::StartsWith(line, "neodb_fanout_search_duration_seconds_count{mode=\"")) {
+        modes.insert(line.substr(line.find('"') + 1, line.rfind('"') - line.find('"') - 1));
+      }
+      if (absl::StartsWith(line, "neodb_fanout_calls_total{") &&
+          absl::StrContains(line, "code=\"OK\"")) {
+        called_other = true;
+      }
+    }
+  }
+  EXPECT_EQ(replicas, 6);
+  EXPECT_EQ(modes, (std::set<std::string>{"hybrid", "keyword", "vector"}));
+  EXPECT_TRUE(called_other);
 }
 
 }  // namespace

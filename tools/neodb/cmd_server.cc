@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "engine/database.h"
 #include "engine/fake_embedder.h"
+#include "api/metrics/cluster_metrics.h"
 #include "api/metrics/database_metrics.h"
 #include "api/http/http_server.h"
 #include "api/http/json_rpc.h"
@@ -307,7 +308,11 @@ absl::Status Serve(ServeFlags f) {
   if (!f.metrics_listen.empty() || !f.http_listen.empty()) so.metrics = &metrics;
   ASSIGN_OR_RETURN(std::unique_ptr<api::Server> server, api::Server::Start(db.get(), so));
   engine::Database* d = db.get();
-  auto render_metrics = [&metrics, d] { return metrics.Render() + api::RenderDatabaseMetrics(*d); };
+  cluster::ClusterNode* node = cluster_node.get();
+  auto render_metrics = [&metrics, d, node] {
+    return metrics.Render() + api::RenderDatabaseMetrics(*d) +
+           (node != nullptr ? api::RenderClusterMetrics(*node) : std::string());
+  };
   if (!f.metrics_listen.empty()) {
     ASSIGN_OR_RETURN(metrics_http,
                      api::HttpServer::Start({.listen = f.metrics_listen, .threads = 2,
