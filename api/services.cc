@@ -466,6 +466,23 @@ class AdminService final : public v1::Admin::Service {
     return grpc::Status::OK;
   }
 
+  grpc::Status ClusterRebalance(grpc::ServerContext* ctx, const v1::ClusterRebalanceRequest* req,
+                                v1::ClusterRebalanceResponse* resp) override {
+    if (cluster_ == nullptr) {
+      return Error(absl::FailedPreconditionError(
+          "this server is not in a cluster (it was started without --nats)"));
+    }
+    auto moves = cluster_->Rebalance(req->collection(), DeadlineOf(ctx, limits_) - absl::Now());
+    if (!moves.ok()) return Error(moves.status());
+    for (const cluster::ShardMove& m : *moves) {
+      auto* pm = resp->add_moves();
+      pm->set_shard(m.shard);
+      for (const std::string& n : m.added) pm->add_added(n);
+      for (const std::string& n : m.removed) pm->add_removed(n);
+    }
+    return grpc::Status::OK;
+  }
+
   grpc::Status Stats(grpc::ServerContext* ctx, const v1::StatsRequest*,
                      v1::StatsResponse* resp) override {
     DatabaseStats s = db_->Stats();

@@ -137,13 +137,18 @@ absl::StatusOr<ShardedCollection> DecodeShardedCollection(const std::string& byt
   c.replicas = static_cast<uint32_t>(replicas);
   if (j["placement"].size() != shards) return bad("placement does not list every shard");
   for (const nlohmann::json& nodes : j["placement"]) {
-    if (!nodes.is_array() || nodes.size() != replicas) {
+    // While a rebalance moves a shard its placement lists the old and the
+    // new nodes together: replicas to twice as many.
+    if (!nodes.is_array() || nodes.size() < replicas || nodes.size() > 2 * replicas) {
       return bad("a shard's placement does not list its replicas");
     }
     std::vector<std::string> ids;
     for (const nlohmann::json& n : nodes) {
       if (!n.is_string()) return bad("a node id is not a string");
       RETURN_IF_ERROR(CheckNodeId(n.get<std::string>()));
+      if (std::find(ids.begin(), ids.end(), n.get<std::string>()) != ids.end()) {
+        return bad("a shard's placement lists a node twice");
+      }
       ids.push_back(n.get<std::string>());
     }
     c.placement.push_back(std::move(ids));
@@ -211,6 +216,31 @@ absl::Status ClusterMap::Create(const ShardedCollection& c) {
 }
 
 absl::StatusOr<ShardedCollection> ClusterMap::Get(const std::string& name) const {
+  ASSIGN_OR_RETURN(Versioned v, GetVersioned(name));
+  return std::move(v.collection);
+}
+
+absl::Status ClusterMap::Update(const ShardedCollection& c, uint64_t revision) {
+  const std::string value = EncodeShardedCollection(c);
+  uint64_t rev = 0;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = kvStore_Update(&rev, collections_, c.spec.name.c_str(), value.data(),
+                                static_cast<int>(value.size()), revision);
+  if (s == NATS_OK) return absl::OkStatus();
+  // The update is refused when the entry moved on since `revision` (JetStream's
+  // "wrong last sequence"): another node changed it.
+  absl::Status st = NatsStatus(s, jerr, absl::StrCat("updating collection '", c.spec.name,
+                                                     "' in the map"));
+  absl::StatusOr<Versioned> now = GetVersioned(c.spec.name);
+  if (now.ok() && now->revision != revision) {
+    return absl::AbortedError(absl::StrCat("collection '", c.spec.name,
+                                           "' changed in the map meanwhile (another rebalance?); "
+                                           "run it again"));
+  }
+  return st;
+}
+
+absl::StatusOr<ClusterMap::Versioned> ClusterMap::GetVersioned(const std::string& name) const {
   RETURN_IF_ERROR(db::ValidateCollectionName(name));
   kvEntry* raw = nullptr;
   natsStatus s = kvStore_Get(&raw, collections_, name.c_str());
@@ -223,7 +253,10 @@ absl::StatusOr<ShardedCollection> ClusterMap::Get(const std::string& name) const
   EntryPtr e(raw);
   const std::string value(static_cast<const char*>(kvEntry_Value(e.get())),
                           static_cast<size_t>(kvEntry_ValueLen(e.get())));
-  return DecodeShardedCollection(value);
+  Versioned v;
+  ASSIGN_OR_RETURN(v.collection, DecodeShardedCollection(value));
+  v.revision = kvEntry_Revision(e.get());
+  return v;
 }
 
 absl::StatusOr<std::vector<ShardedCollection>> ClusterMap::List() const {

@@ -10,11 +10,11 @@
 //   bucket neodb-nodes        <node id> -> the node's heartbeat; the bucket's
 //                             TTL drops a node that stops beating
 //
-// Placement is decided once, when the collection is created, by rendezvous
-// hashing of (collection, shard, node) over the live nodes, and stored: it does
-// not move when a node blinks. (Moving replicas to a new node, or off a dead
-// one, is a rewrite of the placement by `neodb cluster rebalance`: the next
-// step of issue 47.)
+// Placement is decided when the collection is created, by rendezvous hashing
+// of (collection, shard, node) over the live nodes, and stored: it does not
+// move when a node blinks. `neodb cluster rebalance` rewrites it
+// (ClusterNode::Rebalance): to the same hashing over the nodes live then, so
+// that a new node gets its share and a dead node's replicas go elsewhere.
 //
 // Thread-safety: safe to call concurrently (nats.c's KV handles are).
 
@@ -77,6 +77,15 @@ class ClusterMap {
   // ALREADY_EXISTS when a collection of that name is in the map.
   absl::Status Create(const ShardedCollection& c);
   absl::StatusOr<ShardedCollection> Get(const std::string& name) const;
+  // The entry and its revision, for Update.
+  struct Versioned {
+    ShardedCollection collection;
+    uint64_t revision = 0;
+  };
+  absl::StatusOr<Versioned> GetVersioned(const std::string& name) const;
+  // Replaces the entry if it is still at `revision` (ABORTED if another
+  // node changed it since): a placement is rewritten read-modify-write.
+  absl::Status Update(const ShardedCollection& c, uint64_t revision);
   absl::StatusOr<std::vector<ShardedCollection>> List() const;
   absl::Status Remove(const std::string& name);
 

@@ -1,9 +1,12 @@
 #include "cluster/cluster_node.h"
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "cluster/shard_log.h"
+#include "cluster/shard_map.h"
 #include "nlohmann/json.hpp"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
@@ -153,19 +156,127 @@ absl::Status ClusterNode::Reconcile() {
       continue;
     }
     db_->MarkReplicated(name);
-    std::lock_guard<std::mutex> lock(mu_);
-    for (uint32_t s = 0; s < c.shards; ++s) {
-      const std::vector<std::string>& nodes = c.placement[s];
-      if (std::find(nodes.begin(), nodes.end(), options_.node_id) == nodes.end()) continue;
-      auto& r = replicas_[{name, s}];
-      if (r == nullptr) {
-        r = std::make_unique<ShardReplica>(db_, nats_, name, s, c.shards);
-        r->Start();
+    // Shards placed elsewhere now (a rebalance) whose copy is here: a
+    // running replica, or a position in the store (this node was down when
+    // the placement moved). Dropped outside the lock: it deletes documents.
+    std::vector<std::unique_ptr<ShardReplica>> to_drop;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (uint32_t s = 0; s < c.shards; ++s) {
+        const std::vector<std::string>& nodes = c.placement[s];
+        const bool placed = std::find(nodes.begin(), nodes.end(), options_.node_id) != nodes.end();
+        auto it = replicas_.find({name, s});
+        if (!placed) {
+          if (it != replicas_.end()) {
+            to_drop.push_back(std::move(it->second));
+            replicas_.erase(it);
+          } else if (db_->SourcePositionOf(name, ShardStreamName(name, s)).value_or(0) > 0) {
+            to_drop.push_back(std::make_unique<ShardReplica>(db_, nats_, name, s, c.shards));
+          }
+          continue;
+        }
+        if (it == replicas_.end()) {
+          auto r = std::make_unique<ShardReplica>(db_, nats_, name, s, c.shards);
+          r->Start();
+          replicas_[{name, s}] = std::move(r);
+        }
+      }
+      entries_[name] = c;
+    }
+    for (std::unique_ptr<ShardReplica>& r : to_drop) {
+      if (absl::Status st = r->DropCopy(); !st.ok()) {
+        // Retried by the next reconcile (its position is still in the store).
+        result.Update(absl::Status(st.code(), absl::StrCat("dropping this node's copy of ",
+                                                           r->stream(), ": ", st.message())));
       }
     }
-    entries_[name] = std::move(c);
   }
   return result;
+}
+
+absl::StatusOr<std::vector<ShardMove>> ClusterNode::Rebalance(const std::string& collection,
+                                                             absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  ASSIGN_OR_RETURN(ClusterMap::Versioned v, map_->GetVersioned(collection));
+  ASSIGN_OR_RETURN(std::vector<std::string> live, map_->LiveNodes());
+  const ShardedCollection& now = v.collection;
+  ASSIGN_OR_RETURN(std::vector<std::vector<std::string>> target,
+                   PlaceShards(collection, now.shards, now.replicas, live));
+  auto has = [](const std::vector<std::string>& nodes, const std::string& n) {
+    return std::find(nodes.begin(), nodes.end(), n) != nodes.end();
+  };
+  // Step 1: each shard on its old live nodes and its new ones, old first
+  // (a fan-out asks the first live node of a placement: the old ones
+  // answer while the new ones catch up). A dead node leaves here already.
+  std::vector<ShardMove> moves;
+  ShardedCollection grown = now;
+  for (uint32_t s = 0; s < now.shards; ++s) {
+    ShardMove m;
+    m.shard = s;
+    // Kept nodes, then the leaving ones still live, then the new ones; at
+    // most twice the replicas (the map's bound), leaving ones cut first.
+    std::vector<std::string> both, leaving;
+    for (const std::string& n : now.placement[s]) {
+      if (has(target[s], n)) {
+        both.push_back(n);
+        continue;
+      }
+      m.removed.push_back(n);
+      if (has(live, n)) leaving.push_back(n);
+    }
+    for (const std::string& n : target[s]) {
+      if (!has(now.placement[s], n)) m.added.push_back(n);
+    }
+    const size_t room = 2 * now.replicas - both.size() - m.added.size();
+    if (leaving.size() > room) leaving.resize(room);
+    both.insert(both.end(), leaving.begin(), leaving.end());
+    both.insert(both.end(), m.added.begin(), m.added.end());
+    grown.placement[s] = both;
+    if (!m.added.empty() || !m.removed.empty()) moves.push_back(std::move(m));
+  }
+  if (moves.empty()) return moves;
+  spdlog::info("rebalance of '{}': {} shard(s) move; adding the new replicas", collection,
+               moves.size());
+  RETURN_IF_ERROR(map_->Update(grown, v.revision));
+  RETURN_IF_ERROR(Reconcile());
+  // Step 2: wait until every new replica has applied its stream as it stood
+  // once they were placed (their heartbeats carry their positions).
+  std::map<uint32_t, uint64_t> last;
+  for (const ShardMove& m : moves) {
+    if (m.added.empty()) continue;
+    ASSIGN_OR_RETURN(last[m.shard], ShardLastSequence(*nats_, collection, m.shard));
+  }
+  while (true) {
+    ASSIGN_OR_RETURN(ClusterStatus st, Status());
+    bool caught_up = true;
+    for (const CollectionStatus& cs : st.collections) {
+      if (cs.collection.spec.name != collection) continue;
+      for (const ShardMove& m : moves) {
+        for (const ReplicaStatus& r : cs.shards[m.shard].replicas) {
+          if (has(m.added, r.node_id) && (!r.live || r.position < last[m.shard])) caught_up = false;
+        }
+      }
+    }
+    if (caught_up) break;
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "rebalance of '", collection, "': the new replicas have not caught up yet; the placement "
+          "keeps old and new replicas (reads go to the old ones): run rebalance again to finish"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  // Step 3: the old replicas leave; each drops its copy at its next reconcile.
+  ASSIGN_OR_RETURN(ClusterMap::Versioned after, map_->GetVersioned(collection));
+  if (after.collection.placement != grown.placement) {
+    return absl::AbortedError(absl::StrCat("collection '", collection,
+                                           "' changed in the map meanwhile; run rebalance again"));
+  }
+  ShardedCollection done = after.collection;
+  done.placement = target;
+  RETURN_IF_ERROR(map_->Update(done, after.revision));
+  RETURN_IF_ERROR(Reconcile());
+  spdlog::info("rebalance of '{}' done", collection);
+  return moves;
 }
 
 absl::StatusOr<ShardedCollection> ClusterNode::Entry(const std::string& collection) {

@@ -70,6 +70,13 @@ struct LocalReplicaStats {
   bool healthy = true;  // its last attempt to apply succeeded
 };
 
+// What a rebalance moved: a shard's replicas added on nodes and removed from others.
+struct ShardMove {
+  uint32_t shard = 0;
+  std::vector<std::string> added;
+  std::vector<std::string> removed;
+};
+
 struct ClusterNodeOptions {
   std::string node_id;  // CheckNodeId
   std::string address;  // the node's gRPC address, in its heartbeats (SetAddress)
@@ -103,6 +110,17 @@ class ClusterNode {
   // model here differs from the one it was created with is reported, and
   // no replica runs for it here.
   absl::Status Reconcile();
+
+  // Places `collection`'s shards again by the same hashing over the nodes
+  // live now (a new node gets its share, a dead node's replicas go to live
+  // ones), without a moment with fewer caught-up replicas than before: new
+  // replicas are added next to the old ones, and the old ones leave (each
+  // drops its copy) only once every new one has applied its stream.
+  // DEADLINE_EXCEEDED after `timeout` with both in place (run it again);
+  // ABORTED when another node changed the entry meanwhile. Returns the
+  // moves (none: already placed so).
+  absl::StatusOr<std::vector<ShardMove>> Rebalance(const std::string& collection,
+                                                  absl::Duration timeout);
 
   absl::StatusOr<ShardedWrite> Upsert(const std::string& collection,
                                       std::vector<engine::DocumentInput> docs,

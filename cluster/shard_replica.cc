@@ -235,7 +235,7 @@ absl::StatusOr<bool> ShardReplica::DivergedLocked() {
   return true;
 }
 
-absl::Status ShardReplica::ResyncLocked() {
+absl::Status ShardReplica::DeleteCopyLocked(size_t* deleted) {
   // This node's copy of the shard: the collection's documents of this shard.
   std::vector<std::string> ids;
   std::string token;
@@ -252,9 +252,26 @@ absl::Status ShardReplica::ResyncLocked() {
   Unsubscribe();
   position_.store(0);
   tip_id_.clear();
+  *deleted = ids.size();
+  return absl::OkStatus();
+}
+
+absl::Status ShardReplica::ResyncLocked() {
+  size_t deleted = 0;
+  RETURN_IF_ERROR(DeleteCopyLocked(&deleted));
   resyncs_.fetch_add(1);
   spdlog::warn("replica of {}: deleted its {} documents; reading the stream again from its start",
-               stream_, ids.size());
+               stream_, deleted);
+  return absl::OkStatus();
+}
+
+absl::Status ShardReplica::DropCopy() {
+  Stop();
+  std::lock_guard<std::mutex> lock(poll_mu_);
+  size_t deleted = 0;
+  RETURN_IF_ERROR(DeleteCopyLocked(&deleted));
+  spdlog::info("replica of {}: placed elsewhere; deleted this node's {} documents", stream_,
+               deleted);
   return absl::OkStatus();
 }
 

@@ -61,6 +61,10 @@ class ShardReplica {
   // Applies until caught up with the stream's last sequence as of the call.
   absl::Status CatchUp(absl::Duration timeout);
 
+  // Stops, then deletes this node's copy of the shard (and its position) in
+  // one store batch: the shard was placed elsewhere (a rebalance).
+  absl::Status DropCopy();
+
   // Polls in a background thread until Stop (or destruction).
   void Start();
   void Stop();
@@ -84,6 +88,9 @@ class ShardReplica {
   absl::StatusOr<bool> DivergedLocked();
   // Deletes this node's copy of the shard and starts again from position 0.
   absl::Status ResyncLocked();
+  // The documents of this node's copy of the shard, and their deletion
+  // with position 0 in one store batch.
+  absl::Status DeleteCopyLocked(size_t* deleted);
   void Run();
 
   engine::Database* const db_;

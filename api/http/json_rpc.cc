@@ -69,6 +69,7 @@ JsonRpc::JsonRpc(const std::vector<std::unique_ptr<grpc::Service>>& services,
       {"Admin.Verify", Bind(services, &v1::Admin::Service::Verify)},
       {"Admin.Backup", Bind(services, &v1::Admin::Service::Backup)},
       {"Admin.ClusterStatus", Bind(services, &v1::Admin::Service::ClusterStatus)},
+      {"Admin.ClusterRebalance", Bind(services, &v1::Admin::Service::ClusterRebalance)},
   };
   const pb::DescriptorPool* pool = pb::DescriptorPool::generated_pool();
   for (const auto& [name, handler] : bindings) {

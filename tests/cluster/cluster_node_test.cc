@@ -239,5 +239,94 @@ TEST_F(ClusterNodeTest, ANodeThatStopsBeatingLeavesTheLiveSet) {
   EXPECT_FALSE((*map)->Heartbeat("", "").ok());
 }
 
+// Rebalance: a new node gets its share of the shards, and a dead node's
+// replicas go to the live ones; at every step each document is on the nodes
+// its shard is placed on, once each, and a node that comes back after its
+// shards moved drops its copy.
+TEST_F(ClusterNodeTest, RebalanceMovesShardsToANewNodeAndOffADeadOne) {
+  constexpr uint32_t kShards = 8;
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(AddNode().node->Start().ok());
+  // A name whose placement gives the third node a share (rendezvous hashing
+  // may give a node none of 8 shards: (2/3)^8 = 4% of names).
+  std::string name;
+  for (int i = 0; name.empty(); ++i) {
+    const std::string candidate = absl::StrCat("papers", i);
+    const auto placement = PlaceShards(candidate, kShards, 1, {"n0", "n1", "n2"});
+    ASSERT_TRUE(placement.ok());
+    for (const auto& shard : *placement) {
+      if (shard[0] == "n2") name = candidate;
+    }
+  }
+  db::CollectionSpec spec;
+  spec.name = name;
+  ASSERT_TRUE(nodes_[0]->node->CreateCollection(spec, kShards, 1, 1).ok());
+  std::vector<engine::DocumentInput> docs;
+  for (int i = 0; i < 80; ++i) {
+    engine::DocumentInput d;
+    d.id = absl::StrCat("doc", i);
+    d.text = absl::StrCat("text ", i);
+    docs.push_back(d);
+  }
+  ASSERT_TRUE(nodes_[1]->node->Upsert(name, docs, absl::Now() + kWait).ok());
+  // Every live node's copies: exactly the placed shards, each document once.
+  auto check = [&](const std::vector<Node*>& live) {
+    auto entry = nodes_[0]->map->Get(name);
+    ASSERT_TRUE(entry.ok()) << entry.status();
+    std::vector<std::string> ids;
+    for (Node* n : live) ids.push_back(n->id);
+    EXPECT_EQ(entry->placement, *PlaceShards(name, kShards, 1, ids));
+    std::map<std::string, int> copies;
+    for (Node* n : live) {
+      ASSERT_TRUE(n->node->Reconcile().ok()) << n->id;
+      for (uint32_t s = 0; s < kShards; ++s) {
+        const bool placed = entry->placement[s][0] == n->id;
+        ShardReplica* r = n->node->Replica(name, s);
+        EXPECT_EQ(r != nullptr, placed) << n->id << " shard " << s;
+        if (r != nullptr) ASSERT_TRUE(r->CatchUp(kWait).ok());
+      }
+      for (const auto& [id, text] : testing::Contents(*n->db, name)) {
+        ++copies[id];
+        EXPECT_EQ(entry->placement[ShardOf(id, kShards)][0], n->id) << id;
+      }
+    }
+    EXPECT_EQ(copies.size(), 80u);
+    for (const auto& [id, n] : copies) EXPECT_EQ(n, 1) << id;
+  };
+  check({nodes_[0].get(), nodes_[1].get()});
+  // A third node: rebalance gives it its share.
+  Node& c = AddNode();
+  ASSERT_TRUE(c.node->Start().ok());
+  auto moves = nodes_[0]->node->Rebalance(name, kWait);
+  ASSERT_TRUE(moves.ok()) << moves.status();
+  ASSERT_FALSE(moves->empty());
+  for (const ShardMove& m : *moves) EXPECT_EQ(m.added, std::vector<std::string>{"n2"});
+  check({nodes_[0].get(), nodes_[1].get(), &c});
+  auto again = nodes_[0]->node->Rebalance(name, kWait);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->empty());  // already placed so
+  // n1 dies: once its heartbeats expire, rebalance moves its shards away.
+  nodes_[1]->node.reset();
+  const absl::Time until = absl::Now() + kWait;
+  while (absl::Now() < until) {
+    auto live = nodes_[0]->map->LiveNodes();
+    ASSERT_TRUE(live.ok());
+    if (std::count(live->begin(), live->end(), "n1") == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  moves = nodes_[2]->node->Rebalance(name, kWait);
+  ASSERT_TRUE(moves.ok()) << moves.status();
+  ASSERT_FALSE(moves->empty());
+  for (const ShardMove& m : *moves) EXPECT_EQ(m.removed, std::vector<std::string>{"n1"});
+  check({nodes_[0].get(), &c});
+  // n1 comes back on its data: its shards are placed elsewhere, so it drops its copy.
+  EXPECT_FALSE(testing::Contents(*nodes_[1]->db, name).empty());
+  ClusterNodeOptions co;
+  co.node_id = "n1";
+  nodes_[1]->node = std::make_unique<ClusterNode>(nodes_[1]->db.get(), nodes_[1]->nats.get(),
+                                                  nodes_[1]->map.get(), co);
+  ASSERT_TRUE(nodes_[1]->node->Start().ok());
+  EXPECT_TRUE(testing::Contents(*nodes_[1]->db, name).empty());
+}
+
 }  // namespace
 }  // namespace neodb::cluster

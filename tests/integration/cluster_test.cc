@@ -163,6 +163,12 @@ TEST(ClusterServeTest, TwoNodesServeAShardedCollection) {
         absl::StrCat("cluster status --server 127.0.0.1:", a.port()), dir.Sub(""));
     EXPECT_EQ(cli.status, 0) << cli.err;
     EXPECT_NE(cli.out.find("\"papers\""), std::string::npos) << cli.out;
+    // Two nodes, two replicas of each shard: already placed as the nodes
+    // live now, so a rebalance moves nothing (cluster_node_test moves some).
+    const CommandResult rb = RunNeodbCapture(
+        absl::StrCat("cluster rebalance papers --server 127.0.0.1:", a.port()), dir.Sub(""));
+    EXPECT_EQ(rb.status, 0) << rb.err;
+    EXPECT_NE(rb.out.find("\"moves\":[]"), std::string::npos) << rb.out;
   }
 
   // b dies; a takes writes; b comes back on its data and catches up.

@@ -560,6 +560,29 @@ void RegisterAdmin(CLI::App& app) {
       }
       Print(json{{"answered_by", r.node_id()}, {"nodes", nodes}, {"collections", collections}});
     });
+    auto rf = std::make_shared<ClientFlags>();
+    auto collection = std::make_shared<std::string>();
+    CLI::App* r = AddClientCommand(
+        group, "rebalance",
+        "Place a sharded collection's shards again over the live nodes (a new node gets its "
+        "share, a dead node's replicas move to live ones); new replicas catch up before the old "
+        "ones leave. Waits up to --timeout (default 600 s); run it again if it runs out",
+        rf.get());
+    rf->timeout_s = 600;
+    r->add_option("collection", *collection, "Collection")->required();
+    r->callback([=] {
+      v1::ClusterRebalanceRequest req;
+      req.set_collection(*collection);
+      const auto resp = CallOrExit<v1::Admin>(*rf, &v1::Admin::Stub::ClusterRebalance, req);
+      json moves = json::array();
+      for (const auto& m : resp.moves()) {
+        moves.push_back({{"shard", m.shard()},
+                         {"added", std::vector<std::string>(m.added().begin(), m.added().end())},
+                         {"removed",
+                          std::vector<std::string>(m.removed().begin(), m.removed().end())}});
+      }
+      Print(json{{"collection", *collection}, {"moves", moves}});
+    });
   }
   {
     auto f = std::make_shared<ClientFlags>();
