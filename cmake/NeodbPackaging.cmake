@@ -6,6 +6,8 @@
 #   /usr/share/neodb/default_model/         (found as <exe>/../share/neodb/)
 #   /lib/systemd/system/neodb.service       (DynamicUser, data in /var/lib/neodb)
 #   /etc/neodb/neodb.env                    (NEODB_OPTS for the unit; a conffile)
+#   /lib/systemd/system/neodb-nats.service  (a cluster's nats-server, not enabled)
+#   /etc/neodb/nats.conf                    (its configuration, to edit per machine)
 install(TARGETS neodb RUNTIME DESTINATION bin)
 if(TARGET neodb_spm)
   install(TARGETS neodb_spm LIBRARY DESTINATION lib/neodb)
@@ -14,6 +16,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/encoder/default_model/
         DESTINATION share/neodb/default_model)
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/packaging/neodb.service DESTINATION /lib/systemd/system)
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/packaging/neodb.env DESTINATION /etc/neodb)
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/packaging/neodb-nats.service
+        DESTINATION /lib/systemd/system)
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/packaging/nats.conf DESTINATION /etc/neodb)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION share/doc/neodb)
 
 set(CPACK_GENERATOR DEB)

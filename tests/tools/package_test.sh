@@ -16,12 +16,14 @@ dpkg-deb --info "$deb" >"$scratch/info"
 grep -q "Package: neodb" "$scratch/info"
 dpkg -x "$deb" "$scratch/root"
 for f in usr/bin/neodb usr/lib/neodb/libneodb_spm.so usr/share/neodb/default_model/config.json \
-         lib/systemd/system/neodb.service etc/neodb/neodb.env; do
+         lib/systemd/system/neodb.service etc/neodb/neodb.env \
+         lib/systemd/system/neodb-nats.service etc/neodb/nats.conf; do
   [ -e "$scratch/root/$f" ] || { echo "package lacks $f"; exit 1; }
 done
 grep -q "^ExecStart=/usr/bin/neodb serve --data-dir /var/lib/neodb" \
   "$scratch/root/lib/systemd/system/neodb.service"
 grep -q "^DynamicUser=yes" "$scratch/root/lib/systemd/system/neodb.service"
+grep -q "^Before=neodb.service" "$scratch/root/lib/systemd/system/neodb-nats.service"
 unset NEODB_DEFAULT_MODEL NEODB_SPM_PLUGIN
 "$scratch/root/usr/bin/neodb" --version >"$scratch/version"
 cat "$scratch/version"
