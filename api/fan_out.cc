@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -49,26 +48,14 @@ absl::StatusOr<Assignment> Assign(cluster::ClusterNode& node, const cluster::Sha
   return chosen;
 }
 
-// One channel per peer address, kept: a channel per search would pay a TCP
-// connect and an HTTP/2 handshake on every fan-out (9.9 ms at p50 on
-// loopback, bench/cluster/README.md). gRPC reconnects a kept channel itself.
-std::shared_ptr<grpc::Channel> ChannelTo(const std::string& address) {
-  static std::mutex mu;
-  static auto* channels = new std::map<std::string, std::shared_ptr<grpc::Channel>>();
-  std::lock_guard<std::mutex> lock(mu);
-  std::shared_ptr<grpc::Channel>& c = (*channels)[address];
-  // TLS between nodes is not built yet: the cluster's network is trusted.
-  if (c == nullptr) c = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  return c;
-}
-
 // One fan-out: the collection's entry, who answers for which shards, and
 // what every call to another node carries.
 class FanOut {
  public:
-  static absl::StatusOr<FanOut> Plan(cluster::ClusterNode& node, const grpc::ServerContext& ctx,
+  static absl::StatusOr<FanOut> Plan(cluster::ClusterNode& node, PeerChannels& peers,
+                                     const grpc::ServerContext& ctx,
                                      const std::string& collection, absl::Time deadline) {
-    FanOut f(node, deadline);
+    FanOut f(node, peers, deadline);
     ASSIGN_OR_RETURN(f.entry_, node.Entry(collection));
     ASSIGN_OR_RETURN(f.addresses_, node.LiveNodeInfo());
     ASSIGN_OR_RETURN(f.assignment_, Assign(node, f.entry_, f.addresses_));
@@ -90,7 +77,7 @@ class FanOut {
                            const Here& here, const Remote& remote) const {
     if (n == node_.node_id()) return here(req);
     const std::string& address = addresses_.at(n);
-    auto stub = v1::Search::NewStub(ChannelTo(address));
+    auto stub = v1::Search::NewStub(peers_.To(address));
     grpc::ClientContext cc;
     cc.set_deadline(absl::ToChronoTime(deadline_));
     if (!authorization_.empty()) cc.AddMetadata("authorization", authorization_);
@@ -122,9 +109,11 @@ class FanOut {
   }
 
  private:
-  FanOut(cluster::ClusterNode& node, absl::Time deadline) : node_(node), deadline_(deadline) {}
+  FanOut(cluster::ClusterNode& node, PeerChannels& peers, absl::Time deadline)
+      : node_(node), peers_(peers), deadline_(deadline) {}
 
   cluster::ClusterNode& node_;
+  PeerChannels& peers_;
   absl::Time deadline_;
   cluster::ShardedCollection entry_;
   std::map<std::string, std::string> addresses_;
@@ -260,11 +249,11 @@ absl::StatusOr<v1::SearchResponse> FanOutHybrid(const FanOut& f, const v1::NearT
   return out;
 }
 
-absl::StatusOr<v1::SearchResponse> NearTextOf(cluster::ClusterNode& node,
+absl::StatusOr<v1::SearchResponse> NearTextOf(cluster::ClusterNode& node, PeerChannels& peers,
                                               const grpc::ServerContext& ctx,
                                               v1::NearTextRequest req, absl::Time deadline,
                                               const LocalSearch& local, const std::string& mode) {
-  ASSIGN_OR_RETURN(FanOut f, FanOut::Plan(node, ctx, req.collection(), deadline));
+  ASSIGN_OR_RETURN(FanOut f, FanOut::Plan(node, peers, ctx, req.collection(), deadline));
   const int k = req.k() <= 0 ? 10 : req.k();
   if (mode == "vector") {
     ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> answers,
@@ -285,23 +274,24 @@ absl::StatusOr<v1::SearchResponse> NearTextOf(cluster::ClusterNode& node,
 
 }  // namespace
 
-absl::StatusOr<v1::SearchResponse> FanOutNearText(cluster::ClusterNode& node,
+absl::StatusOr<v1::SearchResponse> FanOutNearText(cluster::ClusterNode& node, PeerChannels& peers,
                                                   const grpc::ServerContext& ctx,
                                                   v1::NearTextRequest req, absl::Time deadline,
                                                   const LocalSearch& local) {
   const std::string mode = req.mode().empty() ? "hybrid" : req.mode();
   const absl::Time start = absl::Now();
-  absl::StatusOr<v1::SearchResponse> r = NearTextOf(node, ctx, std::move(req), deadline, local, mode);
+  absl::StatusOr<v1::SearchResponse> r = NearTextOf(node, peers, ctx, std::move(req), deadline, local, mode);
   if (r.ok()) node.fan_out_stats().RecordSearch(mode, absl::ToDoubleSeconds(absl::Now() - start));
   return r;
 }
 
 absl::StatusOr<v1::SearchResponse> FanOutNearVector(cluster::ClusterNode& node,
+                                                    PeerChannels& peers,
                                                     const grpc::ServerContext& ctx,
                                                     v1::NearVectorRequest req, absl::Time deadline,
                                                     const LocalSearch& local) {
   const absl::Time start = absl::Now();
-  ASSIGN_OR_RETURN(FanOut f, FanOut::Plan(node, ctx, req.collection(), deadline));
+  ASSIGN_OR_RETURN(FanOut f, FanOut::Plan(node, peers, ctx, req.collection(), deadline));
   const int k = req.k() <= 0 ? 10 : req.k();
   ASSIGN_OR_RETURN(
       std::vector<v1::SearchResponse> answers,

@@ -3,7 +3,8 @@
 // shards. Each shard is assigned to one node that holds it (this node first,
 // else the first live node of its placement); each chosen node answers from
 // its own replicas (local_only, the caller's token and authorization passed
-// on), and the answers are merged: deduplicated by id (a document found on
+// on; dialled through PeerChannels, over TLS when this server has it), and
+// the answers are merged: deduplicated by id (a document found on
 // two nodes is the same document with the same vector), ranked by score, ties
 // by id, cut to k.
 //
@@ -25,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "api/peer_channels.h"
 #include "cluster/cluster_node.h"
 #include "grpcpp/grpcpp.h"
 #include "neodb/v1/neodb.grpc.pb.h"
@@ -38,11 +40,12 @@ struct LocalSearch {
   std::function<absl::StatusOr<v1::KeywordCorpus>(const v1::KeywordStatsRequest&)> keyword_stats;
 };
 
-absl::StatusOr<v1::SearchResponse> FanOutNearText(cluster::ClusterNode& node,
+absl::StatusOr<v1::SearchResponse> FanOutNearText(cluster::ClusterNode& node, PeerChannels& peers,
                                                   const grpc::ServerContext& ctx,
                                                   v1::NearTextRequest req, absl::Time deadline,
                                                   const LocalSearch& local);
 absl::StatusOr<v1::SearchResponse> FanOutNearVector(cluster::ClusterNode& node,
+                                                    PeerChannels& peers,
                                                     const grpc::ServerContext& ctx,
                                                     v1::NearVectorRequest req, absl::Time deadline,
                                                     const LocalSearch& local);

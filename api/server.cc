@@ -54,8 +54,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   std::unique_ptr<Server> s(new Server());
   s->streams_ = std::make_unique<StreamGate>(streams);
   s->stream_workers_ = std::make_unique<StreamWorkers>(stream_workers);
+  if (options.cluster != nullptr) {
+    absl::StatusOr<std::unique_ptr<PeerChannels>> peers = PeerChannels::Make(options.security);
+    if (!peers.ok()) return peers.status();
+    s->peers_ = std::move(*peers);
+  }
   s->services_ = MakeServices(db, options.limits, s->streams_.get(), s->stream_workers_.get(),
-                              options.cluster);
+                              options.cluster, s->peers_.get());
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, creds->credentials, &s->port_);
   // gRPC sets SO_REUSEPORT by default: a second server on a busy port would

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "api/auth/api_keys.h"
 #include "api/auth/transport_security.h"
+#include "api/peer_channels.h"
 #include "engine/database.h"
 #include "api/metrics/request_metrics.h"
 #include "api/services.h"
@@ -85,6 +86,7 @@ class Server {
   Server() = default;
   std::unique_ptr<StreamGate> streams_;            // outlives services_ and server_
   std::unique_ptr<StreamWorkers> stream_workers_;  // outlives services_ and server_
+  std::unique_ptr<PeerChannels> peers_;            // outlives services_ and server_
   std::vector<std::unique_ptr<grpc::Service>> services_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -230,8 +230,9 @@ void HitsToProto(SearchResult& r, v1::SearchResponse* resp) {
 
 class SearchService final : public v1::Search::Service {
  public:
-  SearchService(Database* db, const ServiceLimits& limits, cluster::ClusterNode* cluster)
-      : db_(db), limits_(limits), cluster_(cluster) {}
+  SearchService(Database* db, const ServiceLimits& limits, cluster::ClusterNode* cluster,
+                PeerChannels* peers)
+      : db_(db), limits_(limits), cluster_(cluster), peers_(peers) {}
 
   grpc::Status NearText(grpc::ServerContext* ctx, const v1::NearTextRequest* req,
                         v1::SearchResponse* resp) override {
@@ -380,12 +381,13 @@ class SearchService final : public v1::Search::Service {
     } else {
       parts.near_vector = here;
     }
-    return fan_out(*cluster_, *ctx, req, deadline, parts);
+    return fan_out(*cluster_, *peers_, *ctx, req, deadline, parts);
   }
 
   Database* db_;
   ServiceLimits limits_;
   cluster::ClusterNode* cluster_;
+  PeerChannels* peers_;
 };
 
 class EmbeddingService final : public v1::Embedding::Service {
@@ -622,11 +624,12 @@ std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
                                                          const ServiceLimits& limits,
                                                          StreamGate* streams,
                                                          StreamWorkers* workers,
-                                                         cluster::ClusterNode* cluster) {
+                                                         cluster::ClusterNode* cluster,
+                                                         PeerChannels* peers) {
   std::vector<std::unique_ptr<grpc::Service>> out;
   out.push_back(std::make_unique<CollectionsService>(db, cluster));
   out.push_back(std::make_unique<DocumentsService>(db, limits, streams, workers, cluster));
-  out.push_back(std::make_unique<SearchService>(db, limits, cluster));
+  out.push_back(std::make_unique<SearchService>(db, limits, cluster, peers));
   out.push_back(std::make_unique<EmbeddingService>(db, limits));
   out.push_back(std::make_unique<AdminService>(db, limits, streams, cluster));
   return out;

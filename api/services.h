@@ -26,6 +26,7 @@
 
 #include "cluster/cluster_node.h"
 #include "engine/database.h"
+#include "api/peer_channels.h"
 #include "api/service_limits.h"
 #include "api/stream_gate.h"
 #include "api/stream_workers.h"
@@ -38,11 +39,13 @@ namespace neodb::api {
 // StreamGate that admits ingest streams and the StreamWorkers that run their
 // messages, and, on a server in a cluster, the ClusterNode (null otherwise):
 // sharded collections are created, written and read-your-writes waited for
-// through it (none owned; all outlive the services and every call).
+// through it, and PeerChannels dials the other nodes for fan-out searches
+// (none owned; all outlive the services and every call; both null, or both set).
 std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
                                                          const ServiceLimits& limits,
                                                          StreamGate* streams,
                                                          StreamWorkers* workers,
-                                                         cluster::ClusterNode* cluster = nullptr);
+                                                         cluster::ClusterNode* cluster = nullptr,
+                                                         PeerChannels* peers = nullptr);
 
 }  // namespace neodb::api

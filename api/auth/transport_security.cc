@@ -9,8 +9,6 @@
 #include "absl/strings/strip.h"
 
 namespace neodb::api {
-namespace {
-
 absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path));
@@ -22,8 +20,6 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
   }
   return s;
 }
-
-}  // namespace
 
 bool IsLoopbackListen(const std::string& listen) {
   absl::string_view host(listen);

@@ -15,10 +15,17 @@ struct SecurityOptions {
   // PEM files. cert and key together turn TLS on; client_ca (needs them)
   // turns on mutual TLS: clients must present a certificate it signed.
   std::string tls_cert, tls_key, tls_client_ca;
+  // A clustered server with TLS dials the other nodes over TLS too (fan-out
+  // searches), trusting this CA (PEM; default: tls_client_ca, else the
+  // system's roots) and presenting tls_cert/tls_key as its client certificate.
+  std::string tls_peer_ca;
   // Allows a non-loopback listen address without TLS or without API keys.
   // Default: false.
   bool insecure = false;
 };
+
+// The PEM file at `path`; INVALID_ARGUMENT naming `flag` when unreadable or not PEM.
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag);
 
 // True when `listen` ("host:port") names a loopback host: 127.0.0.0/8,
 // [::1] or localhost.

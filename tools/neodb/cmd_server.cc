@@ -473,6 +473,10 @@ void RegisterServerCommands(CLI::App& app) {
                   "name; without it they are refused");
   cmd->add_option("--tls-cert", f->security.tls_cert, "Server certificate (PEM); turns on TLS");
   cmd->add_option("--tls-key", f->security.tls_key, "Server private key (PEM)");
+  cmd->add_option("--peer-ca", f->security.tls_peer_ca,
+                  "With --nats and TLS: the CA (PEM) the other nodes' certificates are signed "
+                  "by; fan-out searches dial them over TLS with this node's certificate "
+                  "(default: --tls-client-ca, else the system's roots)");
   cmd->add_option("--tls-client-ca", f->security.tls_client_ca,
                   "CA (PEM) that signs client certificates: mutual TLS");
   cmd->add_flag("--insecure", f->security.insecure,
