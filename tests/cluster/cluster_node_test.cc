@@ -86,6 +86,18 @@ TEST(ShardedCollectionCodecTest, RoundTripsAndRefusesHostileEntries) {
   }
 }
 
+// doc0 .. doc<n-1>, "text <i>" each.
+std::vector<engine::DocumentInput> Docs(int n) {
+  std::vector<engine::DocumentInput> docs;
+  for (int i = 0; i < n; ++i) {
+    engine::DocumentInput d;
+    d.id = absl::StrCat("doc", i);
+    d.text = absl::StrCat("text ", i);
+    docs.push_back(std::move(d));
+  }
+  return docs;
+}
+
 struct Node {
   std::string id;
   std::unique_ptr<Database> db;
@@ -162,13 +174,7 @@ TEST_F(ClusterNodeTest, ACollectionCreatedOnOneNodeIsReplicatedWhereItIsPlaced) 
     }
   }
   // Writes through node 1, deletes through node 2; every node reads its writes.
-  std::vector<engine::DocumentInput> docs;
-  for (int i = 0; i < 80; ++i) {
-    engine::DocumentInput d;
-    d.id = absl::StrCat("doc", i);
-    d.text = absl::StrCat("text ", i);
-    docs.push_back(d);
-  }
+  const std::vector<engine::DocumentInput> docs = Docs(80);
   auto w = nodes_[1]->node->Upsert("papers", docs, absl::Now() + kWait);
   ASSERT_TRUE(w.ok()) << w.status();
   auto d = nodes_[2]->node->Delete("papers", {"doc0", "doc1", "doc2"}, absl::Now() + kWait);
@@ -260,13 +266,7 @@ TEST_F(ClusterNodeTest, RebalanceMovesShardsToANewNodeAndOffADeadOne) {
   db::CollectionSpec spec;
   spec.name = name;
   ASSERT_TRUE(nodes_[0]->node->CreateCollection(spec, kShards, 1, 1).ok());
-  std::vector<engine::DocumentInput> docs;
-  for (int i = 0; i < 80; ++i) {
-    engine::DocumentInput d;
-    d.id = absl::StrCat("doc", i);
-    d.text = absl::StrCat("text ", i);
-    docs.push_back(d);
-  }
+  const std::vector<engine::DocumentInput> docs = Docs(80);
   ASSERT_TRUE(nodes_[1]->node->Upsert(name, docs, absl::Now() + kWait).ok());
   // Every live node's copies: exactly the placed shards, each document once.
   auto check = [&](const std::vector<Node*>& live) {

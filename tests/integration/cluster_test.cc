@@ -51,6 +51,20 @@ grpc::Status Upsert(ServerProcess& s, int from, int to, const std::string& word,
   return docs->Upsert(&ctx, req, resp);
 }
 
+// Creates `name` through `channel`: sharded `shards` ways with `replicas`
+// copies of each shard (0 and 0: an ordinary collection).
+grpc::Status Create(const std::shared_ptr<grpc::Channel>& channel, const std::string& name,
+                    int shards, int replicas) {
+  v1::CreateCollectionRequest req;
+  req.mutable_spec()->set_name(name);
+  req.set_shards(shards);
+  req.set_replicas(replicas);
+  v1::CreateCollectionResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  return v1::Collections::NewStub(channel)->Create(&ctx, req, &resp);
+}
+
 grpc::Status Search(ServerProcess& s, const std::string& collection, const std::string& query,
                     const std::string& token, v1::SearchResponse* resp) {
   auto search = v1::Search::NewStub(s.Channel());
@@ -76,14 +90,7 @@ TEST(ClusterServeTest, TwoNodesServeAShardedCollection) {
 
   // Created on a: three shards, two replicas each, so both nodes hold all.
   {
-    auto cols = v1::Collections::NewStub(a.Channel());
-    v1::CreateCollectionRequest req;
-    req.mutable_spec()->set_name("papers");
-    req.set_shards(3);
-    req.set_replicas(2);
-    v1::CreateCollectionResponse resp;
-    grpc::ClientContext ctx;
-    grpc::Status st = cols->Create(&ctx, req, &resp);
+    grpc::Status st = Create(a.Channel(), "papers", 3, 2);
     ASSERT_TRUE(st.ok()) << st.error_message();
   }
   // Written through b (which learns of the collection from the map), read on a.
@@ -239,14 +246,7 @@ TEST(ClusterServeTest, SearchesFanOutToTheNodesHoldingTheOtherShards) {
     ASSERT_TRUE(nodes.back()->Start());
   }
   {
-    auto cols = v1::Collections::NewStub(nodes[0]->Channel());
-    v1::CreateCollectionRequest req;
-    req.mutable_spec()->set_name("papers");
-    req.set_shards(3);
-    req.set_replicas(1);
-    v1::CreateCollectionResponse resp;
-    grpc::ClientContext ctx;
-    grpc::Status st = cols->Create(&ctx, req, &resp);
+    grpc::Status st = Create(nodes[0]->Channel(), "papers", 3, 1);
     ASSERT_TRUE(st.ok()) << st.error_message();
   }
   v1::UpsertResponse w;
@@ -300,18 +300,11 @@ TEST(ClusterServeTest, AShardedCollectionRanksAsOneCollectionWould) {
     nodes.push_back(std::make_unique<ServerProcess>(args));
     ASSERT_TRUE(nodes.back()->Start());
   }
+  // Two replicas of three shards on three nodes: a node that lacks a shard
+  // asks one that holds more shards than it answers for, whose statistics
+  // must then count only those (KeywordStats' shards).
   for (const auto& [name, shards] : {std::pair<std::string, int>{"sharded", 3}, {"whole", 0}}) {
-    auto cols = v1::Collections::NewStub(nodes[0]->Channel());
-    v1::CreateCollectionRequest req;
-    req.mutable_spec()->set_name(name);
-    req.set_shards(shards);
-    // Two replicas of three shards on three nodes: a node that lacks a
-    // shard asks one that holds more shards than it answers for, whose
-    // statistics must then count only those (KeywordStats' shards).
-    if (shards > 0) req.set_replicas(2);
-    v1::CreateCollectionResponse resp;
-    grpc::ClientContext ctx;
-    grpc::Status st = cols->Create(&ctx, req, &resp);
+    grpc::Status st = Create(nodes[0]->Channel(), name, shards, shards > 0 ? 2 : 0);
     ASSERT_TRUE(st.ok()) << name << ": " << st.error_message();
   }
   // 400 documents over a skewed vocabulary (word i about 1/(i+1) as often
@@ -463,14 +456,7 @@ TEST(ClusterServeTest, FanOutsDialTheOtherNodesOverMutualTls) {
   }
   auto channel = [&](size_t i) { return TlsChannel(dir, nodes[i]->port(), /*client_cert=*/true); };
   {
-    auto cols = v1::Collections::NewStub(channel(0));
-    v1::CreateCollectionRequest req;
-    req.mutable_spec()->set_name("papers");
-    req.set_shards(4);
-    req.set_replicas(1);
-    v1::CreateCollectionResponse resp;
-    grpc::ClientContext ctx;
-    grpc::Status st = cols->Create(&ctx, req, &resp);
+    grpc::Status st = Create(channel(0), "papers", 4, 1);
     ASSERT_TRUE(st.ok()) << st.error_message();
   }
   v1::UpsertRequest up;

@@ -32,13 +32,14 @@ def rerun_in_venv(script):
     return subprocess.run([py, os.path.abspath(script), "--in-venv"] + sys.argv[1:]).returncode
 
 
-def model_args(tmp):
-    """A tiny random model made here, or the fake embedder (--fake-model)."""
+def model_args(tmp, words=WORDS):
+    """A tiny random model made here over `words`, or the fake embedder
+    (--fake-model). python_client_test.py uses it too."""
     if FAKE:
         return ["--fake-model", "32", "--model", "fake:1"]
     vocab = os.path.join(tmp, "vocab.txt")
     with open(vocab, "w") as f:
-        f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS) + "\n")
+        f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list(words)) + "\n")
     model = os.path.join(tmp, "model")
     subprocess.run([NEODB, "model", "init", "--preset", "tiny", "--vocab", vocab, "--out", model],
                    check=True, stdout=subprocess.DEVNULL, timeout=300)

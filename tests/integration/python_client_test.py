@@ -21,6 +21,7 @@ BIN = os.environ.get("NEODB_BINARY_DIR", "build")
 sys.path.insert(0, os.path.join(SRC, "clients", "python"))
 os.environ.setdefault("NEODB_PYTHON_PROTO_DIR", os.path.join(BIN, "proto", "python"))
 import grpc  # noqa: E402
+import live_server  # noqa: E402  (this folder: the tiny model's arguments)
 import neodb  # noqa: E402
 from neodb import NeodbError  # noqa: E402
 
@@ -31,15 +32,7 @@ WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo li
 
 
 def model_args(tmp):
-    if FAKE:
-        return ["--fake-model", "32", "--model", "fake:1"]
-    vocab = os.path.join(tmp, "vocab.txt")
-    with open(vocab, "w") as f:
-        f.write("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + WORDS) + "\n")
-    model = os.path.join(tmp, "model")
-    subprocess.run([NEODB, "model", "init", "--preset", "tiny", "--vocab", vocab, "--out", model],
-                   check=True, stdout=subprocess.DEVNULL, timeout=120)
-    return ["--model", model]
+    return live_server.model_args(tmp, WORDS)
 
 
 class Server:
