@@ -182,7 +182,9 @@ TEST_F(ClusterNodeTest, ACollectionCreatedOnOneNodeIsReplicatedWhereItIsPlaced) 
   std::map<std::string, int> copies;
   for (auto& n : nodes_) {
     for (uint32_t s = 0; s < 4; ++s) {
-      if (ShardReplica* r = n->node->Replica("papers", s)) ASSERT_TRUE(r->CatchUp(kWait).ok());
+      if (ShardReplica* r = n->node->Replica("papers", s)) {
+        ASSERT_TRUE(r->CatchUp(kWait).ok());
+      }
     }
     auto page = n->db->List("papers", "", 1000);
     ASSERT_TRUE(page.ok());
@@ -200,7 +202,9 @@ TEST_F(ClusterNodeTest, ACollectionCreatedOnOneNodeIsReplicatedWhereItIsPlaced) 
   // WaitFor with the token: on a node holding every shard of it, or refused.
   for (auto& n : nodes_) {
     absl::Status st = n->node->WaitFor("papers", w->token, kWait);
-    if (!st.ok()) EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+    if (!st.ok()) {
+      EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+    }
   }
 }
 
@@ -282,7 +286,9 @@ TEST_F(ClusterNodeTest, RebalanceMovesShardsToANewNodeAndOffADeadOne) {
         const bool placed = entry->placement[s][0] == n->id;
         ShardReplica* r = n->node->Replica(name, s);
         EXPECT_EQ(r != nullptr, placed) << n->id << " shard " << s;
-        if (r != nullptr) ASSERT_TRUE(r->CatchUp(kWait).ok());
+        if (r != nullptr) {
+          ASSERT_TRUE(r->CatchUp(kWait).ok());
+        }
       }
       for (const auto& [id, text] : testing::Contents(*n->db, name)) {
         ++copies[id];
