@@ -108,13 +108,22 @@ absl::StatusOr<ShardedCollection> ClusterNode::CreateCollection(db::CollectionSp
 }
 
 namespace {
-// Live node id -> address, from the heartbeats (unreadable ones left out).
-absl::StatusOr<std::map<std::string, std::string>> LiveAddresses(const ClusterMap& map) {
+// Live node id -> what its last heartbeat said. A node whose heartbeat cannot
+// be read is left out: not counted live.
+absl::StatusOr<std::map<std::string, NodeInfo>> LiveHeartbeats(const ClusterMap& map) {
   ASSIGN_OR_RETURN(auto live, map.LiveNodeInfo());
-  std::map<std::string, std::string> out;
+  std::map<std::string, NodeInfo> out;
   for (const auto& [id, raw] : live) {
-    if (absl::StatusOr<NodeInfo> info = DecodeNodeInfo(raw); info.ok()) out[id] = info->address;
+    if (absl::StatusOr<NodeInfo> info = DecodeNodeInfo(raw); info.ok()) out[id] = *std::move(info);
   }
+  return out;
+}
+
+// Live node id -> address.
+absl::StatusOr<std::map<std::string, std::string>> LiveAddresses(const ClusterMap& map) {
+  ASSIGN_OR_RETURN(auto live, LiveHeartbeats(map));
+  std::map<std::string, std::string> out;
+  for (const auto& [id, info] : live) out[id] = info.address;
   return out;
 }
 }  // namespace
@@ -247,14 +256,19 @@ absl::StatusOr<std::vector<ShardMove>> ClusterNode::Rebalance(const std::string&
     ASSIGN_OR_RETURN(last[m.shard], ShardLastSequence(*nats_, collection, m.shard));
   }
   while (true) {
-    ASSIGN_OR_RETURN(ClusterStatus st, Status());
+    ASSIGN_OR_RETURN(auto beats, LiveHeartbeats(*map_));
     bool caught_up = true;
-    for (const CollectionStatus& cs : st.collections) {
-      if (cs.collection.spec.name != collection) continue;
-      for (const ShardMove& m : moves) {
-        for (const ReplicaStatus& r : cs.shards[m.shard].replicas) {
-          if (has(m.added, r.node_id) && (!r.live || r.position < last[m.shard])) caught_up = false;
+    for (const ShardMove& m : moves) {
+      const std::string key = absl::StrCat(collection, "/", m.shard);
+      for (const std::string& n : m.added) {
+        auto b = beats.find(n);
+        if (b == beats.end()) {  // not live
+          caught_up = false;
+          continue;
         }
+        auto p = b->second.positions.find(key);
+        const uint64_t position = p == b->second.positions.end() ? 0 : p->second;
+        if (position < last[m.shard]) caught_up = false;
       }
     }
     if (caught_up) break;
@@ -351,14 +365,8 @@ absl::StatusOr<NodeInfo> DecodeNodeInfo(const std::string& bytes) {
 
 absl::StatusOr<ClusterStatus> ClusterNode::Status() {
   ClusterStatus out;
-  ASSIGN_OR_RETURN(auto live, map_->LiveNodeInfo());
-  std::map<std::string, NodeInfo> infos;
-  for (const auto& [id, raw] : live) {
-    absl::StatusOr<NodeInfo> info = DecodeNodeInfo(raw);
-    if (!info.ok()) continue;  // a node whose heartbeat cannot be read is not counted live
-    out.nodes[id] = info->address;
-    infos[id] = *std::move(info);
-  }
+  ASSIGN_OR_RETURN(auto infos, LiveHeartbeats(*map_));
+  for (const auto& [id, info] : infos) out.nodes[id] = info.address;
   ASSIGN_OR_RETURN(std::vector<ShardedCollection> all, map_->List());
   for (ShardedCollection& c : all) {
     CollectionStatus cs;

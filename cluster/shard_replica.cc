@@ -167,15 +167,15 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
     if (quiet_since_ == absl::InfiniteFuture()) quiet_since_ = now;
     if (now - quiet_since_ >= kQuietCheck) {
       quiet_since_ = now;
-      ASSIGN_OR_RETURN(bool diverged, DivergedLocked());
+      ASSIGN_OR_RETURN(uint64_t last, ShardLastSequence(*nats_, collection_, shard_));
+      ASSIGN_OR_RETURN(bool diverged, DivergedLocked(last));
       if (diverged) {
         RETURN_IF_ERROR(ResyncLocked());
         return 0;
       }
-      absl::StatusOr<uint64_t> last = ShardLastSequence(*nats_, collection_, shard_);
-      if (last.ok() && *last > position_.load()) {
+      if (last > position_.load()) {
         spdlog::info("replica of {}: quiet at {} while the stream is at {}; subscribing again",
-                     stream_, position_.load(), *last);
+                     stream_, position_.load(), last);
         Unsubscribe();
       }
     }
@@ -208,10 +208,9 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
   return applied;
 }
 
-absl::StatusOr<bool> ShardReplica::DivergedLocked() {
+absl::StatusOr<bool> ShardReplica::DivergedLocked(uint64_t last) {
   const uint64_t position = position_.load();
   if (position == 0) return false;
-  ASSIGN_OR_RETURN(uint64_t last, ShardLastSequence(*nats_, collection_, shard_));
   if (last < position) {
     spdlog::warn("replica of {}: applied up to {}, but the stream ends at {}: it lost changes "
                  "it had delivered",
@@ -301,13 +300,13 @@ absl::Status ShardReplica::WaitFor(uint64_t sequence, absl::Duration timeout) {
 }
 
 absl::Status ShardReplica::CatchUp(absl::Duration timeout) {
+  ASSIGN_OR_RETURN(uint64_t last, ShardLastSequence(*nats_, collection_, shard_));
   {
     std::lock_guard<std::mutex> lock(poll_mu_);
     RETURN_IF_ERROR(LoadPosition());
-    ASSIGN_OR_RETURN(bool diverged, DivergedLocked());
+    ASSIGN_OR_RETURN(bool diverged, DivergedLocked(last));
     if (diverged) RETURN_IF_ERROR(ResyncLocked());
   }
-  ASSIGN_OR_RETURN(uint64_t last, ShardLastSequence(*nats_, collection_, shard_));
   return WaitFor(last, timeout);
 }
 

@@ -84,8 +84,9 @@ class ShardReplica {
   absl::Status Subscribe();
   void Unsubscribe();
   absl::StatusOr<size_t> PollLocked(absl::Duration wait);
-  // Whether the stream no longer holds what this replica applied (see above).
-  absl::StatusOr<bool> DivergedLocked();
+  // Whether the stream, whose last sequence is `last`, no longer holds what
+  // this replica applied (see above).
+  absl::StatusOr<bool> DivergedLocked(uint64_t last);
   // Deletes this node's copy of the shard and starts again from position 0.
   absl::Status ResyncLocked();
   // The documents of this node's copy of the shard, and their deletion
