@@ -86,9 +86,9 @@ absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* v
   keyword::IdFilter allow;
   if (f) allow = [&f](uint64_t id) { return f->Allowed(static_cast<int64_t>(id)); };
   auto keyword_leg = [&](int n) -> absl::StatusOr<std::vector<keyword::RankedId>> {
-    ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits,
-                     indexes.keyword().index().Search(query, n, allow,
-                                                                      params.keyword_corpus.get()));
+    ASSIGN_OR_RETURN(
+        std::vector<keyword::KeywordHit> hits,
+        indexes.keyword().index().Search(query, n, allow, params.keyword_corpus.get()));
     std::vector<keyword::RankedId> leg;
     leg.reserve(hits.size());
     for (const auto& h : hits) leg.push_back({h.id, h.score});
