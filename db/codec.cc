@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace neodb::db {
 namespace {
@@ -25,7 +26,20 @@ constexpr uint8_t kSpecVersionV2 = 2;
 constexpr uint8_t kSpecVersionV1 = 1;
 constexpr uint8_t kChangelogVersion = 1;
 
-enum ValueTag : uint8_t { kTagString = 0, kTagInt = 1, kTagDouble = 2, kTagBool = 3 };
+// A value's tag is its index in db::Value; append only. Tags 4..7 came with
+// arrays, objects, datetimes and geo points: records written before them use
+// 0..3 only and decode unchanged.
+enum ValueTag : uint8_t {
+  kTagString = 0,
+  kTagInt = 1,
+  kTagDouble = 2,
+  kTagBool = 3,
+  kTagArray = 4,     // varint count, then tag + value per item
+  kTagObject = 5,    // varint count, then key + tag + value per field
+  kTagDateTime = 6,  // fixed64 micros
+  kTagGeo = 7,       // fixed64 lat bits, fixed64 lon bits
+};
+static_assert(std::variant_size_v<Value> == 8, "a new Value type needs a tag here");
 
 void PutVarint(std::string* out, uint64_t v) {
   while (v >= 0x80) {
@@ -103,6 +117,138 @@ absl::Status Corrupt(std::string_view what, std::string_view detail) {
 }
 
 constexpr uint64_t kMaxStringBytes = 1ull << 31;
+// Nesting a decoder accepts: ValidateMetadata's cap plus headroom (arrays
+// and the top level); bounds the recursion on corrupt input.
+constexpr int kMaxDecodeDepth = kMaxMetadataDepth + 4;
+
+uint64_t DoubleBits(double d) {
+  uint64_t bits;
+  std::memcpy(&bits, &d, 8);
+  return bits;
+}
+
+double BitsDouble(uint64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
+
+void PutValue(std::string* out, const Value& value) {
+  out->push_back(static_cast<char>(value.index()));
+  switch (value.index()) {
+    case kTagString:
+      PutString(out, std::get<std::string>(value));
+      break;
+    case kTagInt:
+      PutFixed64(out, static_cast<uint64_t>(std::get<int64_t>(value)));
+      break;
+    case kTagDouble:
+      PutFixed64(out, DoubleBits(std::get<double>(value)));
+      break;
+    case kTagBool:
+      out->push_back(std::get<bool>(value) ? 1 : 0);
+      break;
+    case kTagArray: {
+      const auto& items = std::get<Array>(value).items;
+      PutVarint(out, items.size());
+      for (const Value& v : items) PutValue(out, v);
+      break;
+    }
+    case kTagObject: {
+      const Metadata& fields = std::get<Object>(value).fields;
+      PutVarint(out, fields.size());
+      for (const auto& [k, v] : fields) {
+        PutString(out, k);
+        PutValue(out, v);
+      }
+      break;
+    }
+    case kTagDateTime:
+      PutFixed64(out, static_cast<uint64_t>(std::get<DateTime>(value).micros));
+      break;
+    case kTagGeo:
+      PutFixed64(out, DoubleBits(std::get<GeoPoint>(value).lat));
+      PutFixed64(out, DoubleBits(std::get<GeoPoint>(value).lon));
+      break;
+  }
+}
+
+// Reads the value after its tag byte.
+absl::Status ReadValue(Reader* r, uint8_t tag, int depth, Value* value) {
+  if (depth > kMaxDecodeDepth) return Corrupt("document", "metadata nested too deeply");
+  switch (tag) {
+    case kTagString: {
+      std::string s;
+      if (!r->String(&s, kMaxStringBytes)) return Corrupt("document", "metadata string");
+      *value = std::move(s);
+      return absl::OkStatus();
+    }
+    case kTagInt: {
+      uint64_t v;
+      if (!r->Fixed64(&v)) return Corrupt("document", "metadata int");
+      *value = static_cast<int64_t>(v);
+      return absl::OkStatus();
+    }
+    case kTagDouble: {
+      uint64_t bits;
+      if (!r->Fixed64(&bits)) return Corrupt("document", "metadata double");
+      *value = BitsDouble(bits);
+      return absl::OkStatus();
+    }
+    case kTagBool: {
+      uint8_t b;
+      if (!r->Byte(&b) || b > 1) return Corrupt("document", "metadata bool");
+      *value = (b == 1);
+      return absl::OkStatus();
+    }
+    case kTagArray: {
+      uint64_t n;
+      if (!r->Varint(&n) || n > r->remaining()) return Corrupt("document", "metadata array size");
+      Array a;
+      a.items.resize(n);
+      for (Value& item : a.items) {
+        uint8_t t;
+        if (!r->Byte(&t)) return Corrupt("document", "metadata array item");
+        RETURN_IF_ERROR(ReadValue(r, t, depth + 1, &item));
+      }
+      *value = std::move(a);
+      return absl::OkStatus();
+    }
+    case kTagObject: {
+      uint64_t n;
+      if (!r->Varint(&n) || n > r->remaining()) return Corrupt("document", "metadata object size");
+      Object o;
+      for (uint64_t i = 0; i < n; ++i) {
+        std::string k;
+        uint8_t t;
+        if (!r->String(&k, kMaxStringBytes) || !r->Byte(&t)) {
+          return Corrupt("document", "metadata object key");
+        }
+        Value v;
+        RETURN_IF_ERROR(ReadValue(r, t, depth + 1, &v));
+        if (!o.fields.emplace(std::move(k), std::move(v)).second) {
+          return Corrupt("document", "duplicate metadata object key");
+        }
+      }
+      *value = std::move(o);
+      return absl::OkStatus();
+    }
+    case kTagDateTime: {
+      uint64_t v;
+      if (!r->Fixed64(&v)) return Corrupt("document", "metadata datetime");
+      *value = DateTime{static_cast<int64_t>(v)};
+      return absl::OkStatus();
+    }
+    case kTagGeo: {
+      uint64_t lat, lon;
+      if (!r->Fixed64(&lat) || !r->Fixed64(&lon)) return Corrupt("document", "metadata geo");
+      *value = GeoPoint{BitsDouble(lat), BitsDouble(lon)};
+      return absl::OkStatus();
+    }
+    default:
+      return Corrupt("document", absl::StrCat("metadata type tag ", tag));
+  }
+}
 
 }  // namespace
 
@@ -117,25 +263,7 @@ std::string EncodeDocument(const Document& doc) {
   PutVarint(&out, doc.metadata.size());
   for (const auto& [key, value] : doc.metadata) {
     PutString(&out, key);
-    out.push_back(static_cast<char>(value.index()));
-    switch (value.index()) {
-      case kTagString:
-        PutString(&out, std::get<std::string>(value));
-        break;
-      case kTagInt:
-        PutFixed64(&out, static_cast<uint64_t>(std::get<int64_t>(value)));
-        break;
-      case kTagDouble: {
-        uint64_t bits;
-        double d = std::get<double>(value);
-        std::memcpy(&bits, &d, 8);
-        PutFixed64(&out, bits);
-        break;
-      }
-      case kTagBool:
-        out.push_back(std::get<bool>(value) ? 1 : 0);
-        break;
-    }
+    PutValue(&out, value);
   }
   PutVarint(&out, doc.vector.size());
   // Little-endian IEEE floats (every supported platform is little-endian).
@@ -164,36 +292,7 @@ absl::StatusOr<Document> DecodeDocument(std::string_view bytes) {
       return Corrupt("document", "metadata key");
     }
     Value value;
-    switch (tag) {
-      case kTagString: {
-        std::string s;
-        if (!r.String(&s, kMaxStringBytes)) return Corrupt("document", "metadata string");
-        value = std::move(s);
-        break;
-      }
-      case kTagInt: {
-        uint64_t v;
-        if (!r.Fixed64(&v)) return Corrupt("document", "metadata int");
-        value = static_cast<int64_t>(v);
-        break;
-      }
-      case kTagDouble: {
-        uint64_t bits;
-        if (!r.Fixed64(&bits)) return Corrupt("document", "metadata double");
-        double d;
-        std::memcpy(&d, &bits, 8);
-        value = d;
-        break;
-      }
-      case kTagBool: {
-        uint8_t b;
-        if (!r.Byte(&b) || b > 1) return Corrupt("document", "metadata bool");
-        value = (b == 1);
-        break;
-      }
-      default:
-        return Corrupt("document", absl::StrCat("metadata type tag ", tag));
-    }
+    RETURN_IF_ERROR(ReadValue(&r, tag, 0, &value));
     if (!doc.metadata.emplace(std::move(key), std::move(value)).second) {
       return Corrupt("document", "duplicate metadata key");
     }

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "db/filter.h"
+#include "db/metadata_types.h"
 
 namespace neodb::db {
 namespace {
@@ -33,9 +34,73 @@ absl::StatusOr<Value> ToValue(const Json& j, const std::string& path) {
     }
     case Json::value_t::number_float:
       return Value(j.get<double>());
+    case Json::value_t::object:
+      if (j.size() == 1 && j.contains("datetime")) {
+        const Json& t = j.at("datetime");
+        if (!t.is_string()) return Bad(path + ".datetime", "expected an RFC 3339 string");
+        absl::StatusOr<DateTime> d = ParseDateTime(t.get<std::string>());
+        if (!d.ok()) return Bad(path + ".datetime", std::string(d.status().message()));
+        return Value(*d);
+      }
+      [[fallthrough]];
     default:
-      return Bad(path, absl::StrCat("expected a string, number or bool, got ", j.type_name()));
+      return Bad(path, absl::StrCat("expected a string, number or bool (or {\"datetime\": "
+                                    "RFC 3339 string}), got ",
+                                    j.type_name()));
   }
+}
+
+absl::StatusOr<double> Number(const Json& j, const std::string& path) {
+  if (!j.is_number()) return Bad(path, absl::StrCat("expected a number, got ", j.type_name()));
+  return j.get<double>();
+}
+
+// {"lat": number, "lon": number}; the ranges are Filter::Validate's.
+absl::StatusOr<GeoPoint> ToGeoPoint(const Json& j, const std::string& path) {
+  if (!j.is_object()) return Bad(path, absl::StrCat("expected {\"lat\",\"lon\"}, got ",
+                                                    j.type_name()));
+  for (const auto& [key, value] : j.items()) {
+    if (key != "lat" && key != "lon") return Bad(path, absl::StrCat("unknown key '", key, "'"));
+  }
+  if (!j.contains("lat") || !j.contains("lon")) return Bad(path, "needs 'lat' and 'lon'");
+  GeoPoint p;
+  ASSIGN_OR_RETURN(p.lat, Number(j.at("lat"), path + ".lat"));
+  ASSIGN_OR_RETURN(p.lon, Number(j.at("lon"), path + ".lon"));
+  return p;
+}
+
+absl::StatusOr<Filter> GeoRadius(const std::string& field, const Json& j,
+                                 const std::string& path) {
+  if (!j.is_object()) return Bad(path, "expected {\"lat\",\"lon\",\"meters\"}");
+  for (const auto& [key, value] : j.items()) {
+    if (key != "lat" && key != "lon" && key != "meters") {
+      return Bad(path, absl::StrCat("unknown key '", key, "'"));
+    }
+  }
+  if (!j.contains("lat") || !j.contains("lon") || !j.contains("meters")) {
+    return Bad(path, "needs 'lat', 'lon' and 'meters'");
+  }
+  GeoPoint center;
+  ASSIGN_OR_RETURN(center.lat, Number(j.at("lat"), path + ".lat"));
+  ASSIGN_OR_RETURN(center.lon, Number(j.at("lon"), path + ".lon"));
+  ASSIGN_OR_RETURN(double meters, Number(j.at("meters"), path + ".meters"));
+  return Filter::GeoRadius(field, center, meters);
+}
+
+absl::StatusOr<Filter> GeoBox(const std::string& field, const Json& j, const std::string& path) {
+  if (!j.is_object()) return Bad(path, "expected {\"top_left\",\"bottom_right\"}");
+  for (const auto& [key, value] : j.items()) {
+    if (key != "top_left" && key != "bottom_right") {
+      return Bad(path, absl::StrCat("unknown key '", key, "'"));
+    }
+  }
+  if (!j.contains("top_left") || !j.contains("bottom_right")) {
+    return Bad(path, "needs 'top_left' and 'bottom_right'");
+  }
+  ASSIGN_OR_RETURN(GeoPoint top_left, ToGeoPoint(j.at("top_left"), path + ".top_left"));
+  ASSIGN_OR_RETURN(GeoPoint bottom_right,
+                   ToGeoPoint(j.at("bottom_right"), path + ".bottom_right"));
+  return Filter::GeoBox(field, top_left, bottom_right);
 }
 
 absl::StatusOr<Filter> ParseNode(const Json& j, const std::string& path, int depth) {
@@ -76,14 +141,25 @@ absl::StatusOr<Filter> ParseNode(const Json& j, const std::string& path, int dep
   for (const auto& [key, value] : j.items()) {
     if (key == "field") continue;
     std::string here = absl::StrCat(path.empty() ? "" : path + ".", key);
-    if (key == "in") {
+    if (key == "in" || key == "contains_any" || key == "contains_all") {
       if (!value.is_array()) return Bad(here, "expected an array");
+      if (value.size() > kMaxFilterInValues) {
+        return Bad(here, absl::StrCat("more than ", kMaxFilterInValues, " values"));
+      }
       std::vector<Value> values;
       for (size_t i = 0; i < value.size(); ++i) {
         ASSIGN_OR_RETURN(Value v, ToValue(value[i], absl::StrCat(here, "[", i, "]")));
         values.push_back(std::move(v));
       }
-      ops.push_back(Filter::In(field, std::move(values)));
+      ops.push_back(key == "in"             ? Filter::In(field, std::move(values))
+                    : key == "contains_any" ? Filter::ContainsAny(field, std::move(values))
+                                            : Filter::ContainsAll(field, std::move(values)));
+    } else if (key == "geo_radius") {
+      ASSIGN_OR_RETURN(Filter f, GeoRadius(field, value, here));
+      ops.push_back(std::move(f));
+    } else if (key == "geo_bbox") {
+      ASSIGN_OR_RETURN(Filter f, GeoBox(field, value, here));
+      ops.push_back(std::move(f));
     } else if (key == "exists") {
       if (!value.is_boolean()) return Bad(here, "expected true or false");
       Filter e = Filter::Exists(field);
@@ -92,7 +168,8 @@ absl::StatusOr<Filter> ParseNode(const Json& j, const std::string& path, int dep
       static constexpr std::string_view kOps[] = {"eq", "ne", "lt", "lte", "gt", "gte"};
       if (std::find(std::begin(kOps), std::end(kOps), key) == std::end(kOps)) {
         return Bad(here, absl::StrCat("unknown operator '", key,
-                                      "' (expected eq, ne, lt, lte, gt, gte, in, exists)"));
+                                      "' (expected eq, ne, lt, lte, gt, gte, in, exists, ",
+                                      "contains_any, contains_all, geo_radius, geo_bbox)"));
       }
       ASSIGN_OR_RETURN(Value v, ToValue(value, here));
       if (key == "eq") {

@@ -114,17 +114,27 @@ std::optional<index::IdBitmap> MetadataTable::EvaluateLocked(const db::Filter& f
     default:
       break;
   }
-  // A comparison reads one field, so it has one answer per distinct value of
-  // that field, and one for the documents lacking it: ask Matches itself
-  // (the semantics stay db::Filter's) once for each.
-  if (too_many_values_.count(filter.field())) return std::nullopt;
+  // A comparison reads one top-level field (a dotted path reads inside the
+  // first name's object), so it has one answer per distinct value of that
+  // field, and one for the documents lacking it: ask Matches itself (the
+  // semantics stay db::Filter's) once for each.
+  const std::string& path = filter.field();
+  std::string_view top = path;
+  if (const size_t dot = path.find('.'); dot != std::string::npos) {
+    // db::FindPath prefers a top-level key equal to the whole path (written
+    // before keys lost their dots): with such a key about, a document's
+    // answer depends on two fields; leave it to Allowed.
+    if (value_ids_.count(path) || too_many_values_.count(path)) return std::nullopt;
+    top = top.substr(0, dot);
+  }
+  if (too_many_values_.count(top)) return std::nullopt;
   index::IdBitmap out(first, last);
-  auto field = value_ids_.find(filter.field());
+  auto field = value_ids_.find(top);
   if (field != value_ids_.end()) {
     db::Metadata one;
     for (const auto& [value, ids] : field->second) {
       one.clear();
-      one.emplace(filter.field(), value);
+      one.emplace(std::string(top), value);
       if (!filter.Matches(one)) continue;
       for (int64_t id : ids) out.Set(id);
     }

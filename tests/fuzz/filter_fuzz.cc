@@ -17,6 +17,14 @@ const std::vector<Metadata>& Documents() {
       {{"year", int64_t{2021}}, {"tag", std::string("a")}, {"score", 0.5}, {"ok", true}},
       {{"year", 2019.5}, {"tag", std::string("")}, {"ok", false}, {"n", int64_t{-1}}},
       {{"year", std::string("2020")}, {"tag", int64_t{3}}, {"x", std::string("\xe2\x82\xac")}},
+      // The rich types the rich seeds name: arrays, nested objects,
+      // datetimes, geo points (and a dotted top-level key written before
+      // keys lost their dots).
+      {{"tags", neodb::db::Array{{std::string("a"), int64_t{1}, 2.5}}},
+       {"author", neodb::db::Object{{{"name", std::string("Ada")}}}},
+       {"published", neodb::db::DateTime{1714521600000000}},
+       {"loc", neodb::db::GeoPoint{52.52, 13.405}},
+       {"author.name", std::string("legacy")}},
   };
   return *docs;
 }
