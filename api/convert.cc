@@ -13,7 +13,16 @@
 
 namespace neodb::api {
 
-absl::StatusOr<db::Value> FromProto(const v1::Value& v, const std::string& where) {
+namespace {
+
+// Depth: list and object values nest (ValidateMetadata caps objects at
+// db::kMaxMetadataDepth); refuse far deeper input before recursing further.
+absl::StatusOr<db::Value> ValueFromProto(const v1::Value& v, const std::string& where,
+                                         int depth) {
+  if (depth > db::kMaxMetadataDepth + 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": nested deeper than ", db::kMaxMetadataDepth, " levels"));
+  }
   switch (v.kind_case()) {
     case v1::Value::kStringValue:
       return db::Value(v.string_value());
@@ -26,22 +35,83 @@ absl::StatusOr<db::Value> FromProto(const v1::Value& v, const std::string& where
       return db::Value(v.double_value());
     case v1::Value::kBoolValue:
       return db::Value(v.bool_value());
+    case v1::Value::kListValue: {
+      db::Array a;
+      for (int i = 0; i < v.list_value().values_size(); ++i) {
+        const std::string at = absl::StrCat(where, "[", i, "]");
+        if (i >= static_cast<int>(db::kMaxMetadataArrayItems)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              where, ": list of more than ", db::kMaxMetadataArrayItems, " values"));
+        }
+        ASSIGN_OR_RETURN(db::Value item, ValueFromProto(v.list_value().values(i), at, depth + 1));
+        if (!db::IsScalar(item)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              at, ": a list holds strings, numbers and bools, not ",
+              std::string(db::ValueTypeName(item))));
+        }
+        a.items.push_back(std::move(item));
+      }
+      return db::Value(std::move(a));
+    }
+    case v1::Value::kObjectValue: {
+      db::Object o;
+      for (const auto& [k, field] : v.object_value().fields()) {
+        ASSIGN_OR_RETURN(db::Value value,
+                         ValueFromProto(field, absl::StrCat(where, ".", k), depth + 1));
+        o.fields.emplace(k, std::move(value));
+      }
+      return db::Value(std::move(o));
+    }
+    case v1::Value::kDatetimeMicros: {
+      const int64_t t = v.datetime_micros();
+      if (t < db::kMinDateTimeMicros || t > db::kMaxDateTimeMicros) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": datetime outside years 0001..9999"));
+      }
+      return db::Value(db::DateTime{t});
+    }
+    case v1::Value::kGeoValue: {
+      const db::GeoPoint p{v.geo_value().lat(), v.geo_value().lon()};
+      if (!(p.lat >= -90 && p.lat <= 90) || !(p.lon >= -180 && p.lon <= 180)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": geo point needs lat in [-90, 90] and lon in [-180, 180]"));
+      }
+      return db::Value(p);
+    }
     case v1::Value::KIND_NOT_SET:
       break;
   }
   return absl::InvalidArgumentError(absl::StrCat(where, ": value has no type set"));
 }
 
+}  // namespace
+
+absl::StatusOr<db::Value> FromProto(const v1::Value& v, const std::string& where) {
+  return ValueFromProto(v, where, 0);
+}
+
 v1::Value ToProto(const db::Value& v) {
   v1::Value out;
-  if (auto* s = std::get_if<std::string>(&v))
+  if (auto* s = std::get_if<std::string>(&v)) {
     out.set_string_value(*s);
-  else if (auto* i = std::get_if<int64_t>(&v))
+  } else if (auto* i = std::get_if<int64_t>(&v)) {
     out.set_int_value(*i);
-  else if (auto* d = std::get_if<double>(&v))
+  } else if (auto* d = std::get_if<double>(&v)) {
     out.set_double_value(*d);
-  else if (auto* b = std::get_if<bool>(&v))
+  } else if (auto* b = std::get_if<bool>(&v)) {
     out.set_bool_value(*b);
+  } else if (auto* a = std::get_if<db::Array>(&v)) {
+    auto* list = out.mutable_list_value();
+    for (const db::Value& item : a->items) *list->add_values() = ToProto(item);
+  } else if (auto* o = std::get_if<db::Object>(&v)) {
+    auto* fields = out.mutable_object_value()->mutable_fields();
+    for (const auto& [k, field] : o->fields) (*fields)[k] = ToProto(field);
+  } else if (auto* t = std::get_if<db::DateTime>(&v)) {
+    out.set_datetime_micros(t->micros);
+  } else if (auto* g = std::get_if<db::GeoPoint>(&v)) {
+    out.mutable_geo_value()->set_lat(g->lat);
+    out.mutable_geo_value()->set_lon(g->lon);
+  }
   return out;
 }
 
@@ -140,6 +210,46 @@ absl::StatusOr<db::Filter> FilterFromProto(const v1::Filter& f, const std::strin
     case v1::Filter::kExists: {
       RETURN_IF_ERROR(field_of(f.exists().field()));
       return db::Filter::Exists(f.exists().field());
+    }
+    case v1::Filter::kContainsAny:
+    case v1::Filter::kContainsAll: {
+      const bool any = f.kind_case() == v1::Filter::kContainsAny;
+      const auto& c = any ? f.contains_any() : f.contains_all();
+      const char* name = any ? "contains_any" : "contains_all";
+      RETURN_IF_ERROR(field_of(c.field()));
+      if (c.values_size() > static_cast<int>(db::kMaxFilterInValues)) {
+        return absl::InvalidArgumentError(absl::StrCat("filter at ", path, ".", name,
+                                                       ": more than ", db::kMaxFilterInValues,
+                                                       " values"));
+      }
+      std::vector<db::Value> values;
+      for (int i = 0; i < c.values_size(); ++i) {
+        ASSIGN_OR_RETURN(db::Value v,
+                         FromProto(c.values(i), absl::StrCat("filter at ", path, ".", name, "[",
+                                                             i, "]")));
+        values.push_back(std::move(v));
+      }
+      return any ? db::Filter::ContainsAny(c.field(), std::move(values))
+                 : db::Filter::ContainsAll(c.field(), std::move(values));
+    }
+    case v1::Filter::kGeoRadius: {
+      const auto& g = f.geo_radius();
+      RETURN_IF_ERROR(field_of(g.field()));
+      if (!g.has_center()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("filter at ", path, ".geo_radius.center: not set"));
+      }
+      return db::Filter::GeoRadius(g.field(), {g.center().lat(), g.center().lon()}, g.meters());
+    }
+    case v1::Filter::kGeoBbox: {
+      const auto& g = f.geo_bbox();
+      RETURN_IF_ERROR(field_of(g.field()));
+      if (!g.has_top_left() || !g.has_bottom_right()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "filter at ", path, ".geo_bbox: needs top_left and bottom_right"));
+      }
+      return db::Filter::GeoBox(g.field(), {g.top_left().lat(), g.top_left().lon()},
+                                {g.bottom_right().lat(), g.bottom_right().lon()});
     }
     case v1::Filter::KIND_NOT_SET:
       break;

@@ -46,7 +46,12 @@ TEST(IngestLineTest, ErrorsNameTheLine) {
       {R"({"id": 18446744073709551615, "text": "x"})", "f:3: \"id\" must be a string or an int64"},
       {R"({"text": "x", "metadata": {"n": 9223372036854775808}})",
        "f:3: metadata 'n': integer out of int64 range"},
-      {R"({"text": "x", "metadata": {"a": [1]}})", "f:3: metadata 'a': unsupported type"},
+      {R"({"text": "x", "metadata": {"a": null}})", "f:3: metadata 'a': unsupported type"},
+      {R"({"text": "x", "metadata": {"a": [1, {"b": null}]}})",
+       "f:3: metadata 'a[1].b': unsupported type"},
+      {R"({"text": "x", "metadata": {"t": {"datetime": "2024-13-01T00:00:00Z"}}})",
+       "f:3: metadata 't': datetime '2024-13-01T00:00:00Z' is not RFC 3339 "
+       "(e.g. 2024-05-01T00:00:00Z): month out of range"},
       {R"({"vector": []})", "f:3: \"vector\": expected a non-empty array of numbers"},
   };
   for (const Case& c : cases) {

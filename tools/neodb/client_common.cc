@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "clients/cpp/grpc_status.h"
 #include "common/float_text.h"
+#include "db/metadata_types.h"
 
 namespace neodb::cli {
 
@@ -93,6 +94,21 @@ json ValueToJson(const v1::Value& v) {
       return v.double_value();
     case v1::Value::kBoolValue:
       return v.bool_value();
+    case v1::Value::kListValue: {
+      json list = json::array();
+      for (const v1::Value& item : v.list_value().values()) list.push_back(ValueToJson(item));
+      return list;
+    }
+    case v1::Value::kObjectValue:
+      return MetadataToJson(v.object_value().fields());
+    case v1::Value::kDatetimeMicros:  // the form JsonToMetadata reads back
+      if (v.datetime_micros() < db::kMinDateTimeMicros ||
+          v.datetime_micros() > db::kMaxDateTimeMicros) {
+        return nullptr;
+      }
+      return json{{"datetime", db::FormatDateTime(db::DateTime{v.datetime_micros()})}};
+    case v1::Value::kGeoValue:
+      return json{{"lat", v.geo_value().lat()}, {"lon", v.geo_value().lon()}};
     default:
       return nullptr;
   }

@@ -3,6 +3,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "db/metadata_types.h"
 
 namespace neodb::cli {
 namespace {
@@ -16,27 +18,66 @@ bool FitsInt64(const json& j) {
 
 }  // namespace
 
+namespace {
+
+// One metadata value. Besides JSON's own types: {"datetime": RFC 3339} is a
+// datetime and {"lat": n, "lon": n} a geo point (the filter grammar's forms);
+// any other object is nested fields, an array a list. The server checks the
+// limits (ValidateMetadata); `depth` only bounds the recursion here.
+absl::Status JsonToValue(const json& j, const std::string& where, int depth, v1::Value* v) {
+  if (depth > db::kMaxMetadataDepth + 1) {
+    return absl::InvalidArgumentError(absl::StrCat("metadata '", where, "': nested too deeply"));
+  }
+  if (j.is_string()) {
+    v->set_string_value(j.get<std::string>());
+  } else if (j.is_boolean()) {
+    v->set_bool_value(j.get<bool>());
+  } else if (j.is_number_integer()) {
+    if (!FitsInt64(j)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("metadata '", where, "': integer out of int64 range"));
+    }
+    v->set_int_value(j.get<int64_t>());
+  } else if (j.is_number()) {
+    v->set_double_value(j.get<double>());
+  } else if (j.is_array()) {
+    auto* list = v->mutable_list_value();
+    for (size_t i = 0; i < j.size(); ++i) {
+      RETURN_IF_ERROR(
+          JsonToValue(j[i], absl::StrCat(where, "[", i, "]"), depth + 1, list->add_values()));
+    }
+  } else if (j.is_object() && j.size() == 1 && j.contains("datetime") &&
+             j["datetime"].is_string()) {
+    absl::StatusOr<db::DateTime> t = db::ParseDateTime(j["datetime"].get<std::string>());
+    if (!t.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("metadata '", where, "': ", t.status().message()));
+    }
+    v->set_datetime_micros(t->micros);
+  } else if (j.is_object() && j.size() == 2 && j.contains("lat") && j.contains("lon") &&
+             j["lat"].is_number() && j["lon"].is_number()) {
+    v->mutable_geo_value()->set_lat(j["lat"].get<double>());
+    v->mutable_geo_value()->set_lon(j["lon"].get<double>());
+  } else if (j.is_object()) {
+    auto* fields = v->mutable_object_value()->mutable_fields();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      RETURN_IF_ERROR(JsonToValue(*it, absl::StrCat(where, ".", it.key()), depth + 1,
+                                  &(*fields)[it.key()]));
+    }
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("metadata '", where, "': unsupported type"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status JsonToMetadata(const json& j, google::protobuf::Map<std::string, v1::Value>* out) {
   if (!j.is_object()) return absl::InvalidArgumentError("\"metadata\" must be an object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     v1::Value v;
-    if (it->is_string()) {
-      v.set_string_value(it->get<std::string>());
-    } else if (it->is_boolean()) {
-      v.set_bool_value(it->get<bool>());
-    } else if (it->is_number_integer()) {
-      if (!FitsInt64(*it)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("metadata '", it.key(), "': integer out of int64 range"));
-      }
-      v.set_int_value(it->get<int64_t>());
-    } else if (it->is_number()) {
-      v.set_double_value(it->get<double>());
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("metadata '", it.key(), "': unsupported type"));
-    }
-    (*out)[it.key()] = v;
+    RETURN_IF_ERROR(JsonToValue(*it, it.key(), 0, &v));
+    (*out)[it.key()] = std::move(v);
   }
   return absl::OkStatus();
 }

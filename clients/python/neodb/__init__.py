@@ -12,7 +12,14 @@ Errors raise neodb.NeodbError with the gRPC `code` and the server's `message`.
 Filters are the server's one JSON filter grammar (as the CLI's --filter), as a
 dict or a JSON string:
     {"field": "year", "gte": 2020}       ops: eq ne lt lte gt gte in exists
+    {"field": "tags", "contains_any": ["a", "b"]}          also contains_all
+    {"field": "author.name", "eq": "Ada"}                  nested fields by dotted path
+    {"field": "published", "gte": datetime(2024, 5, 1, tzinfo=timezone.utc)}
+    {"field": "loc", "geo_radius": {"lat": 52.5, "lon": 13.4, "meters": 1000}}
     {"and": [...]}  {"or": [...]}  {"not": {...}}
+(neodb.filters builds them: and_(contains_any(...), gte(...), geo_radius(...)).)
+Metadata values: str, int, float, bool, lists of those, dicts (nested fields),
+datetime.datetime (naive = UTC) and neodb.GeoPoint.
 """
 
 try:
@@ -27,6 +34,7 @@ from neodb.client import (Client, Collection, CollectionInfo, Collections, Docum
                           connect)
 from neodb.embedded import connect_embedded
 from neodb.errors import EmbeddedServerError, NeodbError
+from neodb.filters import GeoPoint
 
 __all__ = ["Client", "Collection", "CollectionInfo", "Collections", "Document", "Hit",
-           "NeodbError", "EmbeddedServerError", "connect", "connect_embedded"]
+           "NeodbError", "EmbeddedServerError", "GeoPoint", "connect", "connect_embedded"]

@@ -4,6 +4,7 @@ Thread-safety: a Client (and its handles) may be shared by threads; gRPC
 channels are thread-safe. Every call carries a deadline (`timeout` seconds).
 """
 
+import datetime as _dt
 import json
 import os
 import uuid
@@ -14,10 +15,13 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Opti
 import grpc
 
 from neodb.errors import NeodbError, from_rpc_error
+from neodb.filters import _EPOCH, GeoPoint, datetime_micros, filter_operand
 from neodb.v1 import neodb_pb2 as pb
 from neodb.v1 import neodb_pb2_grpc as pb_grpc
 
-Metadata = Dict[str, Union[str, int, float, bool]]
+# Values: str, int, float, bool, lists of those, dicts (nested fields),
+# datetime.datetime, neodb.GeoPoint.
+Metadata = Dict[str, Any]
 Filter = Union[str, Mapping[str, Any]]
 
 _METRICS = {"cosine": pb.METRIC_COSINE, "ip": pb.METRIC_INNER_PRODUCT,
@@ -75,7 +79,9 @@ class CollectionInfo:
     keyword: Dict[str, int] = field(default_factory=dict)
 
 
-def _value(v: Any) -> "pb.Value":
+def _value(v: Any, where: str = "metadata") -> "pb.Value":
+    """A proto Value from str, int, float, bool, a list of those, a dict (nested
+    fields), a datetime (naive ones are taken as UTC) or a GeoPoint."""
     if isinstance(v, bool):
         return pb.Value(bool_value=v)
     if isinstance(v, int):
@@ -84,11 +90,36 @@ def _value(v: Any) -> "pb.Value":
         return pb.Value(double_value=v)
     if isinstance(v, str):
         return pb.Value(string_value=v)
-    raise TypeError("metadata values are str, int, float or bool, not %s" % type(v).__name__)
+    if isinstance(v, _dt.datetime):
+        return pb.Value(datetime_micros=datetime_micros(v))
+    if isinstance(v, GeoPoint):
+        return pb.Value(geo_value=pb.GeoPoint(lat=v.lat, lon=v.lon))
+    if isinstance(v, (list, tuple)):
+        out = pb.Value(list_value=pb.ValueList())
+        for i, item in enumerate(v):
+            if isinstance(item, (list, tuple, Mapping, _dt.datetime, GeoPoint)):
+                raise TypeError("%s[%d]: a list holds str, int, float and bool" % (where, i))
+            out.list_value.values.append(_value(item, "%s[%d]" % (where, i)))
+        return out
+    if isinstance(v, Mapping):
+        out = pb.Value(object_value=pb.ValueMap())
+        for k, item in v.items():
+            out.object_value.fields[str(k)].CopyFrom(_value(item, "%s.%s" % (where, k)))
+        return out
+    raise TypeError("%s: metadata values are str, int, float, bool, list, dict, datetime or "
+                    "GeoPoint, not %s" % (where, type(v).__name__))
 
 
 def _unvalue(v: "pb.Value") -> Any:
     kind = v.WhichOneof("kind")
+    if kind == "list_value":
+        return [_unvalue(x) for x in v.list_value.values]
+    if kind == "object_value":
+        return {k: _unvalue(x) for k, x in v.object_value.fields.items()}
+    if kind == "datetime_micros":
+        return _EPOCH + _dt.timedelta(microseconds=v.datetime_micros)
+    if kind == "geo_value":
+        return GeoPoint(v.geo_value.lat, v.geo_value.lon)
     return getattr(v, kind) if kind else None
 
 
@@ -99,7 +130,7 @@ def _metadata(m: Any) -> Metadata:
 def _filter_json(f: Optional[Filter]) -> str:
     if f is None:
         return ""
-    return f if isinstance(f, str) else json.dumps(f)
+    return f if isinstance(f, str) else json.dumps(f, default=filter_operand)
 
 
 def _fields(m: Any) -> Dict[str, Any]:
@@ -154,7 +185,7 @@ def _document(obj: Mapping[str, Any], where: str) -> "pb.Document":
     doc = pb.Document(id=str(obj.get("id") or ""), text=str(obj.get("text") or "").encode())
     meta = obj.get("metadata", obj.get("properties")) or {}
     for k, v in meta.items():
-        doc.metadata[k].CopyFrom(_value(v))
+        doc.metadata[k].CopyFrom(_value(v, "%s: metadata %s" % (where, k)))
     vector = obj.get("vector")
     if vector is not None:
         doc.vector.extend(float(x) for x in vector)
