@@ -20,23 +20,29 @@ namespace {
 // The shards each chosen node answers for.
 using Assignment = std::map<std::string, std::vector<uint32_t>>;
 
-// Which node answers for each shard: this one where it holds the shard,
-// else the first live node of the shard's placement.
+// Which node answers for each shard: one whose replica of it serves reads
+// (ClusterNode::Serves: caught up once on the current log), this one first,
+// then the placement's order; when none does yet (a new log being read), this
+// node if it holds the shard, else the first live node of the placement.
 absl::StatusOr<Assignment> Assign(cluster::ClusterNode& node, const cluster::ShardedCollection& c,
                                   const std::map<std::string, std::string>& addresses) {
   Assignment chosen;
+  auto reachable = [&](const std::string& n) {
+    if (n == node.node_id()) return true;
+    auto it = addresses.find(n);
+    return it != addresses.end() && !it->second.empty();
+  };
   for (uint32_t s = 0; s < c.shards; ++s) {
-    if (node.Holds(c.spec.name, s)) {
-      chosen[node.node_id()].push_back(s);
-      continue;
-    }
     std::string pick;
+    if (node.Serves(node.node_id(), c, s)) pick = node.node_id();
     for (const std::string& n : c.placement[s]) {
-      auto it = addresses.find(n);
-      if (n != node.node_id() && it != addresses.end() && !it->second.empty()) {
-        pick = n;
-        break;
-      }
+      if (!pick.empty()) break;
+      if (reachable(n) && node.Serves(n, c, s)) pick = n;
+    }
+    if (pick.empty() && node.Holds(c.spec.name, s)) pick = node.node_id();
+    for (const std::string& n : c.placement[s]) {
+      if (!pick.empty()) break;
+      if (n != node.node_id() && reachable(n)) pick = n;
     }
     if (pick.empty()) {
       return absl::UnavailableError(absl::StrCat("no live node holds shard ", s, " of '",

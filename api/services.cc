@@ -544,15 +544,21 @@ class AdminService final : public v1::Admin::Service {
       if (!confined.ok()) return Error(confined.status());
       model_dir = *std::move(confined);
     }
+    const bool sharded = cluster_ != nullptr && cluster_->IsSharded(req->collection());
     if (req->dry_run()) return Error(db_->CheckReindex(req->collection()));
-    absl::Status s = db_->Reindex(req->collection(), model_dir);
+    // A sharded collection is reindexed through its log, for the whole
+    // cluster (cluster/cluster_reindex.cc); its ReindexStatus is asked here.
+    absl::Status s = sharded ? cluster_->StartReindex(req->collection(), model_dir)
+                             : db_->Reindex(req->collection(), model_dir);
     if (!s.ok()) return Error(s);
     resp->set_job_id(req->collection());
     return grpc::Status::OK;
   }
   grpc::Status ReindexStatus(grpc::ServerContext*, const v1::ReindexStatusRequest* req,
                              v1::ReindexStatusResponse* resp) override {
-    auto p = db_->GetReindexProgress(req->collection());
+    const bool sharded = cluster_ != nullptr && cluster_->IsSharded(req->collection());
+    auto p = sharded ? cluster_->ReindexProgressOf(req->collection())
+                     : db_->GetReindexProgress(req->collection());
     if (!p.ok()) return Error(p.status());
     switch (p->state) {
       case ReindexProgress::State::kIdle:

@@ -1,6 +1,7 @@
 #include "cluster/cluster_map.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -99,6 +100,8 @@ absl::StatusOr<std::vector<std::vector<std::string>>> PlaceShards(
   return placement;
 }
 
+std::string ShardedCollection::log() const { return LogName(spec.name, generation); }
+
 std::string EncodeShardedCollection(const ShardedCollection& c) {
   nlohmann::json j;
   j["spec"] = absl::Base64Escape(db::EncodeCollectionSpec(c.spec));
@@ -106,6 +109,8 @@ std::string EncodeShardedCollection(const ShardedCollection& c) {
   j["shards"] = c.shards;
   j["replicas"] = c.replicas;
   j["placement"] = c.placement;
+  j["generation"] = c.generation;
+  j["reindex_to"] = c.reindex_to;
   return j.dump();
 }
 
@@ -152,6 +157,18 @@ absl::StatusOr<ShardedCollection> DecodeShardedCollection(const std::string& byt
       ids.push_back(n.get<std::string>());
     }
     c.placement.push_back(std::move(ids));
+  }
+  // Both absent from entries written before cluster reindexes existed.
+  if (j.contains("generation")) {
+    if (!j["generation"].is_number_unsigned() ||
+        j["generation"].get<uint64_t>() > std::numeric_limits<uint32_t>::max()) {
+      return bad("generation is not a count");
+    }
+    c.generation = j["generation"].get<uint32_t>();
+  }
+  if (j.contains("reindex_to")) {
+    if (!j["reindex_to"].is_string()) return bad("reindex_to is not a string");
+    c.reindex_to = j["reindex_to"].get<std::string>();
   }
   return c;
 }

@@ -37,6 +37,13 @@ struct ShardedCollection {
   uint32_t shards = 1;
   uint32_t replicas = 1;
   std::vector<std::vector<std::string>> placement;  // [shard] -> node ids
+  // Which of the collection's logs is current: 0 as created, +1 with every
+  // cluster reindex (shard_map.h's LogName). Replicas read this one's streams.
+  uint32_t generation = 0;
+  // While a cluster reindex runs: the model it moves to (empty otherwise).
+  std::string reindex_to;
+
+  std::string log() const;  // LogName(spec.name, generation)
 };
 
 // Node ids: 1..64 of [A-Za-z0-9_-].

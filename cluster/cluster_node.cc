@@ -48,6 +48,17 @@ void ClusterNode::Stop() {
   }
   cv_.notify_all();
   if (t.joinable()) t.join();
+  std::vector<std::thread> jobs;
+  {
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    jobs.swap(job_threads_);
+  }
+  for (std::thread& j : jobs) j.join();  // a reindex stops at its next batch (Stopping)
+}
+
+bool ClusterNode::Stopping() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stop_;
 }
 
 void ClusterNode::Run() {
@@ -141,21 +152,38 @@ absl::StatusOr<std::map<std::string, std::string>> ClusterNode::LiveNodeInfo() {
 
 absl::Status ClusterNode::Reconcile() {
   std::lock_guard<std::mutex> one(reconcile_mu_);
-  if (absl::StatusOr<std::map<std::string, std::string>> live = LiveAddresses(*map_); live.ok()) {
+  if (absl::StatusOr<std::map<std::string, NodeInfo>> beats = LiveHeartbeats(*map_); beats.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
-    live_ = *std::move(live);
+    live_.clear();
+    for (const auto& [id, info] : *beats) live_[id] = info.address;
+    beats_ = *std::move(beats);
   }
   ASSIGN_OR_RETURN(std::vector<ShardedCollection> all, map_->List());
   absl::Status result;
   for (ShardedCollection& c : all) {
     const std::string& name = c.spec.name;
     absl::StatusOr<engine::CollectionInfo> here = db_->DescribeCollection(name);
-    if (absl::IsNotFound(here.status())) here = db_->CreateCollection(c.spec);
+    if (absl::IsNotFound(here.status())) {
+      // As created: on this node's default model (which must be the
+      // collection's, checked below). After a cluster reindex: on the
+      // model the entry names.
+      here = c.generation == 0 ? db_->CreateCollection(c.spec) : db_->CreateCollectionAs(c.spec);
+    }
     if (!here.ok()) {
       result.Update(absl::Status(here.status().code(),
                                  absl::StrCat("creating collection '", name, "' on node ",
                                               options_.node_id, ": ", here.status().message())));
       continue;
+    }
+    if (here->spec.model_id != c.model_id && here->spec.model_dir != c.spec.model_dir) {
+      // A cluster reindex moved the collection to another model (its
+      // entry names another model directory): this node's copy, of the
+      // old model, goes, and the new log's replicas rebuild it.
+      here = SwitchGeneration(c);
+      if (!here.ok()) {
+        result.Update(here.status());
+        continue;
+      }
     }
     if (here->spec.model_id != c.model_id) {
       result.Update(absl::FailedPreconditionError(absl::StrCat(
@@ -168,24 +196,32 @@ absl::Status ClusterNode::Reconcile() {
     // Shards placed elsewhere now (a rebalance) whose copy is here: a
     // running replica, or a position in the store (this node was down when
     // the placement moved). Dropped outside the lock: it deletes documents.
-    std::vector<std::unique_ptr<ShardReplica>> to_drop;
+    std::vector<std::unique_ptr<ShardReplica>> to_drop, stopped;
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (uint32_t s = 0; s < c.shards; ++s) {
         const std::vector<std::string>& nodes = c.placement[s];
         const bool placed = std::find(nodes.begin(), nodes.end(), options_.node_id) != nodes.end();
         auto it = replicas_.find({name, s});
+        if (it != replicas_.end() && it->second->log() != c.log()) {
+          // A replica of an older generation's log (a reindex to the same
+          // model keeps the copy): the new log's replica takes over.
+          stopped.push_back(std::move(it->second));
+          replicas_.erase(it);
+          it = replicas_.end();
+        }
         if (!placed) {
           if (it != replicas_.end()) {
             to_drop.push_back(std::move(it->second));
             replicas_.erase(it);
-          } else if (db_->SourcePositionOf(name, ShardStreamName(name, s)).value_or(0) > 0) {
-            to_drop.push_back(std::make_unique<ShardReplica>(db_, nats_, name, s, c.shards));
+          } else if (db_->SourcePositionOf(name, ShardStreamName(c.log(), s)).value_or(0) > 0) {
+            to_drop.push_back(
+                std::make_unique<ShardReplica>(db_, nats_, name, c.log(), s, c.shards));
           }
           continue;
         }
         if (it == replicas_.end()) {
-          auto r = std::make_unique<ShardReplica>(db_, nats_, name, s, c.shards);
+          auto r = std::make_unique<ShardReplica>(db_, nats_, name, c.log(), s, c.shards);
           r->Start();
           replicas_[{name, s}] = std::move(r);
         }
@@ -201,6 +237,40 @@ absl::Status ClusterNode::Reconcile() {
     }
   }
   return result;
+}
+
+absl::StatusOr<engine::CollectionInfo> ClusterNode::SwitchGeneration(const ShardedCollection& c) {
+  const std::string& name = c.spec.name;
+  std::vector<std::unique_ptr<ShardReplica>> old;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Writes here go to the new log from now on (they fail until the copy
+    // below is made: it embeds them).
+    entries_[name] = c;
+    for (auto it = replicas_.begin(); it != replicas_.end();) {
+      if (it->first.first != name) {
+        ++it;
+        continue;
+      }
+      old.push_back(std::move(it->second));
+      it = replicas_.erase(it);
+    }
+  }
+  old.clear();  // each stops its thread before the copy goes
+  spdlog::info("node {}: collection '{}' moved to model {} (log {}); rebuilding this node's copy",
+               options_.node_id, name, c.model_id, c.log());
+  if (absl::Status s = db_->DropReplicatedCopy(name); !s.ok() && !absl::IsNotFound(s)) {
+    return absl::Status(s.code(), absl::StrCat("dropping node ", options_.node_id,
+                                               "'s copy of '", name, "': ", s.message()));
+  }
+  absl::StatusOr<engine::CollectionInfo> made = db_->CreateCollectionAs(c.spec);
+  if (!made.ok()) {
+    return absl::Status(made.status().code(),
+                        absl::StrCat("creating collection '", name, "' on model ", c.model_id,
+                                     " on node ", options_.node_id, ": ",
+                                     made.status().message()));
+  }
+  return made;
 }
 
 absl::StatusOr<std::vector<ShardMove>> ClusterNode::Rebalance(const std::string& collection,
@@ -253,13 +323,13 @@ absl::StatusOr<std::vector<ShardMove>> ClusterNode::Rebalance(const std::string&
   std::map<uint32_t, uint64_t> last;
   for (const ShardMove& m : moves) {
     if (m.added.empty()) continue;
-    ASSIGN_OR_RETURN(last[m.shard], ShardLastSequence(*nats_, collection, m.shard));
+    ASSIGN_OR_RETURN(last[m.shard], ShardLastSequence(*nats_, now.log(), m.shard));
   }
   while (true) {
     ASSIGN_OR_RETURN(auto beats, LiveHeartbeats(*map_));
     bool caught_up = true;
     for (const ShardMove& m : moves) {
-      const std::string key = absl::StrCat(collection, "/", m.shard);
+      const std::string key = absl::StrCat(now.log(), "/", m.shard);
       for (const std::string& n : m.added) {
         auto b = beats.find(n);
         if (b == beats.end()) {  // not live
@@ -309,14 +379,37 @@ absl::StatusOr<ShardedWrite> ClusterNode::Upsert(const std::string& collection,
                                                  std::vector<engine::DocumentInput> docs,
                                                  absl::Time deadline) {
   ASSIGN_OR_RETURN(ShardedCollection c, Entry(collection));
-  return writer_.Upsert(collection, c.shards, std::move(docs), deadline);
+  const std::function<bool()> current = StillCurrent(c);
+  absl::StatusOr<ShardedWrite> w = writer_.Upsert(c, std::move(docs), deadline, current);
+  return SwitchedDuring(c, current, std::move(w));
 }
 
 absl::StatusOr<ShardedWrite> ClusterNode::Delete(const std::string& collection,
                                                  const std::vector<std::string>& ids,
                                                  absl::Time deadline) {
   ASSIGN_OR_RETURN(ShardedCollection c, Entry(collection));
-  return writer_.Delete(collection, c.shards, ids, deadline);
+  const std::function<bool()> current = StillCurrent(c);
+  return SwitchedDuring(c, current, writer_.Delete(c, ids, deadline, current));
+}
+
+absl::StatusOr<ShardedWrite> ClusterNode::SwitchedDuring(const ShardedCollection& c,
+                                                         const std::function<bool()>& current,
+                                                         absl::StatusOr<ShardedWrite> w) {
+  // A write that failed while a cluster reindex switched the collection's
+  // log (this node's copy dropped and made again, the old log sealed) is
+  // worth retrying as it is: it then goes to the new log.
+  if (w.ok() || absl::IsAborted(w.status()) || current()) return w;
+  return absl::AbortedError(absl::StrCat("collection '", c.spec.name,
+                                         "' switched to a reindexed log during the write (",
+                                         w.status().message(), "); retry"));
+}
+
+std::function<bool()> ClusterNode::StillCurrent(const ShardedCollection& c) {
+  return [this, name = c.spec.name, generation = c.generation] {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(name);
+    return it != entries_.end() && it->second.generation == generation;
+  };
 }
 
 absl::Status ClusterNode::SetAddress(const std::string& address) {
@@ -333,7 +426,9 @@ absl::Status ClusterNode::Beat() {
     std::lock_guard<std::mutex> lock(mu_);
     info.address = options_.address;
     for (const auto& [key, r] : replicas_) {
-      info.positions[absl::StrCat(key.first, "/", key.second)] = r->position();
+      const std::string k = absl::StrCat(r->log(), "/", key.second);
+      info.positions[k] = r->position();
+      if (!r->ready()) info.catching_up.insert(k);
     }
   }
   return map_->Heartbeat(options_.node_id, EncodeNodeInfo(info));
@@ -343,6 +438,7 @@ std::string EncodeNodeInfo(const NodeInfo& info) {
   nlohmann::json j;
   j["address"] = info.address;
   j["positions"] = info.positions;
+  j["catching_up"] = info.catching_up;
   return j.dump();
 }
 
@@ -360,6 +456,17 @@ absl::StatusOr<NodeInfo> DecodeNodeInfo(const std::string& bytes) {
     }
     info.positions[key] = value.get<uint64_t>();
   }
+  if (j.contains("catching_up")) {  // absent from older nodes' heartbeats
+    if (!j["catching_up"].is_array()) {
+      return absl::InvalidArgumentError("a node's heartbeat has a catching_up that is no list");
+    }
+    for (const nlohmann::json& k : j["catching_up"]) {
+      if (!k.is_string()) {
+        return absl::InvalidArgumentError("a node's heartbeat lists a replica that is no string");
+      }
+      info.catching_up.insert(k.get<std::string>());
+    }
+  }
   return info;
 }
 
@@ -373,8 +480,8 @@ absl::StatusOr<ClusterStatus> ClusterNode::Status() {
     for (uint32_t s = 0; s < c.shards; ++s) {
       ShardStatus ss;
       ss.shard = s;
-      ASSIGN_OR_RETURN(ss.last_sequence, ShardLastSequence(*nats_, c.spec.name, s));
-      const std::string key = absl::StrCat(c.spec.name, "/", s);
+      ASSIGN_OR_RETURN(ss.last_sequence, ShardLastSequence(*nats_, c.log(), s));
+      const std::string key = absl::StrCat(c.log(), "/", s);
       for (const std::string& n : c.placement[s]) {
         ReplicaStatus r;
         r.node_id = n;
@@ -412,25 +519,44 @@ bool ClusterNode::HoldsEveryShard(const std::string& collection) const {
   auto it = entries_.find(collection);
   if (it == entries_.end()) return false;
   for (uint32_t s = 0; s < it->second.shards; ++s) {
-    if (replicas_.count({collection, s}) == 0) return false;
+    auto r = replicas_.find({collection, s});
+    if (r == replicas_.end() || !r->second->ready() || r->second->log() != it->second.log()) {
+      return false;
+    }
   }
   return true;
 }
 
 std::vector<LocalReplicaStats> ClusterNode::LocalReplicas() const {
   std::vector<LocalReplicaStats> out;
+  std::vector<std::string> logs;  // each one's log
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [key, r] : replicas_) {
       out.push_back({key.first, key.second, r->position(), std::nullopt, r->applied(),
                      r->resyncs(), r->status().ok()});
+      logs.push_back(r->log());
     }
   }
-  for (LocalReplicaStats& r : out) {
-    absl::StatusOr<uint64_t> last = ShardLastSequence(*nats_, r.collection, r.shard);
+  for (size_t i = 0; i < out.size(); ++i) {
+    LocalReplicaStats& r = out[i];
+    absl::StatusOr<uint64_t> last = ShardLastSequence(*nats_, logs[i], r.shard);
     if (last.ok()) r.stream_last = *last;
   }
   return out;
+}
+
+bool ClusterNode::Serves(const std::string& node_id, const ShardedCollection& c,
+                         uint32_t shard) const {
+  if (node_id == options_.node_id) {
+    ShardReplica* r = Replica(c.spec.name, shard);
+    return r != nullptr && r->log() == c.log() && r->ready();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = beats_.find(node_id);
+  if (it == beats_.end()) return false;
+  const std::string key = absl::StrCat(c.log(), "/", shard);
+  return it->second.positions.count(key) > 0 && it->second.catching_up.count(key) == 0;
 }
 
 ShardReplica* ClusterNode::Replica(const std::string& collection, uint32_t shard) const {

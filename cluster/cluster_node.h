@@ -9,10 +9,12 @@
 // Thread-safety: safe to call concurrently.
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -33,7 +35,8 @@ namespace neodb::cluster {
 // of its replicas stands ("<collection>/<shard>" -> position).
 struct NodeInfo {
   std::string address;
-  std::map<std::string, uint64_t> positions;
+  std::map<std::string, uint64_t> positions;  // "<log>/<shard>" (shard_map.h's LogName)
+  std::set<std::string> catching_up;          // those not yet ShardReplica::ready()
 };
 std::string EncodeNodeInfo(const NodeInfo& info);
 // A heartbeat from another node is hostile input: INVALID_ARGUMENT when malformed.
@@ -138,8 +141,8 @@ class ClusterNode {
   // paths); a name this node has no collection of reconciles first, so a
   // collection created on another node a moment ago is found.
   bool IsSharded(const std::string& collection);
-  // Whether every shard of `collection` has a replica on this node, so a
-  // search here covers the whole collection.
+  // Whether every shard of `collection` has a ready replica on this node
+  // (ShardReplica::ready), so a search here covers the whole collection.
   bool HoldsEveryShard(const std::string& collection) const;
 
   // The collection's entry in the map (placement included).
@@ -163,6 +166,27 @@ class ClusterNode {
   // The latency of this node's fan-outs (api/fan_out.h records them).
   FanOutStats& fan_out_stats() { return fan_out_stats_; }
 
+  // Whether node `node_id` answers reads for `shard` of `c`: it has a
+  // replica of the shard on c's current log that is ready (this node: now;
+  // another: as its heartbeat said at the last reconcile).
+  bool Serves(const std::string& node_id, const ShardedCollection& c, uint32_t shard) const;
+
+  // Re-embeds `collection` with the model in `model_dir` into a new
+  // generation of its log and switches the cluster to it: see
+  // cluster_reindex.cc. `progress` is told (done, total) as it goes.
+  // Runs to the end (or an error) before it returns.
+  absl::Status Reindex(const std::string& collection, const std::string& model_dir,
+                       const std::function<void(uint64_t, uint64_t)>& progress);
+
+  // Reindex in a background job of this node (the Admin Reindex of a
+  // sharded collection). The target is checked before the job starts (a bad
+  // model is this call's error). The same request while its job runs joins
+  // it; another is FAILED_PRECONDITION.
+  absl::Status StartReindex(const std::string& collection, const std::string& model_dir);
+  // The job's progress on this node; a job another node runs shows as
+  // running (from the map entry); otherwise idle.
+  absl::StatusOr<engine::ReindexProgress> ReindexProgressOf(const std::string& collection);
+
   // This node's replica of the shard; null when the shard is not placed here.
   ShardReplica* Replica(const std::string& collection, uint32_t shard) const;
   const std::string& node_id() const { return options_.node_id; }
@@ -170,6 +194,16 @@ class ClusterNode {
  private:
   void Run();
   absl::Status Beat();
+  bool Stopping() const;  // Stop was called
+  // Whether c's generation is still the collection's, as this node last read the map.
+  std::function<bool()> StillCurrent(const ShardedCollection& c);
+  // `w`, or ABORTED (retry) when it failed and c's generation is no longer current.
+  static absl::StatusOr<ShardedWrite> SwitchedDuring(const ShardedCollection& c,
+                                                     const std::function<bool()>& current,
+                                                     absl::StatusOr<ShardedWrite> w);
+  // This node's copy of c's collection, of an older generation's model,
+  // dropped with its replicas and created again on c's spec (Reconcile).
+  absl::StatusOr<engine::CollectionInfo> SwitchGeneration(const ShardedCollection& c);
 
   engine::Database* const db_;
   const NatsClient* const nats_;
@@ -181,11 +215,20 @@ class ClusterNode {
   mutable std::mutex mu_;  // guards the members below
   std::map<std::string, ShardedCollection> entries_;  // the map as last read
   std::map<std::string, std::string> live_;           // live node -> address, as last read
+  std::map<std::string, NodeInfo> beats_;             // live node -> its heartbeat, as last read
   std::map<std::pair<std::string, uint32_t>, std::unique_ptr<ShardReplica>> replicas_;
   std::condition_variable cv_;
   bool stop_ = false;
   std::thread thread_;
   std::mutex reconcile_mu_;  // one reconcile at a time
+
+  struct ReindexJob {
+    std::string model_dir;
+    engine::ReindexProgress progress;
+  };
+  std::mutex jobs_mu_;  // guards jobs_ and job_threads_
+  std::map<std::string, ReindexJob> jobs_;  // by collection: the latest job here
+  std::vector<std::thread> job_threads_;    // joined by Stop
 };
 
 }  // namespace neodb::cluster

@@ -47,6 +47,13 @@ absl::Status NatsStatus(natsStatus s, jsErrCode js_error, const std::string& wha
     return absl::UnavailableError(msg);
   }
   if (js_error == JSStreamNotFoundErr) return absl::NotFoundError(msg);
+  // A sealed shard log: a cluster reindex moved the collection to a new log
+  // (cluster_reindex.cc). Not to be retried as it is: embedded again with the
+  // new model, the write goes to the new log.
+  if (js_error == JSStreamSealedErr) {
+    return absl::AbortedError(absl::StrCat(
+        msg, ": the collection is switching to a reindexed log (its model changes); retry"));
+  }
   return absl::InternalError(msg);
 }
 

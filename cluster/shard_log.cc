@@ -93,6 +93,28 @@ absl::Status DeleteShardStream(const NatsClient& nats, const std::string& collec
   return NatsStatus(s, jerr, absl::StrCat("deleting stream ", name));
 }
 
+absl::Status SealShardStream(const NatsClient& nats, const std::string& log, uint32_t shard) {
+  const std::string name = ShardStreamName(log, shard);
+  absl::StatusOr<StreamInfoPtr> si = GetStreamInfo(nats, name);
+  if (!si.ok()) return si.status();
+  if ((*si)->Config->Sealed) return absl::OkStatus();
+  jsStreamConfig cfg = *(*si)->Config;  // the stream's own, with Sealed set
+  cfg.Sealed = true;
+  jsStreamInfo* out = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  natsStatus s = js_UpdateStream(&out, nats.jetstream(), &cfg, nullptr, &jerr);
+  if (s != NATS_OK) return NatsStatus(s, jerr, absl::StrCat("sealing stream ", name));
+  jsStreamInfo_Destroy(out);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> ShardStreamReplicas(const NatsClient& nats, const std::string& log,
+                                        uint32_t shard) {
+  absl::StatusOr<StreamInfoPtr> si = GetStreamInfo(nats, ShardStreamName(log, shard));
+  if (!si.ok()) return si.status();
+  return static_cast<int>((*si)->Config->Replicas);
+}
+
 absl::StatusOr<uint64_t> ShardLastSequence(const NatsClient& nats, const std::string& collection,
                                            uint32_t shard) {
   absl::StatusOr<StreamInfoPtr> si = GetStreamInfo(nats, ShardStreamName(collection, shard));

@@ -40,6 +40,13 @@ absl::Status EnsureShardStream(const NatsClient& nats, const std::string& collec
 // Deletes the stream (NOT_FOUND when there is none).
 absl::Status DeleteShardStream(const NatsClient& nats, const std::string& collection,
                                uint32_t shard);
+// Seals the stream: from then on JetStream refuses every publish to it, and
+// its messages stay readable (a cluster reindex's fence: no write lands in a
+// log it has finished copying). Sealing is final.
+absl::Status SealShardStream(const NatsClient& nats, const std::string& log, uint32_t shard);
+// The stream's JetStream replicas.
+absl::StatusOr<int> ShardStreamReplicas(const NatsClient& nats, const std::string& log,
+                                        uint32_t shard);
 // The sequence of the stream's last message (0 when it never had one).
 absl::StatusOr<uint64_t> ShardLastSequence(const NatsClient& nats, const std::string& collection,
                                            uint32_t shard);

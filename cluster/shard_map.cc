@@ -21,6 +21,11 @@ uint32_t ShardOf(const std::string& doc_id, uint32_t shards) {
   return static_cast<uint32_t>(XXH64(doc_id.data(), doc_id.size(), kSeed) % shards);
 }
 
+std::string LogName(const std::string& collection, uint32_t generation) {
+  if (generation == 0) return collection;
+  return absl::StrCat(collection, "@g", generation);
+}
+
 std::string ShardStreamName(const std::string& collection, uint32_t shard) {
   return absl::StrCat("neodb-", collection, "-", shard);
 }

@@ -6,8 +6,12 @@
 //
 // Names: collection names are [A-Za-z0-9_-]{1,128} (db/collection_spec.h),
 // valid in stream names and subject tokens as they are.
-//   stream   neodb-<collection>-<shard>
-//   subject  neodb.<collection>.<shard>.<hex of the document id>
+//   stream   neodb-<log>-<shard>
+//   subject  neodb.<log>.<shard>.<hex of the document id>
+// where <log> is the collection's log name: the collection's name for the
+// logs it was created with (generation 0), <name>@g<N> for those a cluster
+// reindex wrote (generation N: ClusterNode::Reindex). '@' is in no collection
+// name, so no collection's logs take another's names.
 // One subject per document: the stream keeps one message per subject (the
 // document's last upsert, or its tombstone), so the log stays as large as
 // the collection and still rebuilds a replica from its first message.
@@ -27,6 +31,10 @@ absl::Status CheckShardCount(uint32_t shards);
 // The shard of `doc_id` among `shards` (>= 1).
 uint32_t ShardOf(const std::string& doc_id, uint32_t shards);
 
+// The log name of `collection`'s generation `generation` (see above).
+std::string LogName(const std::string& collection, uint32_t generation);
+
+// The functions below take a log name (a collection's name is its generation 0's).
 std::string ShardStreamName(const std::string& collection, uint32_t shard);
 // The stream's subjects: neodb.<collection>.<shard>.*
 std::string ShardSubjects(const std::string& collection, uint32_t shard);

@@ -49,13 +49,14 @@ absl::Status ReadMeta(natsMsg* msg, uint64_t* sequence, uint64_t* pending) {
 }  // namespace
 
 ShardReplica::ShardReplica(engine::Database* db, const NatsClient* nats, std::string collection,
-                           uint32_t shard, uint32_t shards)
+                           std::string log, uint32_t shard, uint32_t shards)
     : db_(db),
       nats_(nats),
       collection_(std::move(collection)),
+      log_(std::move(log)),
       shard_(shard),
       shards_(shards),
-      stream_(ShardStreamName(collection_, shard_)) {}
+      stream_(ShardStreamName(log_, shard_)) {}
 
 ShardReplica::~ShardReplica() {
   Stop();
@@ -72,6 +73,9 @@ absl::Status ShardReplica::LoadPosition() {
   if (loaded_) return absl::OkStatus();
   ASSIGN_OR_RETURN(uint64_t p, db_->SourcePositionOf(collection_, stream_));
   position_.store(p);
+  // A copy kept across a restart serves reads while it catches up (as it
+  // did before the restart); a new one only once it has caught up.
+  if (p > 0) ready_.store(true);
   loaded_ = true;
   return absl::OkStatus();
 }
@@ -89,7 +93,7 @@ absl::Status ShardReplica::Subscribe() {
   } else {
     so.Config.DeliverPolicy = js_DeliverAll;
   }
-  const std::string subjects = ShardSubjects(collection_, shard_);
+  const std::string subjects = ShardSubjects(log_, shard_);
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus s = js_SubscribeSync(&sub_, nats_->jetstream(), subjects.c_str(), nullptr, &so, &jerr);
   if (s != NATS_OK) {
@@ -122,8 +126,9 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
   RETURN_IF_ERROR(LoadPosition());
   RETURN_IF_ERROR(Subscribe());
   std::vector<Received> batch;
+  bool caught_up = false;  // the batch's last change was the stream's last then
   int64_t wait_ms = std::max<int64_t>(1, absl::ToInt64Milliseconds(wait));
-  const std::string prefix = absl::StrCat("neodb.", collection_, ".", shard_, ".");
+  const std::string prefix = absl::StrCat("neodb.", log_, ".", shard_, ".");
   while (batch.size() < kMaxBatch) {
     natsMsg* raw = nullptr;
     natsStatus s = natsSubscription_NextMsg(&raw, sub_, wait_ms);
@@ -155,6 +160,7 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
                                               change->doc_id(), "' of another subject"));
     }
     batch.push_back(Received{sequence, MsgId(msg.get()), *std::move(change)});
+    caught_up = pending == 0;
     if (pending == 0) break;  // caught up: apply now
     wait_ms = 1000;           // more are on their way
   }
@@ -167,12 +173,13 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
     if (quiet_since_ == absl::InfiniteFuture()) quiet_since_ = now;
     if (now - quiet_since_ >= kQuietCheck) {
       quiet_since_ = now;
-      ASSIGN_OR_RETURN(uint64_t last, ShardLastSequence(*nats_, collection_, shard_));
+      ASSIGN_OR_RETURN(uint64_t last, ShardLastSequence(*nats_, log_, shard_));
       ASSIGN_OR_RETURN(bool diverged, DivergedLocked(last));
       if (diverged) {
         RETURN_IF_ERROR(ResyncLocked());
         return 0;
       }
+      if (last <= position_.load()) ready_.store(true);  // an empty stream, or all applied
       if (last > position_.load()) {
         spdlog::info("replica of {}: quiet at {} while the stream is at {}; subscribing again",
                      stream_, position_.load(), last);
@@ -205,6 +212,7 @@ absl::StatusOr<size_t> ShardReplica::PollLocked(absl::Duration wait) {
     applied += j - i;
     i = j;
   }
+  if (caught_up) ready_.store(true);
   return applied;
 }
 
@@ -258,6 +266,7 @@ absl::Status ShardReplica::DeleteCopyLocked(size_t* deleted) {
 absl::Status ShardReplica::ResyncLocked() {
   size_t deleted = 0;
   RETURN_IF_ERROR(DeleteCopyLocked(&deleted));
+  ready_.store(false);  // its copy is gone until it has read the stream again
   resyncs_.fetch_add(1);
   spdlog::warn("replica of {}: deleted its {} documents; reading the stream again from its start",
                stream_, deleted);
@@ -300,7 +309,7 @@ absl::Status ShardReplica::WaitFor(uint64_t sequence, absl::Duration timeout) {
 }
 
 absl::Status ShardReplica::CatchUp(absl::Duration timeout) {
-  ASSIGN_OR_RETURN(uint64_t last, ShardLastSequence(*nats_, collection_, shard_));
+  ASSIGN_OR_RETURN(uint64_t last, ShardLastSequence(*nats_, log_, shard_));
   {
     std::lock_guard<std::mutex> lock(poll_mu_);
     RETURN_IF_ERROR(LoadPosition());

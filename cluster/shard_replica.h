@@ -45,9 +45,10 @@ namespace neodb::cluster {
 class ShardReplica {
  public:
   // `db` holds the collection (created with the collection's spec, same
-  // model); `db` and `nats` outlive the replica.
+  // model); the replica reads the shard's stream of `log`, the collection's
+  // current log (shard_map.h's LogName). `db` and `nats` outlive the replica.
   ShardReplica(engine::Database* db, const NatsClient* nats, std::string collection,
-               uint32_t shard, uint32_t shards);
+               std::string log, uint32_t shard, uint32_t shards);
   ~ShardReplica();
   ShardReplica(const ShardReplica&) = delete;
   ShardReplica& operator=(const ShardReplica&) = delete;
@@ -75,9 +76,15 @@ class ShardReplica {
   uint64_t applied() const { return applied_.load(); }
   // How often this replica found its stream diverged and resynchronised.
   uint64_t resyncs() const { return resyncs_.load(); }
+  // Whether this copy answers reads: it was kept across a restart, or it has
+  // applied its stream up to the stream's last change at least once (a new
+  // replica reading the stream from its start is not, so a fan-out asks
+  // another node for the shard meanwhile).
+  bool ready() const { return ready_.load(); }
   // OK, or why the last attempt to apply failed.
   absl::Status status() const;
   const std::string& stream() const { return stream_; }
+  const std::string& log() const { return log_; }
 
  private:
   absl::Status LoadPosition();
@@ -97,6 +104,7 @@ class ShardReplica {
   engine::Database* const db_;
   const NatsClient* const nats_;
   const std::string collection_;
+  const std::string log_;
   const uint32_t shard_;
   const uint32_t shards_;
   const std::string stream_;
@@ -113,6 +121,7 @@ class ShardReplica {
   std::string tip_id_;
   std::atomic<uint64_t> resyncs_{0};
   std::atomic<uint64_t> applied_{0};
+  std::atomic<bool> ready_{false};
 
   mutable std::mutex mu_;  // guards status_, stop_; cv_ signals position changes
   std::condition_variable cv_;

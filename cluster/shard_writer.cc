@@ -62,20 +62,26 @@ absl::StatusOr<ConsistencyToken> ParseToken(const std::string& text) {
 ShardWriter::ShardWriter(engine::Database* db, const NatsClient* nats, std::string node_id)
     : db_(db), nats_(nats), node_id_(std::move(node_id)), epoch_(RandomEpoch()) {}
 
-absl::Status ShardWriter::Publish(const std::string& collection, uint32_t shards,
+absl::Status ShardWriter::Publish(const std::string& log, uint32_t shards,
                                   const ShardChange& change, const std::string& msg_id,
-                                  absl::Time deadline, ConsistencyToken* token) {
+                                  absl::Time deadline, ConsistencyToken* token,
+                                  const std::function<bool()>& current) {
   const uint32_t shard = ShardOf(change.doc_id(), shards);
   absl::Duration backoff = absl::Milliseconds(50);
   while (true) {
     absl::StatusOr<uint64_t> seq =
-        PublishShardChange(*nats_, collection, shard, change, msg_id, deadline);
+        PublishShardChange(*nats_, log, shard, change, msg_id, deadline);
     if (seq.ok()) {
       Raise(shard, *seq, token);
       return absl::OkStatus();
     }
     if (!absl::IsUnavailable(seq.status()) || absl::Now() + backoff >= deadline) {
       return seq.status();
+    }
+    if (current && !current()) {
+      return absl::AbortedError(absl::StrCat(
+          "log ", log, " is no longer the collection's (a cluster reindex switched it): ",
+          seq.status().message(), "; retry"));
     }
     std::this_thread::sleep_for(absl::ToChronoMilliseconds(backoff));
     backoff = std::min(backoff * 2, absl::Seconds(1));
@@ -102,20 +108,31 @@ void OnAck(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr*, void* closure) {
 
 }  // namespace
 
-absl::Status ShardWriter::PublishAll(const std::string& collection, uint32_t shards,
+absl::Status ShardWriter::PublishAll(const std::string& log, uint32_t shards,
                                      const std::vector<ShardChange>& all, absl::Time deadline,
-                                     ConsistencyToken* token) {
+                                     ConsistencyToken* token,
+                                     const std::function<bool()>& current) {
   // One change per id, its last: published together, two changes of one id
   // could be stored in either order.
   std::map<std::string, size_t> last;
   for (size_t i = 0; i < all.size(); ++i) last[all[i].doc_id()] = i;
-  std::vector<const ShardChange*> changes;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (last[all[i].doc_id()] == i) changes.push_back(&all[i]);
-  }
+  std::vector<ShardChange> changes;
   std::vector<std::string> ids;
-  for (size_t i = 0; i < changes.size(); ++i) {
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (last[all[i].doc_id()] != i) continue;
+    changes.push_back(all[i]);
     ids.push_back(absl::StrCat(node_id_, "-", epoch_, "-", next_.fetch_add(1)));
+  }
+  return PublishWithIds(log, shards, changes, ids, deadline, token, current);
+}
+
+absl::Status ShardWriter::PublishWithIds(const std::string& log, uint32_t shards,
+                                         const std::vector<ShardChange>& changes,
+                                         const std::vector<std::string>& ids, absl::Time deadline,
+                                         ConsistencyToken* token,
+                                         const std::function<bool()>& current) {
+  if (ids.size() != changes.size()) {
+    return absl::InternalError("PublishWithIds: one publish id per change");
   }
   auto record = std::make_shared<AsyncAcks>();
   AsyncAcks& acks = *record;
@@ -131,9 +148,9 @@ absl::Status ShardWriter::PublishAll(const std::string& collection, uint32_t sha
     jsCtx* js = nullptr;
     if (natsConnection_JetStream(&js, nats_->connection(), &jo) == NATS_OK) {
       for (size_t i = 0; i < changes.size(); ++i) {
-        const uint32_t shard = ShardOf(changes[i]->doc_id(), shards);
-        const std::string subject = DocumentSubject(collection, shard, changes[i]->doc_id());
-        const std::string payload = EncodeShardChange(*changes[i]);
+        const uint32_t shard = ShardOf(changes[i].doc_id(), shards);
+        const std::string subject = DocumentSubject(log, shard, changes[i].doc_id());
+        const std::string payload = EncodeShardChange(changes[i]);
         natsMsg* m = nullptr;
         if (natsMsg_Create(&m, subject.c_str(), nullptr, payload.data(),
                            static_cast<int>(payload.size())) != NATS_OK) {
@@ -169,20 +186,31 @@ absl::Status ShardWriter::PublishAll(const std::string& collection, uint32_t sha
   }
   for (size_t i = 0; i < changes.size(); ++i) {
     if (auto it = acked.find(ids[i]); it != acked.end()) {
-      Raise(ShardOf(changes[i]->doc_id(), shards), it->second, token);
+      Raise(ShardOf(changes[i].doc_id(), shards), it->second, token);
       continue;
     }
-    RETURN_IF_ERROR(Publish(collection, shards, *changes[i], ids[i], deadline, token));
+    RETURN_IF_ERROR(Publish(log, shards, changes[i], ids[i], deadline, token, current));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<ShardedWrite> ShardWriter::Upsert(const std::string& collection, uint32_t shards,
+absl::StatusOr<ShardedWrite> ShardWriter::Upsert(const ShardedCollection& c,
                                                  std::vector<engine::DocumentInput> docs,
-                                                 absl::Time deadline) {
-  RETURN_IF_ERROR(CheckShardCount(shards));
+                                                 absl::Time deadline,
+                                                 const std::function<bool()>& current) {
+  RETURN_IF_ERROR(CheckShardCount(c.shards));
   ASSIGN_OR_RETURN(engine::Collection::PreparedWrite write,
-                   db_->PrepareUpsert(collection, std::move(docs), deadline));
+                   db_->PrepareUpsert(c.spec.name, std::move(docs), deadline));
+  // The vectors must be of the model of the log they go to: across a
+  // cluster reindex's switch this node's collection and its view of the map
+  // move one after the other.
+  for (const db::Document& d : write.documents) {
+    if (d.model_id != c.model_id) {
+      return absl::UnavailableError(absl::StrCat(
+          "collection '", c.spec.name, "' is switching to model ", c.model_id,
+          " (a cluster reindex); this node still embeds with ", d.model_id, ": retry"));
+    }
+  }
   ShardedWrite out;
   std::vector<ShardChange> changes;
   for (db::Document& d : write.documents) {
@@ -191,16 +219,17 @@ absl::StatusOr<ShardedWrite> ShardWriter::Upsert(const std::string& collection, 
     change.document = std::move(d);
     changes.push_back(std::move(change));
   }
-  RETURN_IF_ERROR(PublishAll(collection, shards, changes, deadline, &out.token));
+  RETURN_IF_ERROR(PublishAll(c.log(), c.shards, changes, deadline, &out.token, current));
   out.ids = std::move(write.ids);
   out.tokens = write.tokens;
   return out;
 }
 
-absl::StatusOr<ShardedWrite> ShardWriter::Delete(const std::string& collection, uint32_t shards,
+absl::StatusOr<ShardedWrite> ShardWriter::Delete(const ShardedCollection& c,
                                                  const std::vector<std::string>& ids,
-                                                 absl::Time deadline) {
-  RETURN_IF_ERROR(CheckShardCount(shards));
+                                                 absl::Time deadline,
+                                                 const std::function<bool()>& current) {
+  RETURN_IF_ERROR(CheckShardCount(c.shards));
   for (const std::string& id : ids) {
     if (id.empty() || id.size() > db::kMaxDocumentIdBytes) {
       return absl::InvalidArgumentError(absl::StrCat("document id of ", id.size(),
@@ -216,7 +245,7 @@ absl::StatusOr<ShardedWrite> ShardWriter::Delete(const std::string& collection, 
     change.id = id;
     changes.push_back(std::move(change));
   }
-  RETURN_IF_ERROR(PublishAll(collection, shards, changes, deadline, &out.token));
+  RETURN_IF_ERROR(PublishAll(c.log(), c.shards, changes, deadline, &out.token, current));
   out.ids = ids;
   return out;
 }

@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -34,6 +35,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cluster/cluster_map.h"
 #include "cluster/nats_client.h"
 #include "cluster/shard_change.h"
 #include "engine/database.h"
@@ -61,23 +63,40 @@ class ShardWriter {
   // this writer's publish ids unique (1..64 bytes). Both outlive the writer.
   ShardWriter(engine::Database* db, const NatsClient* nats, std::string node_id);
 
-  absl::StatusOr<ShardedWrite> Upsert(const std::string& collection, uint32_t shards,
+  // Writes to `c`'s current log (its entry as this node last read it).
+  // UNAVAILABLE when this node's collection embeds with another model than
+  // the entry's: a cluster reindex is switching it (retry).
+  // `current`, when given, says whether c's log is still the collection's:
+  // once it is not (a cluster reindex switched it), retries stop with
+  // ABORTED instead of waiting for a log that is gone.
+  absl::StatusOr<ShardedWrite> Upsert(const ShardedCollection& c,
                                       std::vector<engine::DocumentInput> docs,
-                                      absl::Time deadline);
+                                      absl::Time deadline,
+                                      const std::function<bool()>& current = {});
   // Publishes a tombstone for every id (whether or not a replica has it:
   // the tombstone is what keeps a lagging replica from keeping it).
-  absl::StatusOr<ShardedWrite> Delete(const std::string& collection, uint32_t shards,
-                                      const std::vector<std::string>& ids, absl::Time deadline);
+  absl::StatusOr<ShardedWrite> Delete(const ShardedCollection& c,
+                                      const std::vector<std::string>& ids, absl::Time deadline,
+                                      const std::function<bool()>& current = {});
+
+  // Publishes `changes` to the streams of `log` (shard_map.h), one per
+  // publish id of `ids` (the caller's: a copy made twice is stored once),
+  // and waits for every ack: all at once (asynchronous publishes, acks
+  // awaited together), then one by one, with the same ids, those whose ack
+  // did not come. REQUIRES: at most one change per document id.
+  absl::Status PublishWithIds(const std::string& log, uint32_t shards,
+                              const std::vector<ShardChange>& changes,
+                              const std::vector<std::string>& ids, absl::Time deadline,
+                              ConsistencyToken* token, const std::function<bool()>& current = {});
 
  private:
-  // Publishes `changes` (one id each) and waits for every ack: all at once
-  // (asynchronous publishes, acks awaited together), then one by one, with
-  // the same ids, those whose ack did not come.
-  absl::Status PublishAll(const std::string& collection, uint32_t shards,
+  // PublishWithIds for a request's changes, with ids of this writer's own.
+  absl::Status PublishAll(const std::string& log, uint32_t shards,
                           const std::vector<ShardChange>& changes, absl::Time deadline,
-                          ConsistencyToken* token);
-  absl::Status Publish(const std::string& collection, uint32_t shards, const ShardChange& change,
-                       const std::string& msg_id, absl::Time deadline, ConsistencyToken* token);
+                          ConsistencyToken* token, const std::function<bool()>& current);
+  absl::Status Publish(const std::string& log, uint32_t shards, const ShardChange& change,
+                       const std::string& msg_id, absl::Time deadline, ConsistencyToken* token,
+                       const std::function<bool()>& current);
 
   engine::Database* const db_;
   const NatsClient* const nats_;

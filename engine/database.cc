@@ -268,6 +268,23 @@ absl::StatusOr<CollectionInfo> Database::CreateCollection(db::CollectionSpec spe
   // No model decides for client vectors without a query model: mean, as before.
   if (spec.pooling.empty()) spec.pooling = std::string(PoolingName(encoder::Pooling::kMean));
   if (spec.fusion.empty()) spec.fusion = std::string(keyword::FusionMethodName(keyword::FusionOptions{}.method));
+  return CreateResolved(std::move(spec));
+}
+
+absl::StatusOr<CollectionInfo> Database::CreateCollectionAs(db::CollectionSpec spec) {
+  if (IsStagingName(spec.name) || spec.name.size() > kMaxUserCollectionNameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("'", spec.name, "' is not a collection name"));
+  }
+  ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(spec));
+  if (settings.HasModel()) {
+    // Its model loads here, and is the one the spec names.
+    const Collection::State state{std::move(settings), nullptr};
+    RETURN_IF_ERROR(ModelOf(state).status());
+  }
+  return CreateResolved(std::move(spec));
+}
+
+absl::StatusOr<CollectionInfo> Database::CreateResolved(db::CollectionSpec spec) {
   spec.engine_state.clear();
   ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(spec));
   RETURN_IF_ERROR(index::ValidateIndexSpec(spec.index_spec, static_cast<int>(spec.dimension)));
@@ -306,6 +323,19 @@ absl::Status Database::DropCollection(const std::string& name) {
         absl::StrCat("collection '", name, "' is being reindexed; drop it afterwards"));
   }
   std::lock_guard<std::mutex> wlock(write_mu_);
+  return DropLocked(name);
+}
+
+absl::Status Database::DropReplicatedCopy(const std::string& name) {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
+  std::lock_guard<std::mutex> wlock(write_mu_);
+  RETURN_IF_ERROR(DropLocked(name));
+  std::lock_guard<std::mutex> lock(replicated_mu_);
+  replicated_.erase(name);
+  return absl::OkStatus();
+}
+
+absl::Status Database::DropLocked(const std::string& name) {
   RETURN_IF_ERROR(store_->DropCollection(name));
   // A reindex that was interrupted and could not resume may have left its
   // staging collection; it must not outlive the collection.

@@ -224,6 +224,11 @@ class Database {
   // when the query model cannot be loaded.
   absl::StatusOr<CollectionInfo> CreateCollection(db::CollectionSpec spec,
                                                   const VectorOptions& vectors);
+  // A collection as `spec` describes it whole (its model, dimension and
+  // settings, as another node created it), not on this node's default model:
+  // a cluster's replica of a collection a reindex moved to another model.
+  // FAILED_PRECONDITION when the spec's model does not load here as that id.
+  absl::StatusOr<CollectionInfo> CreateCollectionAs(db::CollectionSpec spec);
   absl::Status DropCollection(const std::string& name);
   absl::StatusOr<CollectionInfo> DescribeCollection(const std::string& name) const;
   // Whether the collection exists; cheap (no counts, no index statistics),
@@ -328,6 +333,21 @@ class Database {
   // collection, FAILED_PRECONDITION for one that holds client-supplied
   // vectors. (A dry run: ReindexRequest.dry_run.)
   absl::Status CheckReindex(const std::string& collection) const;
+  // What a reindex of `collection` onto `model_dir` (empty: its own model)
+  // would make its spec, with CheckReindex's and Reindex's checks, and
+  // without reindexing: a sharded collection's reindex (cluster/) embeds
+  // with it (PrepareUpsertAs) and sends the vectors through its log.
+  absl::StatusOr<db::CollectionSpec> ReindexedSpec(const std::string& collection,
+                                                  const std::string& model_dir);
+  // PrepareUpsert as a collection of `spec` would embed (its model, its
+  // settings), whether or not such a collection exists here.
+  absl::StatusOr<Collection::PreparedWrite> PrepareUpsertAs(const db::CollectionSpec& spec,
+                                                            std::vector<DocumentInput> docs,
+                                                            absl::Time deadline);
+  // Drops this node's copy of a replicated collection (MarkReplicated ends
+  // for it): its log is the collection's truth, and the copy is rebuilt from
+  // it (a cluster reindex moved the log to another model).
+  absl::Status DropReplicatedCopy(const std::string& name);
   // The model directories the server itself chose for `collection`: the
   // default model's (DatabaseOptions::default_model_dir) and the
   // collection's current and previous ones (db::CollectionSpec), empty ones
@@ -389,6 +409,13 @@ class Database {
   void ResumeInterruptedReindexes();
   void ReindexJob(std::shared_ptr<Collection> c, std::shared_ptr<Model> target);
   absl::Status ReindexRun(Collection& c, Model& target);
+  // The model a reindex of `state`'s collection onto `model_dir` (empty: its
+  // own) embeds with, its dimension checked.
+  absl::StatusOr<std::shared_ptr<Model>> ReindexTarget(const Collection::State& state,
+                                                      const std::string& model_dir);
+  absl::Status DropLocked(const std::string& name);  // REQUIRES: write_mu_
+  // Creates the collection `spec` describes (its fields all filled in).
+  absl::StatusOr<CollectionInfo> CreateResolved(db::CollectionSpec spec);
 
   DatabaseOptions options_;
   // Every file write of the data directory outside RocksDB (common/env.h):

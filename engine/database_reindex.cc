@@ -78,6 +78,17 @@ absl::StatusOr<CollectionSettings> SettingsOnTarget(const db::CollectionSpec& sp
   return ParseSettings(next);
 }
 
+// `spec` (the settings already moved: SettingsOnTarget) naming `target`'s
+// model, directory and precision: the collection as the reindex leaves it.
+db::CollectionSpec SpecOnTarget(const db::CollectionSpec& spec, const Model& target) {
+  db::CollectionSpec next = spec;
+  next.model_id = target.embedder->model_id();
+  next.model_dir = target.dir;
+  next.precision = std::string(encoder::PrecisionName(target.embedder->precision()));
+  next.engine_state.clear();
+  return next;
+}
+
 }  // namespace
 
 absl::Status Database::CheckReindex(const std::string& collection) const {
@@ -105,6 +116,46 @@ absl::StatusOr<std::vector<std::string>> Database::OwnModelDirs(
   return dirs;
 }
 
+absl::StatusOr<std::shared_ptr<Model>> Database::ReindexTarget(const Collection::State& state,
+                                                              const std::string& model_dir) {
+  std::shared_ptr<Model> target;
+  if (model_dir.empty()) {
+    ASSIGN_OR_RETURN(target, ModelOf(state));
+  } else {
+    // The new model keeps the collection's precision.
+    ASSIGN_OR_RETURN(target, models_->Load(model_dir,
+                                           encoder::ParsePrecision(state.settings.spec.precision)
+                                               .value_or(encoder::Precision::kF32)));
+  }
+  const db::CollectionSpec& spec = state.settings.spec;
+  if (target->embedder->dim() != static_cast<int>(spec.dimension)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model in ", model_dir, " has dimension ", target->embedder->dim(), "; collection '",
+        spec.name, "' has ", spec.dimension, " (create a new collection instead)"));
+  }
+  return target;
+}
+
+absl::StatusOr<db::CollectionSpec> Database::ReindexedSpec(const std::string& collection,
+                                                          const std::string& model_dir) {
+  RETURN_IF_ERROR(CheckReindex(collection));
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  std::shared_ptr<const Collection::State> state = c->state();
+  ASSIGN_OR_RETURN(std::shared_ptr<Model> target, ReindexTarget(*state, model_dir));
+  ASSIGN_OR_RETURN(const CollectionSettings settings,
+                   SettingsOnTarget(state->settings.spec, *target));
+  return SpecOnTarget(settings.spec, *target);
+}
+
+absl::StatusOr<Collection::PreparedWrite> Database::PrepareUpsertAs(
+    const db::CollectionSpec& spec, std::vector<DocumentInput> docs, absl::Time deadline) {
+  ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(spec));
+  const Collection::State state{std::move(settings), nullptr};
+  ASSIGN_OR_RETURN(std::shared_ptr<Model> m, ModelOf(state));
+  return Collection::PrepareWrite(state, m.get(), std::move(docs), options_.max_request_tokens,
+                                  deadline, {});
+}
+
 absl::Status Database::Reindex(const std::string& collection, const std::string& model_dir) {
   RETURN_IF_ERROR(RefuseIfReplicated(collection, "a reindex"));
   RETURN_IF_ERROR(CheckReindex(collection));
@@ -112,21 +163,7 @@ absl::Status Database::Reindex(const std::string& collection, const std::string&
   // The target model is loaded here, so a bad directory or dimension is the
   // caller's answer rather than a failed job.
   std::shared_ptr<const Collection::State> state = c->state();
-  std::shared_ptr<Model> target;
-  if (model_dir.empty()) {
-    ASSIGN_OR_RETURN(target, ModelOf(*state));
-  } else {
-    // The new model keeps the collection's precision.
-    ASSIGN_OR_RETURN(target, models_->Load(model_dir,
-                                           encoder::ParsePrecision(state->settings.spec.precision)
-                                               .value_or(encoder::Precision::kF32)));
-  }
-  const db::CollectionSpec& spec = state->settings.spec;
-  if (target->embedder->dim() != static_cast<int>(spec.dimension)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "model in ", model_dir, " has dimension ", target->embedder->dim(), "; collection '",
-        spec.name, "' has ", spec.dimension, " (create a new collection instead)"));
-  }
+  ASSIGN_OR_RETURN(std::shared_ptr<Model> target, ReindexTarget(*state, model_dir));
   bool running = false, same = false;
   c->UpdateReindex([&](ReindexProgress& p) {
     running = p.state == ReindexProgress::State::kRunning;
@@ -228,12 +265,8 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
   } unpin{this, pin};
 
   const std::string staging = StagingName(name);
-  db::CollectionSpec staging_spec = spec;
+  db::CollectionSpec staging_spec = SpecOnTarget(spec, target);
   staging_spec.name = staging;
-  staging_spec.model_id = target_id;
-  staging_spec.model_dir = target.dir;
-  staging_spec.precision = std::string(encoder::PrecisionName(target.embedder->precision()));
-  staging_spec.engine_state.clear();
   staging_spec.created_at_micros = 0;
   // The staging collection of an interrupted attempt at the same vectors is
   // kept (its vectors are reused below); any other is replaced.

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "cluster/cluster_map.h"
 #include "engine/database.h"
 #include "gtest/gtest.h"
 
@@ -32,6 +33,21 @@ inline std::map<std::string, std::string> Contents(engine::Database& db,
     token = page->next_page_token;
   }
   return out;
+}
+
+// `collection` of `db` as a cluster map entry at generation 0 with `shards`
+// shards (placement left empty): what a ShardWriter writes to.
+inline ShardedCollection EntryOf(engine::Database& db, const std::string& collection,
+                                 uint32_t shards) {
+  ShardedCollection c;
+  auto info = db.DescribeCollection(collection);
+  EXPECT_TRUE(info.ok()) << info.status();
+  if (info.ok()) {
+    c.spec = info->spec;
+    c.model_id = info->spec.model_id;
+  }
+  c.shards = shards;
+  return c;
 }
 
 }  // namespace neodb::cluster::testing

@@ -87,7 +87,8 @@ struct Node {
       if (auto c = db->CreateCollection(spec); !c.ok()) return c.status();
     }
     for (uint32_t s = 0; s < kShards; ++s) {
-      replicas.push_back(std::make_unique<ShardReplica>(db.get(), nats.get(), kCollection, s, kShards));
+      replicas.push_back(std::make_unique<ShardReplica>(db.get(), nats.get(), kCollection,
+                                                        kCollection, s, kShards));
       replicas.back()->Start();
     }
     return absl::OkStatus();
@@ -160,6 +161,7 @@ class FailoverTest : public ::testing::Test {
       ASSERT_TRUE(st.ok()) << st;
     }
     for (auto& n : nodes_) ASSERT_TRUE(n->Open(urls_).ok());
+    entry_ = testing::EntryOf(*nodes_[0]->db, kCollection, kShards);
   }
   void TearDown() override {
     for (auto& n : nodes_) {
@@ -176,6 +178,7 @@ class FailoverTest : public ::testing::Test {
   std::vector<std::string> urls_;
   std::unique_ptr<NatsClient> admin_;
   std::vector<std::unique_ptr<Node>> nodes_;
+  ShardedCollection entry_;  // what the writers write to (every node has the same model)
 };
 
 // One writer's ids (its own prefix: no other writer touches them, so its
@@ -227,7 +230,7 @@ TEST_F(FailoverTest, KillingServersAndNodesLosesNoAcknowledgedWrite) {
         absl::Status st;
         std::map<std::string, std::string> texts;  // the last text of each id in the call
         if (rng() % 4 == 0) {
-          st = writer.Delete(kCollection, kShards, ids, deadline).status();
+          st = writer.Delete(entry_, ids, deadline).status();
           for (const std::string& id : ids) texts[id] = "";
         } else {
           std::vector<DocumentInput> docs;
@@ -238,7 +241,7 @@ TEST_F(FailoverTest, KillingServersAndNodesLosesNoAcknowledgedWrite) {
             texts[id] = d.text;
             docs.push_back(std::move(d));
           }
-          st = writer.Upsert(kCollection, kShards, std::move(docs), deadline).status();
+          st = writer.Upsert(entry_, std::move(docs), deadline).status();
         }
         if (st.ok()) {
           for (const auto& [id, text] : texts) {
@@ -308,7 +311,7 @@ TEST_F(FailoverTest, KillingServersAndNodesLosesNoAcknowledgedWrite) {
   for (int w = 0; w < 2; ++w) {
     ShardWriter writer(nodes_[w]->db.get(), nodes_[w]->nats.get(), absl::StrCat("settle", w));
     for (const std::string& id : writers[w].uncertain) {
-      auto d = writer.Delete(kCollection, kShards, {id}, absl::Now() + kWait);
+      auto d = writer.Delete(entry_, {id}, absl::Now() + kWait);
       ASSERT_TRUE(d.ok()) << d.status();
       writers[w].last[id] = "";
     }
@@ -383,13 +386,13 @@ TEST_F(FailoverTest, TwoServersDownWritesFailFastReadsAnswerAndResume) {
   DocumentInput d;
   d.id = "before";
   d.text = "written before the outage";
-  ASSERT_TRUE(writer.Upsert(kCollection, kShards, {d}, absl::Now() + kWait).ok());
+  ASSERT_TRUE(writer.Upsert(entry_, {d}, absl::Now() + kWait).ok());
   for (auto& r : nodes_[1]->replicas) ASSERT_TRUE(r->CatchUp(kWait).ok());
   servers_[1]->Kill();
   servers_[2]->Kill();
   d.id = "during";
   const absl::Time start = absl::Now();
-  auto w = writer.Upsert(kCollection, kShards, {d}, absl::Now() + absl::Seconds(3));
+  auto w = writer.Upsert(entry_, {d}, absl::Now() + absl::Seconds(3));
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.status().code(), absl::StatusCode::kUnavailable) << w.status();
   // How fast it gave up (its deadline was 3 s): printed, not asserted, as
@@ -406,7 +409,7 @@ TEST_F(FailoverTest, TwoServersDownWritesFailFastReadsAnswerAndResume) {
       nodes_[1]->db->NearText(kCollection, "outage", std::nullopt, p, absl::InfiniteFuture()).ok());
   ASSERT_TRUE(servers_[1]->Restart().ok());
   d.id = "after";
-  auto after = writer.Upsert(kCollection, kShards, {d}, absl::Now() + kWait);
+  auto after = writer.Upsert(entry_, {d}, absl::Now() + kWait);
   ASSERT_TRUE(after.ok()) << after.status();
   for (const auto& [shard, seq] : after->token) {
     ASSERT_TRUE(nodes_[1]->replicas[shard]->WaitFor(seq, kWait).ok());

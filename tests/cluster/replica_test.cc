@@ -102,7 +102,8 @@ class ReplicaTest : public ::testing::Test {
   }
   void AttachReplicas(Node& n) {
     for (uint32_t s = 0; s < kShards; ++s) {
-      n.replicas.push_back(std::make_unique<ShardReplica>(n.db.get(), nats_.get(), kCollection, s, kShards));
+      n.replicas.push_back(std::make_unique<ShardReplica>(n.db.get(), nats_.get(), kCollection,
+                                                          kCollection, s, kShards));
     }
   }
   static void CatchUp(Node& n) {
@@ -135,15 +136,16 @@ TEST_F(ReplicaTest, WritesReachEveryReplicaAndMatchOneNode) {
   AttachReplicas(a);
   AttachReplicas(b);
   ShardWriter writer(a.db.get(), nats_.get(), "a");
+  const ShardedCollection entry = testing::EntryOf(*a.db, kCollection, kShards);
 
-  auto w = writer.Upsert(kCollection, kShards, Docs(0, 60, "apple"), absl::InfiniteFuture());
+  auto w = writer.Upsert(entry, Docs(0, 60, "apple"), absl::InfiniteFuture());
   ASSERT_TRUE(w.ok()) << w.status();
   ASSERT_TRUE(single.db->Upsert(kCollection, Docs(0, 60, "apple"), absl::InfiniteFuture()).ok());
   // Overwrites and deletes, some of never-written ids.
-  ASSERT_TRUE(writer.Upsert(kCollection, kShards, Docs(10, 20, "river"), absl::InfiniteFuture()).ok());
+  ASSERT_TRUE(writer.Upsert(entry, Docs(10, 20, "river"), absl::InfiniteFuture()).ok());
   ASSERT_TRUE(single.db->Upsert(kCollection, Docs(10, 20, "river"), absl::InfiniteFuture()).ok());
   const std::vector<std::string> gone = {"doc3", "doc15", "doc40", "never-written"};
-  auto d = writer.Delete(kCollection, kShards, gone, absl::InfiniteFuture());
+  auto d = writer.Delete(entry, gone, absl::InfiniteFuture());
   ASSERT_TRUE(d.ok()) << d.status();
   ASSERT_TRUE(single.db->Delete(kCollection, gone).ok());
   EXPECT_EQ(w->token.size(), kShards);  // 60 ids touch every shard
@@ -183,13 +185,14 @@ TEST_F(ReplicaTest, ARestartedReplicaResumesFromItsStoredPosition) {
   Node& b = AddNode();
   AttachReplicas(b);
   ShardWriter writer(a.db.get(), nats_.get(), "a");
-  ASSERT_TRUE(writer.Upsert(kCollection, kShards, Docs(0, 30, "apple"), absl::InfiniteFuture()).ok());
+  const ShardedCollection entry = testing::EntryOf(*a.db, kCollection, kShards);
+  ASSERT_TRUE(writer.Upsert(entry, Docs(0, 30, "apple"), absl::InfiniteFuture()).ok());
   CatchUp(b);
   std::vector<uint64_t> positions;
   for (auto& r : b.replicas) positions.push_back(r->position());
 
   b.Close();  // as after a crash: what the store kept is the position
-  ASSERT_TRUE(writer.Upsert(kCollection, kShards, Docs(30, 40, "stone"), absl::InfiniteFuture()).ok());
+  ASSERT_TRUE(writer.Upsert(entry, Docs(30, 40, "stone"), absl::InfiniteFuture()).ok());
   ASSERT_TRUE(b.Open().ok());
   AttachReplicas(b);
   size_t applied = 0;
@@ -213,14 +216,15 @@ TEST_F(ReplicaTest, ARestartedReplicaResumesFromItsStoredPosition) {
 TEST_F(ReplicaTest, ANewReplicaRebuildsFromTheCompactedStream) {
   Node& a = AddNode();
   ShardWriter writer(a.db.get(), nats_.get(), "a");
+  const ShardedCollection entry = testing::EntryOf(*a.db, kCollection, kShards);
   // Every document written five times, a third of them then deleted.
   for (int round = 0; round < 5; ++round) {
-    ASSERT_TRUE(writer.Upsert(kCollection, kShards, Docs(0, 30, absl::StrCat("round", round)),
+    ASSERT_TRUE(writer.Upsert(entry, Docs(0, 30, absl::StrCat("round", round)),
                               absl::InfiniteFuture()).ok());
   }
   std::vector<std::string> gone;
   for (int i = 0; i < 30; i += 3) gone.push_back(absl::StrCat("doc", i));
-  ASSERT_TRUE(writer.Delete(kCollection, kShards, gone, absl::InfiniteFuture()).ok());
+  ASSERT_TRUE(writer.Delete(entry, gone, absl::InfiniteFuture()).ok());
   // The log is as large as the collection's ids, not its history: 30
   // messages (20 documents, 10 tombstones) for 160 changes.
   uint64_t messages = 0;
@@ -260,7 +264,8 @@ TEST_F(ReplicaTest, AHostileMessageStopsTheReplicaWithoutMovingIt) {
   Node& a = AddNode();
   AttachReplicas(a);
   ShardWriter writer(a.db.get(), nats_.get(), "a");
-  ASSERT_TRUE(writer.Upsert(kCollection, 1, Docs(0, 5, "apple"), absl::InfiniteFuture()).ok());
+  const ShardedCollection entry = testing::EntryOf(*a.db, kCollection, 1);
+  ASSERT_TRUE(writer.Upsert(entry, Docs(0, 5, "apple"), absl::InfiniteFuture()).ok());
   ASSERT_TRUE(a.replicas[0]->CatchUp(kWait).ok());
   const uint64_t before = a.replicas[0]->position();
   // Garbage on a document's subject, as a broken or hostile node might send.
@@ -281,7 +286,7 @@ TEST_F(ReplicaTest, AHostileMessageStopsTheReplicaWithoutMovingIt) {
   EXPECT_EQ(Contents(*a.db).size(), 5u);
   // A fresh write replaces the garbage (one message per subject): the
   // replica moves past it.
-  ASSERT_TRUE(writer.Upsert(kCollection, 1, Docs(1, 2, "fixed"), absl::InfiniteFuture()).ok());
+  ASSERT_TRUE(writer.Upsert(entry, Docs(1, 2, "fixed"), absl::InfiniteFuture()).ok());
   ASSERT_TRUE(a.replicas[0]->CatchUp(kWait).ok()) << a.replicas[0]->status();
   // A valid change filed under another document's subject is refused too:
   // compaction would let it replace that document's last change.
@@ -302,7 +307,7 @@ TEST_F(ReplicaTest, AHostileMessageStopsTheReplicaWithoutMovingIt) {
   EXPECT_NE(a.replicas[0]->status().message().find("of another subject"), std::string::npos)
       << a.replicas[0]->status();
   EXPECT_EQ(a.replicas[0]->position(), at);
-  ASSERT_TRUE(writer.Upsert(kCollection, 1, Docs(4, 5, "fixed"), absl::InfiniteFuture()).ok());
+  ASSERT_TRUE(writer.Upsert(entry, Docs(4, 5, "fixed"), absl::InfiniteFuture()).ok());
   ASSERT_TRUE(a.replicas[0]->CatchUp(kWait).ok()) << a.replicas[0]->status();
   const auto got = Contents(*a.db);
   EXPECT_EQ(got.at("doc1"), "fixed number 1");
@@ -319,6 +324,7 @@ TEST_F(ReplicaTest, AReplicaAheadOfItsStreamResynchronises) {
   Node& a = AddNode();
   AttachReplicas(a);
   ShardWriter writer(a.db.get(), nats_.get(), "a");
+  const ShardedCollection entry = testing::EntryOf(*a.db, kCollection, kShards);
   auto recreate = [&] {
     for (uint32_t s = 0; s < kShards; ++s) {
       ASSERT_TRUE(DeleteShardStream(*nats_, kCollection, s).ok());
@@ -330,12 +336,12 @@ TEST_F(ReplicaTest, AReplicaAheadOfItsStreamResynchronises) {
     for (const DocumentInput& d : Docs(from, to, word)) want[d.id] = d.text;
     EXPECT_EQ(Contents(*a.db), want);
   };
-  ASSERT_TRUE(writer.Upsert(kCollection, kShards, Docs(0, 30, "apple"), absl::InfiniteFuture()).ok());
+  ASSERT_TRUE(writer.Upsert(entry, Docs(0, 30, "apple"), absl::InfiniteFuture()).ok());
   CatchUp(a);
   expect_only(0, 30, "apple");
   // Behind: each stream now ends below the position its replica applied.
   recreate();
-  ASSERT_TRUE(writer.Upsert(kCollection, kShards, Docs(100, 103, "pear"), absl::InfiniteFuture()).ok());
+  ASSERT_TRUE(writer.Upsert(entry, Docs(100, 103, "pear"), absl::InfiniteFuture()).ok());
   CatchUp(a);
   expect_only(100, 103, "pear");
   uint64_t resyncs = 0;
@@ -344,7 +350,7 @@ TEST_F(ReplicaTest, AReplicaAheadOfItsStreamResynchronises) {
   // Past it again with other changes: the message at a replica's position
   // is not the one it applied.
   recreate();
-  ASSERT_TRUE(writer.Upsert(kCollection, kShards, Docs(200, 260, "plum"), absl::InfiniteFuture()).ok());
+  ASSERT_TRUE(writer.Upsert(entry, Docs(200, 260, "plum"), absl::InfiniteFuture()).ok());
   CatchUp(a);
   expect_only(200, 260, "plum");
   resyncs = 0;
@@ -362,8 +368,9 @@ TEST_F(ReplicaTest, ReadYourWritesWithTheToken) {
   AttachReplicas(b);
   for (auto& r : b.replicas) r->Start();  // background appliers
   ShardWriter writer(a.db.get(), nats_.get(), "a");
+  const ShardedCollection entry = testing::EntryOf(*a.db, kCollection, kShards);
   for (int i = 0; i < 5; ++i) {
-    auto w = writer.Upsert(kCollection, kShards, Docs(i * 10, i * 10 + 10, "apple"),
+    auto w = writer.Upsert(entry, Docs(i * 10, i * 10 + 10, "apple"),
                            absl::InfiniteFuture());
     ASSERT_TRUE(w.ok()) << w.status();
     auto token = ParseToken(FormatToken(w->token));  // as it travels to a reader
@@ -383,9 +390,10 @@ TEST_F(ReplicaTest, AKilledNatsServerLosesNoAcknowledgedWrite) {
   AttachReplicas(b);
   for (auto& r : b.replicas) r->Start();
   ShardWriter writer(a.db.get(), nats_.get(), "a");
+  const ShardedCollection entry = testing::EntryOf(*a.db, kCollection, kShards);
   std::vector<std::string> acknowledged;
   for (int round = 0; round < 4; ++round) {
-    auto w = writer.Upsert(kCollection, kShards, Docs(round * 10, round * 10 + 10, "apple"),
+    auto w = writer.Upsert(entry, Docs(round * 10, round * 10 + 10, "apple"),
                            absl::Now() + kWait);
     ASSERT_TRUE(w.ok()) << w.status();
     acknowledged.insert(acknowledged.end(), w->ids.begin(), w->ids.end());
@@ -393,7 +401,7 @@ TEST_F(ReplicaTest, AKilledNatsServerLosesNoAcknowledgedWrite) {
     // them past a process kill; a machine loss is what R=3 is for).
     server_->Kill();
     // While it is down, a write fails within its deadline, with UNAVAILABLE.
-    auto down = writer.Upsert(kCollection, kShards, Docs(900, 901, "lost"),
+    auto down = writer.Upsert(entry, Docs(900, 901, "lost"),
                               absl::Now() + absl::Milliseconds(300));
     EXPECT_FALSE(down.ok());
     EXPECT_EQ(down.status().code(), absl::StatusCode::kUnavailable) << down.status();
