@@ -84,6 +84,10 @@ class CollectionsService final : public v1::Collections::Service {
   }
   grpc::Status Drop(grpc::ServerContext*, const v1::DropCollectionRequest* req,
                     v1::DropCollectionResponse*) override {
+    // A sharded collection is dropped from the cluster (every node's copy and its log).
+    if (cluster_ != nullptr && cluster_->IsSharded(req->name())) {
+      return Error(cluster_->DropCollection(req->name()));
+    }
     return Error(db_->DropCollection(req->name()));
   }
   grpc::Status SetFusion(grpc::ServerContext*, const v1::SetFusionRequest* req,

@@ -111,6 +111,7 @@ std::string EncodeShardedCollection(const ShardedCollection& c) {
   j["placement"] = c.placement;
   j["generation"] = c.generation;
   j["reindex_to"] = c.reindex_to;
+  j["dropped"] = c.dropped;
   return j.dump();
 }
 
@@ -165,6 +166,10 @@ absl::StatusOr<ShardedCollection> DecodeShardedCollection(const std::string& byt
       return bad("generation is not a count");
     }
     c.generation = j["generation"].get<uint32_t>();
+  }
+  if (j.contains("dropped")) {
+    if (!j["dropped"].is_boolean()) return bad("dropped is not a boolean");
+    c.dropped = j["dropped"].get<bool>();
   }
   if (j.contains("reindex_to")) {
     if (!j["reindex_to"].is_string()) return bad("reindex_to is not a string");

@@ -42,6 +42,10 @@ struct ShardedCollection {
   uint32_t generation = 0;
   // While a cluster reindex runs: the model it moves to (empty otherwise).
   std::string reindex_to;
+  // Dropped (ClusterNode::DropCollection): the entry stays as a tombstone,
+  // so a node that was down drops its copy too, and a collection created
+  // again under the name starts at the next generation (new log names).
+  bool dropped = false;
 
   std::string log() const;  // LogName(spec.name, generation)
 };

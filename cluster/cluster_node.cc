@@ -90,9 +90,15 @@ absl::StatusOr<ShardedCollection> ClusterNode::CreateCollection(db::CollectionSp
   c.shards = shards;
   c.replicas = replicas;
   ASSIGN_OR_RETURN(c.placement, PlaceShards(spec.name, shards, replicas, live));
-  if (map_->Get(spec.name).ok()) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("collection '", spec.name, "' already exists in the cluster"));
+  // A dropped collection's tombstone is taken over, at its next generation.
+  std::optional<ClusterMap::Versioned> tombstone;
+  if (absl::StatusOr<ClusterMap::Versioned> old = map_->GetVersioned(spec.name); old.ok()) {
+    if (!old->collection.dropped) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("collection '", spec.name, "' already exists in the cluster"));
+    }
+    tombstone = *std::move(old);
+    c.generation = tombstone->collection.generation + 1;
   }
   // Here first: the spec is checked and the model named before the cluster
   // sees anything.
@@ -111,9 +117,13 @@ absl::StatusOr<ShardedCollection> ClusterNode::CreateCollection(db::CollectionSp
     }
   }
   for (uint32_t s = 0; s < shards; ++s) {
-    RETURN_IF_ERROR(EnsureShardStream(*nats_, c.spec.name, s, so));
+    RETURN_IF_ERROR(EnsureShardStream(*nats_, c.log(), s, so));
   }
-  RETURN_IF_ERROR(map_->Create(c));
+  if (tombstone) {
+    RETURN_IF_ERROR(map_->Update(c, tombstone->revision));
+  } else {
+    RETURN_IF_ERROR(map_->Create(c));
+  }
   RETURN_IF_ERROR(Reconcile());  // marks it replicated here, starts the replicas placed here
   return c;
 }
@@ -162,24 +172,28 @@ absl::Status ClusterNode::Reconcile() {
   absl::Status result;
   for (ShardedCollection& c : all) {
     const std::string& name = c.spec.name;
-    absl::StatusOr<engine::CollectionInfo> here = db_->DescribeCollection(name);
-    if (absl::IsNotFound(here.status())) {
-      // As created: on this node's default model (which must be the
-      // collection's, checked below). After a cluster reindex: on the
-      // model the entry names.
-      here = c.generation == 0 ? db_->CreateCollection(c.spec) : db_->CreateCollectionAs(c.spec);
+    if (c.dropped) {
+      result.Update(DropCopyOf(c));
+      continue;
     }
+    absl::StatusOr<engine::CollectionInfo> here = db_->DescribeCollection(name);
+    // On this node's default model, which must be the collection's (checked
+    // below), unless a cluster reindex moved it to another (then rebuilt below).
+    if (absl::IsNotFound(here.status())) here = db_->CreateCollection(c.spec);
     if (!here.ok()) {
       result.Update(absl::Status(here.status().code(),
                                  absl::StrCat("creating collection '", name, "' on node ",
                                               options_.node_id, ": ", here.status().message())));
       continue;
     }
-    if (here->spec.model_id != c.model_id && here->spec.model_dir != c.spec.model_dir) {
+    if ((here->spec.model_id != c.model_id && here->spec.model_dir != c.spec.model_dir) ||
+        here->spec.created_at_micros != c.spec.created_at_micros) {
       // A cluster reindex moved the collection to another model (its
-      // entry names another model directory): this node's copy, of the
-      // old model, goes, and the new log's replicas rebuild it.
-      here = SwitchGeneration(c);
+      // entry names another model directory), or this node's copy is of
+      // a collection of the same name dropped since (every node creates
+      // its copy from the entry's spec, its creation time included): the
+      // copy goes, and the current log's replicas rebuild it.
+      here = RebuildCopy(c);
       if (!here.ok()) {
         result.Update(here.status());
         continue;
@@ -239,7 +253,66 @@ absl::Status ClusterNode::Reconcile() {
   return result;
 }
 
-absl::StatusOr<engine::CollectionInfo> ClusterNode::SwitchGeneration(const ShardedCollection& c) {
+absl::Status ClusterNode::DropCollection(const std::string& collection) {
+  ASSIGN_OR_RETURN(ClusterMap::Versioned v, map_->GetVersioned(collection));
+  ShardedCollection c = v.collection;
+  if (c.dropped) {
+    return absl::NotFoundError(absl::StrCat("collection '", collection, "' does not exist"));
+  }
+  if (!c.reindex_to.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "collection '", collection, "' is being reindexed (to ", c.reindex_to,
+        "); drop it afterwards"));
+  }
+  c.dropped = true;
+  RETURN_IF_ERROR(map_->Update(c, v.revision));
+  // The entry says dropped first: a stream deleted before it would make the
+  // nodes' writes fail rather than be refused as to a dropped collection.
+  for (uint32_t s = 0; s < c.shards; ++s) {
+    absl::Status st = DeleteShardStream(*nats_, c.log(), s);
+    if (!st.ok() && !absl::IsNotFound(st)) {
+      spdlog::warn("drop of '{}': its stream {} stays: {}", collection,
+                   ShardStreamName(c.log(), s), st.ToString());
+    }
+  }
+  return Reconcile();
+}
+
+absl::Status ClusterNode::DropCopyOf(const ShardedCollection& c) {
+  const std::string& name = c.spec.name;
+  bool known = false;
+  std::vector<std::unique_ptr<ShardReplica>> old;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    known = entries_.erase(name) > 0;
+    for (auto it = replicas_.begin(); it != replicas_.end();) {
+      if (it->first.first != name) {
+        ++it;
+        continue;
+      }
+      old.push_back(std::move(it->second));
+      it = replicas_.erase(it);
+    }
+  }
+  old.clear();  // each stops its thread before the copy goes
+  // This node's copy: one it replicated since it started, or one made from
+  // the dropped entry (the same creation time) while it was down.
+  absl::StatusOr<engine::CollectionInfo> here = db_->DescribeCollection(name);
+  if (!here.ok()) return absl::OkStatus();
+  if (!known && here->spec.created_at_micros != c.spec.created_at_micros) {
+    return absl::OkStatus();  // a collection of this node's own
+  }
+  spdlog::info("node {}: collection '{}' was dropped from the cluster; dropping this node's copy",
+               options_.node_id, name);
+  absl::Status s = db_->DropReplicatedCopy(name);
+  if (!s.ok() && !absl::IsNotFound(s)) {
+    return absl::Status(s.code(), absl::StrCat("dropping node ", options_.node_id, "'s copy of '",
+                                               name, "': ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<engine::CollectionInfo> ClusterNode::RebuildCopy(const ShardedCollection& c) {
   const std::string& name = c.spec.name;
   std::vector<std::unique_ptr<ShardReplica>> old;
   {
@@ -277,6 +350,9 @@ absl::StatusOr<std::vector<ShardMove>> ClusterNode::Rebalance(const std::string&
                                                              absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   ASSIGN_OR_RETURN(ClusterMap::Versioned v, map_->GetVersioned(collection));
+  if (v.collection.dropped) {
+    return absl::NotFoundError(absl::StrCat("collection '", collection, "' does not exist"));
+  }
   ASSIGN_OR_RETURN(std::vector<std::string> live, map_->LiveNodes());
   const ShardedCollection& now = v.collection;
   ASSIGN_OR_RETURN(std::vector<std::vector<std::string>> target,
@@ -476,6 +552,7 @@ absl::StatusOr<ClusterStatus> ClusterNode::Status() {
   for (const auto& [id, info] : infos) out.nodes[id] = info.address;
   ASSIGN_OR_RETURN(std::vector<ShardedCollection> all, map_->List());
   for (ShardedCollection& c : all) {
+    if (c.dropped) continue;
     CollectionStatus cs;
     for (uint32_t s = 0; s < c.shards; ++s) {
       ShardStatus ss;

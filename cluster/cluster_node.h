@@ -109,6 +109,13 @@ class ClusterNode {
   absl::StatusOr<ShardedCollection> CreateCollection(db::CollectionSpec spec, uint32_t shards,
                                                      uint32_t replicas, int log_replicas = 0);
 
+  // Drops `collection` from the cluster: its entry becomes a tombstone
+  // (ShardedCollection::dropped), its log's streams are deleted, and every
+  // node drops its copy at its next reconcile (one that was down, when it
+  // is back). NOT_FOUND when there is none; FAILED_PRECONDITION while a
+  // cluster reindex runs.
+  absl::Status DropCollection(const std::string& collection);
+
   // Brings this node in line with the map (see above). A collection whose
   // model here differs from the one it was created with is reported, and
   // no replica runs for it here.
@@ -201,9 +208,12 @@ class ClusterNode {
   static absl::StatusOr<ShardedWrite> SwitchedDuring(const ShardedCollection& c,
                                                      const std::function<bool()>& current,
                                                      absl::StatusOr<ShardedWrite> w);
-  // This node's copy of c's collection, of an older generation's model,
-  // dropped with its replicas and created again on c's spec (Reconcile).
-  absl::StatusOr<engine::CollectionInfo> SwitchGeneration(const ShardedCollection& c);
+  // This node's copy of c's collection, of an older generation's model or
+  // of a dropped collection of the same name, dropped with its replicas and
+  // created again on c's spec (Reconcile).
+  absl::StatusOr<engine::CollectionInfo> RebuildCopy(const ShardedCollection& c);
+  // c is dropped: this node's replicas stop and its copy goes (Reconcile).
+  absl::Status DropCopyOf(const ShardedCollection& c);
 
   engine::Database* const db_;
   const NatsClient* const nats_;

@@ -290,5 +290,52 @@ TEST_F(ClusterReindexTest, ABadModelAndASecondReindexAreRefusedWithNothingChange
   EXPECT_TRUE(nodes_[2]->node->Upsert(kName, Docs("doc", 20, 25, "pear"), absl::Now() + kWait).ok());
 }
 
+// Drop: every node drops its copy, one that was down too once back (it
+// finds the name taken by a new collection, made after the drop, and
+// rebuilds its copy rather than keep the dropped one's documents).
+TEST_F(ClusterReindexTest, ADroppedCollectionGoesFromEveryNodeAndItsNameIsFreeAgain) {
+  db::CollectionSpec spec;
+  spec.name = kName;
+  ASSERT_TRUE(nodes_[0]->node->CreateCollection(spec, kShards, 2, 1).ok());
+  ASSERT_TRUE(nodes_[0]->node->Upsert(kName, Docs("doc", 0, 50, "apple"), absl::Now() + kWait).ok());
+  for (auto& n : nodes_) ASSERT_TRUE(n->node->Reconcile().ok());
+  Close(*nodes_[2]);
+  ASSERT_TRUE(nodes_[1]->node->DropCollection(kName).ok());
+  EXPECT_TRUE(absl::IsNotFound(nodes_[0]->node->DropCollection(kName)));
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(nodes_[i]->node->Reconcile().ok());
+    EXPECT_TRUE(absl::IsNotFound(nodes_[i]->db->DescribeCollection(kName).status())) << i;
+    EXPECT_FALSE(nodes_[i]->node->IsSharded(kName)) << i;
+    EXPECT_EQ(nodes_[i]->node->Replica(kName, 0), nullptr);
+  }
+  for (uint32_t s = 0; s < kShards; ++s) {
+    EXPECT_TRUE(absl::IsNotFound(ShardLastSequence(*nodes_[0]->nats, kName, s).status()));
+  }
+  auto gone = nodes_[0]->node->Status();
+  ASSERT_TRUE(gone.ok());
+  EXPECT_TRUE(gone->collections.empty());
+
+  // The name again, a new collection at the next generation.
+  auto again = nodes_[1]->node->CreateCollection(spec, kShards, 2, 1);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->generation, 1u);
+  ASSERT_TRUE(nodes_[1]->node->Upsert(kName, Docs("pear", 0, 10, "pear"), absl::Now() + kWait).ok());
+  ASSERT_TRUE(Open(*nodes_[2]).ok());  // its copy holds the dropped collection's documents
+  auto entry = nodes_[0]->map->Get(kName);
+  ASSERT_TRUE(entry.ok());
+  for (auto& n : nodes_) {
+    ASSERT_TRUE(n->node->Reconcile().ok()) << n->id;
+    for (uint32_t s = 0; s < kShards; ++s) {
+      if (ShardReplica* r = n->node->Replica(kName, s)) ASSERT_TRUE(r->CatchUp(kWait).ok());
+    }
+    auto info = n->db->DescribeCollection(kName);
+    ASSERT_TRUE(info.ok()) << n->id << ": " << info.status();
+    EXPECT_EQ(info->spec.created_at_micros, entry->spec.created_at_micros) << n->id;
+    for (const auto& [id, text] : testing::Contents(*n->db, kName)) {
+      EXPECT_EQ(id.rfind("pear", 0), 0u) << id << " of the dropped collection on " << n->id;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace neodb::cluster

@@ -2,7 +2,7 @@
 // nats-server (all three started here on ports the OS picks) serve a sharded
 // collection over gRPC. A collection created on one node appears on the
 // other; writes taken by either (unary or streamed) are read on the other
-// with the consistency token; Drop refuses a sharded collection; a node killed with
+// with the consistency token; a node killed with
 // SIGKILL and restarted on its data directory resumes from its stored
 // positions and reads writes made while it was down; a server alone refuses
 // shards.
@@ -104,15 +104,7 @@ TEST(ClusterServeTest, TwoNodesServeAShardedCollection) {
   ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(r.hits_size(), 40);
 
-  // Drop is not built for sharded collections: refused, not done on one node.
   {
-    auto cols = v1::Collections::NewStub(a.Channel());
-    v1::DropCollectionRequest req;
-    req.set_name("papers");
-    v1::DropCollectionResponse resp;
-    grpc::ClientContext ctx;
-    st = cols->Drop(&ctx, req, &resp);
-    EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << st.error_message();
     auto docs = v1::Documents::NewStub(a.Channel());
     v1::BulkIngestResponse bresp;
     grpc::ClientContext bctx;
@@ -278,6 +270,118 @@ TEST(ClusterServeTest, SearchesFanOutToTheNodesHoldingTheOtherShards) {
     for (const auto& h : vr.hits()) got.push_back(h.id());
     if (i == 0) first = got;
     EXPECT_EQ(got, first) << "node " << i;
+  }
+}
+
+// Admin Reindex of a sharded collection (what `neodb reindex` and `adapt
+// --apply` call) runs on the cluster: asked of one node, which reports its
+// progress, it moves the collection to a new generation of its log, and
+// every node then serves the same documents, writes included, through it.
+// Drop, asked of one node, takes it from every node and frees the name.
+TEST(ClusterServeTest, AReindexOrADropAskedOfOneNodeActsOnTheWholeCluster) {
+  TestDir dir("cluster_reindex");
+  auto nats = cluster::testing::NatsServerProcess::Start(dir.Sub("nats"));
+  ASSERT_TRUE(nats.ok()) << nats.status();
+  const std::string url = (*nats)->url();
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  for (const char* id : {"a", "b", "c"}) {
+    nodes.push_back(std::make_unique<ServerProcess>(NodeArgs(dir, id, url)));
+    ASSERT_TRUE(nodes.back()->Start());
+  }
+  ASSERT_TRUE(Create(nodes[0]->Channel(), "papers", 3, 1).ok());
+  v1::UpsertResponse w;
+  ASSERT_TRUE(Upsert(*nodes[1], 0, 60, "apple", &w).ok());
+  auto admin = v1::Admin::NewStub(nodes[2]->Channel());
+  {
+    v1::ReindexRequest req;
+    req.set_collection("papers");
+    v1::ReindexResponse resp;
+    grpc::ClientContext ctx;
+    grpc::Status st = admin->Reindex(&ctx, req, &resp);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+  }
+  v1::ReindexStatusResponse status;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < until) {
+    v1::ReindexStatusRequest req;
+    req.set_collection("papers");
+    grpc::ClientContext ctx;
+    grpc::Status st = admin->ReindexStatus(&ctx, req, &status);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    if (status.state() != v1::ReindexStatusResponse::RUNNING) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(status.state(), v1::ReindexStatusResponse::DONE) << status.error();
+  EXPECT_EQ(status.done(), status.total());
+  EXPECT_GE(status.total(), 60u);
+  // A write after the switch, then every node answers with all 61 (a node
+  // still rebuilding its copy is answered for by another, or retried).
+  v1::UpsertResponse after;
+  grpc::Status st;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    st = Upsert(*nodes[0], 60, 61, "apple", &after);
+    if (st.error_code() != grpc::StatusCode::ABORTED &&
+        st.error_code() != grpc::StatusCode::UNAVAILABLE) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    v1::SearchResponse r;
+    st = Search(*nodes[i], "papers", "apple", after.consistency_token(), &r);
+    ASSERT_TRUE(st.ok()) << "node " << i << ": " << st.error_message();
+    std::set<std::string> ids;
+    for (const auto& h : r.hits()) ids.insert(h.id());
+    EXPECT_EQ(ids.size(), 61u) << "node " << i;
+    auto search = v1::Search::NewStub(nodes[i]->Channel());
+    v1::NearTextRequest req;
+    req.set_collection("papers");
+    req.set_query("apple number 7");
+    req.set_k(3);
+    req.set_mode("vector");
+    grpc::ClientContext ctx;
+    v1::SearchResponse vr;
+    st = search->NearText(&ctx, req, &vr);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    ASSERT_GE(vr.hits_size(), 1);
+    EXPECT_EQ(vr.hits(0).id(), "doc7") << "node " << i;
+  }
+
+  // Dropped through one node: gone from every node; the name is free again,
+  // and what it then holds is the new collection's alone.
+  {
+    auto cols = v1::Collections::NewStub(nodes[1]->Channel());
+    v1::DropCollectionRequest req;
+    req.set_name("papers");
+    v1::DropCollectionResponse resp;
+    grpc::ClientContext ctx;
+    st = cols->Drop(&ctx, req, &resp);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    grpc::ClientContext again;
+    EXPECT_EQ(cols->Drop(&again, req, &resp).error_code(), grpc::StatusCode::NOT_FOUND);
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    v1::SearchResponse r;
+    grpc::Status gone;
+    for (int attempt = 0; attempt < 100; ++attempt) {  // each node drops at its next reconcile
+      gone = Search(*nodes[i], "papers", "apple", "", &r);
+      if (gone.error_code() == grpc::StatusCode::NOT_FOUND) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(gone.error_code(), grpc::StatusCode::NOT_FOUND) << "node " << i;
+  }
+  ASSERT_TRUE(Create(nodes[2]->Channel(), "papers", 3, 1).ok());
+  v1::UpsertResponse fresh;
+  ASSERT_TRUE(Upsert(*nodes[0], 100, 105, "pear", &fresh).ok());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    v1::SearchResponse r;
+    st = Search(*nodes[i], "papers", "pear apple", fresh.consistency_token(), &r);
+    ASSERT_TRUE(st.ok()) << "node " << i << ": " << st.error_message();
+    std::set<std::string> ids;
+    for (const auto& h : r.hits()) ids.insert(h.id());
+    EXPECT_EQ(ids, (std::set<std::string>{"doc100", "doc101", "doc102", "doc103", "doc104"}))
+        << "node " << i;
   }
 }
 
