@@ -439,10 +439,7 @@ class AdminService final : public v1::Admin::Service {
 
   grpc::Status ClusterStatus(grpc::ServerContext*, const v1::ClusterStatusRequest*,
                              v1::ClusterStatusResponse* resp) override {
-    if (cluster_ == nullptr) {
-      return Error(absl::FailedPreconditionError(
-          "this server is not in a cluster (it was started without --nats)"));
-    }
+    if (cluster_ == nullptr) return NotClustered();
     auto st = cluster_->Status();
     if (!st.ok()) return Error(st.status());
     resp->set_node_id(cluster_->node_id());
@@ -474,10 +471,7 @@ class AdminService final : public v1::Admin::Service {
 
   grpc::Status ClusterRebalance(grpc::ServerContext* ctx, const v1::ClusterRebalanceRequest* req,
                                 v1::ClusterRebalanceResponse* resp) override {
-    if (cluster_ == nullptr) {
-      return Error(absl::FailedPreconditionError(
-          "this server is not in a cluster (it was started without --nats)"));
-    }
+    if (cluster_ == nullptr) return NotClustered();
     auto moves = cluster_->Rebalance(req->collection(), DeadlineOf(ctx, limits_) - absl::Now());
     if (!moves.ok()) return Error(moves.status());
     for (const cluster::ShardMove& m : *moves) {
@@ -620,8 +614,38 @@ class AdminService final : public v1::Admin::Service {
     resp->set_models(static_cast<uint32_t>(m->models.size()));
     return grpc::Status::OK;
   }
+  grpc::Status ClusterBackup(grpc::ServerContext*, const v1::ClusterBackupRequest* req,
+                             v1::ClusterBackupResponse* resp) override {
+    if (cluster_ == nullptr) return NotClustered();
+    auto dir = ConfineNewPath(limits_.backup_dir, req->dir());
+    if (!dir.ok()) return Error(dir.status());
+    auto b = cluster_->BackupCollection(req->collection(), *dir);
+    if (!b.ok()) return Error(b.status());
+    resp->set_path(*dir);
+    resp->set_changes(b->changes());
+    resp->set_consistency_token(cluster::FormatToken(b->token()));
+    return grpc::Status::OK;
+  }
+  grpc::Status ClusterRestore(grpc::ServerContext* ctx, const v1::ClusterRestoreRequest* req,
+                              v1::ClusterRestoreResponse* resp) override {
+    if (cluster_ == nullptr) return NotClustered();
+    auto dir = ConfineExistingPath(limits_.backup_dir, req->dir());
+    if (!dir.ok()) return Error(dir.status());
+    auto r = cluster_->RestoreCollection(*dir, req->collection(), req->shards(), req->replicas(),
+                                         DeadlineOf(ctx, limits_));
+    if (!r.ok()) return Error(r.status());
+    resp->set_collection(r->collection.spec.name);
+    resp->set_changes(r->changes);
+    resp->set_consistency_token(cluster::FormatToken(r->token));
+    return grpc::Status::OK;
+  }
 
  private:
+  static grpc::Status NotClustered() {
+    return Error(absl::FailedPreconditionError(
+        "this server is not in a cluster (it was started without --nats)"));
+  }
+
   Database* db_;
   ServiceLimits limits_;
   const StreamGate* streams_;

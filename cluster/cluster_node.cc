@@ -99,6 +99,9 @@ absl::StatusOr<ShardedCollection> ClusterNode::CreateCollection(db::CollectionSp
     }
     tombstone = *std::move(old);
     c.generation = tombstone->collection.generation + 1;
+    // This node's copy of the dropped one goes first (its reconcile may not
+    // have come yet), so the name is free here too.
+    RETURN_IF_ERROR(DropCopyOf(tombstone->collection));
   }
   // Here first: the spec is checked and the model named before the cluster
   // sees anything.

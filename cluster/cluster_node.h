@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cluster/cluster_map.h"
+#include "cluster/collection_backup.h"
 #include "cluster/fan_out_stats.h"
 #include "cluster/nats_client.h"
 #include "cluster/shard_replica.h"
@@ -115,6 +116,25 @@ class ClusterNode {
   // is back). NOT_FOUND when there is none; FAILED_PRECONDITION while a
   // cluster reindex runs.
   absl::Status DropCollection(const std::string& collection);
+
+  // `collection`'s backup from its log into the new directory `dir`
+  // (collection_backup.h).
+  absl::StatusOr<CollectionBackup> BackupCollection(const std::string& collection,
+                                                   const std::string& dir);
+  // A sharded collection named `name` (empty: the backup's) with `shards`
+  // and `replicas` (0: the backup's) made from the backup in `dir`: the
+  // backup is checked whole first (a damaged one changes nothing), then the
+  // collection is created and the changes published to its log. The
+  // backup's model must be this node's (FAILED_PRECONDITION otherwise, the
+  // collection not created).
+  struct Restored {
+    ShardedCollection collection;
+    uint64_t changes = 0;    // published
+    ConsistencyToken token;  // a read with it sees them all
+  };
+  absl::StatusOr<Restored> RestoreCollection(
+      const std::string& dir, const std::string& name, uint32_t shards, uint32_t replicas,
+      absl::Time deadline);
 
   // Brings this node in line with the map (see above). A collection whose
   // model here differs from the one it was created with is reported, and

@@ -31,6 +31,8 @@ const std::vector<std::pair<absl::string_view, Role>>& MethodRoleTable() {
       {"/neodb.v1.Admin/Compact", Role::kAdmin},
       {"/neodb.v1.Admin/Verify", Role::kAdmin},
       {"/neodb.v1.Admin/Backup", Role::kAdmin},
+      {"/neodb.v1.Admin/ClusterBackup", Role::kAdmin},
+      {"/neodb.v1.Admin/ClusterRestore", Role::kAdmin},
       {"/neodb.v1.Admin/ClusterStatus", Role::kRead},
   };
   return *table;

@@ -114,6 +114,15 @@ absl::StatusOr<std::string> ConfineFutureModelPath(const std::string& models_dir
   return out.string();
 }
 
+absl::StatusOr<std::string> ConfineExistingPath(const std::string& root,
+                                                const std::string& requested) {
+  if (root.empty()) {
+    return absl::FailedPreconditionError(
+        "this server reads no backups over the API (start it with --backup-dir DIR)");
+  }
+  return ConfineExisting(root, requested, "backup", "the backup directory");
+}
+
 absl::StatusOr<std::string> ConfineNewPath(const std::string& root, const std::string& requested) {
   namespace fs = std::filesystem;
   if (root.empty()) {

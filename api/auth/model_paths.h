@@ -44,4 +44,10 @@ absl::StatusOr<std::string> ConfineFutureModelPath(const std::string& models_dir
 //   exists -> ALREADY_EXISTS.
 absl::StatusOr<std::string> ConfineNewPath(const std::string& root, const std::string& requested);
 
+// The canonical path of an existing entry `requested` inside `root` (a backup
+// to read back): root empty -> FAILED_PRECONDITION; missing -> NOT_FOUND;
+// resolving outside root (symlinks and `..` followed) -> PERMISSION_DENIED.
+absl::StatusOr<std::string> ConfineExistingPath(const std::string& root,
+                                                const std::string& requested);
+
 }  // namespace neodb::api

@@ -583,6 +583,53 @@ void RegisterAdmin(CLI::App& app) {
       }
       Print(json{{"collection", *collection}, {"moves", moves}});
     });
+    auto bf = std::make_shared<ClientFlags>();
+    auto bcollection = std::make_shared<std::string>();
+    auto bdir = std::make_shared<std::string>();
+    CLI::App* b = AddClientCommand(
+        group, "backup",
+        "Back up a sharded collection from its log (every document's last change, vectors "
+        "included) into a new directory under the answering server's --backup-dir",
+        bf.get());
+    bf->timeout_s = 3600;
+    b->add_option("collection", *bcollection, "Collection")->required();
+    b->add_option("dir", *bdir, "New directory (relative: inside --backup-dir)")->required();
+    b->callback([=] {
+      v1::ClusterBackupRequest req;
+      req.set_collection(*bcollection);
+      req.set_dir(*bdir);
+      const auto resp = CallOrExit<v1::Admin>(*bf, &v1::Admin::Stub::ClusterBackup, req);
+      Print(json{{"collection", *bcollection},
+                 {"path", resp.path()},
+                 {"changes", resp.changes()},
+                 {"consistency_token", resp.consistency_token()}});
+    });
+    auto rsf = std::make_shared<ClientFlags>();
+    auto rdir = std::make_shared<std::string>();
+    auto ras = std::make_shared<std::string>();
+    auto rshards = std::make_shared<uint32_t>(0);
+    auto rreplicas = std::make_shared<uint32_t>(0);
+    CLI::App* rs = AddClientCommand(
+        group, "restore",
+        "Create a sharded collection from a `cluster backup` directory (under the server's "
+        "--backup-dir); its documents go to the new collection's log with their vectors",
+        rsf.get());
+    rsf->timeout_s = 3600;
+    rs->add_option("dir", *rdir, "Backup directory (relative: inside --backup-dir)")->required();
+    rs->add_option("--as", *ras, "The new collection's name (default: the backup's)");
+    rs->add_option("--shards", *rshards, "Shards (default: the backup's)");
+    rs->add_option("--replicas", *rreplicas, "Replicas of each shard (default: the backup's)");
+    rs->callback([=] {
+      v1::ClusterRestoreRequest req;
+      req.set_dir(*rdir);
+      req.set_collection(*ras);
+      req.set_shards(*rshards);
+      req.set_replicas(*rreplicas);
+      const auto resp = CallOrExit<v1::Admin>(*rsf, &v1::Admin::Stub::ClusterRestore, req);
+      Print(json{{"collection", resp.collection()},
+                 {"changes", resp.changes()},
+                 {"consistency_token", resp.consistency_token()}});
+    });
   }
   {
     auto f = std::make_shared<ClientFlags>();

@@ -1,5 +1,7 @@
-// A cluster reindex (cluster/cluster_reindex.cc) against a real nats-server:
-// three nodes, a collection of 4 shards × 2 replicas, re-embedded onto
+// A sharded collection's operations against a real nats-server: reindex,
+// drop, backup and restore.
+//
+// Reindex (cluster/cluster_reindex.cc): three nodes, a collection of 4 shards × 2 replicas, re-embedded onto
 // another model while a client keeps writing and deleting through another
 // node and one node is down. Afterwards every node (the one that was down
 // too, once back) holds the collection on the new model, every replica holds
@@ -11,6 +13,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,11 +64,11 @@ struct Node {
   std::unique_ptr<ClusterNode> node;
 };
 
-class ClusterReindexTest : public ::testing::Test {
+class ClusterOperationsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = fs::temp_directory_path() /
-            absl::StrCat("neodb_cluster_reindex_",
+            absl::StrCat("neodb_cluster_ops_",
                          ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
                          getpid());
     fs::remove_all(root_);
@@ -122,7 +125,7 @@ class ClusterReindexTest : public ::testing::Test {
   std::vector<std::unique_ptr<Node>> nodes_;
 };
 
-TEST_F(ClusterReindexTest, EveryReplicaMovesToTheNewModelWhileWritesGoOn) {
+TEST_F(ClusterOperationsTest, EveryReplicaMovesToTheNewModelWhileWritesGoOn) {
   db::CollectionSpec spec;
   spec.name = kName;
   auto created = nodes_[0]->node->CreateCollection(spec, kShards, 2, /*log_replicas=*/1);
@@ -263,7 +266,7 @@ TEST_F(ClusterReindexTest, EveryReplicaMovesToTheNewModelWhileWritesGoOn) {
   }
 }
 
-TEST_F(ClusterReindexTest, ABadModelAndASecondReindexAreRefusedWithNothingChanged) {
+TEST_F(ClusterOperationsTest, ABadModelAndASecondReindexAreRefusedWithNothingChanged) {
   db::CollectionSpec spec;
   spec.name = kName;
   ASSERT_TRUE(nodes_[0]->node->CreateCollection(spec, kShards, 2, 1).ok());
@@ -293,7 +296,7 @@ TEST_F(ClusterReindexTest, ABadModelAndASecondReindexAreRefusedWithNothingChange
 // Drop: every node drops its copy, one that was down too once back (it
 // finds the name taken by a new collection, made after the drop, and
 // rebuilds its copy rather than keep the dropped one's documents).
-TEST_F(ClusterReindexTest, ADroppedCollectionGoesFromEveryNodeAndItsNameIsFreeAgain) {
+TEST_F(ClusterOperationsTest, ADroppedCollectionGoesFromEveryNodeAndItsNameIsFreeAgain) {
   db::CollectionSpec spec;
   spec.name = kName;
   ASSERT_TRUE(nodes_[0]->node->CreateCollection(spec, kShards, 2, 1).ok());
@@ -335,6 +338,89 @@ TEST_F(ClusterReindexTest, ADroppedCollectionGoesFromEveryNodeAndItsNameIsFreeAg
       EXPECT_EQ(id.rfind("pear", 0), 0u) << id << " of the dropped collection on " << n->id;
     }
   }
+}
+
+// Backup from the log and restore (collection_backup.h): what a restore
+// makes holds the backed-up documents exactly (texts, metadata, vectors bit
+// for bit, deletes kept), at another shard count too; a damaged backup and
+// one of another model change nothing.
+TEST_F(ClusterOperationsTest, ABackupFromTheLogRestoresTheCollectionExactly) {
+  db::CollectionSpec spec;
+  spec.name = kName;
+  ASSERT_TRUE(nodes_[0]->node->CreateCollection(spec, kShards, 2, 1).ok());
+  ASSERT_TRUE(nodes_[0]->node->Upsert(kName, Docs("doc", 0, 120, "apple"), absl::Now() + kWait).ok());
+  ASSERT_TRUE(nodes_[1]->node->Upsert(kName, Docs("doc", 0, 10, "pear"), absl::Now() + kWait).ok());
+  std::vector<std::string> gone;
+  for (int i = 100; i < 120; ++i) gone.push_back(absl::StrCat("doc", i));
+  ASSERT_TRUE(nodes_[2]->node->Delete(kName, gone, absl::Now() + kWait).ok());
+  // What the collection holds: id -> document, from the nodes' copies.
+  auto whole = [&](const std::string& name) {
+    std::map<std::string, db::Document> out;
+    for (auto& n : nodes_) {
+      EXPECT_TRUE(n->node->Reconcile().ok());
+      for (uint32_t s = 0; s < kShards; ++s) {
+        if (ShardReplica* r = n->node->Replica(name, s)) EXPECT_TRUE(r->CatchUp(kWait).ok());
+      }
+      std::string token;
+      while (true) {
+        auto page = n->db->List(name, token, 1000);
+        EXPECT_TRUE(page.ok()) << page.status();
+        if (!page.ok()) break;
+        for (const db::Document& d : page->documents) out[d.id] = d;
+        if (page->next_page_token.empty()) break;
+        token = page->next_page_token;
+      }
+    }
+    return out;
+  };
+  const std::map<std::string, db::Document> before = whole(kName);
+  ASSERT_EQ(before.size(), 100u);
+
+  const std::string dir = (root_ / "backups" / "papers-1").string();
+  fs::create_directories(root_ / "backups");
+  auto b = nodes_[1]->node->BackupCollection(kName, dir);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->changes(), 120u);  // 100 documents, 20 tombstones
+  EXPECT_EQ(b->shards.size(), kShards);
+  EXPECT_TRUE(absl::IsAlreadyExists(nodes_[1]->node->BackupCollection(kName, dir).status()));
+  EXPECT_TRUE(absl::IsNotFound(
+      nodes_[1]->node->BackupCollection("nothing", (root_ / "backups" / "x").string()).status()));
+
+  // Dropped, then restored under its name at another shard count.
+  ASSERT_TRUE(nodes_[0]->node->DropCollection(kName).ok());
+  auto r = nodes_[2]->node->RestoreCollection(dir, "", 3, 2, absl::Now() + kWait);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->collection.shards, 3u);
+  EXPECT_EQ(r->changes, 120u);
+  const std::map<std::string, db::Document> after = whole(kName);
+  ASSERT_EQ(after.size(), before.size());
+  for (const auto& [id, d] : before) {
+    auto it = after.find(id);
+    ASSERT_NE(it, after.end()) << id;
+    EXPECT_EQ(it->second.text, d.text) << id;
+    EXPECT_EQ(it->second.metadata, d.metadata) << id;
+    EXPECT_EQ(it->second.vector, d.vector) << id;  // bit for bit: nothing embedded again
+    EXPECT_EQ(it->second.model_id, d.model_id) << id;
+  }
+
+  // A damaged backup (one byte of a shard's file) is refused whole.
+  const std::string bad = (root_ / "backups" / "damaged").string();
+  fs::copy(dir, bad, fs::copy_options::recursive);
+  {
+    std::fstream f(bad + "/shard-1.log", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    f.put('\x7f');
+  }
+  auto damaged = nodes_[0]->node->RestoreCollection(bad, "copy", 0, 0, absl::Now() + kWait);
+  EXPECT_TRUE(absl::IsDataLoss(damaged.status())) << damaged.status();
+  EXPECT_TRUE(absl::IsNotFound(nodes_[0]->map->Get("copy").status()));
+  // A manifest that is not one.
+  { std::ofstream(bad + "/manifest.json") << "{\"format\":1,\"entry\":\"!!\"}"; }
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      nodes_[0]->node->RestoreCollection(bad, "copy", 0, 0, absl::Now() + kWait).status()));
+  // The name taken: ALREADY_EXISTS, nothing published.
+  EXPECT_TRUE(absl::IsAlreadyExists(
+      nodes_[0]->node->RestoreCollection(dir, "", 0, 0, absl::Now() + kWait).status()));
 }
 
 }  // namespace
