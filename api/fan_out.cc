@@ -1,6 +1,8 @@
 #include "api/fan_out.h"
 
 #include <algorithm>
+#include <future>
+#include <optional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -106,12 +108,41 @@ class FanOut {
       const std::function<absl::StatusOr<v1::SearchResponse>(const Req&)>& here,
       const Remote& remote) const {
     req.set_local_only(true);
-    std::vector<v1::SearchResponse> answers;
+    return EachNode<v1::SearchResponse>([&](const std::string& n, const std::vector<uint32_t>&) {
+      return Ask<v1::SearchResponse>(n, rpc, req, here, remote);
+    });
+  }
+
+  // call(node, its shards) for every chosen node, all at once: the other
+  // nodes' on threads of their own, this node's on the caller's, so a
+  // fan-out waits for its slowest node rather than for the sum of them.
+  // The answers in assignment order; the first error (in that order) if any.
+  template <typename Resp, typename Call>
+  absl::StatusOr<std::vector<Resp>> EachNode(const Call& call) const {
+    std::vector<std::future<absl::StatusOr<Resp>>> pending;
+    std::optional<absl::StatusOr<Resp>> mine;
     for (const auto& [n, shards] : assignment_) {
-      ASSIGN_OR_RETURN(v1::SearchResponse r, (Ask<v1::SearchResponse>(n, rpc, req, here, remote)));
-      answers.push_back(std::move(r));
+      if (n == node_.node_id()) continue;
+      pending.push_back(std::async(std::launch::async, [&call, &n = n, &shards = shards] {
+        return call(n, shards);
+      }));
     }
-    return answers;
+    for (const auto& [n, shards] : assignment_) {
+      if (n == node_.node_id()) mine = call(n, shards);
+    }
+    std::vector<Resp> out;
+    absl::Status first;
+    size_t next = 0;
+    for (const auto& [n, shards] : assignment_) {
+      absl::StatusOr<Resp> r = n == node_.node_id() ? std::move(*mine) : pending[next++].get();
+      if (!r.ok()) {
+        first.Update(r.status());
+        continue;
+      }
+      out.push_back(*std::move(r));
+    }
+    if (!first.ok()) return first;
+    return out;
   }
 
  private:
@@ -166,18 +197,20 @@ absl::StatusOr<v1::KeywordCorpus> CollectionCorpus(const FanOut& f,
                                                    const v1::NearTextRequest& req,
                                                    const LocalSearch& local) {
   v1::KeywordCorpus sum;
-  for (const auto& [n, shards] : f.assignment()) {
-    v1::KeywordStatsRequest s;
-    s.set_collection(req.collection());
-    s.set_query(req.query());
-    s.set_consistency_token(req.consistency_token());
-    for (uint32_t shard : shards) s.add_shards(shard);
-    ASSIGN_OR_RETURN(
-        v1::KeywordCorpus part,
-        (f.Ask<v1::KeywordCorpus>(
+  ASSIGN_OR_RETURN(
+      std::vector<v1::KeywordCorpus> parts,
+      f.EachNode<v1::KeywordCorpus>([&](const std::string& n, const std::vector<uint32_t>& shards) {
+        v1::KeywordStatsRequest s;
+        s.set_collection(req.collection());
+        s.set_query(req.query());
+        s.set_consistency_token(req.consistency_token());
+        for (uint32_t shard : shards) s.add_shards(shard);
+        return f.Ask<v1::KeywordCorpus>(
             n, "KeywordStats", s, local.keyword_stats,
             [](v1::Search::Stub& stub, grpc::ClientContext* c, const v1::KeywordStatsRequest& r,
-               v1::KeywordCorpus* out) { return stub.KeywordStats(c, r, out); })));
+               v1::KeywordCorpus* out) { return stub.KeywordStats(c, r, out); });
+      }));
+  for (const v1::KeywordCorpus& part : parts) {
     sum.set_documents(sum.documents() + part.documents());
     sum.set_total_length(sum.total_length() + part.total_length());
     for (const auto& [term, df] : part.document_frequency()) {
@@ -215,11 +248,18 @@ absl::StatusOr<v1::SearchResponse> FanOutHybrid(const FanOut& f, const v1::NearT
   leg.clear_alpha();
   leg.set_explain(false);
   leg.set_mode("keyword");
+  v1::NearTextRequest vector_leg = leg;
+  vector_leg.set_mode("vector");
   *leg.mutable_keyword_corpus() = corpus;
-  ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> ka, f.AskAll(leg, "NearText", local.near_text, kNearText));
-  leg.set_mode("vector");
-  leg.clear_keyword_corpus();
-  ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> va, f.AskAll(leg, "NearText", local.near_text, kNearText));
+  // The two legs at once: the vector leg's embedding overlaps the keyword leg.
+  auto vector_answers = std::async(std::launch::async, [&] {
+    return f.AskAll(vector_leg, "NearText", local.near_text, kNearText);
+  });
+  absl::StatusOr<std::vector<v1::SearchResponse>> keyword_answers =
+      f.AskAll(leg, "NearText", local.near_text, kNearText);
+  absl::StatusOr<std::vector<v1::SearchResponse>> vector_answers_now = vector_answers.get();
+  ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> ka, std::move(keyword_answers));
+  ASSIGN_OR_RETURN(std::vector<v1::SearchResponse> va, std::move(vector_answers_now));
   v1::SearchResponse out;
   out.set_mode("hybrid");
   if (!va.empty()) out.set_model_id(va.front().model_id());
