@@ -176,7 +176,12 @@ absl::StatusOr<SearchResult> Collection::Search(const State& state,
   result.mode = mode;
   // Hits can be dropped by verification (a concurrent overwrite or delete);
   // widen the search then, a bounded number of times.
-  int want = params.k;
+  // Offset pages the ranking: rank offset + k, drop the first offset. The
+  // excluded documents (recommend's examples) are ranked and dropped too.
+  const size_t wanted = static_cast<size_t>(params.k) + static_cast<size_t>(params.offset);
+  const absl::flat_hash_set<std::string> excluded(params.exclude_ids.begin(),
+                                                  params.exclude_ids.end());
+  int want = static_cast<int>(wanted + excluded.size());
   for (int attempt = 0; attempt < 4; ++attempt) {
     ASSIGN_OR_RETURN(Ranked ranked, Rank(indexes, vector, query, params, state.settings.fusion,
                                          mode, want, &result.alpha));
@@ -188,6 +193,7 @@ absl::StatusOr<SearchResult> Collection::Search(const State& state,
       // Never mix models (a keyword score does not depend on one).
       if (mode != SearchMode::kKeyword && d->model_id != spec.model_id) continue;
       if (params.filter && !params.filter->Matches(d->metadata)) continue;
+      if (excluded.contains(d->id)) continue;
       Hit hit;
       hit.id = std::move(d->id);
       hit.score = h.score;
@@ -196,12 +202,19 @@ absl::StatusOr<SearchResult> Collection::Search(const State& state,
       if (params.include_vector) hit.vector = std::move(d->vector);
       if (params.explain) hit.explain = h.explain;
       result.hits.push_back(std::move(hit));
-      if (result.hits.size() == static_cast<size_t>(params.k)) break;
+      if (result.hits.size() == wanted) break;
     }
-    if (result.hits.size() == static_cast<size_t>(params.k) || ranked.exhausted || want >= 10000) {
-      break;
-    }
+    if (result.hits.size() == wanted || ranked.exhausted || want >= 10000) break;
     want = std::min(want * 2, 10000);
+  }
+  result.hits.erase(result.hits.begin(),
+                    result.hits.begin() + std::min(result.hits.size(),
+                                                   static_cast<size_t>(params.offset)));
+  // Best first: the hits below the threshold are a suffix.
+  if (params.score_threshold) {
+    auto below = std::find_if(result.hits.begin(), result.hits.end(),
+                              [&](const Hit& h) { return h.score < *params.score_threshold; });
+    result.hits.erase(below, result.hits.end());
   }
   return result;
 }

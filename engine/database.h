@@ -54,6 +54,7 @@
 #include "engine/embedder.h"
 #include "engine/memory_budget.h"
 #include "engine/model_registry.h"
+#include "engine/recommend.h"
 #include "engine/search_params.h"
 #include "engine/token_budget.h"
 #include "common/env.h"
@@ -303,6 +304,30 @@ class Database {
   absl::StatusOr<SearchResult> NearVector(const std::string& collection,
                                           const std::vector<float>& vector,
                                           const SearchParams& params) const;
+
+  // Recommend (database_query.cc): a vector search by the query vector
+  // RecommendVector makes from `query`'s examples (recommend.h); the example
+  // documents are never hits. INVALID_ARGUMENT for a malformed query,
+  // NOT_FOUND naming every example id the collection lacks.
+  absl::StatusOr<SearchResult> Recommend(const std::string& collection,
+                                         const RecommendQuery& query,
+                                         const SearchParams& params) const;
+
+  // Many near-text queries on one collection in one call
+  // (database_query.cc): the texts to embed go to the collection's model as
+  // one embedding batch (one per distinct instruction). The answers are in
+  // query order, each its own status: a query that is malformed, too long or
+  // fails does not fail the others. The whole call fails only for an
+  // unknown collection, no queries, or more than kMaxBatchQueries.
+  struct TextQuery {
+    std::string query;
+    std::optional<std::string> instruction;
+    SearchParams params;
+  };
+  static constexpr size_t kMaxBatchQueries = 256;
+  absl::StatusOr<std::vector<absl::StatusOr<SearchResult>>> BatchNearText(
+      const std::string& collection, const std::vector<TextQuery>& queries, absl::Time deadline,
+      const CancelCheck& cancelled = {}) const;
 
   // The keyword corpus statistics of `collection` for `query`'s terms, over
   // the documents whose id `within` accepts (all if empty): what a sharded

@@ -2,6 +2,7 @@
 // the collection, embeds the query with its model, and lets it search.
 #include "absl/strings/str_cat.h"
 #include "engine/database.h"
+#include "engine/grouped_search.h"
 #include "engine/text_checks.h"
 #include "engine/vector_checks.h"
 #include "common/status_macros.h"
@@ -45,7 +46,9 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   std::shared_ptr<const Collection::State> state = c->state();
   const CollectionSettings& settings = state->settings;
   if (params.mode == SearchMode::kKeyword) {
-    return c->Search(*state, nullptr, query, params, SearchMode::kKeyword);
+    return SearchMaybeGrouped(params, [&](const SearchParams& p) {
+      return c->Search(*state, nullptr, query, p, SearchMode::kKeyword);
+    });
   }
   RETURN_IF_ERROR(memory_budget_->Admit("a query that needs the encoder"));
   ASSIGN_OR_RETURN(std::shared_ptr<Model> m, ModelOf(*state));
@@ -55,7 +58,9 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   ASSIGN_OR_RETURN(
       std::vector<encoder::Embedding> e,
       m->batcher->Embed({query}, EmbedOptionsFor(settings, prefix), deadline, cancelled));
-  return c->Search(*state, &e[0].vector, query, params, params.mode);
+  return SearchMaybeGrouped(params, [&](const SearchParams& p) {
+    return c->Search(*state, &e[0].vector, query, p, params.mode);
+  });
 }
 
 absl::StatusOr<SearchResult> Database::NearVector(const std::string& collection,
@@ -64,7 +69,10 @@ absl::StatusOr<SearchResult> Database::NearVector(const std::string& collection,
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   RETURN_IF_ERROR(params.Validate());
   absl::ReaderMutexLock commit(&c->commit_mu());
-  return c->Search(*c->state(), &vector, "", params, SearchMode::kVector);
+  std::shared_ptr<const Collection::State> state = c->state();
+  return SearchMaybeGrouped(params, [&](const SearchParams& p) {
+    return c->Search(*state, &vector, "", p, SearchMode::kVector);
+  });
 }
 
 absl::StatusOr<keyword::CorpusStats> Database::KeywordStatistics(

@@ -49,8 +49,16 @@ struct Hit {
   std::optional<HitExplain> explain;
 };
 
-struct SearchResult {
+// One group of a grouped search (SearchParams::group_by): the hits whose
+// field holds `value` (compared whole: an array is one value), best first.
+struct HitGroup {
+  db::Value value;
   std::vector<Hit> hits;
+};
+
+struct SearchResult {
+  std::vector<Hit> hits;  // empty when grouped
+  std::vector<HitGroup> groups;  // when grouped, ordered by their best hit
   std::string model_id;
   SearchMode mode = SearchMode::kVector;
   // Hybrid (weighted, adaptive): the vector leg's share that was used.

@@ -1,5 +1,7 @@
 #include "engine/search_params.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 
 namespace neodb::engine {
@@ -26,6 +28,35 @@ std::string_view SearchModeName(SearchMode mode) {
 absl::Status SearchParams::Validate() const {
   if (k < 1 || k > kMaxSearchK) {
     return absl::InvalidArgumentError(absl::StrCat("k is ", k, "; it must be in 1..", kMaxSearchK));
+  }
+  if (offset < 0 || offset > kMaxSearchK - k) {
+    return absl::InvalidArgumentError(absl::StrCat("offset is ", offset, "; offset + k (", k,
+                                                   ") must be at most ", kMaxSearchK));
+  }
+  if (score_threshold && !std::isfinite(*score_threshold)) {
+    return absl::InvalidArgumentError("score_threshold must be a finite number");
+  }
+  if (group_by) {
+    if (group_by->field.empty()) {
+      return absl::InvalidArgumentError("group_by.field must name a metadata field");
+    }
+    if (group_by->groups < 1 || group_by->groups > kMaxSearchK) {
+      return absl::InvalidArgumentError(absl::StrCat("group_by.groups is ", group_by->groups,
+                                                     "; it must be in 1..", kMaxSearchK));
+    }
+    if (group_by->group_size < 1 || group_by->group_size > kMaxGroupSize) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group_by.group_size is ", group_by->group_size, "; it must be in 1..", kMaxGroupSize));
+    }
+    if (static_cast<int64_t>(group_by->groups) * group_by->group_size > kMaxSearchK) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "group_by.groups * group_by.group_size is ",
+          static_cast<int64_t>(group_by->groups) * group_by->group_size, "; it must be at most ",
+          kMaxSearchK));
+    }
+    if (offset != 0) {
+      return absl::InvalidArgumentError("offset cannot be combined with group_by");
+    }
   }
   if (index.ef_search < 0 || index.ef_search > kMaxEfSearch) {
     return absl::InvalidArgumentError(

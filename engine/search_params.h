@@ -7,7 +7,9 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "db/filter.h"
@@ -20,6 +22,18 @@ namespace neodb::engine {
 inline constexpr int kMaxSearchK = 1000;
 inline constexpr int kMaxEfSearch = 2048;  // index/hnsw_index.h caps there too
 inline constexpr int kMaxNprobe = 65536;
+inline constexpr int kMaxGroupSize = 100;
+
+// Hits grouped by the value of one metadata field (SearchParams::group_by).
+struct GroupBy {
+  // A metadata path, dotted for nested objects (db::FindPath). Non-empty.
+  std::string field;
+  // Groups wanted, 1..kMaxSearchK; the groups are ordered by their best hit.
+  int groups = 10;
+  // Hits per group, 1..kMaxGroupSize, best first. groups * group_size is at
+  // most kMaxSearchK.
+  int group_size = 1;
+};
 
 // What a text query ranks by. NearVector is always kVector.
 enum class SearchMode : uint8_t { kVector = 0, kKeyword = 1, kHybrid = 2 };
@@ -53,6 +67,18 @@ struct SearchParams {
   // collection's own: a sharded collection's fan-out passes the whole
   // collection's, summed over its shards (keyword::CorpusStats). Default: none.
   std::shared_ptr<const keyword::CorpusStats> keyword_corpus;
+  // Only hits whose final score (the mode's: similarity, BM25 or fused) is
+  // at least this. Finite. Default: none.
+  std::optional<float> score_threshold;
+  // Skips the first `offset` hits of the ranking (paging): offset + k is at
+  // most kMaxSearchK. Default: 0.
+  int offset = 0;
+  // Groups the hits by a metadata field; `k` is then unused (groups and
+  // group_size say how many) and offset must be 0. Default: none.
+  std::optional<GroupBy> group_by;
+  // Documents never returned (recommend's examples); set by the engine, not
+  // by a client. Default: none.
+  std::vector<std::string> exclude_ids;
 
   // INVALID_ARGUMENT naming the first field out of range or a malformed filter.
   absl::Status Validate() const;
