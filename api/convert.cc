@@ -344,6 +344,12 @@ absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
   } else {
     p.mode = engine::SearchMode::kVector;
   }
+  if (req.has_score_threshold()) p.score_threshold = req.score_threshold();
+  p.offset = req.offset();
+  if (req.has_group_by()) {
+    p.group_by = engine::GroupBy{req.group_by().field(), req.group_by().groups(),
+                                 req.group_by().group_size()};
+  }
   // Range checks happen once, where the engine takes the value
   // (SearchParams::Validate at NearText/NearVector).
   return p;
@@ -357,6 +363,24 @@ absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearTextReq
 
 absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearVectorRequest& req) {
   return SearchParamsOf(req);
+}
+
+absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::RecommendRequest& req) {
+  return SearchParamsOf(req);
+}
+
+engine::RecommendQuery RecommendFromProto(const v1::RecommendRequest& req) {
+  engine::RecommendQuery q;
+  q.positive_ids.assign(req.positive_ids().begin(), req.positive_ids().end());
+  q.negative_ids.assign(req.negative_ids().begin(), req.negative_ids().end());
+  for (const v1::FloatVector& v : req.positive_vectors()) {
+    q.positive_vectors.emplace_back(v.values().begin(), v.values().end());
+  }
+  for (const v1::FloatVector& v : req.negative_vectors()) {
+    q.negative_vectors.emplace_back(v.values().begin(), v.values().end());
+  }
+  if (req.has_negative_weight()) q.negative_weight = req.negative_weight();
+  return q;
 }
 
 absl::StatusOr<std::string> IndexSpecString(const v1::IndexSpec& spec) {

@@ -59,6 +59,9 @@ absl::StatusOr<engine::VectorOptions> VectorOptionsFromProto(const v1::Collectio
 // (engine::SearchParams::Validate).
 absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearTextRequest& req);
 absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::NearVectorRequest& req);
+absl::StatusOr<engine::SearchParams> SearchParamsFromProto(const v1::RecommendRequest& req);
+// The examples of a Recommend request; engine::ValidateRecommend checks them.
+engine::RecommendQuery RecommendFromProto(const v1::RecommendRequest& req);
 
 // IndexSpec message → factory string ("Flat", "HNSW32", "IVF1024,PQ16").
 absl::StatusOr<std::string> IndexSpecString(const v1::IndexSpec& spec);

@@ -15,6 +15,7 @@
 #include "api/fan_out.h"
 #include "api/grpc_status.h"
 #include "api/ingest_reactors.h"
+#include "api/search_features.h"
 #include "cluster/shard_map.h"
 #include "common/status_macros.h"
 #include "neodb/v1/neodb.grpc.pb.h"
@@ -210,28 +211,6 @@ class DocumentsService final : public DocumentsServiceBase {
   IngestStreamEnv ingest_;
 };
 
-void HitsToProto(SearchResult& r, v1::SearchResponse* resp) {
-  resp->set_model_id(r.model_id);
-  resp->set_mode(std::string(engine::SearchModeName(r.mode)));
-  resp->set_alpha(r.alpha);
-  for (auto& h : r.hits) {
-    auto* p = resp->add_hits();
-    p->set_id(std::move(h.id));
-    p->set_score(h.score);
-    p->set_text(std::move(h.text));
-    ToProto(h.metadata, p->mutable_metadata());
-    p->mutable_vector()->Add(h.vector.begin(), h.vector.end());
-    if (h.explain) {
-      auto* e = p->mutable_explain();
-      e->set_keyword_rank(h.explain->keyword_rank);
-      e->set_keyword_score(h.explain->keyword_score);
-      e->set_vector_rank(h.explain->vector_rank);
-      e->set_vector_score(h.explain->vector_score);
-      e->set_fused_score(h.explain->fused_score);
-    }
-  }
-}
-
 class SearchService final : public v1::Search::Service {
  public:
   SearchService(Database* db, const ServiceLimits& limits, cluster::ClusterNode* cluster,
@@ -244,6 +223,9 @@ class SearchService final : public v1::Search::Service {
       return Error(absl::InvalidArgumentError(
           "keyword_corpus is for a fan-out's parts (local_only), not for a client's search"));
     }
+    if (auto s = RefuseIfSharded(ShardedUnsupportedFeature(*req), req->collection()); !s.ok()) {
+      return Error(s);
+    }
     auto r = Route<v1::NearTextRequest>(ctx, *req, Local(ctx).near_text, FanOutNearText);
     if (!r.ok()) return Error(r.status());
     *resp = std::move(*r);
@@ -252,6 +234,9 @@ class SearchService final : public v1::Search::Service {
 
   grpc::Status NearVector(grpc::ServerContext* ctx, const v1::NearVectorRequest* req,
                           v1::SearchResponse* resp) override {
+    if (auto s = RefuseIfSharded(ShardedUnsupportedFeature(*req), req->collection()); !s.ok()) {
+      return Error(s);
+    }
     auto r = Route<v1::NearVectorRequest>(ctx, *req, Local(ctx).near_vector, FanOutNearVector);
     if (!r.ok()) return Error(r.status());
     *resp = std::move(*r);
@@ -266,8 +251,36 @@ class SearchService final : public v1::Search::Service {
     return grpc::Status::OK;
   }
 
+  // Recommend and batches (search_features.h): unsharded collections only.
+  grpc::Status Recommend(grpc::ServerContext*, const v1::RecommendRequest* req,
+                         v1::SearchResponse* resp) override {
+    if (auto s = RefuseIfSharded("recommend", req->collection()); !s.ok()) return Error(s);
+    auto r = RecommendHere(*db_, *req);
+    if (!r.ok()) return Error(r.status());
+    *resp = std::move(*r);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status BatchNearText(grpc::ServerContext* ctx, const v1::BatchNearTextRequest* req,
+                             v1::BatchSearchResponse* resp) override {
+    if (auto s = RefuseIfSharded("batch search", req->collection()); !s.ok()) return Error(s);
+    auto r = BatchNearTextHere(*db_, *req, DeadlineOf(ctx, limits_), CancelOf(ctx));
+    if (!r.ok()) return Error(r.status());
+    *resp = std::move(*r);
+    return grpc::Status::OK;
+  }
+
  private:
   using Answer = absl::StatusOr<v1::SearchResponse>;
+
+  // FAILED_PRECONDITION when `feature` (non-empty) is asked of a sharded
+  // collection: the fan-out does not merge it yet.
+  absl::Status RefuseIfSharded(const std::string& feature, const std::string& collection) const {
+    if (feature.empty() || cluster_ == nullptr || !cluster_->IsSharded(collection)) {
+      return absl::OkStatus();
+    }
+    return NotYetForSharded(feature, collection);
+  }
 
   // This node's own answers (a fan-out's parts).
   LocalSearch Local(const grpc::ServerContext* ctx) const {
@@ -281,7 +294,7 @@ class SearchService final : public v1::Search::Service {
                                  DeadlineOf(ctx, limits_), CancelOf(ctx));
       if (!found.ok()) return found.status();
       v1::SearchResponse out;
-      HitsToProto(*found, &out);
+      SearchResultToProto(*found, &out);
       return out;
     };
     l.near_vector = [this](const v1::NearVectorRequest& r) -> Answer {
@@ -291,7 +304,7 @@ class SearchService final : public v1::Search::Service {
       auto found = db_->NearVector(r.collection(), v, *params);
       if (!found.ok()) return found.status();
       v1::SearchResponse out;
-      HitsToProto(*found, &out);
+      SearchResultToProto(*found, &out);
       return out;
     };
     l.keyword_stats = [this, ctx](const v1::KeywordStatsRequest& r) {

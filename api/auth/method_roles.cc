@@ -22,6 +22,8 @@ const std::vector<std::pair<absl::string_view, Role>>& MethodRoleTable() {
       {"/neodb.v1.Search/NearText", Role::kRead},
       {"/neodb.v1.Search/NearVector", Role::kRead},
       {"/neodb.v1.Search/KeywordStats", Role::kRead},
+      {"/neodb.v1.Search/Recommend", Role::kRead},
+      {"/neodb.v1.Search/BatchNearText", Role::kRead},
       {"/neodb.v1.Admin/ClusterRebalance", Role::kAdmin},
       {"/neodb.v1.Embedding/Embed", Role::kRead},
       {"/neodb.v1.Admin/Stats", Role::kRead},
