@@ -31,10 +31,10 @@ except ImportError as _e:
         "seen from a venv made with `python3 -m venv --system-site-packages` (%s)" % _e) from _e
 
 from neodb.client import (Client, Collection, CollectionInfo, Collections, Document, Hit,
-                          connect)
+                          HitGroup, connect)
 from neodb.embedded import connect_embedded
 from neodb.errors import EmbeddedServerError, NeodbError
 from neodb.filters import GeoPoint
 
 __all__ = ["Client", "Collection", "CollectionInfo", "Collections", "Document", "Hit",
-           "NeodbError", "EmbeddedServerError", "GeoPoint", "connect", "connect_embedded"]
+           "HitGroup", "NeodbError", "EmbeddedServerError", "GeoPoint", "connect", "connect_embedded"]

@@ -48,6 +48,14 @@ class Hit:
 
 
 @dataclass
+class HitGroup:
+    """One group of a grouped search (group_by=FIELD): the field's `value`
+    and its hits, best first."""
+    value: Any
+    hits: List[Hit] = field(default_factory=list)
+
+
+@dataclass
 class Document:
     """A stored document. `vector` as in Hit."""
     id: str
@@ -121,6 +129,11 @@ def _unvalue(v: "pb.Value") -> Any:
     if kind == "geo_value":
         return GeoPoint(v.geo_value.lat, v.geo_value.lon)
     return getattr(v, kind) if kind else None
+
+
+def _status_code(n: int) -> grpc.StatusCode:
+    """The grpc.StatusCode whose number is `n` (UNKNOWN if none)."""
+    return next((c for c in grpc.StatusCode if c.value[0] == n), grpc.StatusCode.UNKNOWN)
 
 
 def _metadata(m: Any) -> Metadata:
@@ -412,11 +425,32 @@ class Collection:
                     vector=list(h.vector) if include_vector else None,
                     explain=why(h) if explain else None) for h in r.hits]
 
+    def _answer(self, r: Any, include_vector: bool, explain: bool, grouped: bool) -> Any:
+        if not grouped:
+            return self._hits(r, include_vector, explain)
+        return [HitGroup(value=_unvalue(g.value), hits=self._hits(g, include_vector, explain))
+                for g in r.groups]
+
+    @staticmethod
+    def _features(req: Any, score_threshold: Optional[float], offset: int,
+                  group_by: Optional[str], groups: int, group_size: int) -> None:
+        """Threshold, offset and group-by on a search request (unsharded
+        collections; a sharded one answers FAILED_PRECONDITION)."""
+        if score_threshold is not None:
+            req.score_threshold = score_threshold
+        req.offset = offset
+        if group_by is not None:
+            req.group_by.CopyFrom(pb.GroupBy(field=group_by, groups=groups,
+                                             group_size=group_size))
+
     def near_text(self, query: str, limit: int = 10, filter: Optional[Filter] = None,
                   include_vector: bool = False, include_text: bool = True,
                   include_metadata: bool = True, instruction: Optional[str] = None,
                   ef_search: int = 0, nprobe: int = 0, mode: str = "", fusion: str = "",
-                  alpha: Optional[float] = None, explain: bool = False) -> List[Hit]:
+                  alpha: Optional[float] = None, explain: bool = False,
+                  score_threshold: Optional[float] = None, offset: int = 0,
+                  group_by: Optional[str] = None, groups: int = 10,
+                  group_size: int = 1) -> Any:
         """The `limit` documents best matching `query` (the vector leg embeds it
         with the collection's model: FAILED_PRECONDITION for external vectors
         without a query model).
@@ -424,7 +458,11 @@ class Collection:
         mode: hybrid (the server's default) | keyword | vector; fusion (hybrid):
         adaptive | weighted | rrf (default: the collection's); alpha: the vector
         share of weighted fusion (alone it implies weighted); explain: each
-        hit's `explain` holds its per-leg ranks and scores."""
+        hit's `explain` holds its per-leg ranks and scores. score_threshold:
+        only hits scoring at least this (the mode's final score); offset: skip
+        that many hits first (offset + limit <= 1000); group_by=FIELD: a list
+        of HitGroup instead (`groups` groups of up to `group_size` hits; hits
+        lacking the field are skipped)."""
         req = pb.NearTextRequest(collection=self.name, query=query.encode("utf-8"), k=limit,
                                  filter_json=_filter_json(filter), include_text=include_text,
                                  include_metadata=include_metadata, include_vector=include_vector,
@@ -434,20 +472,89 @@ class Collection:
             req.instruction = instruction
         if alpha is not None:
             req.alpha = alpha
-        return self._hits(self._c._call(self._c._search.NearText, req), include_vector,
-                          explain)
+        self._features(req, score_threshold, offset, group_by, groups, group_size)
+        return self._answer(self._c._call(self._c._search.NearText, req), include_vector,
+                            explain, group_by is not None)
 
     def near_vector(self, vector: Sequence[float], limit: int = 10,
                     filter: Optional[Filter] = None, include_vector: bool = False,
                     include_text: bool = True, include_metadata: bool = True,
-                    ef_search: int = 0, nprobe: int = 0) -> List[Hit]:
-        """The `limit` documents nearest to `vector` (the collection's dimension)."""
+                    ef_search: int = 0, nprobe: int = 0,
+                    score_threshold: Optional[float] = None, offset: int = 0,
+                    group_by: Optional[str] = None, groups: int = 10,
+                    group_size: int = 1) -> Any:
+        """The `limit` documents nearest to `vector` (the collection's
+        dimension); score_threshold, offset and group_by as in near_text."""
         req = pb.NearVectorRequest(collection=self.name, vector=[float(x) for x in vector],
                                    k=limit, filter_json=_filter_json(filter),
                                    include_text=include_text, include_metadata=include_metadata,
                                    include_vector=include_vector, ef_search=ef_search,
                                    nprobe=nprobe)
-        return self._hits(self._c._call(self._c._search.NearVector, req), include_vector)
+        self._features(req, score_threshold, offset, group_by, groups, group_size)
+        return self._answer(self._c._call(self._c._search.NearVector, req), include_vector,
+                            False, group_by is not None)
+
+    def recommend(self, positive: Sequence[Union[str, Sequence[float]]],
+                  negative: Sequence[Union[str, Sequence[float]]] = (),
+                  negative_weight: Optional[float] = None, limit: int = 10,
+                  filter: Optional[Filter] = None, include_vector: bool = False,
+                  include_text: bool = True, include_metadata: bool = True,
+                  score_threshold: Optional[float] = None, offset: int = 0,
+                  group_by: Optional[str] = None, groups: int = 10,
+                  group_size: int = 1) -> Any:
+        """More like `positive`, less like `negative`: each example a document
+        id of this collection or a raw vector. The query vector is
+        P + w * (P - N), P and N the examples' mean vectors, w =
+        negative_weight (default 1: Qdrant's average_vector). The example
+        documents are never hits; unknown ids raise NOT_FOUND naming them."""
+        req = pb.RecommendRequest(collection=self.name, k=limit,
+                                  filter_json=_filter_json(filter), include_text=include_text,
+                                  include_metadata=include_metadata,
+                                  include_vector=include_vector)
+        for examples, ids, vectors in ((positive, req.positive_ids, req.positive_vectors),
+                                       (negative, req.negative_ids, req.negative_vectors)):
+            for e in examples:
+                if isinstance(e, str):
+                    ids.append(e)
+                else:
+                    vectors.add(values=[float(x) for x in e])
+        if negative_weight is not None:
+            req.negative_weight = negative_weight
+        self._features(req, score_threshold, offset, group_by, groups, group_size)
+        return self._answer(self._c._call(self._c._search.Recommend, req), include_vector,
+                            False, group_by is not None)
+
+    def batch_near_text(self, queries: Sequence[Union[str, Mapping[str, Any]]],
+                        limit: int = 10, mode: str = "", include_text: bool = True,
+                        include_metadata: bool = True) -> List[Union[List[Hit], NeodbError]]:
+        """Many queries in one call (at most 256), the texts embedded as one
+        batch. Each query is a string or a dict of near_text's keywords (query,
+        limit, filter, mode, fusion, alpha, instruction, score_threshold,
+        offset). The answers are in order: a list of hits, or the NeodbError
+        of that query alone (the others are still answered)."""
+        req = pb.BatchNearTextRequest(collection=self.name)
+        for q in queries:
+            q = {"query": q} if isinstance(q, str) else dict(q)
+            one = req.queries.add(query=q["query"].encode("utf-8"), k=q.get("limit", limit),
+                                  filter_json=_filter_json(q.get("filter")),
+                                  mode=q.get("mode", mode), fusion=q.get("fusion", ""),
+                                  include_text=include_text,
+                                  include_metadata=include_metadata)
+            if q.get("alpha") is not None:
+                one.alpha = q["alpha"]
+            if q.get("instruction") is not None:
+                one.instruction = q["instruction"]
+            if q.get("score_threshold") is not None:
+                one.score_threshold = q["score_threshold"]
+            one.offset = q.get("offset", 0)
+        r = self._c._call(self._c._search.BatchNearText, req)
+        out: List[Union[List[Hit], NeodbError]] = []
+        for result in r.results:
+            if result.code != 0:
+                out.append(NeodbError(_status_code(result.code), result.message))
+            else:
+                out.append(self._hits(result.response, False))
+        return out
 
     def get(self, ids: Union[str, Sequence[str]],
             include_vector: bool = False) -> Union[Optional[Document], List[Optional[Document]]]:
