@@ -376,6 +376,11 @@ void RegisterDocuments(CLI::App& app) {
     auto* alpha_opt = c->add_option("--alpha", *alpha,
                                     "Weighted fusion: the vector share, 0..1 (implies weighted)");
     c->add_flag("--explain", *explain, "Each hit carries its per-leg ranks and scores");
+    auto threshold = std::make_shared<float>(0);
+    auto offset = std::make_shared<int>(0);
+    auto* threshold_opt = c->add_option("--score-threshold", *threshold,
+                                        "Only hits scoring at least this (the mode's final score)");
+    c->add_option("--offset", *offset, "Skip the first N hits (paging; offset + k <= 1000)");
     auto include_vector = std::make_shared<bool>(false);
     c->add_flag("--include-vector", *include_vector,
                 "Return each hit's stored vector (implies --json)");
@@ -401,6 +406,8 @@ void RegisterDocuments(CLI::App& app) {
       // The server parses it (db::ParseFilterJson: the one filter parser).
       req.set_filter_json(*filter);
       req.set_include_vector(*include_vector);
+      if (threshold_opt->count() > 0) req.set_score_threshold(*threshold);
+      req.set_offset(*offset);
       const auto resp = CallOrExit<v1::Search>(*f, &v1::Search::Stub::NearText, req);
       if (!*as_json && !*include_vector) {
         std::fputs(SearchTable(resp, *query, *explain, MarksFor(StdoutIsStyledTerminal())).c_str(),

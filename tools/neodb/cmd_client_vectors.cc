@@ -54,6 +54,11 @@ void RegisterNearVector(CLI::App& app) {
   c->add_option("--nprobe", *nprobe, "IVF lists probed (0 = the index's default)");
   c->add_flag("--no-text", *no_text, "Do not return texts and metadata");
   c->add_flag("--include-vector", *include_vector, "Return each hit's stored vector");
+  auto threshold = std::make_shared<float>(0);
+  auto offset = std::make_shared<int>(0);
+  auto* threshold_opt =
+      c->add_option("--score-threshold", *threshold, "Only hits whose similarity is at least this");
+  c->add_option("--offset", *offset, "Skip the first N hits (paging; offset + k <= 1000)");
   c->callback([=] {
     auto text = ReadAll(*path);
     ExitIfError(text.status());
@@ -69,6 +74,8 @@ void RegisterNearVector(CLI::App& app) {
     req.set_ef_search(*ef_search);
     req.set_nprobe(*nprobe);
     req.set_filter_json(*filter);  // parsed by the server (db::ParseFilterJson)
+    if (threshold_opt->count() > 0) req.set_score_threshold(*threshold);
+    req.set_offset(*offset);
     const auto resp = CallOrExit<v1::Search>(*f, &v1::Search::Stub::NearVector, req);
     for (const auto& h : resp.hits()) {
       json j{{"id", h.id()}};
