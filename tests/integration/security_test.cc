@@ -84,6 +84,8 @@ const std::map<std::string, std::string>& ExpectedRoles() {
       {"/neodb.v1.Collections/SetFusion", "admin"},
       {"/neodb.v1.Admin/ClusterStatus", "read"},
       {"/neodb.v1.Search/KeywordStats", "read"},
+      {"/neodb.v1.Search/Recommend", "read"},
+      {"/neodb.v1.Search/BatchNearText", "read"},
       {"/neodb.v1.Admin/ClusterRebalance", "admin"},
   };
   return *m;
