@@ -72,6 +72,8 @@ JsonRpc::JsonRpc(const std::vector<std::unique_ptr<grpc::Service>>& services,
       {"Admin.Backup", Bind(services, &v1::Admin::Service::Backup)},
       {"Admin.ClusterStatus", Bind(services, &v1::Admin::Service::ClusterStatus)},
       {"Admin.ClusterRebalance", Bind(services, &v1::Admin::Service::ClusterRebalance)},
+      {"Admin.ClusterBackup", Bind(services, &v1::Admin::Service::ClusterBackup)},
+      {"Admin.ClusterRestore", Bind(services, &v1::Admin::Service::ClusterRestore)},
   };
   const pb::DescriptorPool* pool = pb::DescriptorPool::generated_pool();
   for (const auto& [name, handler] : bindings) {

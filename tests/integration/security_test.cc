@@ -87,6 +87,8 @@ const std::map<std::string, std::string>& ExpectedRoles() {
       {"/neodb.v1.Search/Recommend", "read"},
       {"/neodb.v1.Search/BatchNearText", "read"},
       {"/neodb.v1.Admin/ClusterRebalance", "admin"},
+      {"/neodb.v1.Admin/ClusterBackup", "admin"},
+      {"/neodb.v1.Admin/ClusterRestore", "admin"},
   };
   return *m;
 }
