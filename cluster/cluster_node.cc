@@ -281,15 +281,12 @@ absl::Status ClusterNode::DropCollection(const std::string& collection) {
   return Reconcile();
 }
 
-absl::Status ClusterNode::DropCopyOf(const ShardedCollection& c) {
-  const std::string& name = c.spec.name;
-  bool known = false;
+void ClusterNode::StopReplicasOf(const std::string& collection) {
   std::vector<std::unique_ptr<ShardReplica>> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    known = entries_.erase(name) > 0;
     for (auto it = replicas_.begin(); it != replicas_.end();) {
-      if (it->first.first != name) {
+      if (it->first.first != collection) {
         ++it;
         continue;
       }
@@ -297,7 +294,17 @@ absl::Status ClusterNode::DropCopyOf(const ShardedCollection& c) {
       it = replicas_.erase(it);
     }
   }
-  old.clear();  // each stops its thread before the copy goes
+  old.clear();  // each stops its thread (outside the lock: a poll may be applying)
+}
+
+absl::Status ClusterNode::DropCopyOf(const ShardedCollection& c) {
+  const std::string& name = c.spec.name;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    known = entries_.erase(name) > 0;
+  }
+  StopReplicasOf(name);
   // This node's copy: one it replicated since it started, or one made from
   // the dropped entry (the same creation time) while it was down.
   absl::StatusOr<engine::CollectionInfo> here = db_->DescribeCollection(name);
@@ -317,22 +324,13 @@ absl::Status ClusterNode::DropCopyOf(const ShardedCollection& c) {
 
 absl::StatusOr<engine::CollectionInfo> ClusterNode::RebuildCopy(const ShardedCollection& c) {
   const std::string& name = c.spec.name;
-  std::vector<std::unique_ptr<ShardReplica>> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Writes here go to the new log from now on (they fail until the copy
     // below is made: it embeds them).
     entries_[name] = c;
-    for (auto it = replicas_.begin(); it != replicas_.end();) {
-      if (it->first.first != name) {
-        ++it;
-        continue;
-      }
-      old.push_back(std::move(it->second));
-      it = replicas_.erase(it);
-    }
   }
-  old.clear();  // each stops its thread before the copy goes
+  StopReplicasOf(name);
   spdlog::info("node {}: collection '{}' moved to model {} (log {}); rebuilding this node's copy",
                options_.node_id, name, c.model_id, c.log());
   if (absl::Status s = db_->DropReplicatedCopy(name); !s.ok() && !absl::IsNotFound(s)) {

@@ -232,6 +232,8 @@ class ClusterNode {
   // of a dropped collection of the same name, dropped with its replicas and
   // created again on c's spec (Reconcile).
   absl::StatusOr<engine::CollectionInfo> RebuildCopy(const ShardedCollection& c);
+  // Stops and removes this node's replicas of `collection`.
+  void StopReplicasOf(const std::string& collection);
   // c is dropped: this node's replicas stop and its copy goes (Reconcile).
   absl::Status DropCopyOf(const ShardedCollection& c);
 

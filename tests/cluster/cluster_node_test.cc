@@ -98,22 +98,12 @@ std::vector<engine::DocumentInput> Docs(int n) {
   return docs;
 }
 
-struct Node {
-  std::string id;
-  std::unique_ptr<Database> db;
-  std::unique_ptr<NatsClient> nats;
-  std::unique_ptr<ClusterMap> map;
-  std::unique_ptr<ClusterNode> node;
-};
+using Node = testing::InProcessNode;
 
 class ClusterNodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            absl::StrCat("neodb_cluster_node_",
-                         ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
-                         getpid());
-    fs::remove_all(root_);
+    root_ = testing::FreshTestRoot("neodb_cluster_node");
     auto server = testing::NatsServerProcess::Start((root_ / "nats").string());
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);

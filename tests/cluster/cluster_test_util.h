@@ -3,10 +3,17 @@
 // periodic snapshots) and a collection's content as id -> text, read from
 // the store page by page, to compare nodes with each other and with what the
 // writers were acknowledged.
+#include <unistd.h>
+
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "cluster/cluster_map.h"
+#include "cluster/cluster_node.h"
+#include "cluster/nats_client.h"
 #include "engine/database.h"
 #include "gtest/gtest.h"
 
@@ -33,6 +40,25 @@ inline std::map<std::string, std::string> Contents(engine::Database& db,
     token = page->next_page_token;
   }
   return out;
+}
+
+// One in-process node of a test cluster.
+struct InProcessNode {
+  std::string id;
+  std::unique_ptr<engine::Database> db;
+  std::unique_ptr<NatsClient> nats;
+  std::unique_ptr<ClusterMap> map;
+  std::unique_ptr<ClusterNode> node;
+};
+
+// A fresh directory for the running test: <tmp>/<prefix>_<test>_<pid>.
+inline std::filesystem::path FreshTestRoot(const std::string& prefix) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() /
+      absl::StrCat(prefix, "_", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                   "_", getpid());
+  std::filesystem::remove_all(root);
+  return root;
 }
 
 // `collection` of `db` as a cluster map entry at generation 0 with `shards`

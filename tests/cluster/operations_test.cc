@@ -56,22 +56,12 @@ std::vector<engine::DocumentInput> Docs(const std::string& prefix, int from, int
   return docs;
 }
 
-struct Node {
-  std::string id;
-  std::unique_ptr<Database> db;
-  std::unique_ptr<NatsClient> nats;
-  std::unique_ptr<ClusterMap> map;
-  std::unique_ptr<ClusterNode> node;
-};
+using Node = testing::InProcessNode;
 
 class ClusterOperationsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            absl::StrCat("neodb_cluster_ops_",
-                         ::testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
-                         getpid());
-    fs::remove_all(root_);
+    root_ = testing::FreshTestRoot("neodb_cluster_ops");
     auto server = testing::NatsServerProcess::Start((root_ / "nats").string());
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);

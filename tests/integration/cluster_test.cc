@@ -79,6 +79,36 @@ grpc::Status Search(ServerProcess& s, const std::string& collection, const std::
   return search->NearText(&ctx, req, resp);
 }
 
+// Nodes a, b and c on the nats-server at `url`, started.
+void StartThree(const TestDir& dir, const std::string& url,
+                std::vector<std::unique_ptr<ServerProcess>>* nodes) {
+  for (const char* id : {"a", "b", "c"}) {
+    nodes->push_back(std::make_unique<ServerProcess>(NodeArgs(dir, id, url)));
+    ASSERT_TRUE(nodes->back()->Start());
+  }
+}
+
+std::set<std::string> HitIds(const v1::SearchResponse& r) {
+  std::set<std::string> ids;
+  for (const auto& h : r.hits()) ids.insert(h.id());
+  return ids;
+}
+
+// The ids of a vector-mode search of "papers" for `query` on `s`, best first.
+void VectorTop(ServerProcess& s, const std::string& query, int k, std::vector<std::string>* ids) {
+  auto search = v1::Search::NewStub(s.Channel());
+  v1::NearTextRequest req;
+  req.set_collection("papers");
+  req.set_query(query);
+  req.set_k(k);
+  req.set_mode("vector");
+  grpc::ClientContext ctx;
+  v1::SearchResponse r;
+  grpc::Status st = search->NearText(&ctx, req, &r);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  for (const auto& h : r.hits()) ids->push_back(h.id());
+}
+
 TEST(ClusterServeTest, TwoNodesServeAShardedCollection) {
   TestDir dir("cluster");
   auto nats = cluster::testing::NatsServerProcess::Start(dir.Sub("nats"));
@@ -231,12 +261,8 @@ TEST(ClusterServeTest, SearchesFanOutToTheNodesHoldingTheOtherShards) {
   TestDir dir("cluster_fanout");
   auto nats = cluster::testing::NatsServerProcess::Start(dir.Sub("nats"));
   ASSERT_TRUE(nats.ok()) << nats.status();
-  const std::string url = (*nats)->url();
   std::vector<std::unique_ptr<ServerProcess>> nodes;
-  for (const char* id : {"a", "b", "c"}) {
-    nodes.push_back(std::make_unique<ServerProcess>(NodeArgs(dir, id, url)));
-    ASSERT_TRUE(nodes.back()->Start());
-  }
+  ASSERT_NO_FATAL_FAILURE(StartThree(dir, (*nats)->url(), &nodes));
   {
     grpc::Status st = Create(nodes[0]->Channel(), "papers", 3, 1);
     ASSERT_TRUE(st.ok()) << st.error_message();
@@ -248,26 +274,15 @@ TEST(ClusterServeTest, SearchesFanOutToTheNodesHoldingTheOtherShards) {
     v1::SearchResponse r;
     st = Search(*nodes[i], "papers", "apple", w.consistency_token(), &r);
     ASSERT_TRUE(st.ok()) << "node " << i << ": " << st.error_message();
-    std::set<std::string> ids;
-    for (const auto& h : r.hits()) ids.insert(h.id());
+    const std::set<std::string> ids = HitIds(r);
     EXPECT_EQ(ids.size(), 60u) << "node " << i;  // every shard answered, none twice
     // Vector mode: scores are the same vectors' on every node, so every
     // node ranks alike.
-    auto search = v1::Search::NewStub(nodes[i]->Channel());
-    v1::NearTextRequest req;
-    req.set_collection("papers");
-    req.set_query("apple number 7");
-    req.set_k(10);
-    req.set_mode("vector");
-    grpc::ClientContext ctx;
-    v1::SearchResponse vr;
-    st = search->NearText(&ctx, req, &vr);
-    ASSERT_TRUE(st.ok()) << st.error_message();
-    ASSERT_EQ(vr.hits_size(), 10);
-    EXPECT_EQ(vr.hits(0).id(), "doc7");
-    static std::vector<std::string> first;
     std::vector<std::string> got;
-    for (const auto& h : vr.hits()) got.push_back(h.id());
+    ASSERT_NO_FATAL_FAILURE(VectorTop(*nodes[i], "apple number 7", 10, &got));
+    ASSERT_EQ(got.size(), 10u);
+    EXPECT_EQ(got[0], "doc7");
+    static std::vector<std::string> first;
     if (i == 0) first = got;
     EXPECT_EQ(got, first) << "node " << i;
   }
@@ -282,12 +297,8 @@ TEST(ClusterServeTest, AReindexOrADropAskedOfOneNodeActsOnTheWholeCluster) {
   TestDir dir("cluster_reindex");
   auto nats = cluster::testing::NatsServerProcess::Start(dir.Sub("nats"));
   ASSERT_TRUE(nats.ok()) << nats.status();
-  const std::string url = (*nats)->url();
   std::vector<std::unique_ptr<ServerProcess>> nodes;
-  for (const char* id : {"a", "b", "c"}) {
-    nodes.push_back(std::make_unique<ServerProcess>(NodeArgs(dir, id, url)));
-    ASSERT_TRUE(nodes.back()->Start());
-  }
+  ASSERT_NO_FATAL_FAILURE(StartThree(dir, (*nats)->url(), &nodes));
   ASSERT_TRUE(Create(nodes[0]->Channel(), "papers", 3, 1).ok());
   v1::UpsertResponse w;
   ASSERT_TRUE(Upsert(*nodes[1], 0, 60, "apple", &w).ok());
@@ -331,21 +342,12 @@ TEST(ClusterServeTest, AReindexOrADropAskedOfOneNodeActsOnTheWholeCluster) {
     v1::SearchResponse r;
     st = Search(*nodes[i], "papers", "apple", after.consistency_token(), &r);
     ASSERT_TRUE(st.ok()) << "node " << i << ": " << st.error_message();
-    std::set<std::string> ids;
-    for (const auto& h : r.hits()) ids.insert(h.id());
+    const std::set<std::string> ids = HitIds(r);
     EXPECT_EQ(ids.size(), 61u) << "node " << i;
-    auto search = v1::Search::NewStub(nodes[i]->Channel());
-    v1::NearTextRequest req;
-    req.set_collection("papers");
-    req.set_query("apple number 7");
-    req.set_k(3);
-    req.set_mode("vector");
-    grpc::ClientContext ctx;
-    v1::SearchResponse vr;
-    st = search->NearText(&ctx, req, &vr);
-    ASSERT_TRUE(st.ok()) << st.error_message();
-    ASSERT_GE(vr.hits_size(), 1);
-    EXPECT_EQ(vr.hits(0).id(), "doc7") << "node " << i;
+    std::vector<std::string> got;
+    ASSERT_NO_FATAL_FAILURE(VectorTop(*nodes[i], "apple number 7", 3, &got));
+    ASSERT_GE(got.size(), 1u);
+    EXPECT_EQ(got[0], "doc7") << "node " << i;
   }
 
   // Dropped through one node: gone from every node; the name is free again,
@@ -378,8 +380,7 @@ TEST(ClusterServeTest, AReindexOrADropAskedOfOneNodeActsOnTheWholeCluster) {
     v1::SearchResponse r;
     st = Search(*nodes[i], "papers", "pear apple", fresh.consistency_token(), &r);
     ASSERT_TRUE(st.ok()) << "node " << i << ": " << st.error_message();
-    std::set<std::string> ids;
-    for (const auto& h : r.hits()) ids.insert(h.id());
+    const std::set<std::string> ids = HitIds(r);
     EXPECT_EQ(ids, (std::set<std::string>{"doc100", "doc101", "doc102", "doc103", "doc104"}))
         << "node " << i;
   }
