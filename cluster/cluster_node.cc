@@ -474,11 +474,16 @@ absl::StatusOr<ShardedWrite> ClusterNode::SwitchedDuring(const ShardedCollection
                                                          absl::StatusOr<ShardedWrite> w) {
   // A write that failed while a cluster reindex switched the collection's
   // log (this node's copy dropped and made again, the old log sealed) is
-  // worth retrying as it is: it then goes to the new log.
-  if (w.ok() || absl::IsAborted(w.status()) || current()) return w;
-  return absl::AbortedError(absl::StrCat("collection '", c.spec.name,
-                                         "' switched to a reindexed log during the write (",
-                                         w.status().message(), "); retry"));
+  // worth retrying as it is: it then goes to the new log. UNAVAILABLE, as
+  // for any failure whose change may have been stored (a retry settles it);
+  // a sealed log's refusal (ABORTED) stored nothing and stays as it is. A
+  // collection not found here while its entry is current: this node is
+  // making its copy again.
+  if (w.ok() || absl::IsAborted(w.status())) return w;
+  if (current() && !absl::IsNotFound(w.status())) return w;
+  return absl::UnavailableError(absl::StrCat("collection '", c.spec.name,
+                                             "' is switching to a reindexed log on this node (",
+                                             w.status().message(), "); retry"));
 }
 
 std::function<bool()> ClusterNode::StillCurrent(const ShardedCollection& c) {

@@ -224,7 +224,7 @@ class ClusterNode {
   bool Stopping() const;  // Stop was called
   // Whether c's generation is still the collection's, as this node last read the map.
   std::function<bool()> StillCurrent(const ShardedCollection& c);
-  // `w`, or ABORTED (retry) when it failed and c's generation is no longer current.
+  // `w`, or UNAVAILABLE (retry) when it failed during a switch of c's log.
   static absl::StatusOr<ShardedWrite> SwitchedDuring(const ShardedCollection& c,
                                                      const std::function<bool()>& current,
                                                      absl::StatusOr<ShardedWrite> w);

@@ -79,7 +79,9 @@ absl::Status ShardWriter::Publish(const std::string& log, uint32_t shards,
       return seq.status();
     }
     if (current && !current()) {
-      return absl::AbortedError(absl::StrCat(
+      // Still UNAVAILABLE: an earlier attempt may have been stored (and
+      // copied to the new log); a retry settles it.
+      return absl::UnavailableError(absl::StrCat(
           "log ", log, " is no longer the collection's (a cluster reindex switched it): ",
           seq.status().message(), "; retry"));
     }

@@ -68,7 +68,7 @@ class ShardWriter {
   // the entry's: a cluster reindex is switching it (retry).
   // `current`, when given, says whether c's log is still the collection's:
   // once it is not (a cluster reindex switched it), retries stop with
-  // ABORTED instead of waiting for a log that is gone.
+  // UNAVAILABLE (retry) instead of waiting for a log that is gone.
   absl::StatusOr<ShardedWrite> Upsert(const ShardedCollection& c,
                                       std::vector<engine::DocumentInput> docs,
                                       absl::Time deadline,

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -123,6 +124,9 @@ TEST_F(ClusterOperationsTest, EveryReplicaMovesToTheNewModelWhileWritesGoOn) {
   const std::string old_model = created->model_id;
   // What the acknowledged writes say: id -> text ("" once deleted).
   std::map<std::string, std::string> expected;
+  // Ids whose last write failed: stored or not (an UNAVAILABLE's change may
+  // have been stored; the client would retry).
+  std::set<std::string> uncertain;
   std::mutex expected_mu;
   auto w = nodes_[0]->node->Upsert(kName, Docs("doc", 0, 300, "apple"), absl::Now() + kWait);
   ASSERT_TRUE(w.ok()) << w.status();
@@ -138,8 +142,9 @@ TEST_F(ClusterOperationsTest, EveryReplicaMovesToTheNewModelWhileWritesGoOn) {
   std::thread writer([&] {
     for (int i = 0; !stop.load(); ++i) {
       absl::Status st;
+      std::string id;
       if (i % 5 == 4) {
-        const std::string id = absl::StrCat("doc", i % 300);
+        id = absl::StrCat("doc", i % 300);
         st = nodes_[0]->node->Delete(kName, {id}, absl::Now() + kWait).status();
         if (st.ok()) {
           std::lock_guard<std::mutex> lock(expected_mu);
@@ -147,11 +152,20 @@ TEST_F(ClusterOperationsTest, EveryReplicaMovesToTheNewModelWhileWritesGoOn) {
         }
       } else {
         auto docs = Docs(i % 2 == 0 ? "live" : "doc", i, i + 1, "pear");
-        const std::string id = docs[0].id, text = docs[0].text;
+        id = docs[0].id;
+        const std::string text = docs[0].text;
         st = nodes_[0]->node->Upsert(kName, std::move(docs), absl::Now() + kWait).status();
         if (st.ok()) {
           std::lock_guard<std::mutex> lock(expected_mu);
           expected[id] = text;
+        }
+      }
+      {
+        std::lock_guard<std::mutex> lock(expected_mu);
+        if (st.ok()) {
+          uncertain.erase(id);
+        } else if (!absl::IsAborted(st)) {  // ABORTED: refused by the sealed log, nothing stored
+          uncertain.insert(id);
         }
       }
       if (st.ok()) {
@@ -223,6 +237,7 @@ TEST_F(ClusterOperationsTest, EveryReplicaMovesToTheNewModelWhileWritesGoOn) {
       const auto& placed = entry->placement[s];
       EXPECT_NE(std::find(placed.begin(), placed.end(), n->id), placed.end())
           << id << " on " << n->id;
+      if (uncertain.count(id)) continue;
       ASSERT_TRUE(expected.count(id)) << id << " was never written";
       EXPECT_EQ(text, expected[id]) << id << " on " << n->id;
     }
@@ -247,8 +262,13 @@ TEST_F(ClusterOperationsTest, EveryReplicaMovesToTheNewModelWhileWritesGoOn) {
   }
   // Each acknowledged live document on its two replicas, no deleted one anywhere.
   for (const auto& [id, text] : expected) {
+    if (uncertain.count(id)) continue;
     EXPECT_EQ(copies[id], text.empty() ? 0 : 2) << id;
   }
+  for (const std::string& id : uncertain) {  // there or not, but alike on its replicas
+    EXPECT_TRUE(copies[id] == 0 || copies[id] == 2) << id << ": " << copies[id] << " copies";
+  }
+  std::printf("writes whose outcome the test left open: %zu\n", uncertain.size());
   // The old log is gone (deleted once no live node read it).
   for (uint32_t s = 0; s < kShards; ++s) {
     EXPECT_TRUE(absl::IsNotFound(ShardLastSequence(*nodes_[0]->nats, kName, s).status()))
