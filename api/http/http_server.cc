@@ -2,8 +2,10 @@
 
 #include <sys/socket.h>
 
+#include <chrono>
 #include <optional>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/auth/transport_security.h"
@@ -11,6 +13,7 @@
 #include "api/http/openai_embeddings.h"
 #include "api/http/openapi.h"
 #include "httplib.h"
+#include "nlohmann/json.hpp"
 
 namespace neodb::api {
 namespace {
@@ -61,6 +64,39 @@ bool ReadBody(const httplib::ContentReader& reader, size_t limit, std::string* b
   }
   return false;
 }
+
+// The status code's name ("OK", "NOT_FOUND") of a reply, for the request
+// metrics: an error body names it (http_status.h); the HTTP status alone
+// would not tell INVALID_ARGUMENT from FAILED_PRECONDITION.
+std::string CodeOf(const httplib::Response& res) {
+  if (res.status == 200) return "OK";
+  const nlohmann::json body = nlohmann::json::parse(res.body, nullptr, false);
+  if (body.is_object() && body.contains("error") && body["error"].is_object() &&
+      body["error"].contains("status") && body["error"]["status"].is_string()) {
+    return body["error"]["status"].get<std::string>();
+  }
+  return "UNKNOWN";
+}
+
+// Times one call from its arrival (before its body is read) and records it
+// when it goes out of scope, whichever way the handler returned.
+class CallTimer {
+ public:
+  CallTimer(RequestMetrics* metrics, std::string method, const httplib::Response& res)
+      : metrics_(metrics), method_(std::move(method)), res_(res) {}
+  ~CallTimer() {
+    if (metrics_ == nullptr) return;
+    const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    metrics_->Record(method_, CodeOf(res_), seconds, RequestMetrics::kHttp);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  RequestMetrics* metrics_;
+  std::string method_;
+  const httplib::Response& res_;
+  Clock::time_point start_ = Clock::now();
+};
 
 }  // namespace
 
@@ -160,15 +196,24 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions 
   }
   if (const JsonRpc* rpc = o.rpc) {
     const size_t limit = o.max_body_bytes;
+    RequestMetrics* metrics = o.request_metrics;
+    const std::vector<std::string> names = rpc->Methods();
+    auto methods = std::make_shared<const absl::flat_hash_set<std::string>>(names.begin(),
+                                                                            names.end());
     svr.Post(R"(/v1/rpc/([A-Za-z]+)/([A-Za-z]+))",
-             [rpc, limit](const httplib::Request& req, httplib::Response& res,
-                          const httplib::ContentReader& reader) {
+             [rpc, limit, metrics, methods](const httplib::Request& req, httplib::Response& res,
+                                            const httplib::ContentReader& reader) {
+               const std::string full =
+                   absl::StrCat("/neodb.v1.", req.matches[1].str(), "/", req.matches[2].str());
+               CallTimer timer(methods->contains(full) ? metrics : nullptr, full, res);
                std::string body;
                if (!ReadBody(reader, limit, &body, res)) return;
                Reply(rpc->Call(req.matches[1], req.matches[2], body, AuthorizationOf(req)), res);
              });
-    svr.Post("/v1/embeddings", [rpc, limit](const httplib::Request& req, httplib::Response& res,
-                                            const httplib::ContentReader& reader) {
+    svr.Post("/v1/embeddings", [rpc, limit, metrics](const httplib::Request& req,
+                                                     httplib::Response& res,
+                                                     const httplib::ContentReader& reader) {
+      CallTimer timer(metrics, "/v1/embeddings", res);
       std::string body;
       if (!ReadBody(reader, limit, &body, res)) return;
       Reply(OpenAiEmbeddings(*rpc, body, AuthorizationOf(req)), res);

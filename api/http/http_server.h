@@ -26,6 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "api/http/json_rpc.h"
+#include "api/metrics/request_metrics.h"
 
 namespace httplib {
 class Server;
@@ -45,6 +46,11 @@ struct HttpServerOptions {
   std::function<std::string()> metrics = nullptr;
   // The JSON API (not owned; must outlive the server); null: none.
   const JsonRpc* rpc = nullptr;
+  // Counts and times every JSON API and /v1/embeddings call, as the gRPC
+  // server does its calls, labelled transport="http" (not owned); null: none.
+  // Calls to a method that does not exist are not counted (their names
+  // would be whatever a client sent).
+  RequestMetrics* request_metrics = nullptr;
   // Allows a non-loopback address for the JSON API without TLS. Default: false.
   bool insecure = false;
   // PEM files. Both set: HTTPS; one alone is INVALID_ARGUMENT. With

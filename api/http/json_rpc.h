@@ -15,8 +15,9 @@
 //
 // Same rules as gRPC: API keys and roles through Authorize (auth/authorize.h),
 // the caller's role visible to handlers (auth/caller_role.h), the services'
-// limits and default deadline. Not yet: a client's deadline or disconnect
-// (HTTP has no standard for either), the request metrics.
+// limits and default deadline; the request metrics are the HTTP server's
+// (http_server.h: transport="http"). Not yet: a client's deadline or
+// disconnect (HTTP has no standard for either).
 //
 // Thread-safe: Call may run on many threads at once (the handlers are).
 

@@ -43,10 +43,12 @@ absl::string_view StatusCodeName(int code) {
   return kNames[code];
 }
 
-void RequestMetrics::Record(absl::string_view method, absl::string_view code, double seconds) {
+void RequestMetrics::Record(absl::string_view method, absl::string_view code, double seconds,
+                            absl::string_view transport) {
   absl::MutexLock lock(&mu_);
-  ++requests_[{std::string(method), std::string(code)}];
-  Histogram& h = latency_[std::string(method)];
+  const Key key{std::string(transport), std::string(method)};
+  ++requests_[{key, std::string(code)}];
+  Histogram& h = latency_[key];
   size_t b = 0;
   while (b < kBuckets.size() && seconds > kBuckets[b]) ++b;
   ++h.counts[b];
@@ -54,36 +56,39 @@ void RequestMetrics::Record(absl::string_view method, absl::string_view code, do
   ++h.count;
 }
 
-void RequestMetrics::RecordRefused(absl::string_view method, absl::string_view code) {
+void RequestMetrics::RecordRefused(absl::string_view method, absl::string_view code,
+                                   absl::string_view transport) {
   absl::MutexLock lock(&mu_);
-  ++requests_[{std::string(method), std::string(code)}];
+  ++requests_[{{std::string(transport), std::string(method)}, std::string(code)}];
 }
 
 std::string RequestMetrics::Render() const {
   absl::MutexLock lock(&mu_);
   std::string out =
-      "# HELP neodb_requests_total gRPC calls by method and final status code.\n"
+      "# HELP neodb_requests_total Calls by transport (grpc, http), method and final status "
+      "code.\n"
       "# TYPE neodb_requests_total counter\n";
   for (const auto& [key, n] : requests_) {
-    absl::StrAppend(&out, "neodb_requests_total{method=\"", EscapeLabel(key.first), "\",code=\"",
-                    key.second, "\"} ", n, "\n");
+    absl::StrAppend(&out, "neodb_requests_total{transport=\"", key.first.first, "\",method=\"",
+                    EscapeLabel(key.first.second), "\",code=\"", key.second, "\"} ", n, "\n");
   }
   absl::StrAppend(&out,
                   "# HELP neodb_request_duration_seconds Time from a call's arrival to its "
-                  "status, by method.\n"
+                  "status, by transport and method.\n"
                   "# TYPE neodb_request_duration_seconds histogram\n");
-  for (const auto& [method, h] : latency_) {
-    const std::string m = EscapeLabel(method);
+  for (const auto& [key, h] : latency_) {
+    const std::string m = absl::StrCat("transport=\"", key.first, "\",method=\"",
+                                       EscapeLabel(key.second), "\"");
     uint64_t cumulative = 0;
     for (size_t b = 0; b <= kBuckets.size(); ++b) {
       cumulative += h.counts[b];
       const std::string le = b < kBuckets.size() ? absl::StrFormat("%g", kBuckets[b]) : "+Inf";
-      absl::StrAppend(&out, "neodb_request_duration_seconds_bucket{method=\"", m, "\",le=\"", le,
+      absl::StrAppend(&out, "neodb_request_duration_seconds_bucket{", m, ",le=\"", le,
                       "\"} ", cumulative, "\n");
     }
-    absl::StrAppend(&out, "neodb_request_duration_seconds_sum{method=\"", m, "\"} ",
+    absl::StrAppend(&out, "neodb_request_duration_seconds_sum{", m, "} ",
                     absl::StrFormat("%.9g", h.sum), "\n");
-    absl::StrAppend(&out, "neodb_request_duration_seconds_count{method=\"", m, "\"} ", h.count,
+    absl::StrAppend(&out, "neodb_request_duration_seconds_count{", m, "} ", h.count,
                     "\n");
   }
   return out;

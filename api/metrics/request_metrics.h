@@ -1,6 +1,9 @@
 #pragma once
 // RequestMetrics: per-method call counts by status code and per-method
-// latency histograms, in Prometheus' text format.
+// latency histograms, in Prometheus' text format, for both ways in: gRPC
+// (metrics_interceptor.h) and the HTTP JSON API (http/http_server.h), told
+// apart by a `transport` label ("grpc", "http") so that a user sees what the
+// JSON convenience costs beside gRPC on the same methods.
 //
 // Thread-safe. Cheap enough for every call: one mutex-guarded map update.
 
@@ -22,14 +25,22 @@ class RequestMetrics {
   static constexpr std::array<double, 14> kBuckets = {
       0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
-  // A call to `method` ("/neodb.v1.Search/NearText") that ended with `code`
-  // (a grpc::StatusCode's name, e.g. "OK") after `seconds`.
-  void Record(absl::string_view method, absl::string_view code, double seconds);
-  // A call refused before any handler ran (the API-key check): counted, not timed.
-  void RecordRefused(absl::string_view method, absl::string_view code);
+  // The `transport` label's values.
+  static constexpr absl::string_view kGrpc = "grpc";
+  static constexpr absl::string_view kHttp = "http";
 
-  // neodb_requests_total{method,code} and
-  // neodb_request_duration_seconds{method} (histogram), with HELP and TYPE.
+  // A call to `method` ("/neodb.v1.Search/NearText"; over HTTP also
+  // "/v1/embeddings") that ended with `code` (a grpc::StatusCode's name, e.g.
+  // "OK") after `seconds`.
+  void Record(absl::string_view method, absl::string_view code, double seconds,
+              absl::string_view transport = kGrpc);
+  // A call refused before any handler ran (the API-key check): counted, not timed.
+  void RecordRefused(absl::string_view method, absl::string_view code,
+                     absl::string_view transport = kGrpc);
+
+  // neodb_requests_total{transport,method,code} and
+  // neodb_request_duration_seconds{transport,method} (histogram), with HELP
+  // and TYPE.
   std::string Render() const;
 
  private:
@@ -38,9 +49,11 @@ class RequestMetrics {
     double sum = 0;
     uint64_t count = 0;
   };
+  // Keyed by (transport, method, code) and (transport, method).
+  using Key = std::pair<std::string, std::string>;
   mutable absl::Mutex mu_;
-  std::map<std::pair<std::string, std::string>, uint64_t> requests_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, Histogram> latency_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<Key, std::string>, uint64_t> requests_ ABSL_GUARDED_BY(mu_);
+  std::map<Key, Histogram> latency_ ABSL_GUARDED_BY(mu_);
 };
 
 // The Prometheus text format's escaping of a label value (\\, \", \n).

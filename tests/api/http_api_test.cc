@@ -26,6 +26,7 @@
 #include "httplib.h"
 #include "neodb/v1/neodb.pb.h"
 #include "nlohmann/json.hpp"
+#include "zlib.h"
 
 namespace neodb::api {
 namespace {
@@ -76,7 +77,8 @@ class HttpApiTest : public ::testing::Test {
                                    .threads = 4,
                                    .max_body_bytes = 1 << 20,
                                    .metrics = [] { return std::string("neodb_up 1\n"); },
-                                   .rpc = rpc_.get()});
+                                   .rpc = rpc_.get(),
+                                   .request_metrics = &metrics_});
     ASSERT_TRUE(http.ok()) << http.status();
     http_ = std::move(*http);
     client_ = std::make_unique<httplib::Client>("127.0.0.1", http_->port());
@@ -130,6 +132,7 @@ class HttpApiTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  RequestMetrics metrics_;  // the HTTP server's (transport="http")
   std::unique_ptr<engine::Database> db_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<JsonRpc> rpc_;
@@ -308,6 +311,74 @@ TEST_F(HttpApiTest, BadBodiesAre4xxWithAClearMessage) {
   // Still serving.
   EXPECT_EQ(Rpc("Admin/Stats", Json::object(), kRead).status, 200);
   EXPECT_EQ(Post("/v1/rpc/Admin/Stats", "", kRead).status, 200);  // empty body = {}
+}
+
+// `text` gzip-compressed (a gzip header, as Content-Encoding: gzip means).
+std::string Gzip(const std::string& text) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, text.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = text.size();
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = out.size();
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TEST_F(HttpApiTest, AGzipBodyIsMeasuredAsItInflates) {
+  httplib::Headers h = {{"Authorization", absl::StrCat("Bearer ", kAdmin)},
+                        {"Content-Encoding", "gzip"}};
+  // A small one is read as JSON like any other.
+  auto small = client_->Post("/v1/rpc/Collections/Create", h,
+                             Gzip(R"({"spec":{"name":"zipped"}})"), "application/json");
+  ASSERT_TRUE(small) << httplib::to_string(small.error());
+  EXPECT_EQ(small->status, 200) << small->body;
+  // 4 MiB of JSON whitespace in about 4 KiB: under the 1 MiB limit as sent,
+  // over it as inflated. Refused with 413 and the limit named; the server
+  // stays up.
+  const std::string bomb = Gzip(std::string(4 << 20, ' ') + "{}");
+  ASSERT_LT(bomb.size(), size_t{64} << 10);
+  auto big = client_->Post("/v1/rpc/Admin/Stats", h, bomb, "application/json");
+  ASSERT_TRUE(big) << httplib::to_string(big.error());
+  EXPECT_EQ(big->status, 413) << big->body;
+  const Json body = Json::parse(big->body, nullptr, false);
+  EXPECT_EQ(body["error"]["code"], 413) << big->body;
+  EXPECT_NE(big->body.find("over the server's limit of 1048576 bytes"), std::string::npos)
+      << big->body;
+  auto big_embed = client_->Post("/v1/embeddings", h, bomb, "application/json");
+  ASSERT_TRUE(big_embed) << httplib::to_string(big_embed.error());
+  EXPECT_EQ(big_embed->status, 413) << big_embed->body;
+  EXPECT_EQ(Get("/healthz").status, 200);
+  EXPECT_EQ(Rpc("Collections/Describe", {{"name", "zipped"}}, kRead).status, 200);
+}
+
+TEST_F(HttpApiTest, HttpCallsAreInTheRequestMetrics) {
+  MakeDocs();  // Collections/Create and Documents/Upsert, OK
+  EXPECT_EQ(Rpc("Collections/Describe", {{"name", "nope"}}, kRead).status, 404);
+  EXPECT_EQ(Rpc("Collections/Drop", {{"name", "docs"}}, kRead).status, 403);
+  EXPECT_EQ(Rpc("Search/NearText", {{"collection", "docs"}, {"mode", "psychic"}}, kRead).status,
+            400);
+  EXPECT_EQ(Rpc("Collections/Explode", Json::object()).status, 404);  // no such method
+  EXPECT_EQ(Post("/v1/embeddings", R"({"input":"a cat"})", kRead).status, 200);
+  const std::string text = metrics_.Render();
+  for (const char* line : {
+           R"(neodb_requests_total{transport="http",method="/neodb.v1.Collections/Create",code="OK"} 1)",
+           R"(neodb_requests_total{transport="http",method="/neodb.v1.Documents/Upsert",code="OK"} 1)",
+           R"(neodb_requests_total{transport="http",method="/neodb.v1.Collections/Describe",code="NOT_FOUND"} 1)",
+           R"(neodb_requests_total{transport="http",method="/neodb.v1.Collections/Drop",code="PERMISSION_DENIED"} 1)",
+           R"(neodb_requests_total{transport="http",method="/neodb.v1.Search/NearText",code="INVALID_ARGUMENT"} 1)",
+           R"(neodb_requests_total{transport="http",method="/v1/embeddings",code="OK"} 1)",
+           R"(neodb_request_duration_seconds_count{transport="http",method="/neodb.v1.Documents/Upsert"} 1)",
+       }) {
+    EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << line << "\n" << text;
+  }
+  // A method that does not exist is not a label value.
+  EXPECT_EQ(text.find("Explode"), std::string::npos) << text;
+  // These calls came over HTTP only.
+  EXPECT_EQ(text.find("transport=\"grpc\""), std::string::npos) << text;
 }
 
 TEST_F(HttpApiTest, OpenAiEmbeddingsAreEmbedsVectors) {

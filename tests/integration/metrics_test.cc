@@ -170,22 +170,26 @@ Exposition Scrape(int port) {
 }
 
 void CheckHistograms(const Exposition& e) {
-  std::map<std::string, std::vector<std::pair<double, double>>> buckets;  // method -> (le, n)
+  // (transport, method) -> (le, n)
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>> buckets;
   for (const auto& s : e.samples) {
     if (s.name != "neodb_request_duration_seconds_bucket") continue;
     double le = 0;
     const std::string& l = s.labels.at("le");
     ASSERT_TRUE(l == "+Inf" || absl::SimpleAtod(l, &le)) << l;
-    buckets[s.labels.at("method")].push_back({l == "+Inf" ? INFINITY : le, s.value});
+    buckets[{s.labels.at("transport"), s.labels.at("method")}].push_back(
+        {l == "+Inf" ? INFINITY : le, s.value});
   }
-  for (auto& [method, b] : buckets) {
-    SCOPED_TRACE(method);
+  for (auto& [key, b] : buckets) {
+    SCOPED_TRACE(key.first + " " + key.second);
     for (size_t i = 1; i < b.size(); ++i) {
       EXPECT_LT(b[i - 1].first, b[i].first);
       EXPECT_LE(b[i - 1].second, b[i].second);
     }
     ASSERT_TRUE(std::isinf(b.back().first));
-    EXPECT_EQ(b.back().second, e.Get("neodb_request_duration_seconds_count", {{"method", method}}));
+    EXPECT_EQ(b.back().second,
+              e.Get("neodb_request_duration_seconds_count",
+                    {{"transport", key.first}, {"method", key.second}}));
   }
 }
 
@@ -231,7 +235,9 @@ TEST(MetricsTest, CountersMoveUnderLoadAndTheFormatParses) {
   Exposition before = Scrape(server.metrics_port());
   EXPECT_EQ(before.Get("neodb_documents", {{"collection", "m"}}), 0);
   EXPECT_GE(before.Get("neodb_requests_total",
-                       {{"method", "/neodb.v1.Collections/Create"}, {"code", "PERMISSION_DENIED"}}),
+                       {{"transport", "grpc"},
+                        {"method", "/neodb.v1.Collections/Create"},
+                        {"code", "PERMISSION_DENIED"}}),
             1);
   EXPECT_GT(before.Get("neodb_process_resident_memory_bytes"), 0);
   EXPECT_GE(before.Get("neodb_rocksdb_property", {{"name", "rocksdb.estimate-num-keys"}}), 0);
@@ -278,10 +284,13 @@ TEST(MetricsTest, CountersMoveUnderLoadAndTheFormatParses) {
   CheckHistograms(after);
   EXPECT_GE(scrapes, 1);
   EXPECT_EQ(
-      after.Get("neodb_requests_total", {{"method", "/neodb.v1.Documents/Upsert"}, {"code", "OK"}}),
+      after.Get("neodb_requests_total", {{"transport", "grpc"},
+                                         {"method", "/neodb.v1.Documents/Upsert"},
+                                         {"code", "OK"}}),
       kThreads * kCalls);
   EXPECT_EQ(
-      after.Get("neodb_request_duration_seconds_count", {{"method", "/neodb.v1.Documents/Upsert"}}),
+      after.Get("neodb_request_duration_seconds_count",
+                {{"transport", "grpc"}, {"method", "/neodb.v1.Documents/Upsert"}}),
       kThreads * kCalls);
   EXPECT_EQ(after.Get("neodb_documents", {{"collection", "m"}}), kThreads * kCalls * kPerCall);
   EXPECT_EQ(after.Get("neodb_index_vectors", {{"collection", "m"}}), kThreads * kCalls * kPerCall);

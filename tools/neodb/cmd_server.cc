@@ -331,6 +331,7 @@ absl::Status Serve(ServeFlags f) {
                                                        so.max_message_bytes),
                                                    .metrics = render_metrics,
                                                    .rpc = json_rpc.get(),
+                                                   .request_metrics = &metrics,
                                                    .insecure = f.security.insecure,
                                                    .tls_cert_file = f.security.tls_cert,
                                                    .tls_key_file = f.security.tls_key,
