@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "api/auth/transport_security.h"
+#include "api/http/console.h"
 #include "api/http/http_status.h"
 #include "api/http/openai_embeddings.h"
 #include "api/http/openapi.h"
@@ -222,6 +223,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions 
     svr.Get("/openapi.json", [document](const httplib::Request&, httplib::Response& res) {
       res.set_content(*document, kJson);
     });
+    AddConsoleRoutes(svr);
   }
 
   if (port == 0) {

@@ -6,7 +6,9 @@
 //   POST /v1/rpc/<Service>/<Method>  every unary RPC as JSON (json_rpc.h)
 //   POST /v1/embeddings              OpenAI's embeddings (openai_embeddings.h)
 //   GET  /openapi.json               the OpenAPI 3 document of the routes above
-// (the last three when `rpc` is set). Anything else is 404. Errors carry
+//   GET  /, /console/<file>          the web console (console.h), a page that
+//                                    calls the JSON API from the browser
+// (the last four when `rpc` is set). Anything else is 404. Errors carry
 // http_status.h's JSON body.
 //
 // Requests run on a pool of `threads` threads (cpp-httplib's thread pool; a

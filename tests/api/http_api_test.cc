@@ -10,12 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <set>
 #include <string>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "api/auth/api_keys.h"
+#include "api/http/console_assets.h"
 #include "api/http/http_server.h"
 #include "api/http/json_rpc.h"
 #include "api/server.h"
@@ -379,6 +381,49 @@ TEST_F(HttpApiTest, HttpCallsAreInTheRequestMetrics) {
   EXPECT_EQ(text.find("Explode"), std::string::npos) << text;
   // These calls came over HTTP only.
   EXPECT_EQ(text.find("transport=\"grpc\""), std::string::npos) << text;
+}
+
+TEST_F(HttpApiTest, TheWebConsoleIsServedFromTheBinary) {
+  // Public (no key), as the page holds no data; HTML with a strict policy.
+  auto page = client_->Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(page->get_header_value("Content-Security-Policy").find("script-src 'self'"),
+            std::string::npos);
+  EXPECT_EQ(page->get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_NE(page->body.find("<title>neodb console</title>"), std::string::npos);
+  // Every file the page and its scripts name is served, with its type.
+  std::set<std::string> named;
+  const std::regex ref(R"re((?:src|href)="/console/([^"]+)")re");
+  for (std::sregex_iterator i(page->body.begin(), page->body.end(), ref), end; i != end; ++i) {
+    named.insert((*i)[1]);
+  }
+  const std::regex import(R"re(from '\./([A-Za-z0-9_.-]+)')re");
+  for (size_t f = 0; f < kConsoleFileCount; ++f) {
+    const std::string text(reinterpret_cast<const char*>(kConsoleFiles[f].data),
+                           kConsoleFiles[f].size);
+    for (std::sregex_iterator i(text.begin(), text.end(), import), end; i != end; ++i) {
+      named.insert((*i)[1]);
+    }
+    // Every embedded file is one the server will serve.
+    EXPECT_TRUE(ConsoleContentType(kConsoleFiles[f].name).has_value()) << kConsoleFiles[f].name;
+  }
+  EXPECT_TRUE(named.count("app.js") && named.count("api.js") && named.count("console.css"))
+      << named.size();
+  for (const std::string& name : named) {
+    auto r = client_->Get(("/console/" + name).c_str());
+    ASSERT_TRUE(r) << name;
+    EXPECT_EQ(r->status, 200) << name;
+    EXPECT_EQ(r->get_header_value("Content-Type"), *ConsoleContentType(name)) << name;
+    const auto file = FindConsoleFile(name);
+    ASSERT_TRUE(file.has_value()) << name;
+    EXPECT_EQ(r->body.size(), file->size) << name;
+  }
+  EXPECT_EQ(*ConsoleContentType("app.js"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(*ConsoleContentType("console.css"), "text/css; charset=utf-8");
+  EXPECT_EQ(Get("/console/nothing.js").status, 404);
+  EXPECT_EQ(Get("/console/..%2Fhttp_server.cc").status, 404);
 }
 
 TEST_F(HttpApiTest, OpenAiEmbeddingsAreEmbedsVectors) {
