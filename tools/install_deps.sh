@@ -107,6 +107,10 @@ fi
 # clients (the official openai package, schemathesis): a venv of their own.
 bash "$(dirname "$0")/install_python_test_deps.sh"
 
+# The web console's browser test: Debian's chromium and playwright-core (npm
+# ci of tests/browser's lock file into /opt/neodb-browser, not the source tree).
+bash "$(dirname "$0")/install_browser_test_deps.sh"
+
 # --- nats-server, a current release, from the Go module proxy -------------------
 # The cluster tests and bench run a JetStream cluster. Debian 12's nats-server
 # is 2.9.10, whose clustered streams were seen here to lose, after a server
