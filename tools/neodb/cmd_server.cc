@@ -493,7 +493,8 @@ void RegisterServerCommands(CLI::App& app) {
                   "127.0.0.1:9464; port 0 picks one (printed). Default: none");
   cmd->add_option("--http", f->http_listen,
                   "host:port for the HTTP API: JSON for every unary RPC at /v1/rpc/<Service>/"
-                  "<Method>, OpenAI's /v1/embeddings, /openapi.json, /metrics, /healthz; "
+                  "<Method>, OpenAI's /v1/embeddings, /openapi.json, /metrics, /healthz, "
+                  "the web console at /; "
                   "HTTPS with --tls-cert/--tls-key; off loopback only with TLS and --key-file "
                   "(or --insecure), as for gRPC; port 0 picks one (printed). "
                   "Default: none");
