@@ -86,7 +86,7 @@ setupKey();
 setupCreateForm(async () => {
   await refreshCollections();
 });
-setupIngest(() => refreshCollections().catch(failed));
+setupIngest(() => refreshCollections().catch(failed), () => reloadDocuments());
 setupSearch();
 setupDocuments();
 $('collection').addEventListener('change', () => reloadDocuments());

@@ -55,8 +55,9 @@ function show(state, done, total, text) {
   status.textContent = text;
 }
 
-// onProgress(): after each batch (the collections table refreshes).
-export function setupIngest(onProgress) {
+// onProgress(): after each batch (the collections table refreshes);
+// onDone(): after the last (the documents panel shows them).
+export function setupIngest(onProgress, onDone) {
   $('ingest-form').addEventListener('submit', async (e) => {
     e.preventDefault();
     const collection = current();
@@ -85,6 +86,7 @@ export function setupIngest(onProgress) {
       const secs = (performance.now() - started) / 1000;
       show('done', done, docs.length,
         `done: ${count(done)} documents into ${collection} in ${secs.toFixed(1)} s`);
+      await onDone();
     } catch (err) {
       show('failed', 0, 1, 'failed');
       notify(err.message);
