@@ -332,6 +332,15 @@ def table(summary, systems):
     return "\n".join(rows)
 
 
+def compact(doc):
+    c = {k: doc[k] for k in ("size", "reps", "machine", "versions", "data", "errors")}
+    c["summary"] = {s: {k: ([round(x, 4) for x in v] if v else v) for k, v in lines.items()}
+                    for s, lines in doc["summary"].items()}
+    c["systems"] = {s: {"config": rs[0].get("config"), "index_type": rs[0].get("index_type"),
+                        "settings": [r.get("setting") for r in rs]} for s, rs in doc["runs"].items() if rs}
+    return c
+
+
 def run_all(a):
     size_dir = os.path.join(a.cache, a.size)
     if not os.path.exists(os.path.join(size_dir, "meta.json")):
@@ -380,11 +389,17 @@ def run_all(a):
     doc = {"size": a.size, "reps": a.reps, "machine": m, "versions": versions(), "data": meta,
            "summary": summary, "errors": errors,
            "runs": {s: [{k: v for k, v in r.items()} for r in rs] for s, rs in results.items()}}
-    os.makedirs(a.results, exist_ok=True)
     name = "%s-%s-%s.json" % (m["host"], time.strftime("%Y%m%dT%H%M", time.gmtime()), a.size)
-    path = os.path.join(a.results, name)
-    with open(path, "w") as f:
+    full = os.path.join(a.cache, "results", name)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, "w") as f:
         json.dump(doc, f, indent=1, default=str)
+    # The committed file stays small: the summary, settings and configs; every
+    # run with its tuning ladder is in the full file under the cache.
+    path = os.path.join(a.results, name)
+    os.makedirs(a.results, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(compact(doc), f, indent=1, default=str)
     shown = [s for s in systems if s in summary]
     print("\n%s, %d vectors x 384 (%s), %d queries, %d reps; %s; %s" % (
         m.get("cpu"), meta["base"], meta["corpus"], meta["queries"], a.reps, m["uptime_start"], m["uptime_end"]))
@@ -393,7 +408,7 @@ def run_all(a):
         print("- %s: %s; setting %s" % (s, results[s][0].get("config"), [r["setting"] for r in results[s]]))
     for s, e in errors.items():
         print("- %s FAILED (rep %d, rc %d): %s" % (s, e["rep"], e["rc"], e["stderr_tail"].strip().splitlines()[-1:]))
-    print("results: " + path)
+    print("results: %s (all runs: %s)" % (path, full))
 
 
 def main():

@@ -19,5 +19,12 @@ if [ ! -x build/tools/neodb/neodb ]; then
     bash tools/build.sh
   fi
 fi
-export NEODB_BIN=${NEODB_BIN:-$PWD/build/tools/neodb/neodb}
+# The build dir is shared: measure a copy of the binary, so that a rebuild
+# during the run cannot change what the later repetitions measure.
+SRC_BIN=${NEODB_BIN:-$PWD/build/tools/neodb/neodb}
+mkdir -p build/cache/peers
+SUM=$(sha256sum "$SRC_BIN" | cut -c1-12)
+cp -f "$SRC_BIN" "build/cache/peers/neodb-$SUM"
+export NEODB_BIN=$PWD/build/cache/peers/neodb-$SUM
+echo "run: neodb binary $SRC_BIN (sha256 $SUM, built $(date -u -r "$SRC_BIN" +%FT%TZ)) copied to $NEODB_BIN"
 exec nice -n 5 "$VENV/bin/python" bench/peers/peers.py all "$@"
