@@ -309,8 +309,12 @@ def fmt(x):
 
 
 def table(summary, systems):
-    rows = ["| figure (min / median / max) | " + " | ".join(systems) + " | neodb / best peer |",
-            "| --- |" + " --- |" * (len(systems) + 1)]
+    """Markdown table; the last two columns: neodb's median over the best
+    database peer's median (FAISS, a library without storage, left out) and
+    over faiss-cpu's (the index library's ceiling)."""
+    rows = ["| figure (min / median / max) | " + " | ".join(systems) +
+            " | neodb / best database peer | neodb / faiss-cpu |",
+            "| --- |" + " --- |" * (len(systems) + 2)]
     for label, path, scale, hib in LINES:
         cells, med = [], {}
         for s in systems:
@@ -321,14 +325,16 @@ def table(summary, systems):
             v = [x * scale for x in v]
             med[s] = v[1]
             cells.append("%s / **%s** / %s" % (fmt(v[0]), fmt(v[1]), fmt(v[2])))
-        peers = {s: m for s, m in med.items() if s != "neodb"}
-        ratio = "-"
+        peers = {s: m for s, m in med.items() if s not in ("neodb", "faiss-cpu")}
+        ratio, rf = "-", "-"
         if "neodb" in med and peers:
             best = max(peers.values()) if hib else min(peers.values())
             bname = [s for s, m in peers.items() if m == best][0]
             if best:
                 ratio = "%.2f× (%s)" % (med["neodb"] / best, bname)
-        rows.append("| %s | %s | %s |" % (label, " | ".join(cells), ratio))
+        if "neodb" in med and med.get("faiss-cpu"):
+            rf = "%.2f×" % (med["neodb"] / med["faiss-cpu"])
+        rows.append("| %s | %s | %s | %s |" % (label, " | ".join(cells), ratio, rf))
     return "\n".join(rows)
 
 
