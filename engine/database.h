@@ -53,6 +53,7 @@
 #include "engine/embed_batcher.h"
 #include "engine/embedder.h"
 #include "engine/memory_budget.h"
+#include "engine/metadata_patch.h"
 #include "engine/model_registry.h"
 #include "engine/recommend.h"
 #include "engine/search_params.h"
@@ -114,6 +115,10 @@ struct DatabaseOptions {
   // Tests only: a reindex's commit sleeps this long after each chunk it
   // moves, so a test can kill the process inside the commit. Default: none.
   absl::Duration test_commit_chunk_delay = absl::ZeroDuration();
+  // Tests only: a delete or metadata update by filter calls test_pause
+  // (below) before committing its Nth batch (from 1), after the earlier
+  // batches committed, so a test can kill -9 it midway. 0: never.
+  uint64_t test_selection_pause_at = 0;
   // Tests only: the first Snapshot() after Open calls test_pause just before
   // its Nth file write (counting the snapshot's Env writes from 1; a
   // snapshot with fewer writes does not pause). The hook may block: the
@@ -257,6 +262,28 @@ class Database {
   // Returns how many existed.
   absl::StatusOr<uint64_t> Delete(const std::string& collection,
                                   const std::vector<std::string>& ids);
+  // --- Documents chosen by a filter (database_selection.cc). A filter
+  // selects the live documents whose metadata it accepts; work over many
+  // documents commits in batches of kSelectionBatch, each one atomic store
+  // batch under the write lock that re-checks every document against the
+  // filter, so a document is changed whole or not at all, a kill -9 leaves
+  // a prefix of the batches done, and a write that lands meanwhile is never
+  // undone. Stops with CANCELLED (saying how far it got) once `cancelled`
+  // says so. A replicated (sharded) collection is FAILED_PRECONDITION.
+  static constexpr size_t kSelectionBatch = 256;
+  // Live documents `filter` accepts (all when null).
+  absl::StatusOr<uint64_t> Count(const std::string& collection, const db::Filter* filter) const;
+  // Deletes the documents `filter` accepts; returns how many.
+  absl::StatusOr<uint64_t> DeleteWhere(const std::string& collection, const db::Filter& filter,
+                                       const CancelCheck& cancelled = {});
+  // Applies `patch` to the metadata of the documents `which` selects, keeping
+  // text and vector (nothing is embedded). By ids: one atomic batch, missing
+  // ids reported, at most options' documents per request (the caller's limit).
+  absl::StatusOr<MetadataUpdateResult> UpdateMetadata(const std::string& collection,
+                                                      const DocumentSelection& which,
+                                                      const MetadataPatch& patch,
+                                                      const CancelCheck& cancelled = {});
+
   // --- Replicated writes (cluster/). The node that takes a write checks and
   // embeds it here (PrepareUpsert: Upsert without the commit) and publishes
   // the documents, vectors included, to the shard's log; each replica of the
@@ -410,6 +437,8 @@ class Database {
 
   // database.cc
   absl::StatusOr<std::shared_ptr<Collection>> Find(const std::string& name) const;
+  // options_.test_selection_pause_at's hook (database_selection.cc).
+  void PauseBeforeSelectionBatch(uint64_t batch_number) const;
   std::vector<std::shared_ptr<Collection>> AllCollections() const;
   std::string SnapshotDir(const std::string& name) const;
   // The collection state's model, loaded on first use.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "db/document.h"
+#include "db/filter.h"
 #include "engine/search_params.h"
 
 namespace neodb::engine {
@@ -27,6 +28,20 @@ struct DocumentInput {
   // What produced `vector` (a model id, or an external collection's vectors
   // name); empty = not said. A mismatch with the collection is refused.
   std::string vector_model_id;
+};
+
+// The documents a count, delete or update acts on: `ids`, or those `filter`
+// accepts (then `ids` is empty).
+struct DocumentSelection {
+  std::vector<std::string> ids;
+  std::optional<db::Filter> filter;
+};
+
+// What a metadata update did.
+struct MetadataUpdateResult {
+  uint64_t matched = 0;  // documents selected (found, and accepted by the filter)
+  uint64_t updated = 0;  // of those, the ones whose metadata changed (written)
+  std::vector<std::string> missing_ids;  // by ids: the ones not found
 };
 
 // Where a hit stood in each leg of a text search (SearchParams::explain).

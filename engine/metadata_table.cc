@@ -68,6 +68,26 @@ std::vector<std::string> MetadataTable::DocumentIdsLocked(std::span<const int64_
   return out;
 }
 
+std::vector<std::string> MetadataTable::MatchingDocumentIds(const db::Filter* filter) const {
+  std::vector<std::string> out;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    for (const auto& [id, doc] : docs_) {
+      if (filter == nullptr || filter->Matches(doc.metadata)) out.push_back(doc.id);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+uint64_t MetadataTable::CountMatching(const db::Filter* filter) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (filter == nullptr) return docs_.size();
+  uint64_t n = 0;
+  for (const auto& [id, doc] : docs_) n += filter->Matches(doc.metadata) ? 1 : 0;
+  return n;
+}
+
 size_t MetadataTable::size() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   return docs_.size();

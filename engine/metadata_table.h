@@ -61,6 +61,13 @@ class MetadataTable : public DerivedIndex {
   // (its lock is not reentrant): ask the view.
   std::vector<std::string> DocumentIds(std::span<const int64_t> ids) const;
 
+  // The document ids of the live documents `filter` accepts (every one when
+  // null), in byte order; what count, delete and update by filter select.
+  // One filter evaluation per document. Thread-safe.
+  std::vector<std::string> MatchingDocumentIds(const db::Filter* filter) const;
+  // How many live documents `filter` accepts (every one when null).
+  uint64_t CountMatching(const db::Filter* filter) const;
+
   // An index::IdFilter over this table for `filter` (not owned; must outlive
   // the view). Holds the table's shared lock while it lives, so the table does
   // not change under it. Thread-safe.
