@@ -311,19 +311,37 @@ absl::StatusOr<std::shared_ptr<const keyword::CorpusStats>> CorpusFromProto(
   return out;
 }
 
+}  // namespace
+
+absl::StatusOr<std::optional<db::Filter>> RequestFilter(const v1::Filter& f,
+                                                        const std::string& json) {
+  bool has_filter = false;
+  ASSIGN_OR_RETURN(db::Filter filter, FromProto(f, &has_filter));
+  if (!json.empty()) {
+    if (has_filter) return absl::InvalidArgumentError("set filter or filter_json, not both");
+    return db::ParseFilterJson(json);
+  }
+  if (has_filter) return filter;
+  return std::nullopt;
+}
+
+absl::StatusOr<engine::MetadataPatch> PatchFromProto(const v1::UpdateMetadataRequest& req) {
+  engine::MetadataPatch patch;
+  patch.mode = req.mode() == v1::UpdateMetadataRequest::REPLACE
+                   ? engine::MetadataPatch::Mode::kReplace
+                   : engine::MetadataPatch::Mode::kMerge;
+  ASSIGN_OR_RETURN(patch.metadata, FromProto(req.metadata(), "metadata"));
+  patch.remove.assign(req.remove().begin(), req.remove().end());
+  return patch;
+}
+
+namespace {
+
 template <typename Request>
 absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
   engine::SearchParams p;
   p.k = req.k() == 0 ? 10 : req.k();
-  bool has_filter = false;
-  ASSIGN_OR_RETURN(db::Filter filter, FromProto(req.filter(), &has_filter));
-  if (has_filter) p.filter = std::move(filter);
-  if (!req.filter_json().empty()) {
-    if (has_filter) {
-      return absl::InvalidArgumentError("set filter or filter_json, not both");
-    }
-    ASSIGN_OR_RETURN(p.filter, db::ParseFilterJson(req.filter_json()));
-  }
+  ASSIGN_OR_RETURN(p.filter, RequestFilter(req.filter(), req.filter_json()));
   p.index.ef_search = req.ef_search();
   p.index.nprobe = req.nprobe();
   p.include_text = req.include_text();

@@ -28,6 +28,16 @@ void ToProto(const db::Metadata& m, google::protobuf::Map<std::string, v1::Value
 // through *present = false).
 absl::StatusOr<db::Filter> FromProto(const v1::Filter& f, bool* present);
 
+// A request's filter, given as a message or in its JSON form
+// (db::ParseFilterJson): nullopt when neither is set; INVALID_ARGUMENT when
+// both are. The one place a filter is read from the wire.
+absl::StatusOr<std::optional<db::Filter>> RequestFilter(const v1::Filter& f,
+                                                        const std::string& json);
+
+// The metadata change an UpdateMetadata request asks for (checked by
+// engine::ValidatePatch where the engine takes it).
+absl::StatusOr<engine::MetadataPatch> PatchFromProto(const v1::UpdateMetadataRequest& req);
+
 // The settings' enums as the API spells them (the names are the engine's and
 // the index's: index::ParseMetric, engine::ParsePooling / ParseOverflow).
 v1::Metric ToProto(index::Metric metric);

@@ -37,6 +37,16 @@ using engine::SearchResult;
 
 grpc::Status Error(const absl::Status& s) { return ToGrpcStatus(s); }
 
+// FAILED_PRECONDITION when `feature` (non-empty) is asked of a sharded
+// collection: the cluster does not carry it yet.
+absl::Status RefuseIfSharded(cluster::ClusterNode* cluster, const std::string& feature,
+                             const std::string& collection) {
+  if (feature.empty() || cluster == nullptr || !cluster->IsSharded(collection)) {
+    return absl::OkStatus();
+  }
+  return NotYetForSharded(feature, collection);
+}
+
 class CollectionsService final : public v1::Collections::Service {
  public:
   CollectionsService(Database* db, cluster::ClusterNode* cluster) : db_(db), cluster_(cluster) {}
@@ -168,7 +178,21 @@ class DocumentsService final : public DocumentsServiceBase {
   grpc::Status Delete(grpc::ServerContext* ctx, const v1::DeleteRequest* req,
                       v1::DeleteResponse* resp) override {
     std::vector<std::string> ids(req->ids().begin(), req->ids().end());
-    if (ids.empty()) return Error(absl::InvalidArgumentError("no ids to delete"));
+    auto filter = RequestFilter(req->filter(), req->filter_json());
+    if (!filter.ok()) return Error(filter.status());
+    if (filter->has_value()) {
+      if (!ids.empty()) {
+        return Error(absl::InvalidArgumentError("delete by ids or by a filter, not both"));
+      }
+      if (auto s = RefuseIfSharded(cluster_, "delete by filter", req->collection()); !s.ok()) {
+        return Error(s);
+      }
+      auto n = db_->DeleteWhere(req->collection(), **filter, CancelOf(ctx));
+      if (!n.ok()) return Error(n.status());
+      resp->set_deleted(*n);
+      return grpc::Status::OK;
+    }
+    if (ids.empty()) return Error(absl::InvalidArgumentError("no ids (or filter) to delete"));
     if (ids.size() > static_cast<size_t>(limits_.max_documents_per_request)) {
       return Error(TooMany(ids.size(), "ids"));
     }
@@ -182,6 +206,40 @@ class DocumentsService final : public DocumentsServiceBase {
     auto n = db_->Delete(req->collection(), ids);
     if (!n.ok()) return Error(n.status());
     resp->set_deleted(*n);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Count(grpc::ServerContext*, const v1::CountRequest* req,
+                     v1::CountResponse* resp) override {
+    if (auto s = RefuseIfSharded(cluster_, "count", req->collection()); !s.ok()) return Error(s);
+    auto filter = RequestFilter(req->filter(), req->filter_json());
+    if (!filter.ok()) return Error(filter.status());
+    auto n = db_->Count(req->collection(), filter->has_value() ? &**filter : nullptr);
+    if (!n.ok()) return Error(n.status());
+    resp->set_count(*n);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status UpdateMetadata(grpc::ServerContext* ctx, const v1::UpdateMetadataRequest* req,
+                              v1::UpdateMetadataResponse* resp) override {
+    if (auto s = RefuseIfSharded(cluster_, "metadata updates", req->collection()); !s.ok()) {
+      return Error(s);
+    }
+    engine::DocumentSelection which;
+    which.ids.assign(req->ids().begin(), req->ids().end());
+    if (which.ids.size() > static_cast<size_t>(limits_.max_documents_per_request)) {
+      return Error(TooMany(which.ids.size(), "ids"));
+    }
+    auto filter = RequestFilter(req->filter(), req->filter_json());
+    if (!filter.ok()) return Error(filter.status());
+    which.filter = std::move(*filter);
+    auto patch = PatchFromProto(*req);
+    if (!patch.ok()) return Error(patch.status());
+    auto r = db_->UpdateMetadata(req->collection(), which, *patch, CancelOf(ctx));
+    if (!r.ok()) return Error(r.status());
+    resp->set_matched(r->matched);
+    resp->set_updated(r->updated);
+    for (const std::string& id : r->missing_ids) resp->add_missing_ids(id);
     return grpc::Status::OK;
   }
 
@@ -273,13 +331,8 @@ class SearchService final : public v1::Search::Service {
  private:
   using Answer = absl::StatusOr<v1::SearchResponse>;
 
-  // FAILED_PRECONDITION when `feature` (non-empty) is asked of a sharded
-  // collection: the fan-out does not merge it yet.
   absl::Status RefuseIfSharded(const std::string& feature, const std::string& collection) const {
-    if (feature.empty() || cluster_ == nullptr || !cluster_->IsSharded(collection)) {
-      return absl::OkStatus();
-    }
-    return NotYetForSharded(feature, collection);
+    return api::RefuseIfSharded(cluster_, feature, collection);
   }
 
   // This node's own answers (a fan-out's parts).

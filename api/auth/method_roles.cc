@@ -19,6 +19,8 @@ const std::vector<std::pair<absl::string_view, Role>>& MethodRoleTable() {
       {"/neodb.v1.Documents/Get", Role::kRead},
       {"/neodb.v1.Documents/Delete", Role::kWrite},
       {"/neodb.v1.Documents/List", Role::kRead},
+      {"/neodb.v1.Documents/Count", Role::kRead},
+      {"/neodb.v1.Documents/UpdateMetadata", Role::kWrite},
       {"/neodb.v1.Search/NearText", Role::kRead},
       {"/neodb.v1.Search/NearVector", Role::kRead},
       {"/neodb.v1.Search/KeywordStats", Role::kRead},

@@ -89,6 +89,8 @@ const std::map<std::string, std::string>& ExpectedRoles() {
       {"/neodb.v1.Admin/ClusterRebalance", "admin"},
       {"/neodb.v1.Admin/ClusterBackup", "admin"},
       {"/neodb.v1.Admin/ClusterRestore", "admin"},
+      {"/neodb.v1.Documents/Count", "read"},
+      {"/neodb.v1.Documents/UpdateMetadata", "write"},
   };
   return *m;
 }

@@ -61,6 +61,7 @@ struct ServeFlags {
   int fake_dim = 0;
   double test_delay_ms = 0;
   double test_commit_delay_ms = 0;
+  uint64_t test_selection_pause_at = 0;
   uint64_t test_snapshot_pause_at = 0;
   double snapshot_interval_s = 60;
   int max_queue_texts = 4096;
@@ -238,6 +239,7 @@ absl::Status Serve(ServeFlags f) {
   o.max_model_bytes = static_cast<size_t>(f.max_model_mib) << 20;
   o.max_collections = static_cast<size_t>(f.max_collections);
   o.test_commit_chunk_delay = absl::Milliseconds(f.test_commit_delay_ms);
+  o.test_selection_pause_at = f.test_selection_pause_at;
   o.test_snapshot_pause_at = f.test_snapshot_pause_at;
   o.test_pause = [](const std::string& what) {
     // On stdout, which tests read (logs go to stderr); then wait for the kill.
@@ -513,6 +515,9 @@ void RegisterServerCommands(CLI::App& app) {
                   "Tests only: every encoder call sleeps this long first");
   cmd->add_option("--test-reindex-commit-delay-ms", f->test_commit_delay_ms,
                   "Tests only: a reindex commit sleeps this long after each chunk it moves");
+  cmd->add_option("--test-selection-pause-at", f->test_selection_pause_at,
+                  "Tests only: a delete or metadata update by filter prints 'neodb: test pause' "
+                  "on stdout before committing its Nth batch and waits there (to be killed)");
   cmd->add_option("--test-snapshot-pause-at", f->test_snapshot_pause_at,
                   "Tests only: the first snapshot after startup prints 'neodb: test pause' on "
                   "stdout before its Nth file write and waits there (to be killed)");
