@@ -122,5 +122,33 @@ TEST_F(CliOutputTest, StatsAndDescribeReadAndJson) {
   EXPECT_EQ(nlohmann::json::parse(r.out).at("count"), 3) << r.out;
 }
 
+// count, update and delete by filter: what each prints and exits with.
+TEST_F(CliOutputTest, CountUpdateAndDeleteByFilter) {
+  CommandResult r = Run("count --collection docs");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("count"), 3) << r.out;
+  r = Run(R"(update --collection docs long short --set '{"kind":"text","n":{"a":1}}')");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("updated"), 2) << r.out;
+  r = Run(R"(count --collection docs --filter '{"field":"kind","eq":"text"}')");
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("count"), 2) << r.out;
+  r = Run(R"(update --collection docs --filter '{"field":"n.a","eq":1}' --remove n.a)");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("matched"), 2) << r.out;
+  r = Run("get --collection docs short");
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("metadata"),
+            nlohmann::json::parse(R"({"kind":"text","n":{}})")) << r.out;
+  r = Run("update --collection docs missing --set '{\"x\":1}'");
+  EXPECT_EQ(r.status, 1) << r.err;  // a missing id, as `get` says it
+  EXPECT_TRUE(absl::StrContains(r.err, "'missing' not found")) << r.err;
+  r = Run("update --collection docs long --set '[1]'");
+  EXPECT_EQ(r.status, 2) << r.err;
+  r = Run(R"(delete --collection docs --filter '{"field":"kind","eq":"text"}')");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("deleted"), 2) << r.out;
+  r = Run("count --collection docs");
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("count"), 1) << r.out;
+}
+
 }  // namespace
 }  // namespace neodb::testing

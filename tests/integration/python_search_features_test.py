@@ -52,6 +52,31 @@ class PythonSearchFeaturesTest(unittest.TestCase):
             self.docs.near_text("apple", limit=10, offset=995)
         self.assertEqual(e.exception.code.name, "INVALID_ARGUMENT")
 
+    def test_count_update_and_delete_by_filter(self):
+        c = self.client.collections.create("bulk")
+        c.insert_many([{"id": "b%02d" % i, "text": WORDS[i % 8],
+                        "metadata": {"n": i, "author": {"name": "xy"[i % 2], "age": i}}}
+                       for i in range(20)])
+        self.assertEqual(c.count(), 20)
+        self.assertEqual(c.count(filter={"field": "n", "lt": 5}), 5)
+        before = c.get("b03", include_vector=True)
+        r = c.update_metadata(filter={"field": "author.name", "eq": "y"},
+                              set={"tag": "odd", "author": {"city": "oslo"}},
+                              remove=["author.age"])
+        self.assertEqual((r["matched"], r["updated"]), (10, 10))
+        after = c.get("b03", include_vector=True)
+        self.assertEqual(after.metadata, {"n": 3, "tag": "odd",
+                                          "author": {"name": "y", "city": "oslo"}})
+        self.assertEqual((after.text, after.vector), (before.text, before.vector))
+        r = c.update_metadata(ids=["b00", "nope"], set={"only": True}, replace=True)
+        self.assertEqual(r, {"matched": 1, "updated": 1, "missing_ids": ["nope"]})
+        self.assertEqual(c.get("b00").metadata, {"only": True})
+        self.assertEqual(c.delete(filter={"field": "tag", "eq": "odd"}), 10)
+        self.assertEqual(c.count(), 10)
+        with self.assertRaises(NeodbError) as e:
+            c.delete(ids=["b02"], filter={"field": "n", "eq": 2})
+        self.assertEqual(e.exception.code.name, "INVALID_ARGUMENT")
+
     def test_group_by_nested_field(self):
         groups = self.docs.near_text("stone cloud", group_by="author.name", groups=2,
                                      group_size=3)

@@ -24,6 +24,7 @@
 #include "nlohmann/json.hpp"
 #include "tools/neodb/client_common.h"
 #include "tools/neodb/commands.h"
+#include "tools/neodb/json_document.h"
 #include "tools/neodb/progress_line.h"
 #include "tools/neodb/reindex_wait.h"
 #include "tools/neodb/search_table.h"
@@ -452,14 +453,78 @@ void RegisterDocuments(CLI::App& app) {
   {
     auto f = std::make_shared<ClientFlags>();
     auto args = std::make_shared<IdsArgs>();
-    CLI::App* c = AddClientCommand(&app, "delete", "Delete documents by id", f.get());
-    AddIdsOptions(c, args.get());
+    auto filter = std::make_shared<std::string>();
+    CLI::App* c =
+        AddClientCommand(&app, "delete", "Delete documents by id, or those a filter accepts",
+                         f.get());
+    c->add_option("--collection", args->collection, "Collection")->required();
+    c->add_option("ids", args->ids, "Document ids (or --filter)");
+    c->add_option("--filter", *filter, "A filter in its JSON form (README, Filters)");
     c->callback([=] {
-      const auto req = IdsRequest<v1::DeleteRequest>(*args);
+      auto req = IdsRequest<v1::DeleteRequest>(*args);
+      req.set_filter_json(*filter);  // the server refuses ids and a filter together
       const auto resp = CallOrExit<v1::Documents>(*f, &v1::Documents::Stub::Delete, req);
       json out{{"deleted", resp.deleted()}};
       if (!resp.consistency_token().empty()) out["consistency_token"] = resp.consistency_token();
       Print(out);
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto collection = std::make_shared<std::string>();
+    auto filter = std::make_shared<std::string>();
+    CLI::App* c = AddClientCommand(
+        &app, "count", "Count a collection's documents, or those a filter accepts", f.get());
+    c->add_option("--collection", *collection, "Collection")->required();
+    c->add_option("--filter", *filter, "A filter in its JSON form (README, Filters)");
+    c->callback([=] {
+      v1::CountRequest req;
+      req.set_collection(*collection);
+      req.set_filter_json(*filter);
+      const auto resp = CallOrExit<v1::Documents>(*f, &v1::Documents::Stub::Count, req);
+      Print(json{{"count", resp.count()}});
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto args = std::make_shared<IdsArgs>();
+    auto filter = std::make_shared<std::string>();
+    auto set = std::make_shared<std::string>();
+    auto remove = std::make_shared<std::vector<std::string>>();
+    auto replace = std::make_shared<bool>(false);
+    CLI::App* c = AddClientCommand(
+        &app, "update",
+        "Change the metadata of documents by id or by filter, keeping texts and vectors",
+        f.get());
+    c->add_option("--collection", args->collection, "Collection")->required();
+    c->add_option("ids", args->ids, "Document ids (or --filter)");
+    c->add_option("--filter", *filter, "A filter in its JSON form (README, Filters)");
+    c->add_option("--set", *set,
+                  "A JSON object of fields to set (objects are merged key by key)");
+    c->add_option("--remove", *remove, "A field to remove (\"author.name\" for a nested one)");
+    c->add_flag("--replace", *replace, "The metadata becomes --set's object, whole");
+    c->callback([=] {
+      auto req = IdsRequest<v1::UpdateMetadataRequest>(*args);
+      req.set_filter_json(*filter);
+      if (!set->empty()) {
+        json j = json::parse(*set, nullptr, /*allow_exceptions=*/false);
+        if (!j.is_object()) {
+          std::fprintf(stderr, "neodb: --set must be a JSON object\n");
+          throw ExitRequest{2};
+        }
+        if (absl::Status st = JsonToMetadata(j, req.mutable_metadata()); !st.ok()) {
+          std::fprintf(stderr, "neodb: --set: %s\n", std::string(st.message()).c_str());
+          throw ExitRequest{2};
+        }
+      }
+      for (const auto& r : *remove) req.add_remove(r);
+      if (*replace) req.set_mode(v1::UpdateMetadataRequest::REPLACE);
+      const auto resp = CallOrExit<v1::Documents>(*f, &v1::Documents::Stub::UpdateMetadata, req);
+      Print(json{{"matched", resp.matched()}, {"updated", resp.updated()}});
+      for (const auto& id : resp.missing_ids()) {
+        std::fprintf(stderr, "neodb: '%s' not found\n", id.c_str());
+      }
+      if (resp.missing_ids_size() > 0) throw ExitRequest{1};
     });
   }
 }

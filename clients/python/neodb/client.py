@@ -572,12 +572,40 @@ class Collection:
         out = [found.get(i) for i in wanted]
         return out[0] if one else out
 
-    def delete(self, ids: Union[str, Sequence[str]]) -> int:
-        """Deletes by id; returns how many existed."""
-        wanted = [ids] if isinstance(ids, str) else list(ids)
+    def delete(self, ids: Union[str, Sequence[str], None] = None,
+               filter: Optional[Filter] = None) -> int:
+        """Deletes by id, or every document `filter` accepts (one of the
+        two); returns how many were deleted."""
+        wanted = [] if ids is None else [ids] if isinstance(ids, str) else list(ids)
         r = self._c._call(self._c._documents.Delete,
-                          pb.DeleteRequest(collection=self.name, ids=wanted))
+                          pb.DeleteRequest(collection=self.name, ids=wanted,
+                                           filter_json=_filter_json(filter)))
         return r.deleted
+
+    def count(self, filter: Optional[Filter] = None) -> int:
+        """How many documents the collection holds, or `filter` accepts."""
+        r = self._c._call(self._c._documents.Count,
+                          pb.CountRequest(collection=self.name,
+                                          filter_json=_filter_json(filter)))
+        return r.count
+
+    def update_metadata(self, ids: Union[str, Sequence[str], None] = None,
+                        filter: Optional[Filter] = None, set: Optional[Metadata] = None,
+                        remove: Sequence[str] = (), replace: bool = False) -> Dict[str, Any]:
+        """Changes the metadata of the documents with `ids`, or of those
+        `filter` accepts, keeping texts and vectors. Merge (default): removes
+        the `remove` fields ("author.name" for a nested one), then sets the
+        fields of `set`, merging dicts key by key; replace=True: the metadata
+        becomes `set`. Returns {"matched", "updated", "missing_ids"}."""
+        wanted = [] if ids is None else [ids] if isinstance(ids, str) else list(ids)
+        req = pb.UpdateMetadataRequest(collection=self.name, ids=wanted,
+                                       filter_json=_filter_json(filter), remove=list(remove),
+                                       mode=(pb.UpdateMetadataRequest.REPLACE if replace
+                                             else pb.UpdateMetadataRequest.MERGE))
+        for k, v in (set or {}).items():
+            req.metadata[str(k)].CopyFrom(_value(v, str(k)))
+        r = self._c._call(self._c._documents.UpdateMetadata, req)
+        return {"matched": r.matched, "updated": r.updated, "missing_ids": list(r.missing_ids)}
 
     def iterate(self, page_size: int = 100, include_vector: bool = False) -> Iterator[Document]:
         """Every document, in id order, fetched a page at a time."""
