@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "neodb/v1/neodb.grpc.pb.h"
+#include "tests/integration/collection_calls.h"
 #include "tests/integration/test_env.h"
 
 namespace neodb::testing {
@@ -35,17 +36,7 @@ std::chrono::system_clock::time_point Deadline(int seconds = 30) {
   return std::chrono::system_clock::now() + std::chrono::seconds(seconds);
 }
 
-v1::VerifyResponse Verify(ServerProcess& s, const std::string& c) {
-  auto admin = v1::Admin::NewStub(s.Channel());
-  grpc::ClientContext ctx;
-  ctx.set_deadline(Deadline(60));
-  v1::VerifyRequest req;
-  req.set_collection(c);
-  v1::VerifyResponse r;
-  grpc::Status st = admin->Verify(&ctx, req, &r);
-  EXPECT_TRUE(st.ok()) << st.error_message();
-  return r;
-}
+v1::VerifyResponse Verify(ServerProcess& s, const std::string& c) { return VerifyCollection(s, c); }
 
 v1::ReindexStatusResponse ReindexStatus(ServerProcess& s, const std::string& c) {
   auto admin = v1::Admin::NewStub(s.Channel());
@@ -281,22 +272,10 @@ void CheckAfterRestart(ServerProcess& server, Expected& e, std::mt19937_64& rng,
   }
   // List: each id once, the acknowledged ones in, the deleted ones out.
   std::set<std::string> listed;
-  std::string token;
-  do {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(Deadline());
-    v1::ListDocumentsRequest req;
-    req.set_collection("c");
-    req.set_page_size(1000);
-    req.set_page_token(token);
-    v1::ListDocumentsResponse resp;
-    ASSERT_TRUE(docs->List(&ctx, req, &resp).ok());
-    for (const auto& d : resp.documents()) {
-      EXPECT_TRUE(listed.insert(d.id()).second) << "List returned " << d.id() << " twice";
-      EXPECT_FALSE(e.deleted.count(d.id())) << "List returned deleted " << d.id();
-    }
-    token = resp.next_page_token();
-  } while (!token.empty());
+  for (const v1::Document& d : ListAllDocuments(server, "c")) {
+    EXPECT_TRUE(listed.insert(d.id()).second) << "List returned " << d.id() << " twice";
+    EXPECT_FALSE(e.deleted.count(d.id())) << "List returned deleted " << d.id();
+  }
   for (const auto& [id, text] : e.acked) EXPECT_TRUE(listed.count(id)) << "List lacks " << id;
   // Search: an acknowledged document is found by its own text, a deleted
   // one is not, and no hit list holds an id twice.

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "neodb/v1/neodb.grpc.pb.h"
+#include "tests/integration/collection_calls.h"
 #include "tests/integration/test_env.h"
 
 namespace neodb::testing {
@@ -75,16 +76,7 @@ v1::StatsResponse Stats(ServerProcess& s) {
   return r;
 }
 
-v1::VerifyResponse Verify(ServerProcess& s) {
-  auto admin = v1::Admin::NewStub(s.Channel());
-  grpc::ClientContext ctx;
-  ctx.set_deadline(Deadline());
-  v1::VerifyRequest req;
-  req.set_collection("c");
-  v1::VerifyResponse r;
-  EXPECT_TRUE(admin->Verify(&ctx, req, &r).ok());
-  return r;
-}
+v1::VerifyResponse Verify(ServerProcess& s) { return VerifyCollection(s, "c"); }
 
 TEST(KeywordServerTest, ModesFiltersExplainAndValidation) {
   TestDir dir("kw_modes");

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "neodb/v1/neodb.grpc.pb.h"
+#include "tests/integration/collection_calls.h"
 #include "tests/integration/test_env.h"
 
 namespace neodb::testing {
@@ -46,42 +47,18 @@ struct Seen {
 };
 
 std::map<std::string, Seen> ListAll(ServerProcess& s) {
-  auto docs = v1::Documents::NewStub(s.Channel());
   std::map<std::string, Seen> out;
-  std::string token;
-  do {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(Deadline());
-    v1::ListDocumentsRequest req;
-    req.set_collection("c");
-    req.set_page_size(1000);
-    req.set_page_token(token);
-    req.set_include_text(true);
-    req.set_include_metadata(true);
-    req.set_include_vector(true);
-    v1::ListDocumentsResponse resp;
-    grpc::Status st = docs->List(&ctx, req, &resp);
-    EXPECT_TRUE(st.ok()) << st.error_message();
-    if (!st.ok()) break;
-    for (const auto& d : resp.documents()) {
-      Seen& seen = out[d.id()];
-      seen.text = d.text();
-      seen.vector.assign(d.vector().begin(), d.vector().end());
-      for (const auto& [k, v] : d.metadata()) seen.metadata[k] = v;
-    }
-    token = resp.next_page_token();
-  } while (!token.empty());
+  for (const v1::Document& d : ListAllDocuments(s, "c", /*full=*/true)) {
+    Seen& seen = out[d.id()];
+    seen.text = d.text();
+    seen.vector.assign(d.vector().begin(), d.vector().end());
+    for (const auto& [k, v] : d.metadata()) seen.metadata[k] = v;
+  }
   return out;
 }
 
 void ExpectVerifyClean(ServerProcess& s, size_t documents) {
-  auto admin = v1::Admin::NewStub(s.Channel());
-  grpc::ClientContext ctx;
-  ctx.set_deadline(Deadline());
-  v1::VerifyRequest req;
-  req.set_collection("c");
-  v1::VerifyResponse v;
-  ASSERT_TRUE(admin->Verify(&ctx, req, &v).ok());
+  const v1::VerifyResponse v = VerifyCollection(s, "c");
   EXPECT_EQ(v.stored(), documents);
   EXPECT_EQ(v.indexed(), documents);
   EXPECT_EQ(v.missing_from_index(), 0u);
