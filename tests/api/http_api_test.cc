@@ -1,7 +1,8 @@
 // The HTTP server (api/http/) in process: a Database over a fake embedder,
 // the gRPC server's services, the JSON API and the OpenAI embeddings on
 // 127.0.0.1:0, called with cpp-httplib's client. Status codes and JSON
-// bodies: every unary method's route, API keys and roles, bad bodies (4xx
+// bodies: every unary method's route, one table of calls answered alike
+// over gRPC and JSON (transport_cases.h), API keys and roles, bad bodies (4xx
 // with a clear message, server still up), the embeddings' shapes and their
 // equality with Embedding.Embed, the OpenAPI document against the routes.
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <regex>
 #include <set>
@@ -17,6 +19,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "api/auth/api_keys.h"
+#include "api/grpc_status.h"
+#include "api/http/http_status.h"
+#include "api/http/proto_json.h"
 #include "api/http/console_assets.h"
 #include "api/http/http_server.h"
 #include "api/http/json_rpc.h"
@@ -24,10 +29,14 @@
 #include "engine/database.h"
 #include "engine/fake_embedder.h"
 #include "google/protobuf/descriptor.h"
+#include "google/protobuf/dynamic_message.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "neodb/v1/neodb.pb.h"
 #include "nlohmann/json.hpp"
+#include "tests/api/transport_cases.h"
 #include "zlib.h"
 
 namespace neodb::api {
@@ -161,6 +170,64 @@ TEST_F(HttpApiTest, EveryUnaryMethodOfTheProtoIsRouted) {
   Reply r = Rpc("Documents/BulkIngest", Json::object());
   EXPECT_EQ(r.status, 404) << r.raw;
   EXPECT_NE(r.raw.find("gRPC only"), std::string::npos) << r.raw;
+}
+
+// Calls `method` ("Documents/Count") over gRPC with `request_json` parsed
+// into its request message, as the admin; the response as JSON when OK.
+std::pair<absl::Status, std::string> CallGrpc(int port, const std::string& method,
+                                              const std::string& request_json) {
+  const auto* pool = google::protobuf::DescriptorPool::generated_pool();
+  const size_t slash = method.find('/');
+  const auto* service = pool->FindServiceByName("neodb.v1." + method.substr(0, slash));
+  if (service == nullptr) return {absl::InternalError("no service " + method), ""};
+  const auto* m = service->FindMethodByName(method.substr(slash + 1));
+  if (m == nullptr) return {absl::InternalError("no method " + method), ""};
+  auto* factory = google::protobuf::MessageFactory::generated_factory();
+  std::unique_ptr<google::protobuf::Message> req(factory->GetPrototype(m->input_type())->New());
+  std::unique_ptr<google::protobuf::Message> resp(factory->GetPrototype(m->output_type())->New());
+  if (absl::Status s = JsonToMessage(request_json, req.get()); !s.ok()) {
+    return {absl::InternalError(absl::StrCat("the case's JSON: ", s.message())), ""};
+  }
+  const std::string bytes = req->SerializeAsString();
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer request(&slice, 1), response;
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", port),
+                                     grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext ctx;
+  ctx.AddMetadata("authorization", absl::StrCat("Bearer ", kAdmin));
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, absl::StrCat("/", service->full_name(), "/", m->name()),
+                 grpc::StubOptions(), &request, &response,
+                 [&done](grpc::Status st) { done.set_value(std::move(st)); });
+  const grpc::Status st = done.get_future().get();
+  if (!st.ok()) return {FromGrpcStatus(st), ""};
+  std::vector<grpc::Slice> slices;
+  if (!response.Dump(&slices).ok()) return {absl::InternalError("unreadable response"), ""};
+  std::string out;
+  for (const auto& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  if (!resp->ParseFromString(out)) return {absl::InternalError("unparsable response"), ""};
+  return {absl::OkStatus(), MessageToJson(*resp)};
+}
+
+// One table (transport_cases.h), both transports: the same code, the same
+// error message, the same answer.
+TEST_F(HttpApiTest, TheSameCasesAnswerAlikeOverGrpcAndJson) {
+  MakeDocs();
+  for (const TransportCase& c : TransportCases()) {
+    SCOPED_TRACE(absl::StrCat(c.method, " ", c.request));
+    auto [grpc_status, grpc_body] = CallGrpc(server_->port(), c.method, c.request);
+    EXPECT_EQ(grpc_status.code(), c.code) << grpc_status;
+    const Reply http = Post(absl::StrCat("/v1/rpc/", c.method), c.request, kAdmin);
+    EXPECT_EQ(http.status, HttpStatusFor(c.code)) << http.raw;
+    if (c.code == absl::StatusCode::kOk) {
+      EXPECT_EQ(http.body, Json::parse(grpc_body, nullptr, false)) << grpc_body;
+    } else {
+      EXPECT_EQ(http.body["error"]["status"], absl::StatusCodeToString(c.code)) << http.raw;
+      EXPECT_EQ(http.body["error"]["message"], std::string(grpc_status.message())) << http.raw;
+    }
+  }
 }
 
 TEST_F(HttpApiTest, HealthMetricsAndUnknownRoutes) {
