@@ -4,6 +4,7 @@
 // `stats` and `collections describe` key: value lines; --json gives the JSON
 // that scripts read. The snippet rules themselves: tests/tools/text_table_test.
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,44 @@ TEST_F(CliOutputTest, CountUpdateAndDeleteByFilter) {
   EXPECT_EQ(nlohmann::json::parse(r.out).at("deleted"), 2) << r.out;
   r = Run("count --collection docs");
   EXPECT_EQ(nlohmann::json::parse(r.out).at("count"), 1) << r.out;
+}
+
+// group-by, recommend and batches from the CLI.
+TEST_F(CliOutputTest, GroupByRecommendAndBatch) {
+  ASSERT_EQ(Run("update --collection docs long short --set '{\"g\":\"a\"}'").status, 0);
+  ASSERT_EQ(Run("update --collection docs other --set '{\"g\":\"b\"}'").status, 0);
+  CommandResult r = Run("search --json --group-by g --group-size 5 --collection docs alpha");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;  // one line per group
+  std::set<std::string> values;
+  for (const auto& l : lines) {
+    const auto j = nlohmann::json::parse(l);
+    values.insert(j.at("value").get<std::string>());
+    EXPECT_EQ(j.at("hits").size(), j.at("value") == "a" ? 2u : 1u) << l;
+  }
+  EXPECT_EQ(values, (std::set<std::string>{"a", "b"}));
+  r = Run("search --group-by g --collection docs alpha");  // a table per group
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "group \"a\"")) << r.out;
+
+  r = Run("recommend --json --collection docs --positive long --negative other -k 5");
+  ASSERT_EQ(r.status, 0) << r.err;
+  lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 1u) << r.out;  // the examples are never hits
+  EXPECT_EQ(nlohmann::json::parse(lines[0]).at("id"), "short");
+
+  {
+    std::ofstream q(dir_.Sub("queries.jsonl"));
+    q << "{\"query\":\"alpha\",\"k\":2,\"mode\":\"keyword\"}\n"
+      << "{\"query\":\"stone\",\"mode\":\"bogus\"}\n";
+  }
+  r = Run(absl::StrCat("search-batch --collection docs ", dir_.Sub("queries.jsonl")));
+  EXPECT_EQ(r.status, 1) << r.err;  // one query failed
+  lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(lines[0]).at("hits").size(), 2u) << lines[0];
+  EXPECT_EQ(nlohmann::json::parse(lines[1]).at("error").at("code"), 3) << lines[1];
 }
 
 }  // namespace

@@ -184,4 +184,25 @@ void PrintWithFloats(const json& j, std::optional<float> score, std::span<const 
   std::printf("%s\n", line.c_str());
 }
 
+json HitsToJson(const v1::SearchResponse& resp) {
+  json hits = json::array();
+  for (const auto& h : resp.hits()) {
+    json j{{"id", h.id()}, {"score", h.score()}};
+    if (!h.text().empty()) j["text"] = h.text();
+    if (!h.metadata().empty()) j["metadata"] = MetadataToJson(h.metadata());
+    if (h.has_explain()) {
+      const auto& e = h.explain();
+      j["explain"] = json{{"keyword_rank", e.keyword_rank()},
+                          {"keyword_score", e.keyword_score()},
+                          {"vector_rank", e.vector_rank()},
+                          {"vector_score", e.vector_score()},
+                          {"fused_score", e.fused_score()},
+                          {"mode", resp.mode()},
+                          {"alpha", resp.alpha()}};
+    }
+    hits.push_back(std::move(j));
+  }
+  return hits;
+}
+
 }  // namespace neodb::cli

@@ -67,6 +67,8 @@ json ValueToJson(const v1::Value& v);
 json MetadataToJson(const google::protobuf::Map<std::string, v1::Value>& m);
 json KeywordInfoToJson(const v1::KeywordIndexInfo& k);
 json InfoToJson(const v1::CollectionInfo& i);
+// A search's hits as JSON objects (id, score, text, metadata, explain).
+json HitsToJson(const v1::SearchResponse& resp);
 // One JSON line on stdout.
 void Print(const json& j);
 // `j` (an object) with "score" (when given) and "vector" (when non-empty)
@@ -76,5 +78,7 @@ void PrintWithFloats(const json& j, std::optional<float> score, std::span<const 
 
 // near-vector, list, verify, reindex-status (cmd_client_vectors.cc).
 void RegisterClientVectorCommands(CLI::App& app);
+// recommend, search-batch (cmd_client_queries.cc).
+void RegisterClientQueryCommands(CLI::App& app);
 
 }  // namespace neodb::cli

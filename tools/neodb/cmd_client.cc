@@ -291,27 +291,6 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
 
 // --- search, get, delete ------------------------------------------------------
 
-json HitsToJson(const v1::SearchResponse& resp) {
-  json hits = json::array();
-  for (const auto& h : resp.hits()) {
-    json j{{"id", h.id()}, {"score", h.score()}};
-    if (!h.text().empty()) j["text"] = h.text();
-    if (!h.metadata().empty()) j["metadata"] = MetadataToJson(h.metadata());
-    if (h.has_explain()) {
-      const auto& e = h.explain();
-      j["explain"] = json{{"keyword_rank", e.keyword_rank()},
-                          {"keyword_score", e.keyword_score()},
-                          {"vector_rank", e.vector_rank()},
-                          {"vector_score", e.vector_score()},
-                          {"fused_score", e.fused_score()},
-                          {"mode", resp.mode()},
-                          {"alpha", resp.alpha()}};
-    }
-    hits.push_back(std::move(j));
-  }
-  return hits;
-}
-
 // The --collection and positional ids arguments shared by get and delete.
 struct IdsArgs {
   std::string collection;
@@ -387,6 +366,15 @@ void RegisterDocuments(CLI::App& app) {
                 "Return each hit's stored vector (implies --json)");
     auto as_json = std::make_shared<bool>(false);
     c->add_flag("--json", *as_json, "One JSON object per hit (for scripts) instead of a table");
+    auto group_by = std::make_shared<std::string>();
+    auto groups = std::make_shared<int>(10);
+    auto group_size = std::make_shared<int>(3);
+    c->add_option("--group-by", *group_by,
+                  "Group the hits by this metadata field (\"author.name\" for a nested one)");
+    c->add_option("--groups", *groups, "With --group-by: groups, best first")
+        ->capture_default_str();
+    c->add_option("--group-size", *group_size, "With --group-by: hits per group")
+        ->capture_default_str();
     c->callback([=] {
       // The server's names, so a typo fails here with the server's words.
       ExitIfError(client::CheckSearchMode(*mode));
@@ -409,7 +397,28 @@ void RegisterDocuments(CLI::App& app) {
       req.set_include_vector(*include_vector);
       if (threshold_opt->count() > 0) req.set_score_threshold(*threshold);
       req.set_offset(*offset);
+      if (!group_by->empty()) {
+        req.mutable_group_by()->set_field(*group_by);
+        req.mutable_group_by()->set_groups(*groups);
+        req.mutable_group_by()->set_group_size(*group_size);
+      }
       const auto resp = CallOrExit<v1::Search>(*f, &v1::Search::Stub::NearText, req);
+      if (!group_by->empty()) {
+        // A group's header, then its hits: a table, or one JSON line per group.
+        for (const v1::HitGroup& g : resp.groups()) {
+          v1::SearchResponse one = resp;
+          one.clear_groups();
+          *one.mutable_hits() = g.hits();
+          if (*as_json) {
+            Print(json{{"value", ValueToJson(g.value())}, {"hits", HitsToJson(one)}});
+          } else {
+            std::printf("group %s\n", ValueToJson(g.value()).dump().c_str());
+            const Marks marks = MarksFor(StdoutIsStyledTerminal());
+            std::fputs(SearchTable(one, *query, *explain, marks).c_str(), stdout);
+          }
+        }
+        return;
+      }
       if (!*as_json && !*include_vector) {
         std::fputs(SearchTable(resp, *query, *explain, MarksFor(StdoutIsStyledTerminal())).c_str(),
                    stdout);
@@ -801,6 +810,7 @@ void RegisterClientCommands(CLI::App& app) {
   RegisterDocuments(app);
   RegisterAdmin(app);
   RegisterClientVectorCommands(app);
+  RegisterClientQueryCommands(app);
 }
 
 }  // namespace neodb::cli
