@@ -221,7 +221,9 @@ TEST(SelectionCrashTest, KillMidUpdateOrDeleteByFilterLeavesWholeDocumentsAndRes
     for (const auto& [id, was] : before) {
       SCOPED_TRACE(id);
       EXPECT_EQ(now.count(id), gone.count(id) ? 0u : 1u);
-      if (now.count(id)) EXPECT_EQ(now.at(id).text, was.text);
+      if (now.count(id)) {
+        EXPECT_EQ(now.at(id).text, was.text);
+      }
     }
     // A keyword search for a deleted document's own text does not find it.
     auto search = v1::Search::NewStub(server.Channel());
