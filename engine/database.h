@@ -439,6 +439,20 @@ class Database {
   absl::StatusOr<std::shared_ptr<Collection>> Find(const std::string& name) const;
   // options_.test_selection_pause_at's hook (database_selection.cc).
   void PauseBeforeSelectionBatch(uint64_t batch_number) const;
+  // What one batch of a selection does with its documents (read under the
+  // write lock, still accepted by the filter); returns how many it changed.
+  using BatchCommit = std::function<absl::StatusOr<uint64_t>(std::vector<db::Document>)>;
+  // The one loop of DeleteWhere and UpdateMetadata: `ids` of `c` in batches
+  // of `batch_size`, each under the write lock, re-read from the store and
+  // re-checked against `filter` (null: all found), handed to `commit`, then
+  // carried into the indexes. Ids not found go to `missing` (if not null);
+  // *done counts what the batches changed, also when one fails (the error
+  // says how far it got). `what` names the work in errors.
+  absl::Status CommitSelection(const std::shared_ptr<Collection>& c, const char* what,
+                               const std::vector<std::string>& ids, size_t batch_size,
+                               const db::Filter* filter, const CancelCheck& cancelled,
+                               std::vector<std::string>* missing, const BatchCommit& commit,
+                               uint64_t* done);
   std::vector<std::shared_ptr<Collection>> AllCollections() const;
   std::string SnapshotDir(const std::string& name) const;
   // The collection state's model, loaded on first use.

@@ -4,7 +4,6 @@
 // with its new metadata), so the change log, replay, backups and replicas
 // need nothing new.
 #include <algorithm>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -13,16 +12,6 @@
 
 namespace neodb::engine {
 namespace {
-
-// The batches of `ids` (sorted) a selection commits one by one.
-std::vector<std::span<const std::string>> Batches(const std::vector<std::string>& ids,
-                                                  size_t size) {
-  std::vector<std::span<const std::string>> out;
-  for (size_t i = 0; i < ids.size(); i += size) {
-    out.emplace_back(ids.data() + i, std::min(size, ids.size() - i));
-  }
-  return out;
-}
 
 absl::Status Interrupted(const std::string& collection, const char* what, uint64_t done,
                          absl::Status cause) {
@@ -46,39 +35,60 @@ absl::StatusOr<uint64_t> Database::Count(const std::string& collection,
   return c->state()->indexes->metadata().CountMatching(filter);
 }
 
+absl::Status Database::CommitSelection(const std::shared_ptr<Collection>& c, const char* what,
+                                      const std::vector<std::string>& ids, size_t batch_size,
+                                      const db::Filter* filter, const CancelCheck& cancelled,
+                                      std::vector<std::string>* missing, const BatchCommit& commit,
+                                      uint64_t* done) {
+  const std::string& collection = c->name();
+  uint64_t batch_number = 0;
+  for (size_t start = 0; start < ids.size(); start += batch_size) {
+    PauseBeforeSelectionBatch(++batch_number);
+    if (cancelled && cancelled()) {
+      return Interrupted(collection, what, *done, absl::CancelledError("cancelled"));
+    }
+    std::lock_guard<std::mutex> wlock(write_mu_);
+    ASSIGN_OR_RETURN(std::shared_ptr<Collection> now, Find(collection));
+    if (now != c) {
+      return Interrupted(collection, what, *done,
+                         absl::AbortedError("the collection was dropped or re-created"));
+    }
+    // Under the write lock: the documents as they are now, so one that a
+    // write changed since the selection is acted on only if it still matches.
+    std::vector<db::Document> selected;
+    for (size_t i = start; i < std::min(ids.size(), start + batch_size); ++i) {
+      absl::StatusOr<db::Document> d = store_->Get(collection, ids[i]);
+      if (absl::IsNotFound(d.status())) {
+        if (missing != nullptr) missing->push_back(ids[i]);
+        continue;
+      }
+      RETURN_IF_ERROR(d.status());
+      if (filter == nullptr || filter->Matches(d->metadata)) selected.push_back(*std::move(d));
+    }
+    absl::StatusOr<uint64_t> changed = commit(std::move(selected));
+    if (!changed.ok()) return Interrupted(collection, what, *done, changed.status());
+    *done += *changed;
+    if (*changed > 0) RETURN_IF_ERROR(CatchUpLocked());
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint64_t> Database::DeleteWhere(const std::string& collection,
                                                const db::Filter& filter,
                                                const CancelCheck& cancelled) {
   RETURN_IF_ERROR(RefuseIfReplicated(collection, "its deletes"));
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  const std::vector<std::string> candidates =
-      c->state()->indexes->metadata().MatchingDocumentIds(&filter);
+  const std::vector<std::string> ids = c->state()->indexes->metadata().MatchingDocumentIds(&filter);
   uint64_t deleted = 0;
-  uint64_t batch_number = 0;
-  for (std::span<const std::string> batch : Batches(candidates, kSelectionBatch)) {
-    PauseBeforeSelectionBatch(++batch_number);
-    if (cancelled && cancelled()) {
-      return Interrupted(collection, "delete", deleted, absl::CancelledError("cancelled"));
-    }
-    std::lock_guard<std::mutex> wlock(write_mu_);
-    ASSIGN_OR_RETURN(std::shared_ptr<Collection> now, Find(collection));
-    if (now != c) {
-      return Interrupted(collection, "delete", deleted,
-                         absl::AbortedError("the collection was dropped or re-created"));
-    }
-    // Under the write lock: the documents as they are now, so one that a
-    // write changed since the selection is deleted only if it still matches.
-    std::vector<std::string> doomed;
-    for (const std::string& id : batch) {
-      absl::StatusOr<db::Document> d = store_->Get(collection, id);
-      if (absl::IsNotFound(d.status())) continue;
-      RETURN_IF_ERROR(d.status());
-      if (filter.Matches(d->metadata)) doomed.push_back(id);
-    }
-    ASSIGN_OR_RETURN(std::vector<uint64_t> seqs, store_->Delete(collection, doomed));
-    deleted += seqs.size();
-    RETURN_IF_ERROR(CatchUpLocked());
-  }
+  RETURN_IF_ERROR(CommitSelection(
+      c, "delete", ids, kSelectionBatch, &filter, cancelled, /*missing=*/nullptr,
+      [&](std::vector<db::Document> docs) -> absl::StatusOr<uint64_t> {
+        std::vector<std::string> doomed;
+        for (db::Document& d : docs) doomed.push_back(std::move(d.id));
+        ASSIGN_OR_RETURN(std::vector<uint64_t> seqs, store_->Delete(collection, doomed));
+        return seqs.size();
+      },
+      &deleted));
   return deleted;
 }
 
@@ -103,48 +113,31 @@ absl::StatusOr<MetadataUpdateResult> Database::UpdateMetadata(const std::string&
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   }
+  MetadataUpdateResult result;
   // By ids the whole call is one batch (all or nothing); by filter, batches.
   const size_t batch_size = filter != nullptr ? kSelectionBatch : std::max<size_t>(1, ids.size());
-  MetadataUpdateResult result;
-  uint64_t batch_number = 0;
-  for (std::span<const std::string> batch : Batches(ids, batch_size)) {
-    PauseBeforeSelectionBatch(++batch_number);
-    if (cancelled && cancelled()) {
-      return Interrupted(collection, "metadata update", result.updated,
-                         absl::CancelledError("cancelled"));
-    }
-    std::lock_guard<std::mutex> wlock(write_mu_);
-    ASSIGN_OR_RETURN(std::shared_ptr<Collection> now, Find(collection));
-    if (now != c) {
-      return Interrupted(collection, "metadata update", result.updated,
-                         absl::AbortedError("the collection was dropped or re-created"));
-    }
-    std::vector<db::Document> changed;
-    for (const std::string& id : batch) {
-      absl::StatusOr<db::Document> d = store_->Get(collection, id);
-      if (absl::IsNotFound(d.status())) {
-        if (filter == nullptr) result.missing_ids.push_back(id);
-        continue;
-      }
-      RETURN_IF_ERROR(d.status());
-      if (filter != nullptr && !filter->Matches(d->metadata)) continue;
-      ++result.matched;
-      db::Metadata updated = ApplyPatch(d->metadata, patch);
-      if (updated == d->metadata) continue;
-      if (absl::Status s = db::ValidateMetadata(updated); !s.ok()) {
-        return Interrupted(collection, "metadata update", result.updated,
-                           absl::InvalidArgumentError(absl::StrCat(
-                               "document '", id, "' after the update: ", s.message())));
-      }
-      d->metadata = std::move(updated);
-      changed.push_back(*std::move(d));
-    }
-    if (changed.empty()) continue;
-    const size_t n = changed.size();
-    RETURN_IF_ERROR(store_->Upsert(collection, std::move(changed)).status());
-    result.updated += n;
-    RETURN_IF_ERROR(CatchUpLocked());
-  }
+  RETURN_IF_ERROR(CommitSelection(
+      c, "metadata update", ids, batch_size, filter, cancelled,
+      filter != nullptr ? nullptr : &result.missing_ids,
+      [&](std::vector<db::Document> docs) -> absl::StatusOr<uint64_t> {
+        result.matched += docs.size();
+        std::vector<db::Document> changed;
+        for (db::Document& d : docs) {
+          db::Metadata updated = ApplyPatch(d.metadata, patch);
+          if (updated == d.metadata) continue;
+          if (absl::Status s = db::ValidateMetadata(updated); !s.ok()) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("document '", d.id, "' after the update: ", s.message()));
+          }
+          d.metadata = std::move(updated);
+          changed.push_back(std::move(d));
+        }
+        if (changed.empty()) return 0;
+        const size_t n = changed.size();
+        RETURN_IF_ERROR(store_->Upsert(collection, std::move(changed)).status());
+        return n;
+      },
+      &result.updated));
   return result;
 }
 

@@ -3,32 +3,27 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 
 namespace neodb::engine {
 namespace {
 
 // Removes the field at `path`: the top-level key equal to the whole path
-// first (as db::FindPath reads it), else the dotted path through objects.
+// first, else the dotted path walked through nested objects (the walk of
+// db::FindPath, which reads a path the same way).
 void RemovePath(db::Metadata& m, std::string_view path) {
   if (auto it = m.find(path); it != m.end()) {
     m.erase(it);
     return;
   }
-  // absl's string_view is not std's in this Abseil build.
-  const std::vector<absl::string_view> split =
-      absl::StrSplit(absl::string_view(path.data(), path.size()), '.');
-  std::vector<std::string_view> parts;
-  for (absl::string_view p : split) parts.emplace_back(p.data(), p.size());
   db::Metadata* level = &m;
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    auto it = level->find(parts[i]);
+  for (size_t dot; (dot = path.find('.')) != std::string_view::npos; path.remove_prefix(dot + 1)) {
+    auto it = level->find(path.substr(0, dot));
     if (it == level->end()) return;
-    auto* obj = std::get_if<db::Object>(&it->second);
-    if (obj == nullptr) return;
-    level = &obj->fields;
+    auto* object = std::get_if<db::Object>(&it->second);
+    if (object == nullptr) return;
+    level = &object->fields;
   }
-  if (auto it = level->find(parts.back()); it != level->end()) level->erase(it);
+  if (auto it = level->find(path); it != level->end()) level->erase(it);
 }
 
 // Sets every field of `from` in `into`, merging objects key by key.
