@@ -406,8 +406,10 @@ void RegisterDocuments(CLI::App& app) {
       if (!group_by->empty()) {
         // A group's header, then its hits: a table, or one JSON line per group.
         for (const v1::HitGroup& g : resp.groups()) {
-          v1::SearchResponse one = resp;
-          one.clear_groups();
+          v1::SearchResponse one;  // the group's hits, with the search's mode and alpha
+          one.set_mode(resp.mode());
+          one.set_alpha(resp.alpha());
+          one.set_model_id(resp.model_id());
           *one.mutable_hits() = g.hits();
           if (*as_json) {
             Print(json{{"value", ValueToJson(g.value())}, {"hits", HitsToJson(one)}});
