@@ -14,7 +14,13 @@
 // is not applied (if only its WAL fsync failed, its record may be in the
 // file and a restart may replay it: a failed write's outcome is unknown,
 // never an acknowledged write's); reads keep working; the first write after space
-// returns resumes RocksDB (store.cc, "Disk full, design"). Other I/O errors
+// returns resumes RocksDB (store.cc, "Disk full, design"). A store that
+// cannot be opened for writing because its disk is full (opening writes a
+// MANIFEST, an OPTIONS file, a new WAL and flushes the replayed one) opens
+// read-only instead: every acknowledged write is readable (the WAL is
+// replayed into memory), every mutation is RESOURCE_EXHAUSTED naming the
+// data directory, and the first mutation or TryResumeWrites() after space
+// returns reopens it writable, without a restart. Other I/O errors
 // are UNAVAILABLE; one RocksDB deems fatal (a failed MANIFEST write) keeps
 // writes off until the store is reopened, nothing acknowledged lost.
 //
@@ -106,12 +112,27 @@ struct ListResult {
 
 class Store {
  public:
-  // Opens (or creates) the store at `path`.
+  // Opens (or creates) the store at `path`; read-only when the disk is too
+  // full to open it for writing (above), if it already exists.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path,
                                                      const StoreOptions& options = {});
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
+
+  // --- Whether writes are taken ----------------------------------------------
+  // OK while mutations are taken; else why not: RESOURCE_EXHAUSTED naming
+  // the data directory's disk for a store read-only since it opened on a
+  // full disk, or the I/O error that stopped RocksDB's writes (a full disk
+  // mid-run). Cheap (a statvfs when read-only); never writes.
+  absl::Status WriteState() const;
+  // A read-only store reopens writable when its disk has room (the
+  // mutations do the same first thing); OK when it is writable. A store
+  // whose writes stopped mid-run resumes on its next mutation, not here.
+  // Cheap when writable or when the disk is still full (a statvfs).
+  absl::Status TryReopenWritable();
+  // Opened read-only and not reopened writable yet.
+  bool read_only() const;
 
   // --- Collections ---------------------------------------------------------
   // ALREADY_EXISTS if the name is taken; INVALID_ARGUMENT for a bad spec.
@@ -160,9 +181,11 @@ class Store {
   // that version was overwritten or deleted (so stale index hits are detectable).
   absl::StatusOr<Document> GetByInternalId(std::string_view collection, uint64_t internal_id) const;
   // One page of documents in id (byte) order. `limit` in 1..10000 (0 = 100).
-  // INVALID_ARGUMENT for a malformed page token.
+  // INVALID_ARGUMENT for a malformed page token. Non-empty `id_prefix`: only
+  // the documents whose id starts with it (a tenant's), whatever the token
+  // says.
   absl::StatusOr<ListResult> List(std::string_view collection, std::string_view page_token,
-                                  size_t limit) const;
+                                  size_t limit, std::string_view id_prefix = {}) const;
   // Calls `fn` for every document of the collection in id (byte) order, over a
   // consistent RocksDB snapshot. When `covered_seq` is non-null it receives the
   // last change-log sequence that the snapshot includes (replay from
@@ -182,7 +205,8 @@ class Store {
 
   // --- Maintenance ---------------------------------------------------------
   // A consistent, openable copy of the whole store at `dir` (rocksdb::Checkpoint:
-  // hard links where possible). `dir` must not exist.
+  // hard links where possible). `dir` must not exist. Refused while writes
+  // are (WriteState()). Compact too; Flush is a no-op on a read-only store.
   absl::Status CreateCheckpoint(const std::string& dir) const;
   // Full manual compaction of every column family.
   absl::Status Compact();

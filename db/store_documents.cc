@@ -86,8 +86,9 @@ absl::Status CheckSource(const SourcePosition* from) {
 absl::StatusOr<uint64_t> Store::SourcePositionOf(std::string_view collection,
                                                  std::string_view source) const {
   RETURN_IF_ERROR(GetCollection(collection).status());
+  std::shared_ptr<Rocks> r = impl_->current();
   std::string value;
-  rocksdb::Status s = impl_->db->Get(rocksdb::ReadOptions(), impl_->meta,
+  rocksdb::Status s = r->db->Get(rocksdb::ReadOptions(), r->meta,
                                      SourceKey(collection, source), &value);
   if (s.IsNotFound()) return 0;
   RETURN_IF_ERROR(FromRocks(s, "reading a source position"));
@@ -100,6 +101,7 @@ absl::StatusOr<std::vector<uint64_t>> Store::Upsert(std::string_view collection,
   Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.write_mu);
   RETURN_IF_ERROR(im.ResumeIfStopped());
+  std::shared_ptr<Rocks> r = im.current();
   ASSIGN_OR_RETURN(CollectionSpec spec, GetCollection(collection));
   RETURN_IF_ERROR(CheckSource(from));
   for (size_t i = 0; i < docs.size(); ++i) {
@@ -119,7 +121,7 @@ absl::StatusOr<std::vector<uint64_t>> Store::Upsert(std::string_view collection,
     if (auto it = in_batch.find(doc.id); it != in_batch.end()) {
       previous = it->second;
     } else {
-      ASSIGN_OR_RETURN(previous, StoredInternalId(im.db.get(), im.documents, key));
+      ASSIGN_OR_RETURN(previous, StoredInternalId(r->db.get(), r->documents, key));
     }
     if (previous == 0) ++count;
     doc.internal_id = next_id++;
@@ -131,21 +133,21 @@ absl::StatusOr<std::vector<uint64_t>> Store::Upsert(std::string_view collection,
     rec.doc_id = doc.id;
     rec.internal_id = doc.internal_id;
     rec.previous_internal_id = previous;
-    if (previous != 0) batch.Delete(im.id_map, IdMapKey(collection, previous));
-    batch.Put(im.id_map, IdMapKey(collection, doc.internal_id), doc.id);
-    batch.Put(im.documents, key, EncodeDocument(doc));
-    batch.Put(im.changelog, EncodeBigEndian64(rec.seq), EncodeChangelogRecord(rec));
+    if (previous != 0) batch.Delete(r->id_map, IdMapKey(collection, previous));
+    batch.Put(r->id_map, IdMapKey(collection, doc.internal_id), doc.id);
+    batch.Put(r->documents, key, EncodeDocument(doc));
+    batch.Put(r->changelog, EncodeBigEndian64(rec.seq), EncodeChangelogRecord(rec));
     seqs.push_back(rec.seq);
   }
-  if (from) batch.Put(im.meta, SourceKey(collection, from->source), EncodeBigEndian64(from->position));
+  if (from) batch.Put(r->meta, SourceKey(collection, from->source), EncodeBigEndian64(from->position));
   if (docs.empty()) {
-    if (from) RETURN_IF_ERROR(im.Commit(&batch, "recording a source position"));
+    if (from) RETURN_IF_ERROR(im.Commit(*r, &batch, "recording a source position"));
     return seqs;
   }
-  batch.Put(im.meta, CountKey(collection), EncodeBigEndian64(count));
-  batch.Put(im.meta, kLastSeqKey, EncodeBigEndian64(seq));
-  batch.Put(im.meta, kNextInternalIdKey, EncodeBigEndian64(next_id));
-  RETURN_IF_ERROR(im.Commit(&batch, "writing documents"));
+  batch.Put(r->meta, CountKey(collection), EncodeBigEndian64(count));
+  batch.Put(r->meta, kLastSeqKey, EncodeBigEndian64(seq));
+  batch.Put(r->meta, kNextInternalIdKey, EncodeBigEndian64(next_id));
+  RETURN_IF_ERROR(im.Commit(*r, &batch, "writing documents"));
   im.next_internal_id = next_id;
   im.last_seq = seq;
   return seqs;
@@ -157,6 +159,7 @@ absl::StatusOr<std::vector<uint64_t>> Store::Delete(std::string_view collection,
   Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.write_mu);
   RETURN_IF_ERROR(im.ResumeIfStopped());
+  std::shared_ptr<Rocks> r = im.current();
   RETURN_IF_ERROR(GetCollection(collection).status());
   RETURN_IF_ERROR(CheckSource(from));
   ASSIGN_OR_RETURN(uint64_t count, Count(collection));
@@ -168,7 +171,7 @@ absl::StatusOr<std::vector<uint64_t>> Store::Delete(std::string_view collection,
     if (id.empty() || id.size() > kMaxDocumentIdBytes) continue;  // cannot exist
     if (deleted_in_batch.count(id)) continue;
     std::string key = DocKey(collection, id);
-    ASSIGN_OR_RETURN(uint64_t previous, StoredInternalId(im.db.get(), im.documents, key));
+    ASSIGN_OR_RETURN(uint64_t previous, StoredInternalId(r->db.get(), r->documents, key));
     if (previous == 0) continue;
     deleted_in_batch[id] = true;
     --count;
@@ -178,19 +181,19 @@ absl::StatusOr<std::vector<uint64_t>> Store::Delete(std::string_view collection,
     rec.collection = std::string(collection);
     rec.doc_id = id;
     rec.previous_internal_id = previous;
-    batch.Delete(im.documents, key);
-    batch.Delete(im.id_map, IdMapKey(collection, previous));
-    batch.Put(im.changelog, EncodeBigEndian64(rec.seq), EncodeChangelogRecord(rec));
+    batch.Delete(r->documents, key);
+    batch.Delete(r->id_map, IdMapKey(collection, previous));
+    batch.Put(r->changelog, EncodeBigEndian64(rec.seq), EncodeChangelogRecord(rec));
     seqs.push_back(rec.seq);
   }
-  if (from) batch.Put(im.meta, SourceKey(collection, from->source), EncodeBigEndian64(from->position));
+  if (from) batch.Put(r->meta, SourceKey(collection, from->source), EncodeBigEndian64(from->position));
   if (seqs.empty()) {
-    if (from) RETURN_IF_ERROR(im.Commit(&batch, "recording a source position"));
+    if (from) RETURN_IF_ERROR(im.Commit(*r, &batch, "recording a source position"));
     return seqs;
   }
-  batch.Put(im.meta, CountKey(collection), EncodeBigEndian64(count));
-  batch.Put(im.meta, kLastSeqKey, EncodeBigEndian64(seq));
-  RETURN_IF_ERROR(im.Commit(&batch, "deleting documents"));
+  batch.Put(r->meta, CountKey(collection), EncodeBigEndian64(count));
+  batch.Put(r->meta, kLastSeqKey, EncodeBigEndian64(seq));
+  RETURN_IF_ERROR(im.Commit(*r, &batch, "deleting documents"));
   im.last_seq = seq;
   return seqs;
 }
@@ -201,9 +204,10 @@ absl::StatusOr<Document> Store::Get(std::string_view collection, std::string_vie
     return absl::InvalidArgumentError(
         absl::StrCat("document id must be 1..", kMaxDocumentIdBytes, " bytes"));
   }
+  std::shared_ptr<Rocks> r = impl_->current();
   rocksdb::PinnableSlice value;
   rocksdb::Status s =
-      impl_->db->Get(rocksdb::ReadOptions(), impl_->documents, DocKey(collection, id), &value);
+      r->db->Get(rocksdb::ReadOptions(), r->documents, DocKey(collection, id), &value);
   if (s.IsNotFound()) {
     return absl::NotFoundError(absl::StrCat("document '", std::string(id),
                                             "' not found in collection '", std::string(collection),
@@ -216,8 +220,9 @@ absl::StatusOr<Document> Store::Get(std::string_view collection, std::string_vie
 absl::StatusOr<Document> Store::GetByInternalId(std::string_view collection,
                                                 uint64_t internal_id) const {
   RETURN_IF_ERROR(ValidateCollectionName(collection));
+  std::shared_ptr<Rocks> r = impl_->current();
   std::string doc_id;
-  rocksdb::Status s = impl_->db->Get(rocksdb::ReadOptions(), impl_->id_map,
+  rocksdb::Status s = r->db->Get(rocksdb::ReadOptions(), r->id_map,
                                      IdMapKey(collection, internal_id), &doc_id);
   if (s.IsNotFound()) {
     return absl::NotFoundError(absl::StrCat("internal id ", internal_id, " is not live in '",
@@ -233,7 +238,7 @@ absl::StatusOr<Document> Store::GetByInternalId(std::string_view collection,
 }
 
 absl::StatusOr<ListResult> Store::List(std::string_view collection, std::string_view page_token,
-                                       size_t limit) const {
+                                       size_t limit, std::string_view id_prefix) const {
   RETURN_IF_ERROR(GetCollection(collection).status());
   if (limit == 0) limit = kDefaultListLimit;
   if (limit > kMaxListLimit) {
@@ -259,18 +264,30 @@ absl::StatusOr<ListResult> Store::List(std::string_view collection, std::string_
   rocksdb::Slice upper_slice(upper);
   rocksdb::ReadOptions ro;
   ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(ro, impl_->documents));
+  std::shared_ptr<Rocks> r = impl_->current();
+  std::unique_ptr<rocksdb::Iterator> it(r->db->NewIterator(ro, r->documents));
+  // A token from before the prefix (or a forged one) starts at the prefix.
+  if (!id_prefix.empty() && (!has_after || after < id_prefix)) {
+    after = std::string(id_prefix);
+    has_after = false;
+  }
   std::string start = DocKey(collection, after);
   it->Seek(start);
   if (has_after && it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
   ListResult result;
-  for (; it->Valid() && result.documents.size() < limit; it->Next()) {
+  bool more = false;  // a document of this listing follows the page
+  for (; it->Valid(); it->Next()) {
     ASSIGN_OR_RETURN(Document doc,
                      DecodeDocument(std::string_view(it->value().data(), it->value().size())));
+    if (!id_prefix.empty() && !std::string_view(doc.id).starts_with(id_prefix)) break;
+    if (result.documents.size() == limit) {
+      more = true;
+      break;
+    }
     result.documents.push_back(std::move(doc));
   }
   RETURN_IF_ERROR(FromRocks(it->status(), "listing documents"));
-  if (it->Valid() && !result.documents.empty()) {
+  if (more && !result.documents.empty()) {
     result.next_page_token =
         absl::BytesToHexString(std::string(1, kPageTokenVersion) + result.documents.back().id);
   }
@@ -282,26 +299,27 @@ absl::Status Store::ScanDocuments(std::string_view collection,
                                   uint64_t* covered_seq) const {
   RETURN_IF_ERROR(GetCollection(collection).status());
   Impl& im = *impl_;
+  std::shared_ptr<Rocks> r = impl_->current();
   const rocksdb::Snapshot* snapshot;
   {
     // Under the write lock no batch is half-applied to last_seq: the snapshot
     // contains exactly the records with seq <= the value read here.
     std::lock_guard<std::mutex> lock(im.write_mu);
-    snapshot = im.db->GetSnapshot();
+    snapshot = r->db->GetSnapshot();
     if (covered_seq != nullptr) *covered_seq = im.last_seq;
   }
   struct Release {
     rocksdb::DB* db;
     const rocksdb::Snapshot* s;
     ~Release() { db->ReleaseSnapshot(s); }
-  } release{im.db.get(), snapshot};
+  } release{r->db.get(), snapshot};
   std::string upper = CollectionPrefixEnd(collection);
   rocksdb::Slice upper_slice(upper);
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot;
   ro.iterate_upper_bound = &upper_slice;
   ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(im.db->NewIterator(ro, im.documents));
+  std::unique_ptr<rocksdb::Iterator> it(r->db->NewIterator(ro, r->documents));
   for (it->Seek(CollectionPrefix(collection)); it->Valid(); it->Next()) {
     ASSIGN_OR_RETURN(Document doc,
                      DecodeDocument(std::string_view(it->value().data(), it->value().size())));
@@ -312,8 +330,9 @@ absl::Status Store::ScanDocuments(std::string_view collection,
 
 absl::Status Store::ReadChangelog(
     uint64_t from_seq, const std::function<absl::Status(const ChangelogRecord&)>& fn) const {
+  std::shared_ptr<Rocks> r = impl_->current();
   std::unique_ptr<rocksdb::Iterator> it(
-      impl_->db->NewIterator(rocksdb::ReadOptions(), impl_->changelog));
+      r->db->NewIterator(rocksdb::ReadOptions(), r->changelog));
   for (it->Seek(EncodeBigEndian64(from_seq)); it->Valid(); it->Next()) {
     ASSIGN_OR_RETURN(uint64_t key_seq,
                      DecodeBigEndian64(std::string_view(it->key().data(), it->key().size())));
@@ -332,11 +351,12 @@ absl::Status Store::TrimChangelog(uint64_t up_to_seq) {
   Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.write_mu);
   RETURN_IF_ERROR(im.ResumeIfStopped());
+  std::shared_ptr<Rocks> r = im.current();
   if (up_to_seq == 0) return absl::OkStatus();
   if (up_to_seq > im.last_seq) up_to_seq = im.last_seq;
   rocksdb::WriteBatch batch;
-  batch.DeleteRange(im.changelog, EncodeBigEndian64(0), EncodeBigEndian64(up_to_seq + 1));
-  return im.Commit(&batch, "trimming changelog");
+  batch.DeleteRange(r->changelog, EncodeBigEndian64(0), EncodeBigEndian64(up_to_seq + 1));
+  return im.Commit(*r, &batch, "trimming changelog");
 }
 
 }  // namespace neodb::db

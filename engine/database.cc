@@ -53,8 +53,11 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& 
   d->models_->SetDefault(std::move(default_model), options.default_model_dir,
                          options.default_precision);
   RETURN_IF_ERROR(d->Startup());
+  // A read-only store (a full disk) cannot take a reindex's writes: it
+  // resumes once the store is writable again (ProbeWritable).
+  d->reindexes_deferred_ = d->store_->read_only() && !d->interrupted_reindexes_.empty();
   d->maintenance_ = std::thread([p = d.get()] { p->MaintenanceLoop(); });
-  d->ResumeInterruptedReindexes();
+  if (!d->reindexes_deferred_) d->ResumeInterruptedReindexes();
   return d;
 }
 
@@ -421,6 +424,7 @@ DatabaseStats Database::Stats() const {
   s.models_loaded = models_->loaded();
   s.keyword_snapshot_loads = keyword_snapshot_loads_;
   s.keyword_rebuilds = keyword_rebuilds_;
+  if (absl::Status w = store_->WriteState(); !w.ok()) s.read_only_reason = std::string(w.message());
   return s;
 }
 

@@ -202,6 +202,9 @@ struct DatabaseStats {
   EmbedBatcherStats embed;  // the default model's batcher
   std::string device;       // the default model's: "cpu" or "cuda:N"
   std::string cpu_kernels;  // encoder::CpuKernelInfo()
+  // Empty while writes are taken; else why they are refused (Database::
+  // WriteState(): read-only on a full disk, or writes stopped by an I/O error).
+  std::string read_only_reason;
 };
 
 class Database {
@@ -418,6 +421,12 @@ class Database {
   // the call is in it.
   absl::StatusOr<BackupManifest> Backup(const std::string& dir);
 
+  // OK while the database takes writes; else why not, the status every
+  // write gets meanwhile: RESOURCE_EXHAUSTED naming the data directory when
+  // it opened read-only on a full disk (database_disk.cc) or its disk filled
+  // since. Reads and searches work either way.
+  absl::Status WriteState() const;
+
   // Blocks until no reindex runs (tests).
   void WaitForReindex() const;
 
@@ -469,6 +478,12 @@ class Database {
   absl::StatusOr<uint64_t> SnapshotLocked();
   void MaintenanceLoop();
   bool Stopping();
+
+  // database_disk.cc. From the maintenance thread: a store that opened
+  // read-only on a full disk reopens writable once there is room, then the
+  // work Startup deferred (interrupted reindexes) runs.
+  void ProbeWritable();
+  bool reindexes_deferred_ = false;  // set by Open; then the maintenance thread's
 
   // database_reindex.cc
   // After Startup: restarts each reindex that a crash or a shutdown

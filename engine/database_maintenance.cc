@@ -47,6 +47,7 @@ void Database::MaintenanceLoop() {
     maint_cv_.wait_for(lock, std::chrono::milliseconds(500));
     if (stop_) break;
     lock.unlock();
+    ProbeWritable();
     // HNSW cannot delete: rebuild when tombstones pile up.
     for (auto& c : AllCollections()) {
       bool rebuild = c->state()->indexes->NeedsRebuild();

@@ -159,6 +159,10 @@ absl::StatusOr<Collection::PreparedWrite> Database::PrepareUpsertAs(
 absl::Status Database::Reindex(const std::string& collection, const std::string& model_dir) {
   RETURN_IF_ERROR(RefuseIfReplicated(collection, "a reindex"));
   RETURN_IF_ERROR(CheckReindex(collection));
+  // A reindex writes a whole staging copy: on a store read-only since a
+  // full-disk start, reopen it writable now or refuse at once (not as a
+  // failed job later).
+  RETURN_IF_ERROR(store_->TryReopenWritable());
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   // The target model is loaded here, so a bad directory or dimension is the
   // caller's answer rather than a failed job.

@@ -56,14 +56,23 @@ absl::Status Database::Startup() {
   for (const auto& spec : specs) {
     if (!IsStagingName(spec.name)) continue;
     if (spec.engine_state == kCommitMarker) {
+      // The reindex committed but its moves did not all land: the
+      // collection holds vectors of two models until they do, and that
+      // takes writes. On a full disk the database cannot open (say why).
+      if (store_->read_only()) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "collection '", TargetOf(spec.name),
+            "' has a committed reindex to finish before it can be read, which needs writes: ",
+            store_->WriteState().message()));
+      }
       spdlog::warn("collection '{}': finishing a committed reindex (model {})", TargetOf(spec.name),
                    spec.model_id);
       RETURN_IF_ERROR(RollForward(*store_, spec));
     } else if (names.count(TargetOf(spec.name))) {
       interrupted_reindexes_.push_back(spec);
-    } else {
+    } else if (!store_->read_only()) {
       RETURN_IF_ERROR(store_->DropCollection(spec.name));
-    }
+    }  // else (a full disk): left for a later start; nothing reads it
   }
   ASSIGN_OR_RETURN(specs, store_->ListCollections());
   const uint64_t last = store_->LastSequence();
