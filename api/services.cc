@@ -577,6 +577,8 @@ class AdminService final : public v1::Admin::Service {
     resp->set_open_streams(static_cast<uint64_t>(streams_->open()));
     resp->set_streams_refused(static_cast<uint64_t>(streams_->refused()));
     resp->set_streams_idle_cancelled(static_cast<uint64_t>(streams_->idle_cancelled()));
+    resp->set_read_only(!s.read_only_reason.empty());
+    resp->set_read_only_reason(s.read_only_reason);
     // A server path: for admin keys only (the role that may reindex onto a
     // model written there), or for everyone on a server without keys.
     if (!limits_.models_dir.empty() && CallerMayReindex(*ctx)) {

@@ -54,6 +54,10 @@ std::string RenderDatabaseMetrics(const engine::Database& db) {
     Family(&out, "neodb_reindex_total", "gauge", "Documents the reindex has to embed.");
     out += total;
   }
+  Family(&out, "neodb_writable", "gauge",
+         "1 while the server takes writes; 0 while it refuses them (read-only on a full disk: "
+         "Admin.Stats' read_only_reason says why).");
+  absl::StrAppend(&out, "neodb_writable ", s.read_only_reason.empty() ? 1 : 0, "\n");
   Family(&out, "neodb_embed_queue_texts", "gauge",
          "Texts waiting for the default model's encoder.");
   absl::StrAppend(&out, "neodb_embed_queue_texts ", s.embed.queued_texts, "\n");

@@ -68,7 +68,10 @@ class FullDiskStartupTest : public ::testing::Test {
     std::vector<DocumentInput> docs;
     for (int i = 0; i < n; ++i) {
       const std::string id = absl::StrCat("d", next_++);
-      docs.push_back({id, absl::StrCat("text of ", id, " word", next_ % 5), {}, std::nullopt});
+      DocumentInput d;
+      d.id = id;
+      d.text = absl::StrCat("text of ", id, " word", next_ % 5);
+      docs.push_back(std::move(d));
     }
     std::vector<DocumentInput> copy = docs;
     auto r = db_->Upsert("c", std::move(copy), kFar);

@@ -299,6 +299,7 @@ TEST(MetricsTest, CountersMoveUnderLoadAndTheFormatParses) {
   EXPECT_GE(after.Get("neodb_embedded_texts_total"), kThreads * kCalls * kPerCall);
   EXPECT_EQ(after.Get("neodb_embed_queue_texts"), 0);
   EXPECT_GT(after.Get("neodb_encoder_tokens_per_second"), 0);
+  EXPECT_EQ(after.Get("neodb_writable"), 1);  // 0 only on a full disk
   EXPECT_EQ(server.Stop(), 0);
 }
 
