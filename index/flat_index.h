@@ -24,6 +24,7 @@ class FlatIndex : public VectorIndex {
   size_t size() const override;
   bool Contains(int64_t id) const override;
   std::vector<int64_t> Ids() const override;
+  absl::Status Reconstruct(int64_t id, std::span<float> out) const override;
   int dimension() const override { return dim_; }
   std::string spec() const override { return "Flat"; }
   Metric metric() const override { return metric_; }

@@ -72,6 +72,7 @@ class HnswIndex : public VectorIndex {
   size_t size() const override;
   bool Contains(int64_t id) const override;
   std::vector<int64_t> Ids() const override;
+  absl::Status Reconstruct(int64_t id, std::span<float> out) const override;
   int dimension() const override { return dim_; }
   std::string spec() const override;
   Metric metric() const override { return metric_; }

@@ -57,6 +57,18 @@ size_t IvfPqIndex::TrainThreshold() const {
   return std::max<size_t>(39 * static_cast<size_t>(nlist_), 256);
 }
 
+absl::Status IvfPqIndex::Reconstruct(int64_t id, std::span<float> out) const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (ivf_ == nullptr) return buffer_.Reconstruct(id, out);  // exact until trained
+  if (live_.count(id) == 0) {
+    return absl::NotFoundError(absl::StrCat("id ", id, " is not in the index"));
+  }
+  // The lists keep m 8-bit product codes per vector: a decoded code is an
+  // approximation whose error depends on the data, so no tolerance would
+  // tell a wrong entry from quantisation noise.
+  return absl::UnimplementedError("IVF-PQ keeps product codes, not the vectors");
+}
+
 bool IvfPqIndex::trained() const {
   absl::ReaderMutexLock lock(&mu_);
   return ivf_ != nullptr;

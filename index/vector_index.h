@@ -93,6 +93,13 @@ class VectorIndex {
   // Every live id, ascending.
   virtual std::vector<int64_t> Ids() const = 0;
   virtual int dimension() const = 0;
+  // Copies the vector the index holds for live `id` into `out` (dimension()
+  // floats, as stored: normalised for cosine), so that Verify can compare it
+  // with the stored document. NOT_FOUND when `id` is not live;
+  // INVALID_ARGUMENT when out.size() != dimension(); UNIMPLEMENTED when the
+  // index keeps only a lossy code of the vector (IVF-PQ once trained), which
+  // cannot give it back.
+  virtual absl::Status Reconstruct(int64_t id, std::span<float> out) const = 0;
   // The canonical factory string, e.g. "HNSW32".
   virtual std::string spec() const = 0;
   virtual Metric metric() const = 0;
