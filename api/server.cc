@@ -33,9 +33,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   if (streams.idle_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("the stream idle timeout must be positive");
   }
-  if (options.max_streams_per_connection < 1) {
-    return absl::InvalidArgumentError("max streams per connection must be at least 1");
-  }
+  if (auto s = options.http2.Check(); !s.ok()) return s;
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   std::shared_ptr<grpc::AuthMetadataProcessor> auth;
@@ -67,11 +65,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   // start and share its requests. Refuse instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // gRPC 1.51 (Debian) predates the fixes for CVE-2023-44487 (HTTP/2 rapid
-  // reset): capping a connection's concurrent streams bounds the work one
-  // connection can start; in all, the thread quota below bounds the unary
-  // handlers, and the StreamGate and its workers the ingest streams (README,
-  // "Limits").
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
+  // reset): the per-connection limits (streams at once, ping policy, header
+  // size; http2_limits.h) bound what one connection can start; in all, the
+  // thread quota below bounds the unary handlers, and the StreamGate and its
+  // workers the ingest streams (README, "Limits under hostile load").
+  options.http2.Apply(builder);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   grpc::ResourceQuota quota("neodb");

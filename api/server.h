@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "api/auth/api_keys.h"
 #include "api/auth/transport_security.h"
+#include "api/http2_limits.h"
 #include "api/peer_channels.h"
 #include "engine/database.h"
 #include "api/metrics/request_metrics.h"
@@ -42,11 +43,11 @@ struct ServerOptions {
   // the number of streams the sync server could run at once before.
   // Default: 0.
   int stream_workers = 0;
-  // HTTP/2 streams one connection may have open (GRPC_ARG_MAX_CONCURRENT_STREAMS);
-  // more wait in the client until one ends. Bounds what one connection can
-  // make the server hold, and is part of the rapid-reset mitigation (README,
-  // "Limits"). Default: 32.
-  int max_streams_per_connection = 32;
+  // What one HTTP/2 connection may make the server do: streams at once,
+  // the ping policy, header size, connection idle time and age
+  // (http2_limits.h; the flood mitigations gRPC 1.51 offers, README
+  // "Limits under hostile load"). Default: Http2Limits's defaults.
+  Http2Limits http2;
   // TLS files and the --insecure override (transport_security.h).
   SecurityOptions security;
   // API keys every call is checked against (auth_processor.h); null serves

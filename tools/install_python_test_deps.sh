@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The PyPI packages some tests use (tools/python_test_requirements.txt: the
-# official `openai` client, schemathesis) into a venv of their own,
-# $NEODB_PYTEST_VENV (default /opt/neodb-pytest/venv), never the system
-# Python. --system-site-packages so that the venv also sees Debian's grpcio and
-# protobuf, which the neodb client (clients/python) uses. A stamp (the
+# official `openai` client, schemathesis, the h2 HTTP/2 library) into a venv
+# of their own, $NEODB_PYTEST_VENV (default /opt/neodb-pytest/venv), never the
+# system Python. --system-site-packages so that the venv also sees Debian's
+# grpcio and protobuf, which the neodb client (clients/python) uses. A stamp (the
 # requirements file's contents) makes a re-run with nothing changed a no-op.
 # Called by tools/install_deps.sh; tests that need the venv find it by the same
 # variable and fail naming this script when it is missing.

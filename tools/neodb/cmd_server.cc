@@ -56,7 +56,15 @@ struct ServeFlags {
   int max_open_streams = 0;
   int max_streams_per_key = 0;
   double stream_idle_timeout_s = 60;
+  // HTTP/2 per-connection limits (api/http2_limits.h); durations in seconds.
   int max_streams_per_connection = 32;
+  double min_ping_interval_s = 10;
+  int max_ping_strikes = 2;
+  bool permit_keepalive_without_calls = false;
+  int max_metadata_bytes = 8 << 10;
+  double max_connection_idle_s = 0;
+  double max_connection_age_s = 0;
+  double max_connection_age_grace_s = 60;
   int encoder_threads = 0;
   int fake_dim = 0;
   double test_delay_ms = 0;
@@ -256,7 +264,14 @@ absl::Status Serve(ServeFlags f) {
   so.streams.max_open = f.max_open_streams;
   so.streams.max_open_per_key = f.max_streams_per_key;
   so.streams.idle_timeout = absl::Seconds(f.stream_idle_timeout_s);
-  so.max_streams_per_connection = f.max_streams_per_connection;
+  so.http2.max_streams_per_connection = f.max_streams_per_connection;
+  so.http2.min_ping_interval = absl::Seconds(f.min_ping_interval_s);
+  so.http2.max_ping_strikes = f.max_ping_strikes;
+  so.http2.keepalive_permit_without_calls = f.permit_keepalive_without_calls;
+  so.http2.max_metadata_bytes = f.max_metadata_bytes;
+  so.http2.max_connection_idle = absl::Seconds(f.max_connection_idle_s);
+  so.http2.max_connection_age = absl::Seconds(f.max_connection_age_s);
+  so.http2.max_connection_age_grace = absl::Seconds(f.max_connection_age_grace_s);
   so.security = f.security;
   so.limits.models_dir = f.models_dir;
   so.limits.backup_dir = f.backup_dir;
@@ -412,7 +427,31 @@ void RegisterServerCommands(CLI::App& app) {
                   "it is cancelled")
       ->capture_default_str();
   cmd->add_option("--max-streams-per-connection", f->max_streams_per_connection,
-                  "HTTP/2 streams one connection may have open at once")
+                  "HTTP/2 streams one connection may have open at once; a client that opens "
+                  "more has its connection closed")
+      ->capture_default_str();
+  cmd->add_option("--min-ping-interval", f->min_ping_interval_s,
+                  "Seconds a client must leave between HTTP/2 pings while the server sends "
+                  "nothing (keepalive policy); pings sooner are strikes")
+      ->capture_default_str();
+  cmd->add_option("--max-ping-strikes", f->max_ping_strikes,
+                  "Pings too soon before the connection is closed (GOAWAY too_many_pings); "
+                  "at least 1")
+      ->capture_default_str();
+  cmd->add_flag("--permit-keepalive-without-calls", f->permit_keepalive_without_calls,
+                "Let clients ping while they have no call open (else one ping per two hours)");
+  cmd->add_option("--max-metadata-bytes", f->max_metadata_bytes,
+                  "Largest header list (metadata) of one call, bytes; 1024..1048576")
+      ->capture_default_str();
+  cmd->add_option("--max-connection-idle", f->max_connection_idle_s,
+                  "Seconds a connection may have no call open before the server closes it "
+                  "(GOAWAY; clients reconnect); 0 = never")
+      ->capture_default_str();
+  cmd->add_option("--max-connection-age", f->max_connection_age_s,
+                  "Seconds a connection may live before the server sends GOAWAY; 0 = never")
+      ->capture_default_str();
+  cmd->add_option("--max-connection-age-grace", f->max_connection_age_grace_s,
+                  "Seconds the calls of a connection past --max-connection-age get to finish")
       ->capture_default_str();
   cmd->add_option("--encoder-threads", f->encoder_threads,
                   "Encoder compute threads (0 = all cores)");

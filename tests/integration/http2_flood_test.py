@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""HTTP/2 floods against a live `neodb serve` while a normal client works.
+
+gRPC 1.51 (Debian) has none of the later fixes for HTTP/2 rapid reset
+(CVE-2023-44487); the server configures the mitigations 1.51 offers
+(api/http2_limits.h). Raw HTTP/2 clients (http2_flood.py, over the h2
+package) flood the gRPC port over many connections at once:
+ - rapid reset: HEADERS, the request, RST_STREAM, thousands of times, on
+   NearText, Upsert and the BulkIngest stream;
+ - pings with no call open: each connection must end in GOAWAY
+   ENHANCE_YOUR_CALM "too_many_pings" (the keepalive policy);
+ - twice the connection's stream cap of calls opened at once, again and
+   again;
+ - header lists twice the metadata limit.
+Meanwhile two normal clients (the neodb package over grpcio) call Stats,
+List, Upsert and NearText in a loop: every one of their calls must succeed,
+except that under rapid reset of unary calls gRPC's own thread-pool refusal
+may answer some (test_rapid_reset_of_unary_calls says why), and the server
+must be alive and answering afterwards. Counts, not times: nothing here
+depends on the machine's speed.
+
+Run with /usr/bin/python3 by CTest, again in the test venv where h2 is
+(live_server.py).
+
+Usage: http2_flood_test.py [--fake-model]
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from live_server import BIN, SRC, Server, rerun_in_venv  # noqa: E402
+
+sys.path.insert(0, os.path.join(SRC, "clients", "python"))
+os.environ.setdefault("NEODB_PYTHON_PROTO_DIR", os.path.join(BIN, "proto", "python"))
+
+RESETS_PER_FLOOD = 3000
+PING_ROUNDS_PER_FLOOD = 4  # connections, each flooded with pings until closed
+STREAM_CAP = 32  # the server's --max-streams-per-connection default
+# The normal client's deadline: a bound against a hang on a loaded machine,
+# not a latency target.
+CALL_TIMEOUT_S = 300
+
+
+class NormalClient(threading.Thread):
+    """Calls Stats, List, Upsert and NearText in turn until `stop` is set,
+    then `min_rounds` rounds more; counts each call's outcome."""
+
+    def __init__(self, client, docs, stop, min_rounds, tag):
+        super().__init__(daemon=True)
+        self.client, self.docs, self.stop, self.min_rounds, self.tag = (
+            client, docs, stop, min_rounds, tag)
+        self.ok = {}
+        self.failures = []
+
+    def run(self):
+        calls = [
+            ("stats", lambda i: self.client.stats()),
+            ("list", lambda i: self.client.collections.list()),
+            ("upsert", lambda i: self.docs.upsert(
+                [{"id": "%s-%d" % (self.tag, i), "text": "the cat sat on a mat %d" % i}])),
+            ("near_text", lambda i: self.docs.near_text("cat on a mat", limit=3)),
+        ]
+        rounds = after = 0
+        while after < self.min_rounds:
+            if self.stop.is_set():
+                after += 1
+            for name, call in calls:
+                try:
+                    call(rounds)
+                    self.ok[name] = self.ok.get(name, 0) + 1
+                except Exception as e:  # noqa: BLE001 (every failure is reported)
+                    self.failures.append("%s: %r" % (name, e))
+            rounds += 1
+
+
+class Http2FloodTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        import neodb
+        cls.tmp = tempfile.mkdtemp(prefix="neodb_h2flood_")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.server = Server(cls.tmp)
+        cls.addClassCleanup(cls.server.stop)
+        cls.client = neodb.connect(cls.server.grpc, timeout=CALL_TIMEOUT_S)
+        cls.addClassCleanup(cls.client.close)
+        cls.docs = cls.client.collections.create("docs")
+        cls.docs.upsert([{"id": "d%d" % i, "text": "dogs run fast %d" % i} for i in range(20)])
+
+    def run_floods(self, floods):
+        """Runs `floods` while two normal clients work; returns the clients
+        once every flood has sent its quota and each client has made five
+        more rounds, which must all succeed."""
+        stop = threading.Event()
+        normal = [NormalClient(self.client, self.docs, stop, min_rounds=5, tag="n%d" % i)
+                  for i in range(2)]
+        for t in normal + floods:
+            t.start()
+        for f in floods:
+            f.join()
+        stop.set()
+        for t in normal:
+            t.join()
+        for f in floods:
+            print("%-14s sent %5d over %4d connections, GOAWAYs %s" % (
+                type(f).__name__, f.sent, f.connections,
+                sorted(set(f.goaways)) if f.goaways else "none"), file=sys.stderr)
+            self.assertIsNone(f.error)
+            self.assertEqual(f.sent, f.quota, type(f).__name__)
+        for t in normal:
+            print("normal client %s: %s calls OK, %d failed%s" % (
+                t.tag, t.ok, len(t.failures), sorted(set(t.failures))), file=sys.stderr)
+            for name in ("stats", "list", "upsert", "near_text"):
+                self.assertGreaterEqual(t.ok.get(name, 0), 5, name)
+        return normal
+
+    def check_still_serving(self):
+        self.assertTrue(self.server.alive())
+        self.assertTrue(self.client.is_ready())
+        self.docs.upsert([{"id": "after", "text": "the cat sat on a mat"}])
+        self.assertEqual([d.id for d in self.docs.get(["after"])], ["after"])
+        self.assertTrue(self.docs.near_text("cat", limit=3))
+
+    def test_connection_floods(self):
+        """Pings, oversized header lists and rapid reset of the ingest stream
+        (a callback method: no handler thread): every normal call succeeds."""
+        import http2_flood as hf
+        from neodb.v1 import neodb_pb2 as pb
+        addr = self.server.grpc
+        batch = pb.IngestBatch(collection="docs", documents=[
+            pb.Document(id="flood-stream", text=b"ok")]).SerializeToString()
+        pings = [hf.PingFlood(addr, PING_ROUNDS_PER_FLOOD) for _ in range(2)]
+        big = hf.BigHeaders(addr, 20, "/neodb.v1.Collections/List", pad_bytes=16 << 10)
+        ingest = [hf.RapidReset(addr, RESETS_PER_FLOOD, "/neodb.v1.Documents/BulkIngest", batch)
+                  for _ in range(2)]
+        normal = self.run_floods(pings + [big] + ingest)
+        for t in normal:
+            self.assertEqual(t.failures, [], "a normal call failed under the floods")
+        # Pings with no call open: the server closed every such connection,
+        # saying why (a GOAWAY can be lost when the close resets the socket
+        # before it is read, so not every round needs to see one).
+        for f in pings:
+            print("ping flood: %d pings, %d rounds" % (f.pings, f.sent), file=sys.stderr)
+            self.assertEqual(f.unanswered, 0)
+            self.assertGreaterEqual(len(f.goaways), 1)
+            for code, debug in f.goaways:
+                self.assertEqual(code, "ENHANCE_YOUR_CALM")
+                self.assertIn("too_many_pings", debug)
+        print("oversized header lists: %s" % sorted(set(big.answers)), file=sys.stderr)
+        self.check_still_serving()
+
+    def test_unary_call_floods(self):
+        """Rapid reset of NearText and Upsert, and twice the stream cap of
+        NearText calls opened at once and dropped with their connection.
+        The unary calls run on gRPC 1.51's sync server, whose handler threads
+        are capped (--threads): when a burst of calls, cancelled or not,
+        keeps all of them busy, gRPC itself refuses the next call, whoever
+        sent it, with RESOURCE_EXHAUSTED "Server Threadpool Exhausted"
+        (README, "Limits under hostile load"). That is the one failure a
+        normal call may see, and only while the floods run; the server must
+        stay up."""
+        import http2_flood as hf
+        from neodb.v1 import neodb_pb2 as pb
+        addr = self.server.grpc
+        near_text = pb.NearTextRequest(collection="docs", query=b"cat sat on a mat",
+                                       k=10).SerializeToString()
+        upsert = pb.UpsertRequest(collection="docs", documents=[
+            pb.Document(id="flood", text=b"vector search finds near texts")]).SerializeToString()
+        floods = [
+            hf.RapidReset(addr, RESETS_PER_FLOOD, "/neodb.v1.Search/NearText", near_text),
+            hf.RapidReset(addr, RESETS_PER_FLOOD, "/neodb.v1.Search/NearText", near_text),
+            hf.RapidReset(addr, RESETS_PER_FLOOD, "/neodb.v1.Documents/Upsert", upsert),
+        ] + [hf.TooManyStreams(addr, 20 * 2 * STREAM_CAP, "/neodb.v1.Search/NearText",
+                               per_round=2 * STREAM_CAP) for _ in range(2)]
+        normal = self.run_floods(floods)
+        for t in normal:
+            for failure in t.failures:
+                self.assertIn("RESOURCE_EXHAUSTED: Server Threadpool Exhausted", failure)
+        print("streams past the cap reset by the server: %s" % [
+            f.refused_streams for f in floods if isinstance(f, hf.TooManyStreams)], file=sys.stderr)
+        self.check_still_serving()
+
+
+if __name__ == "__main__":
+    if "--in-venv" not in sys.argv:
+        sys.exit(rerun_in_venv(__file__))
+    unittest.main(argv=[sys.argv[0]], verbosity=2)
