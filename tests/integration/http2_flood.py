@@ -17,6 +17,7 @@ import h2.connection
 import h2.errors
 import h2.events
 import h2.exceptions
+import h2.settings
 
 # How long a flood waits for the server's answer where one must come (a
 # GOAWAY after too many pings, a refused stream). A bound against a hang, far
@@ -283,3 +284,40 @@ class BigHeaders(Flood):
             self.answers.append(answer)
             if answer == "closed":
                 return
+
+
+def _setting_name(code):
+    """h2's name of a SETTINGS code; gRPC's own (0xFE03, true binary
+    metadata) as a number."""
+    try:
+        return h2.settings.SettingCodes(code).name
+    except ValueError:
+        return code
+
+
+def server_settings(address):
+    """The SETTINGS the server sends a new connection, by h2's SettingCodes
+    name (MAX_CONCURRENT_STREAMS, MAX_HEADER_LIST_SIZE, ...)."""
+    link = Link(address)
+    try:
+        while True:
+            link.poll(block=True)
+            if link.ended:
+                raise ConnectionError("the server closed the connection before its SETTINGS")
+            for e in link.events:
+                if isinstance(e, h2.events.RemoteSettingsChanged):
+                    return {_setting_name(k): v.new_value
+                            for k, v in e.changed_settings.items()}
+    finally:
+        link.close()
+
+
+def idle_until_closed(address):
+    """Opens a connection, makes no call, and waits until the server closes
+    it; the server's GOAWAY (code name, debug data), or None."""
+    link = Link(address)
+    try:
+        link.wait_until_closed()
+        return link.goaway
+    finally:
+        link.close()

@@ -17,7 +17,8 @@ List, Upsert and NearText in a loop: every one of their calls must succeed,
 except that under rapid reset of unary calls gRPC's own thread-pool refusal
 may answer some (test_rapid_reset_of_unary_calls says why), and the server
 must be alive and answering afterwards. Counts, not times: nothing here
-depends on the machine's speed.
+depends on the machine's speed. Http2LimitsFlagsTest checks that the serve
+flags reach gRPC (the SETTINGS it advertises, the idle close, a refusal).
 
 Run with /usr/bin/python3 by CTest, again in the test venv where h2 is
 (live_server.py).
@@ -183,6 +184,47 @@ class Http2FloodTest(unittest.TestCase):
         print("streams past the cap reset by the server: %s" % [
             f.refused_streams for f in floods if isinstance(f, hf.TooManyStreams)], file=sys.stderr)
         self.check_still_serving()
+
+
+class Http2LimitsFlagsTest(unittest.TestCase):
+    """The serve flags reach gRPC: a server started with other values than
+    the defaults advertises them in its SETTINGS, and closes a connection
+    left idle past --max-connection-idle."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="neodb_h2flags_")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)
+        cls.server = Server(cls.tmp, ["--max-streams-per-connection", "5",
+                                      "--max-metadata-bytes", "4096",
+                                      "--max-connection-idle", "1"])
+        cls.addClassCleanup(cls.server.stop)
+
+    def test_settings_advertise_the_flags(self):
+        import http2_flood as hf
+        settings = hf.server_settings(self.server.grpc)
+        self.assertEqual(settings.get("MAX_CONCURRENT_STREAMS"), 5, settings)
+        self.assertEqual(settings.get("MAX_HEADER_LIST_SIZE"), 4096, settings)
+
+    def test_idle_connection_is_closed(self):
+        import http2_flood as hf
+        goaway = hf.idle_until_closed(self.server.grpc)
+        # The GOAWAY says why ("enter idle"; 1.51 sends it as INTERNAL_ERROR),
+        # unless the close reset the socket before it was read (then the
+        # close itself is the answer).
+        if goaway is not None:
+            self.assertIn("idle", goaway[1])
+        self.assertTrue(self.server.alive())
+
+    def test_refuses_a_ping_policy_without_strikes(self):
+        from live_server import NEODB
+        import subprocess
+        r = subprocess.run([NEODB, "serve", "--data-dir", os.path.join(self.tmp, "other"),
+                            "--listen", "127.0.0.1:0", "--max-ping-strikes", "0",
+                            "--fake-model", "8", "--model", "fake:1"],
+                           capture_output=True, text=True, timeout=CALL_TIMEOUT_S)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("--max-ping-strikes is 0", r.stderr)
 
 
 if __name__ == "__main__":
