@@ -347,6 +347,7 @@ absl::StatusOr<engine::SearchParams> SearchParamsOf(const Request& req) {
   p.include_text = req.include_text();
   p.include_metadata = req.include_metadata();
   p.include_vector = req.include_vector();
+  p.tenant = req.tenant();
   if constexpr (std::is_same_v<Request, v1::NearTextRequest>) {
     if (!req.mode().empty()) {
       ASSIGN_OR_RETURN(p.mode, engine::ParseSearchMode(req.mode()));
@@ -505,6 +506,7 @@ absl::StatusOr<db::CollectionSpec> FromProto(const v1::CollectionSpec& s) {
   out.precision = s.precision();
   if (!out.precision.empty()) RETURN_IF_ERROR(encoder::ParsePrecision(out.precision).status());
   // Neither: the model's fusion, else adaptive (Database::CreateCollection).
+  out.multi_tenant = s.multi_tenant();
   out.fusion.clear();
   if (!s.fusion().empty() || s.has_fusion_alpha()) {
     ASSIGN_OR_RETURN(keyword::FusionOptions f,
@@ -572,6 +574,7 @@ void ToProto(const engine::CollectionInfo& info, v1::CollectionInfo* out) {
   k->set_memory_bytes(info.keyword.memory_bytes);
   k->set_snapshot_bytes(info.keyword.snapshot_bytes);
   s->set_precision(info.spec.precision);
+  s->set_multi_tenant(info.spec.multi_tenant);
   s->set_fusion(info.spec.fusion);
   // The alpha only where it means something, so that a described spec is a
   // valid spec to create with (an alpha beside "adaptive" is refused there).

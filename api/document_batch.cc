@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "api/convert.h"
+#include "api/tenant_ids.h"
 #include "common/status_macros.h"
 
 namespace neodb::api {
@@ -48,18 +49,30 @@ absl::StatusOr<std::vector<engine::DocumentInput>> DocumentInputsFromProto(
 
 absl::StatusOr<std::vector<std::string>> UpsertBatch(
     const WriteTarget& target, const ServiceLimits& limits, const grpc::ServerContextBase* ctx,
-    const std::string& collection, const google::protobuf::RepeatedPtrField<v1::Document>& docs,
-    int64_t* tokens, cluster::ConsistencyToken* consistency) {
+    const std::string& collection, const std::string& tenant,
+    const google::protobuf::RepeatedPtrField<v1::Document>& docs, int64_t* tokens,
+    cluster::ConsistencyToken* consistency) {
   ASSIGN_OR_RETURN(std::vector<engine::DocumentInput> in, DocumentInputsFromProto(limits, docs));
   if (target.cluster != nullptr && target.cluster->IsSharded(collection)) {
+    if (!tenant.empty()) return NotForShardedTenants(collection);
     ASSIGN_OR_RETURN(cluster::ShardedWrite w,
                      target.cluster->Upsert(collection, std::move(in), DeadlineOf(ctx, limits)));
     if (tokens) *tokens += w.tokens;
     if (consistency) cluster::MergeToken(w.token, consistency);
     return std::move(w.ids);
   }
-  return target.db->Upsert(collection, std::move(in), DeadlineOf(ctx, limits), tokens,
-                           CancelOf(ctx));
+  ASSIGN_OR_RETURN(const engine::TenantScope scope, target.db->ScopeOf(collection, tenant));
+  RETURN_IF_ERROR(ScopeInputs(scope, &in));
+  ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                   target.db->Upsert(collection, std::move(in), DeadlineOf(ctx, limits), tokens,
+                                     CancelOf(ctx)));
+  ToVisible(scope, &ids);
+  return ids;
+}
+
+absl::Status NotForShardedTenants(const std::string& collection) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "collection '", collection, "' is sharded, and sharded collections have no tenants yet"));
 }
 
 }  // namespace neodb::api

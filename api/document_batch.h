@@ -43,14 +43,21 @@ struct WriteTarget {
 };
 
 // Validates `docs` (count, metadata) and upserts them into `collection`
-// under ctx's deadline and cancellation, through the cluster when the
+// for `tenant` (a multi-tenant collection's; else empty: the ids given and
+// returned are the tenant's own, tenant_ids.h) under ctx's deadline and
+// cancellation, through the cluster when the
 // collection is sharded (then `*consistency`, when not null, gains the
 // write's positions); the ids stored, in order. Adds the tokens embedded to
 // `*tokens` when it is not null. Blocks (the embed queue, fsync'd writes,
 // quorum acks): never call it on a gRPC callback thread.
 absl::StatusOr<std::vector<std::string>> UpsertBatch(
     const WriteTarget& target, const ServiceLimits& limits, const grpc::ServerContextBase* ctx,
-    const std::string& collection, const google::protobuf::RepeatedPtrField<v1::Document>& docs,
-    int64_t* tokens, cluster::ConsistencyToken* consistency = nullptr);
+    const std::string& collection, const std::string& tenant,
+    const google::protobuf::RepeatedPtrField<v1::Document>& docs, int64_t* tokens,
+    cluster::ConsistencyToken* consistency = nullptr);
+
+// INVALID_ARGUMENT: a tenant named on a call of a sharded collection (they
+// cannot be multi-tenant yet).
+absl::Status NotForShardedTenants(const std::string& collection);
 
 }  // namespace neodb::api

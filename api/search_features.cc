@@ -45,8 +45,13 @@ absl::StatusOr<engine::Database::TextQuery> TextQueryOf(const v1::BatchNearTextR
     return absl::InvalidArgumentError(absl::StrCat(
         "queries[", i, "]: consistency_token, local_only and keyword_corpus are not for batches"));
   }
+  if (!q.tenant().empty() && q.tenant() != batch.tenant()) {
+    return absl::InvalidArgumentError(absl::StrCat("queries[", i, "].tenant is '", q.tenant(),
+                                                   "'; the batch's is '", batch.tenant(), "'"));
+  }
   engine::Database::TextQuery out;
   ASSIGN_OR_RETURN(out.params, SearchParamsFromProto(q));
+  out.params.tenant = batch.tenant();
   out.query = q.query();
   if (q.has_instruction()) out.instruction = q.instruction();
   return out;

@@ -16,6 +16,7 @@
 #include "api/grpc_status.h"
 #include "api/ingest_reactors.h"
 #include "api/search_features.h"
+#include "api/tenant_ids.h"
 #include "cluster/shard_map.h"
 #include "common/status_macros.h"
 #include "neodb/v1/neodb.grpc.pb.h"
@@ -65,6 +66,9 @@ class CollectionsService final : public v1::Collections::Service {
       if (vectors->source != engine::VectorSource::kModel) {
         return Error(absl::UnimplementedError(
             "a sharded collection embeds with the model: client vectors are not sharded yet"));
+      }
+      if (spec->multi_tenant) {
+        return Error(absl::UnimplementedError("multi-tenant collections are not sharded yet"));
       }
       auto c = cluster_->CreateCollection(std::move(*spec), std::max<uint32_t>(1, req->shards()),
                                           std::max<uint32_t>(1, req->replicas()));
@@ -139,7 +143,7 @@ class DocumentsService final : public DocumentsServiceBase {
   grpc::Status Upsert(grpc::ServerContext* ctx, const v1::UpsertRequest* req,
                       v1::UpsertResponse* resp) override {
     cluster::ConsistencyToken token;
-    auto ids = UpsertBatch({db_, cluster_}, limits_, ctx, req->collection(), req->documents(),
+    auto ids = UpsertBatch({db_, cluster_}, limits_, ctx, req->collection(), req->tenant(), req->documents(),
                            nullptr, &token);
     if (!ids.ok()) return Error(ids.status());
     for (auto& id : *ids) resp->add_ids(std::move(id));
@@ -163,10 +167,15 @@ class DocumentsService final : public DocumentsServiceBase {
     if (ids.size() > static_cast<size_t>(limits_.max_documents_per_request)) {
       return Error(TooMany(ids.size(), "ids"));
     }
-    auto docs = db_->Get(req->collection(), ids);
+    auto scope = db_->ScopeOf(req->collection(), req->tenant());
+    if (!scope.ok()) return Error(scope.status());
+    auto stored = StoredIds(*scope, ids);
+    if (!stored.ok()) return Error(stored.status());
+    auto docs = db_->Get(req->collection(), *stored);
     if (!docs.ok()) return Error(docs.status());
     for (size_t i = 0; i < ids.size(); ++i) {
       if ((*docs)[i]) {
+        ToVisible(*scope, &*(*docs)[i]);
         ToProto(*(*docs)[i], true, true, req->include_vector(), resp->add_documents());
       } else {
         resp->add_missing_ids(ids[i]);
@@ -180,14 +189,19 @@ class DocumentsService final : public DocumentsServiceBase {
     std::vector<std::string> ids(req->ids().begin(), req->ids().end());
     auto filter = RequestFilter(req->filter(), req->filter_json());
     if (!filter.ok()) return Error(filter.status());
-    if (filter->has_value()) {
-      if (!ids.empty()) {
-        return Error(absl::InvalidArgumentError("delete by ids or by a filter, not both"));
+    if (filter->has_value() || req->all_of_tenant()) {
+      if (!ids.empty() || (filter->has_value() && req->all_of_tenant())) {
+        return Error(absl::InvalidArgumentError(
+            "delete by ids, by a filter or all of a tenant: one of them"));
+      }
+      if (req->all_of_tenant() && req->tenant().empty()) {
+        return Error(absl::InvalidArgumentError("all_of_tenant needs the tenant"));
       }
       if (auto s = RefuseIfSharded(cluster_, "delete by filter", req->collection()); !s.ok()) {
         return Error(s);
       }
-      auto n = db_->DeleteWhere(req->collection(), **filter, CancelOf(ctx));
+      auto n = db_->DeleteWhere(req->collection(), filter->has_value() ? &**filter : nullptr,
+                                req->tenant(), CancelOf(ctx));
       if (!n.ok()) return Error(n.status());
       resp->set_deleted(*n);
       return grpc::Status::OK;
@@ -197,13 +211,18 @@ class DocumentsService final : public DocumentsServiceBase {
       return Error(TooMany(ids.size(), "ids"));
     }
     if (cluster_ != nullptr && cluster_->IsSharded(req->collection())) {
+      if (!req->tenant().empty()) return Error(NotForShardedTenants(req->collection()));
       auto w = cluster_->Delete(req->collection(), ids, DeadlineOf(ctx, limits_));
       if (!w.ok()) return Error(w.status());
       resp->set_deleted(w->ids.size());
       resp->set_consistency_token(cluster::FormatToken(w->token));
       return grpc::Status::OK;
     }
-    auto n = db_->Delete(req->collection(), ids);
+    auto scope = db_->ScopeOf(req->collection(), req->tenant());
+    if (!scope.ok()) return Error(scope.status());
+    auto stored = StoredIds(*scope, ids);
+    if (!stored.ok()) return Error(stored.status());
+    auto n = db_->Delete(req->collection(), *stored);
     if (!n.ok()) return Error(n.status());
     resp->set_deleted(*n);
     return grpc::Status::OK;
@@ -214,7 +233,8 @@ class DocumentsService final : public DocumentsServiceBase {
     if (auto s = RefuseIfSharded(cluster_, "count", req->collection()); !s.ok()) return Error(s);
     auto filter = RequestFilter(req->filter(), req->filter_json());
     if (!filter.ok()) return Error(filter.status());
-    auto n = db_->Count(req->collection(), filter->has_value() ? &**filter : nullptr);
+    auto n = db_->Count(req->collection(), filter->has_value() ? &**filter : nullptr,
+                        req->tenant());
     if (!n.ok()) return Error(n.status());
     resp->set_count(*n);
     return grpc::Status::OK;
@@ -230,6 +250,12 @@ class DocumentsService final : public DocumentsServiceBase {
     if (which.ids.size() > static_cast<size_t>(limits_.max_documents_per_request)) {
       return Error(TooMany(which.ids.size(), "ids"));
     }
+    auto scope = db_->ScopeOf(req->collection(), req->tenant());
+    if (!scope.ok()) return Error(scope.status());
+    auto stored = StoredIds(*scope, which.ids);
+    if (!stored.ok()) return Error(stored.status());
+    which.ids = std::move(*stored);
+    which.tenant = req->tenant();
     auto filter = RequestFilter(req->filter(), req->filter_json());
     if (!filter.ok()) return Error(filter.status());
     which.filter = std::move(*filter);
@@ -239,6 +265,7 @@ class DocumentsService final : public DocumentsServiceBase {
     if (!r.ok()) return Error(r.status());
     resp->set_matched(r->matched);
     resp->set_updated(r->updated);
+    ToVisible(*scope, &r->missing_ids);
     for (const std::string& id : r->missing_ids) resp->add_missing_ids(id);
     return grpc::Status::OK;
   }
@@ -249,14 +276,30 @@ class DocumentsService final : public DocumentsServiceBase {
       return Error(absl::InvalidArgumentError(
           absl::StrCat("page_size is ", req->page_size(), "; it must be in 0..1000")));
     }
+    auto scope = db_->ScopeOf(req->collection(), req->tenant());
+    if (!scope.ok()) return Error(scope.status());
     auto page = db_->List(req->collection(), req->page_token(),
-                          req->page_size() == 0 ? 100 : static_cast<size_t>(req->page_size()));
+                          req->page_size() == 0 ? 100 : static_cast<size_t>(req->page_size()),
+                          req->tenant());
     if (!page.ok()) return Error(page.status());
-    for (const auto& d : page->documents) {
+    for (auto& d : page->documents) {
+      ToVisible(*scope, &d);
       ToProto(d, req->include_text(), req->include_metadata(), req->include_vector(),
               resp->add_documents());
     }
     resp->set_next_page_token(page->next_page_token);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status ListTenants(grpc::ServerContext*, const v1::ListTenantsRequest* req,
+                           v1::ListTenantsResponse* resp) override {
+    auto tenants = db_->Tenants(req->collection());
+    if (!tenants.ok()) return Error(tenants.status());
+    for (const auto& [tenant, n] : *tenants) {
+      v1::TenantCount* t = resp->add_tenants();
+      t->set_tenant(tenant);
+      t->set_documents(n);
+    }
     return grpc::Status::OK;
   }
 

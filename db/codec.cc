@@ -17,8 +17,10 @@ constexpr uint8_t kDocumentVersion = 1;
 // decode as "model" with the keyword defaults. v4 appends precision; v1..v3
 // records decode as "f32" (all vectors were computed in F32 before it). v5
 // appends the default fusion and its alpha; v1..v4 decode as adaptive / 0.5.
-// v6 appends previous_model_dir; v1..v5 decode with it empty.
-constexpr uint8_t kSpecVersion = 6;
+// v6 appends previous_model_dir; v1..v5 decode with it empty. v7 appends
+// multi_tenant (one byte, 0 or 1); v1..v6 decode as single-tenant.
+constexpr uint8_t kSpecVersion = 7;
+constexpr uint8_t kSpecVersionV6 = 6;
 constexpr uint8_t kSpecVersionV5 = 5;
 constexpr uint8_t kSpecVersionV4 = 4;
 constexpr uint8_t kSpecVersionV3 = 3;
@@ -332,6 +334,7 @@ std::string EncodeCollectionSpec(const CollectionSpec& spec) {
   PutString(&out, spec.fusion);
   PutFixed64(&out, std::bit_cast<uint64_t>(spec.fusion_alpha));
   PutString(&out, spec.previous_model_dir);
+  out.push_back(spec.multi_tenant ? 1 : 0);
   return out;
 }
 
@@ -344,6 +347,7 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
   }
   CollectionSpec spec;
   uint64_t dim, created, k1 = 0, b = 0, title_weight = 0, fusion_alpha = 0;
+  uint8_t multi_tenant = 0;
   if (!r.String(&spec.name, kMaxStringBytes) || !r.Varint(&dim) || dim > kMaxDimension ||
       !r.String(&spec.index_spec, kMaxStringBytes) || !r.String(&spec.metric, kMaxStringBytes) ||
       !r.String(&spec.pooling, kMaxStringBytes) ||
@@ -360,8 +364,8 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
       (version >= kSpecVersionV4 && !r.String(&spec.precision, kMaxStringBytes)) ||
       (version >= kSpecVersionV5 &&
        (!r.String(&spec.fusion, kMaxStringBytes) || !r.Fixed64(&fusion_alpha))) ||
-      (version >= kSpecVersion && !r.String(&spec.previous_model_dir, kMaxStringBytes)) ||
-      !r.done()) {
+      (version >= kSpecVersionV6 && !r.String(&spec.previous_model_dir, kMaxStringBytes)) ||
+      (version >= kSpecVersion && (!r.Byte(&multi_tenant) || multi_tenant > 1)) || !r.done()) {
     return Corrupt("collection", "truncated or malformed");
   }
   if (version >= kSpecVersionV3) {
@@ -370,6 +374,7 @@ absl::StatusOr<CollectionSpec> DecodeCollectionSpec(std::string_view bytes) {
     spec.title_weight = std::bit_cast<double>(title_weight);
   }
   if (version >= kSpecVersionV5) spec.fusion_alpha = std::bit_cast<double>(fusion_alpha);
+  spec.multi_tenant = multi_tenant == 1;
   spec.dimension = static_cast<uint32_t>(dim);
   spec.created_at_micros = static_cast<int64_t>(created);
   if (auto s = ValidateCollectionSpec(spec); !s.ok()) {

@@ -67,6 +67,10 @@ struct CollectionSpec {
   // text) or "external" (the client supplies them). Named by the engine
   // (engine::VectorSourceName); the store keeps the printable string.
   std::string vector_source = "model";
+  // Each document belongs to one tenant, and every call names the tenant it
+  // acts for (engine/tenant_scope.h). Fixed at creation. Records written
+  // before it existed decode as false.
+  bool multi_tenant = false;
   // Unix time in microseconds; set by Store::CreateCollection when 0.
   int64_t created_at_micros = 0;
 };

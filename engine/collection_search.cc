@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "common/status_macros.h"
 #include "engine/collection.h"
+#include "engine/tenant_scope.h"
 #include "engine/vector_checks.h"
 #include "index/keyword/fusion.h"
 
@@ -81,14 +82,26 @@ absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* v
                             const keyword::FusionOptions& default_fusion, SearchMode mode, int want,
                             double* alpha) {
   std::optional<MetadataTable::FilterView> f;
-  if (params.filter) f.emplace(indexes.metadata(), *params.filter);
+  if (params.filter || !params.tenant.empty()) {
+    f.emplace(indexes.metadata(), params.filter ? &*params.filter : nullptr, params.tenant);
+  }
   // The keyword leg's filter is the same metadata lookup as the vector leg's.
   keyword::IdFilter allow;
   if (f) allow = [&f](uint64_t id) { return f->Allowed(static_cast<int64_t>(id)); };
+  // A tenant's keyword scores use its own documents' statistics, as in a
+  // collection of its own (and other tenants' texts do not shift them).
+  const keyword::CorpusStats* corpus = params.keyword_corpus.get();
+  std::optional<keyword::CorpusStats> tenant_corpus;
+  if (corpus == nullptr && f && f->tenant_ids() != nullptr && mode != SearchMode::kVector) {
+    const absl::flat_hash_set<int64_t>* members = f->tenant_ids();
+    tenant_corpus = indexes.keyword().index().TermStatistics(
+        query, *f->Candidates(),
+        [members](uint64_t id) { return members->contains(static_cast<int64_t>(id)); });
+    corpus = &*tenant_corpus;
+  }
   auto keyword_leg = [&](int n) -> absl::StatusOr<std::vector<keyword::RankedId>> {
-    ASSIGN_OR_RETURN(
-        std::vector<keyword::KeywordHit> hits,
-        indexes.keyword().index().Search(query, n, allow, params.keyword_corpus.get()));
+    ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits,
+                     indexes.keyword().index().Search(query, n, allow, corpus));
     std::vector<keyword::RankedId> leg;
     leg.reserve(hits.size());
     for (const auto& h : hits) leg.push_back({h.id, h.score});
@@ -167,6 +180,7 @@ absl::StatusOr<SearchResult> Collection::Search(const State& state,
                                                std::string_view query, const SearchParams& params,
                                                SearchMode mode) const {
   const db::CollectionSpec& spec = state.settings.spec;
+  ASSIGN_OR_RETURN(const TenantScope scope, TenantScope::For(spec, params.tenant));
   if (mode != SearchMode::kKeyword) {
     RETURN_IF_ERROR(CheckVector("vector", *vector, spec.dimension, spec.name));
   }
@@ -193,9 +207,12 @@ absl::StatusOr<SearchResult> Collection::Search(const State& state,
       // Never mix models (a keyword score does not depend on one).
       if (mode != SearchMode::kKeyword && d->model_id != spec.model_id) continue;
       if (params.filter && !params.filter->Matches(d->metadata)) continue;
-      if (excluded.contains(d->id)) continue;
+      if (!scope.Owns(d->id)) continue;  // never another tenant's, whatever an index said
+      // A tenant's hits carry its own ids (tenant_scope.h).
+      std::string id(scope.Visible(d->id));
+      if (excluded.contains(id)) continue;
       Hit hit;
-      hit.id = std::move(d->id);
+      hit.id = std::move(id);
       hit.score = h.score;
       if (params.include_text) hit.text = std::move(d->text);
       if (params.include_metadata) hit.metadata = std::move(d->metadata);

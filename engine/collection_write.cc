@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "engine/collection.h"
+#include "engine/tenant_scope.h"
 #include "engine/text_checks.h"
 #include "engine/token_budget.h"
 #include "engine/vector_checks.h"
@@ -36,6 +37,12 @@ absl::StatusOr<Collection::PreparedWrite> Collection::PrepareWrite(
     if (d.id.empty()) d.id = GenerateDocumentId();
     if (absl::Status s = CheckDocumentId(d.id); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("document #", i, ": ", s.message()));
+    }
+    // The transport stores a tenant's documents under its prefix
+    // (tenant_scope.h); one without a tenant would belong to nobody.
+    if (spec.multi_tenant && !ValidateTenant(TenantOfStoredId(d.id)).ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "document #", i, ": collection '", spec.name, "' is multi-tenant and the document names no tenant"));
     }
     const std::string what = absl::StrCat("document '", d.id, "': text");
     if (absl::Status s = db::ValidateMetadata(d.metadata); !s.ok()) {

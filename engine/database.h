@@ -57,6 +57,7 @@
 #include "engine/model_registry.h"
 #include "engine/recommend.h"
 #include "engine/search_params.h"
+#include "engine/tenant_scope.h"
 #include "engine/token_budget.h"
 #include "common/env.h"
 #include "common/env_pausing.h"
@@ -274,11 +275,23 @@ class Database {
   // undone. Stops with CANCELLED (saying how far it got) once `cancelled`
   // says so. A replicated (sharded) collection is FAILED_PRECONDITION.
   static constexpr size_t kSelectionBatch = 256;
+  //
+  // `tenant`: a multi-tenant collection's calls name the tenant they act
+  // for and see its documents only; others name none (tenant_scope.h).
+  // INVALID_ARGUMENT otherwise.
+  //
   // Live documents `filter` accepts (all when null).
-  absl::StatusOr<uint64_t> Count(const std::string& collection, const db::Filter* filter) const;
-  // Deletes the documents `filter` accepts; returns how many.
-  absl::StatusOr<uint64_t> DeleteWhere(const std::string& collection, const db::Filter& filter,
+  absl::StatusOr<uint64_t> Count(const std::string& collection, const db::Filter* filter,
+                                 std::string_view tenant = {}) const;
+  // Deletes the documents `filter` accepts (null: all of `tenant`'s, which
+  // must then be named: deleting a tenant); returns how many.
+  absl::StatusOr<uint64_t> DeleteWhere(const std::string& collection, const db::Filter* filter,
+                                       std::string_view tenant = {},
                                        const CancelCheck& cancelled = {});
+  // Each tenant of a multi-tenant collection that has documents, and how
+  // many. FAILED_PRECONDITION for another collection.
+  absl::StatusOr<std::vector<std::pair<std::string, uint64_t>>> Tenants(
+      const std::string& collection) const;
   // Applies `patch` to the metadata of the documents `which` selects, keeping
   // text and vector (nothing is embedded). By ids: one atomic batch, missing
   // ids reported, at most options' documents per request (the caller's limit).
@@ -315,11 +328,19 @@ class Database {
   absl::StatusOr<uint64_t> SourcePositionOf(const std::string& collection,
                                             const std::string& source) const;
 
+  // The scope of a call on `collection` that names `tenant` (empty: none):
+  // how the transport maps the caller's ids (tenant_scope.h). NOT_FOUND for
+  // an unknown collection, INVALID_ARGUMENT as TenantScope::For. Cheap.
+  absl::StatusOr<TenantScope> ScopeOf(const std::string& collection,
+                                      std::string_view tenant) const;
+
   // NOT_FOUND for an unknown collection; missing documents are nullopt.
   absl::StatusOr<std::vector<std::optional<db::Document>>> Get(
       const std::string& collection, const std::vector<std::string>& ids) const;
+  // `tenant` as for Count: a multi-tenant collection's pages hold that
+  // tenant's documents only.
   absl::StatusOr<db::ListResult> List(const std::string& collection, const std::string& page_token,
-                                      size_t limit) const;
+                                      size_t limit, std::string_view tenant = {}) const;
 
   // --- Search. `instruction` replaces the collection's query prefix. The
   // query is embedded with the model of the collection state it searches;

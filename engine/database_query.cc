@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "engine/database.h"
 #include "engine/grouped_search.h"
+#include "engine/tenant_scope.h"
 #include "engine/text_checks.h"
 
 namespace neodb::engine {
@@ -26,13 +27,16 @@ absl::StatusOr<SearchResult> Database::Recommend(const std::string& collection,
   absl::ReaderMutexLock commit(&c->commit_mu());
   std::shared_ptr<const Collection::State> state = c->state();
   const db::CollectionSpec& spec = state->settings.spec;
+  // The example ids are the tenant's own (tenant_scope.h).
+  ASSIGN_OR_RETURN(const TenantScope scope, TenantScope::For(spec, params.tenant));
   std::vector<std::vector<float>> positives = query.positive_vectors;
   std::vector<std::vector<float>> negatives = query.negative_vectors;
   std::vector<std::string> missing;
   auto read = [&](const std::vector<std::string>& ids,
                   std::vector<std::vector<float>>* out) -> absl::Status {
     for (const std::string& id : ids) {
-      auto d = store_->Get(collection, id);
+      ASSIGN_OR_RETURN(const std::string stored, scope.Stored(id));
+      auto d = store_->Get(collection, stored);
       if (absl::IsNotFound(d.status())) {
         missing.push_back(id);
         continue;

@@ -2,6 +2,7 @@
 // the collection, embeds the query with its model, and lets it search.
 #include "absl/strings/str_cat.h"
 #include "engine/database.h"
+#include "engine/tenant_scope.h"
 #include "engine/grouped_search.h"
 #include "engine/text_checks.h"
 #include "engine/vector_checks.h"
@@ -25,10 +26,18 @@ absl::StatusOr<std::vector<std::optional<db::Document>>> Database::Get(
   return out;
 }
 
-absl::StatusOr<db::ListResult> Database::List(const std::string& collection,
-                                              const std::string& page_token, size_t limit) const {
+absl::StatusOr<TenantScope> Database::ScopeOf(const std::string& collection,
+                                              std::string_view tenant) const {
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  return store_->List(collection, page_token, limit);
+  return TenantScope::For(c->state()->settings.spec, tenant);
+}
+
+absl::StatusOr<db::ListResult> Database::List(const std::string& collection,
+                                              const std::string& page_token, size_t limit,
+                                              std::string_view tenant) const {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  ASSIGN_OR_RETURN(const TenantScope scope, TenantScope::For(c->state()->settings.spec, tenant));
+  return store_->List(collection, page_token, limit, scope.prefix());
 }
 
 absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
@@ -45,6 +54,8 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   absl::ReaderMutexLock commit(&c->commit_mu());
   std::shared_ptr<const Collection::State> state = c->state();
   const CollectionSettings& settings = state->settings;
+  // Before any embedding: a call that names the wrong tenant costs nothing.
+  RETURN_IF_ERROR(TenantScope::For(settings.spec, params.tenant).status());
   if (params.mode == SearchMode::kKeyword) {
     return SearchMaybeGrouped(params, [&](const SearchParams& p) {
       return c->Search(*state, nullptr, query, p, SearchMode::kKeyword);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "engine/database.h"
+#include "engine/tenant_scope.h"
 #include "engine/text_checks.h"
 
 namespace neodb::engine {
@@ -28,11 +29,24 @@ void Database::PauseBeforeSelectionBatch(uint64_t batch_number) const {
   }
 }
 
-absl::StatusOr<uint64_t> Database::Count(const std::string& collection,
-                                         const db::Filter* filter) const {
+absl::StatusOr<uint64_t> Database::Count(const std::string& collection, const db::Filter* filter,
+                                         std::string_view tenant) const {
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  if (filter == nullptr) return store_->Count(collection);
-  return c->state()->indexes->metadata().CountMatching(filter);
+  std::shared_ptr<const Collection::State> state = c->state();
+  ASSIGN_OR_RETURN(const TenantScope scope, TenantScope::For(state->settings.spec, tenant));
+  if (filter == nullptr && scope.whole()) return store_->Count(collection);
+  return state->indexes->metadata().CountMatching(filter, scope.tenant());
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, uint64_t>>> Database::Tenants(
+    const std::string& collection) const {
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  std::shared_ptr<const Collection::State> state = c->state();
+  if (!state->settings.spec.multi_tenant) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("collection '", collection, "' is not multi-tenant"));
+  }
+  return state->indexes->metadata().TenantCounts();
 }
 
 absl::Status Database::CommitSelection(const std::shared_ptr<Collection>& c, const char* what,
@@ -74,14 +88,22 @@ absl::Status Database::CommitSelection(const std::shared_ptr<Collection>& c, con
 }
 
 absl::StatusOr<uint64_t> Database::DeleteWhere(const std::string& collection,
-                                               const db::Filter& filter,
+                                               const db::Filter* filter, std::string_view tenant,
                                                const CancelCheck& cancelled) {
   RETURN_IF_ERROR(RefuseIfReplicated(collection, "its deletes"));
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  const std::vector<std::string> ids = c->state()->indexes->metadata().MatchingDocumentIds(&filter);
+  std::shared_ptr<const Collection::State> state = c->state();
+  ASSIGN_OR_RETURN(const TenantScope scope, TenantScope::For(state->settings.spec, tenant));
+  if (filter == nullptr && scope.whole()) {
+    return absl::InvalidArgumentError(
+        "a delete without a filter deletes a tenant and must name one (drop a collection to empty it)");
+  }
+  const std::vector<std::string> ids =
+      state->indexes->metadata().MatchingDocumentIds(filter, scope.tenant());
+  state.reset();
   uint64_t deleted = 0;
   RETURN_IF_ERROR(CommitSelection(
-      c, "delete", ids, kSelectionBatch, &filter, cancelled, /*missing=*/nullptr,
+      c, "delete", ids, kSelectionBatch, filter, cancelled, /*missing=*/nullptr,
       [&](std::vector<db::Document> docs) -> absl::StatusOr<uint64_t> {
         std::vector<std::string> doomed;
         for (db::Document& d : docs) doomed.push_back(std::move(d.id));
@@ -102,13 +124,20 @@ absl::StatusOr<MetadataUpdateResult> Database::UpdateMetadata(const std::string&
     return absl::InvalidArgumentError("select the documents by ids or by a filter (one of them)");
   }
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  ASSIGN_OR_RETURN(const TenantScope scope, TenantScope::For(c->state()->settings.spec, which.tenant));
   RETURN_IF_ERROR(memory_budget_->Admit("metadata update"));
   const db::Filter* filter = which.filter ? &*which.filter : nullptr;
   std::vector<std::string> ids;
   if (filter != nullptr) {
-    ids = c->state()->indexes->metadata().MatchingDocumentIds(filter);
+    ids = c->state()->indexes->metadata().MatchingDocumentIds(filter, scope.tenant());
   } else {
-    for (const std::string& id : which.ids) RETURN_IF_ERROR(CheckDocumentId(id));
+    for (const std::string& id : which.ids) {
+      RETURN_IF_ERROR(CheckDocumentId(id));
+      if (!scope.Owns(id)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("document '", id, "' is not tenant '", scope.tenant(), "''s"));
+      }
+    }
     ids = which.ids;
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

@@ -35,6 +35,9 @@ struct DocumentInput {
 struct DocumentSelection {
   std::vector<std::string> ids;
   std::optional<db::Filter> filter;
+  // A multi-tenant collection's tenant (tenant_scope.h): the filter selects
+  // among its documents, and the ids must be its (stored) ids. Else empty.
+  std::string tenant;
 };
 
 // What a metadata update did.

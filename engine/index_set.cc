@@ -11,7 +11,7 @@ absl::StatusOr<std::unique_ptr<IndexSet>> IndexSet::Make(const CollectionSetting
                    index::MakeIndex(settings.spec.index_spec,
                                     static_cast<int>(settings.spec.dimension), settings.metric));
   s->vector_ = std::make_unique<VectorPart>(std::move(v));
-  s->metadata_ = std::make_unique<MetadataTable>();
+  s->metadata_ = std::make_unique<MetadataTable>(settings.spec.multi_tenant);
   ASSIGN_OR_RETURN(s->keyword_, KeywordPart::Make(settings));
   s->all_ = {s->vector_.get(), s->metadata_.get(), s->keyword_.get()};
   return s;

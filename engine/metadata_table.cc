@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "engine/tenant_scope.h"
+
 namespace neodb::engine {
 
 absl::Status MetadataTable::Apply(std::span<const Change> changes) {
@@ -21,6 +23,12 @@ absl::Status MetadataTable::Apply(std::span<const Change> changes) {
 void MetadataTable::AddLocked(int64_t id, const db::Document& doc) {
   docs_[id] = Doc{doc.id, doc.metadata, ids_.size()};
   ids_.push_back(id);
+  if (multi_tenant_) {
+    const std::string_view tenant = TenantOfStoredId(doc.id);
+    auto t = tenant_ids_.find(tenant);
+    if (t == tenant_ids_.end()) t = tenant_ids_.emplace(std::string(tenant), absl::flat_hash_set<int64_t>()).first;
+    t->second.insert(id);
+  }
   for (const auto& [field, value] : doc.metadata) {
     if (too_many_values_.count(field)) continue;
     ValueIds& values = value_ids_[field];
@@ -35,6 +43,13 @@ void MetadataTable::AddLocked(int64_t id, const db::Document& doc) {
 void MetadataTable::RemoveLocked(int64_t id) {
   auto it = docs_.find(id);
   if (it == docs_.end()) return;
+  if (multi_tenant_) {
+    auto t = tenant_ids_.find(TenantOfStoredId(it->second.id));
+    if (t != tenant_ids_.end()) {
+      t->second.erase(id);
+      if (t->second.empty()) tenant_ids_.erase(t);
+    }
+  }
   for (const auto& [field, value] : it->second.metadata) {
     auto f = value_ids_.find(field);
     if (f == value_ids_.end()) continue;  // in too_many_values_
@@ -68,24 +83,51 @@ std::vector<std::string> MetadataTable::DocumentIdsLocked(std::span<const int64_
   return out;
 }
 
-std::vector<std::string> MetadataTable::MatchingDocumentIds(const db::Filter* filter) const {
+const absl::flat_hash_set<int64_t>* MetadataTable::TenantIdsLocked(std::string_view tenant) const {
+  auto t = tenant_ids_.find(tenant);
+  return t == tenant_ids_.end() ? nullptr : &t->second;
+}
+
+std::vector<std::string> MetadataTable::MatchingDocumentIds(const db::Filter* filter,
+                                                            std::string_view tenant) const {
   std::vector<std::string> out;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    for (const auto& [id, doc] : docs_) {
+    auto take = [&](const Doc& doc) {
       if (filter == nullptr || filter->Matches(doc.metadata)) out.push_back(doc.id);
+    };
+    if (tenant.empty()) {
+      for (const auto& [id, doc] : docs_) take(doc);
+    } else if (const auto* ids = TenantIdsLocked(tenant)) {
+      for (int64_t id : *ids) take(docs_.at(id));
     }
   }
   std::sort(out.begin(), out.end());
   return out;
 }
 
-uint64_t MetadataTable::CountMatching(const db::Filter* filter) const {
+uint64_t MetadataTable::CountMatching(const db::Filter* filter, std::string_view tenant) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
+  if (!tenant.empty()) {
+    const auto* ids = TenantIdsLocked(tenant);
+    if (ids == nullptr) return 0;
+    if (filter == nullptr) return ids->size();
+    uint64_t n = 0;
+    for (int64_t id : *ids) n += filter->Matches(docs_.at(id).metadata) ? 1 : 0;
+    return n;
+  }
   if (filter == nullptr) return docs_.size();
   uint64_t n = 0;
   for (const auto& [id, doc] : docs_) n += filter->Matches(doc.metadata) ? 1 : 0;
   return n;
+}
+
+std::vector<std::pair<std::string, uint64_t>> MetadataTable::TenantCounts() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<std::pair<std::string, uint64_t>> out;
+  out.reserve(tenant_ids_.size());
+  for (const auto& [tenant, ids] : tenant_ids_) out.emplace_back(tenant, ids.size());
+  return out;
 }
 
 size_t MetadataTable::size() const {
@@ -174,6 +216,29 @@ std::optional<index::IdBitmap> MetadataTable::EvaluateLocked(const db::Filter& f
   return out;
 }
 
+namespace {
+// An empty set: the ids of a tenant that has no documents.
+const absl::flat_hash_set<int64_t> kNoIds;
+}  // namespace
+
+MetadataTable::FilterView::FilterView(const MetadataTable& table, const db::Filter* filter,
+                                      std::string_view tenant)
+    : lock_(table.mu_), table_(table), filter_(filter) {
+  if (!tenant.empty()) {
+    tenant_ids_ = table.TenantIdsLocked(tenant);
+    if (tenant_ids_ == nullptr) tenant_ids_ = &kNoIds;
+  }
+}
+
+const std::vector<int64_t>* MetadataTable::FilterView::Candidates() const {
+  if (tenant_ids_ == nullptr) return nullptr;
+  std::call_once(candidates_once_, [this] {
+    candidates_.assign(tenant_ids_->begin(), tenant_ids_->end());
+    std::sort(candidates_.begin(), candidates_.end());
+  });
+  return &candidates_;
+}
+
 const index::IdBitmap* MetadataTable::FilterView::Dense() const {
   std::call_once(dense_once_, [this] {
     const std::vector<int64_t>& ids = table_.ids_;
@@ -187,7 +252,18 @@ const index::IdBitmap* MetadataTable::FilterView::Dense() const {
     if (*lo < 0) return;
     const uint64_t bits = static_cast<uint64_t>(*hi - *lo) + 1;
     if (bits > kMaxBitsPerDocument * ids.size()) return;
-    dense_ = table_.EvaluateLocked(filter_, *lo, *hi);
+    std::optional<index::IdBitmap> tenant;
+    if (tenant_ids_ != nullptr) {
+      tenant.emplace(*lo, *hi);
+      for (int64_t id : *tenant_ids_) tenant->Set(id);
+    }
+    if (filter_ == nullptr) {
+      if (!tenant) return;  // a view of everything needs no bitmap
+      dense_ = std::move(tenant);
+    } else {
+      dense_ = table_.EvaluateLocked(*filter_, *lo, *hi);
+      if (dense_ && tenant) dense_->And(*tenant);
+    }
     if (dense_) dense_ready_.store(true, std::memory_order_release);
   });
   return dense_ ? &*dense_ : nullptr;

@@ -76,8 +76,14 @@ struct SearchParams {
   // Groups the hits by a metadata field; `k` is then unused (groups and
   // group_size say how many) and offset must be 0. Default: none.
   std::optional<GroupBy> group_by;
-  // Documents never returned (recommend's examples); set by the engine, not
-  // by a client. Default: none.
+  // The tenant the search acts for (a multi-tenant collection's calls name
+  // one, others none: tenant_scope.h); it sees that tenant's documents only,
+  // ranked by keyword statistics of that tenant's documents, and its hits
+  // carry the tenant's own ids. Default: none.
+  std::string tenant;
+  // Documents never returned (recommend's examples; the caller's ids, in a
+  // tenant's search the tenant's); set by the engine, not by a client.
+  // Default: none.
   std::vector<std::string> exclude_ids;
 
   // INVALID_ARGUMENT naming the first field out of range or a malformed filter.

@@ -147,6 +147,21 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
   if (live == 0) return out;
 
   absl::Status status = CatchExceptions("hnsw search", [&] {
+    // A filter that lists its candidates (a tenant's documents) small
+    // enough for the exact path: score those rows alone, never the rest.
+    if (const std::vector<int64_t>* listed = filter != nullptr ? filter->Candidates() : nullptr;
+        listed != nullptr && (listed->size() < exact_below_ ||
+                              listed->size() < kHnswExactFilterFraction * live)) {
+      std::vector<size_t> positions;
+      positions.reserve(listed->size());
+      for (int64_t id : *listed) {
+        auto it = id_to_pos_.find(id);
+        if (it != id_to_pos_.end() && filter->Allowed(id)) positions.push_back(it->second);
+      }
+      std::sort(positions.begin(), positions.end());
+      for (size_t i = 0; i < nq; ++i) out[i] = ExactLocked(&q[i * dim_], k, filter, &positions);
+      return;
+    }
     // Small index: exact is faster than the graph walk and exact.
     if (live < exact_below_) {
       for (size_t i = 0; i < nq; ++i) out[i] = ExactLocked(&q[i * dim_], k, filter, nullptr);

@@ -38,6 +38,13 @@ class IdFilter {
   // the bitmap on the first call, at a cost of one evaluation per id it knows.
   // Thread-safe; the bitmap lives as long as the filter. Default: nullptr.
   virtual const IdBitmap* Dense() const { return nullptr; }
+  // A short list that holds every allowed id, ascending (it may hold others:
+  // Allowed decides), or nullptr when the filter has none: a tenant's
+  // documents (engine/tenant_scope.h). An index that can reach a row by id
+  // scores just these instead of walking or scanning everything, so a
+  // tenant's query costs what its own documents cost. Thread-safe; the list
+  // lives as long as the filter. Default: nullptr.
+  virtual const std::vector<int64_t>* Candidates() const { return nullptr; }
 };
 
 // An IdFilter over a bitmap it owns.

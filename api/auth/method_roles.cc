@@ -21,6 +21,8 @@ const std::vector<std::pair<absl::string_view, Role>>& MethodRoleTable() {
       {"/neodb.v1.Documents/List", Role::kRead},
       {"/neodb.v1.Documents/Count", Role::kRead},
       {"/neodb.v1.Documents/UpdateMetadata", Role::kWrite},
+      // It names every tenant of the collection: not for a tenant's key.
+      {"/neodb.v1.Documents/ListTenants", Role::kAdmin},
       {"/neodb.v1.Search/NearText", Role::kRead},
       {"/neodb.v1.Search/NearVector", Role::kRead},
       {"/neodb.v1.Search/KeywordStats", Role::kRead},

@@ -193,7 +193,8 @@ absl::StatusOr<std::vector<KeywordHit>> KeywordIndex::Search(std::string_view qu
       // Never below this index's own count (a bad corpus must not make idf
       // undefined: n - df + 0.5 stays above 0 only while df <= n).
       if (g != corpus->document_frequency.end()) {
-        df = std::min(n, std::max(df, static_cast<double>(g->second)));
+        const double given = static_cast<double>(g->second);
+        df = std::min(n, corpus->part_of_index ? given : std::max(df, given));
       }
     }
     const double weight = count * std::log(1.0 + (n - df + 0.5) / (df + 0.5)) * (k1 + 1.0);
@@ -254,6 +255,30 @@ CorpusStats KeywordIndex::TermStatistics(std::string_view query, const IdFilter&
       } else {
         for (const Posting& p : list) df += within(id_of_slot_[p.slot]) ? 1 : 0;
       }
+    }
+    s.document_frequency[term] = df;
+  }
+  return s;
+}
+
+CorpusStats KeywordIndex::TermStatistics(std::string_view query, std::span<const int64_t> ids,
+                                         const IdFilter& within) const {
+  std::vector<std::string> terms;
+  for (Token& t : analyzer_.Analyze(query)) terms.push_back(std::move(t.term));
+  CorpusStats s;
+  s.part_of_index = true;
+  absl::ReaderMutexLock lock(&mu_);
+  for (int64_t id : ids) {
+    auto it = slot_of_.find(static_cast<uint64_t>(id));
+    if (it == slot_of_.end() || !within(static_cast<uint64_t>(id))) continue;
+    ++s.documents;
+    s.total_length += length_[it->second];
+  }
+  for (const std::string& term : terms) {
+    if (s.document_frequency.contains(term)) continue;
+    uint64_t df = 0;
+    if (auto it = term_ids_.find(term); it != term_ids_.end()) {
+      for (const Posting& p : postings_[it->second]) df += within(id_of_slot_[p.slot]) ? 1 : 0;
     }
     s.document_frequency[term] = df;
   }

@@ -98,6 +98,10 @@ struct CorpusStats {
   double total_length = 0;
   // By analysed term (the analyzer's output, as Search sees the query).
   absl::flat_hash_map<std::string, uint64_t> document_frequency;
+  // The statistics of a part of this index's documents (a tenant's), not of
+  // a whole that holds them: Search takes a df below the index's own then
+  // (for a whole, a df below it is a bad corpus and is raised to it).
+  bool part_of_index = false;
 };
 
 // (document id, weighted term frequency), by ascending id.
@@ -142,6 +146,12 @@ class KeywordIndex {
   // documents `within` accepts (all if empty: O(terms); with a filter it
   // visits every document and the terms' postings).
   CorpusStats TermStatistics(std::string_view query, const IdFilter& within = nullptr) const;
+  // As above over the documents among `ids` that `within` also accepts (it
+  // must accept no id outside `ids`): their count and lengths read from
+  // `ids` alone, not from a pass over every document, so a tenant's
+  // statistics cost what its own documents cost (engine/tenant_scope.h).
+  CorpusStats TermStatistics(std::string_view query, std::span<const int64_t> ids,
+                             const IdFilter& within) const;
 
   KeywordStats Stats() const;
   size_t size() const;

@@ -100,10 +100,19 @@ TEST(CodecTest, SpecAndChangelogRoundTrip) {
   EXPECT_FALSE(DecodeChangelogRecord(bad).ok());
 }
 
+// The v6 record of `spec`: its v7 encoding without the trailing
+// multi_tenant byte.
+std::string AsV6(const CollectionSpec& spec) {
+  std::string v7 = EncodeCollectionSpec(spec);
+  std::string v6 = v7.substr(0, v7.size() - 1);
+  v6[0] = 6;
+  return v6;
+}
+
 // The v5 record of `spec`: its v6 encoding without the trailing
 // previous_model_dir (length-prefixed string, under 128 bytes here).
 std::string AsV5(const CollectionSpec& spec) {
-  std::string v6 = EncodeCollectionSpec(spec);
+  std::string v6 = AsV6(spec);
   std::string v5 = v6.substr(0, v6.size() - (1 + spec.previous_model_dir.size()));
   v5[0] = 5;
   return v5;
@@ -237,7 +246,7 @@ TEST(CodecTest, SpecV6PreviousModelDirRoundTripsAndOlderSpecsHaveNone) {
   spec.model_dir = "/models/adapted";
   spec.previous_model_dir = "/srv/neodb/default_model";
   spec.fusion = "rrf";
-  const std::string v6 = EncodeCollectionSpec(spec);
+  const std::string v6 = AsV6(spec);
   ASSERT_EQ(v6[0], 6);
   auto s = DecodeCollectionSpec(v6);
   ASSERT_TRUE(s.ok()) << s.status();
@@ -252,6 +261,30 @@ TEST(CodecTest, SpecV6PreviousModelDirRoundTripsAndOlderSpecsHaveNone) {
   EXPECT_EQ(DecodeCollectionSpec(v6.substr(0, v6.size() - 1)).status().code(),
             absl::StatusCode::kDataLoss);
   EXPECT_EQ(DecodeCollectionSpec(AsV5(spec).replace(0, 1, 1, '\x06')).status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+TEST(CodecTest, SpecV7MultiTenantRoundTripsAndOlderSpecsAreSingleTenant) {
+  CollectionSpec spec;
+  spec.name = "saas";
+  spec.dimension = 8;
+  spec.previous_model_dir = "/m/old";
+  spec.multi_tenant = true;
+  const std::string v7 = EncodeCollectionSpec(spec);
+  ASSERT_EQ(v7[0], 7);
+  auto s = DecodeCollectionSpec(v7);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(s->multi_tenant);
+  EXPECT_EQ(s->previous_model_dir, "/m/old");  // the v6 field stays where it was
+  s = DecodeCollectionSpec(AsV6(spec));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_FALSE(s->multi_tenant);
+  EXPECT_EQ(s->previous_model_dir, "/m/old");
+  // A flag byte other than 0 or 1, or a v7 record without it, is corrupt.
+  std::string bad = v7;
+  bad.back() = 2;
+  EXPECT_EQ(DecodeCollectionSpec(bad).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeCollectionSpec(v7.substr(0, v7.size() - 1)).status().code(),
             absl::StatusCode::kDataLoss);
 }
 

@@ -206,7 +206,7 @@ TEST_F(DocumentSelectionTest, CountUpdateAndDeleteByFilterEqualTheModel) {
       EXPECT_EQ(*count, accepted.size());
 
       if (round % 3 == 0) {
-        auto deleted = db_->DeleteWhere("c", f);
+        auto deleted = db_->DeleteWhere("c", &f);
         ASSERT_TRUE(deleted.ok()) << deleted.status();
         EXPECT_EQ(*deleted, accepted.size());
         for (const auto& id : accepted) live_.erase(id);
@@ -293,9 +293,9 @@ TEST_F(DocumentSelectionTest, BadRequestsAreRefusedWithNothingChanged) {
   EXPECT_EQ(db_->UpdateMetadata("c", one, replace_with_remove).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(db_->Count("nope", &f).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(db_->DeleteWhere("nope", f).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(db_->DeleteWhere("nope", &f).status().code(), absl::StatusCode::kNotFound);
   // A cancelled delete stops before its first batch.
-  auto cancelled = db_->DeleteWhere("c", f, [] { return true; });
+  auto cancelled = db_->DeleteWhere("c", &f, {}, [] { return true; });
   EXPECT_EQ(cancelled.status().code(), absl::StatusCode::kCancelled);
   ExpectContent("after the refusals");
 }

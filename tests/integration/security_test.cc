@@ -91,6 +91,7 @@ const std::map<std::string, std::string>& ExpectedRoles() {
       {"/neodb.v1.Admin/ClusterRestore", "admin"},
       {"/neodb.v1.Documents/Count", "read"},
       {"/neodb.v1.Documents/UpdateMetadata", "write"},
+      {"/neodb.v1.Documents/ListTenants", "admin"},
   };
   return *m;
 }

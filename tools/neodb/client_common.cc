@@ -23,6 +23,12 @@ void AddClientFlags(CLI::App* cmd, ClientFlags* f) {
   cmd->add_option("--tls-key", f->tls_key, "Client private key (PEM), for mutual TLS");
 }
 
+void AddTenantFlag(CLI::App* cmd, ClientFlags* f) {
+  if (const char* env = std::getenv("NEODB_TENANT")) f->tenant = env;
+  cmd->add_option("--tenant", f->tenant,
+                  "The tenant a multi-tenant collection's call acts for (default: $NEODB_TENANT)");
+}
+
 namespace {
 
 std::string ReadPemOrExit(const std::string& path, const char* flag) {
@@ -149,6 +155,7 @@ json InfoToJson(const v1::CollectionInfo& i) {
          {"title_weight", i.spec().title_weight()},
          {"keyword", KeywordInfoToJson(i.keyword())}};
   if (i.spec().has_fusion_alpha()) j["fusion_alpha"] = i.spec().fusion_alpha();
+  if (i.spec().multi_tenant()) j["multi_tenant"] = true;
   if (i.spec().vectors() == v1::VECTOR_SOURCE_EXTERNAL) {
     j["vectors"] = "external";
     j["vectors_name"] = i.spec().vectors_name();

@@ -28,9 +28,13 @@ struct ClientFlags {
   double timeout_s = 30;
   std::string api_key;  // --api-key, else $NEODB_API_KEY
   std::string tls_ca, tls_cert, tls_key;
+  std::string tenant;  // --tenant, else $NEODB_TENANT (commands that take one)
 };
 
 void AddClientFlags(CLI::App* cmd, ClientFlags* f);
+// --tenant on a command whose calls act for a tenant of a multi-tenant
+// collection (README, Tenants); default $NEODB_TENANT.
+void AddTenantFlag(CLI::App* cmd, ClientFlags* f);
 std::shared_ptr<grpc::Channel> Connect(const ClientFlags& f);
 void SetDeadline(grpc::ClientContext* ctx, const ClientFlags& f);
 // A call's status, with gRPC's "failed to connect to all addresses" said in

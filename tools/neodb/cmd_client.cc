@@ -103,12 +103,16 @@ void RegisterCollections(CLI::App& app) {
                   "A sharded collection of a cluster (a server started with --nats): its shards "
                   "(default: none, a collection of that server alone)");
     c->add_option("--replicas", *replicas, "Nodes holding each shard (with --shards; default 1)");
+    auto multi_tenant = std::make_shared<bool>(false);
+    c->add_flag("--multi-tenant", *multi_tenant,
+                "Each document belongs to a tenant and every call names one (README, Tenants)");
     c->callback([=] {
       v1::CreateCollectionRequest req;
       req.set_shards(*shards);
       req.set_replicas(*replicas);
       auto* s = req.mutable_spec();
       s->set_name(*name);
+      s->set_multi_tenant(*multi_tenant);
       s->mutable_index()->set_type(*index);
       // The server's names, read on this side (clients/cpp/spec_names.h).
       auto m = client::MetricFromName(*metric);
@@ -250,6 +254,7 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
   });
   v1::IngestBatch batch;
   batch.set_collection(collection);
+  batch.set_tenant(f.tenant);
   auto flush = [&]() -> bool {
     if (batch.documents().empty()) return true;
     if (!stream->Write(batch)) return false;
@@ -326,6 +331,7 @@ void RegisterDocuments(CLI::App& app) {
                   "collections)")
         ->required();
     c->add_option("--batch", *batch, "Documents per stream message")->capture_default_str();
+    AddTenantFlag(c, f.get());
     c->callback([=] { ExitIfError(Ingest(*f, *collection, *path, std::max(1, *batch))); });
   }
   {
@@ -340,6 +346,7 @@ void RegisterDocuments(CLI::App& app) {
     auto no_text = std::make_shared<bool>(false);
     CLI::App* c = AddClientCommand(&app, "search", "Near-text search", f.get());
     c->add_option("--collection", *collection, "Collection")->required();
+    AddTenantFlag(c, f.get());
     c->add_option("query", *query, "Query text")->required();
     c->add_option("--filter", *filter, "Metadata filter (JSON)");
     c->add_option("-k", *k, "Results")->capture_default_str();
@@ -380,6 +387,7 @@ void RegisterDocuments(CLI::App& app) {
       ExitIfError(client::CheckSearchMode(*mode));
       if (!fusion->empty()) ExitIfError(keyword::ParseFusionMethod(*fusion).status());
       v1::NearTextRequest req;
+      req.set_tenant(f->tenant);
       req.set_mode(*mode);
       req.set_fusion(*fusion);
       if (alpha_opt->count() > 0) req.set_alpha(*alpha);
@@ -446,9 +454,11 @@ void RegisterDocuments(CLI::App& app) {
     auto include_vector = std::make_shared<bool>(false);
     CLI::App* c = AddClientCommand(&app, "get", "Get documents by id", f.get());
     AddIdsOptions(c, args.get());
+    AddTenantFlag(c, f.get());
     c->add_flag("--include-vector", *include_vector, "Return each document's stored vector");
     c->callback([=] {
       auto req = IdsRequest<v1::GetRequest>(*args);
+      req.set_tenant(f->tenant);
       req.set_include_vector(*include_vector);
       const auto resp = CallOrExit<v1::Documents>(*f, &v1::Documents::Stub::Get, req);
       for (const auto& d : resp.documents()) {
@@ -469,11 +479,16 @@ void RegisterDocuments(CLI::App& app) {
         AddClientCommand(&app, "delete", "Delete documents by id, or those a filter accepts",
                          f.get());
     c->add_option("--collection", args->collection, "Collection")->required();
-    c->add_option("ids", args->ids, "Document ids (or --filter)");
+    c->add_option("ids", args->ids, "Document ids (or --filter, or --all-of-tenant)");
     c->add_option("--filter", *filter, "A filter in its JSON form (README, Filters)");
+    AddTenantFlag(c, f.get());
+    auto all_of_tenant = std::make_shared<bool>(false);
+    c->add_flag("--all-of-tenant", *all_of_tenant, "Delete every document of --tenant");
     c->callback([=] {
       auto req = IdsRequest<v1::DeleteRequest>(*args);
       req.set_filter_json(*filter);  // the server refuses ids and a filter together
+      req.set_tenant(f->tenant);
+      req.set_all_of_tenant(*all_of_tenant);
       const auto resp = CallOrExit<v1::Documents>(*f, &v1::Documents::Stub::Delete, req);
       json out{{"deleted", resp.deleted()}};
       if (!resp.consistency_token().empty()) out["consistency_token"] = resp.consistency_token();
@@ -483,14 +498,31 @@ void RegisterDocuments(CLI::App& app) {
   {
     auto f = std::make_shared<ClientFlags>();
     auto collection = std::make_shared<std::string>();
+    CLI::App* c = AddClientCommand(
+        &app, "tenants", "A multi-tenant collection's tenants and their document counts", f.get());
+    c->add_option("--collection", *collection, "Collection")->required();
+    c->callback([=] {
+      v1::ListTenantsRequest req;
+      req.set_collection(*collection);
+      const auto resp = CallOrExit<v1::Documents>(*f, &v1::Documents::Stub::ListTenants, req);
+      for (const auto& t : resp.tenants()) {
+        Print(json{{"tenant", t.tenant()}, {"documents", t.documents()}});
+      }
+    });
+  }
+  {
+    auto f = std::make_shared<ClientFlags>();
+    auto collection = std::make_shared<std::string>();
     auto filter = std::make_shared<std::string>();
     CLI::App* c = AddClientCommand(
         &app, "count", "Count a collection's documents, or those a filter accepts", f.get());
     c->add_option("--collection", *collection, "Collection")->required();
+    AddTenantFlag(c, f.get());
     c->add_option("--filter", *filter, "A filter in its JSON form (README, Filters)");
     c->callback([=] {
       v1::CountRequest req;
       req.set_collection(*collection);
+      req.set_tenant(f->tenant);
       req.set_filter_json(*filter);
       const auto resp = CallOrExit<v1::Documents>(*f, &v1::Documents::Stub::Count, req);
       Print(json{{"count", resp.count()}});
@@ -514,8 +546,10 @@ void RegisterDocuments(CLI::App& app) {
                   "A JSON object of fields to set (objects are merged key by key)");
     c->add_option("--remove", *remove, "A field to remove (\"author.name\" for a nested one)");
     c->add_flag("--replace", *replace, "The metadata becomes --set's object, whole");
+    AddTenantFlag(c, f.get());
     c->callback([=] {
       auto req = IdsRequest<v1::UpdateMetadataRequest>(*args);
+      req.set_tenant(f->tenant);
       req.set_filter_json(*filter);
       if (!set->empty()) {
         json j = json::parse(*set, nullptr, /*allow_exceptions=*/false);
@@ -727,6 +761,7 @@ void RegisterAdmin(CLI::App& app) {
     c->add_option("--collection", *collection, "Collection")->required();
     c->add_option("--out", *out, "Output file (written whole, then renamed into place)")
         ->required();
+    AddTenantFlag(c, f.get());
     c->add_flag("--no-vectors", *no_vectors,
                 "Leave the vectors out (an import then embeds the texts with its own model)");
     c->callback([=] {
@@ -737,6 +772,7 @@ void RegisterAdmin(CLI::App& app) {
       auto stub = v1::Documents::NewStub(Connect(*f));
       v1::ListDocumentsRequest req;
       req.set_collection(*collection);
+      req.set_tenant(f->tenant);
       req.set_page_size(1000);
       req.set_include_text(true);
       req.set_include_metadata(true);

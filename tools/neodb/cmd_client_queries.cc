@@ -79,6 +79,7 @@ void RegisterClientQueryCommands(CLI::App& app) {
         &app, "recommend",
         "Documents like the --positive ones and unlike the --negative ones (by id)", f.get());
     c->add_option("--collection", *collection, "Collection")->required();
+    AddTenantFlag(c, f.get());
     c->add_option("--positive", *positive, "An example to be near (repeatable)")->required();
     c->add_option("--negative", *negative, "An example to be far from (repeatable)");
     auto* weight_opt = c->add_option("--negative-weight", *weight,
@@ -89,6 +90,7 @@ void RegisterClientQueryCommands(CLI::App& app) {
     c->callback([=] {
       v1::RecommendRequest req;
       req.set_collection(*collection);
+      req.set_tenant(f->tenant);
       for (const auto& id : *positive) req.add_positive_ids(id);
       for (const auto& id : *negative) req.add_negative_ids(id);
       if (weight_opt->count() > 0) req.set_negative_weight(*weight);
@@ -110,6 +112,7 @@ void RegisterClientQueryCommands(CLI::App& app) {
         "of an error) per query, in order",
         f.get());
     c->add_option("--collection", *collection, "Collection")->required();
+    AddTenantFlag(c, f.get());
     c->add_option("file", *path,
                   "JSON lines {\"query\",\"mode\",\"k\",\"filter\",\"fusion\",\"alpha\","
                   "\"offset\",\"score_threshold\"}; - = stdin")
@@ -126,6 +129,7 @@ void RegisterClientQueryCommands(CLI::App& app) {
       std::istream& in = *path == "-" ? std::cin : file;
       v1::BatchNearTextRequest req;
       req.set_collection(*collection);
+      req.set_tenant(f->tenant);
       std::string line;
       for (size_t number = 1; std::getline(in, line); ++number) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;

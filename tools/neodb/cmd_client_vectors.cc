@@ -45,6 +45,7 @@ void RegisterNearVector(CLI::App& app) {
   auto include_vector = std::make_shared<bool>(false);
   CLI::App* c = AddClientCommand(&app, "near-vector", "Near-vector search", f.get());
   c->add_option("--collection", *collection, "Collection")->required();
+  AddTenantFlag(c, f.get());
   c->add_option("vector", *path,
                 "JSON file holding [numbers] or {\"vector\": [numbers]}; - = stdin")
       ->capture_default_str();
@@ -66,6 +67,7 @@ void RegisterNearVector(CLI::App& app) {
     ExitIfError(vector.status());
     v1::NearVectorRequest req;
     req.set_collection(*collection);
+    req.set_tenant(f->tenant);
     req.mutable_vector()->Add(vector->begin(), vector->end());
     req.set_k(*k);
     req.set_include_text(!*no_text);
@@ -96,6 +98,7 @@ void RegisterList(CLI::App& app) {
   CLI::App* c =
       AddClientCommand(&app, "list", "List a collection's documents, a page at a time", f.get());
   c->add_option("--collection", *collection, "Collection")->required();
+  AddTenantFlag(c, f.get());
   c->add_option("--page-size", *page_size, "Documents per page, 1..1000")->capture_default_str();
   c->add_option("--page-token", *page_token,
                 "Where to go on: the next_page_token the last run printed on stderr");
@@ -111,6 +114,7 @@ void RegisterList(CLI::App& app) {
     do {
       v1::ListDocumentsRequest req;
       req.set_collection(*collection);
+      req.set_tenant(f->tenant);
       req.set_page_size(*page_size);
       req.set_page_token(token);
       req.set_include_text(true);
