@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.join(SRC, "clients", "python"))
 os.environ.setdefault("NEODB_PYTHON_PROTO_DIR", os.path.join(BIN, "proto", "python"))
 
 RESETS_PER_FLOOD = 3000
-PING_ROUNDS_PER_FLOOD = 4  # connections, each flooded with pings until closed
+PING_ROUNDS_PER_FLOOD = 8  # connections, each sent a burst of pings
 STREAM_CAP = 32  # the server's --max-streams-per-connection default
 # The normal client's deadline: a bound against a hang on a loaded machine,
 # not a latency target.
@@ -145,7 +145,8 @@ class Http2FloodTest(unittest.TestCase):
         # saying why (a GOAWAY can be lost when the close resets the socket
         # before it is read, so not every round needs to see one).
         for f in pings:
-            print("ping flood: %d pings, %d rounds" % (f.pings, f.sent), file=sys.stderr)
+            print("ping flood: %d pings, %d rounds, %d GOAWAYs read" % (
+                f.pings, f.sent, len(f.goaways)), file=sys.stderr)
             self.assertEqual(f.unanswered, 0)
             self.assertGreaterEqual(len(f.goaways), 1)
             for code, debug in f.goaways:
