@@ -59,6 +59,7 @@
 #include "engine/search_params.h"
 #include "engine/tenant_scope.h"
 #include "engine/token_budget.h"
+#include "engine/vector_verify.h"
 #include "common/env.h"
 #include "common/env_pausing.h"
 #include "common/fault_injector.h"
@@ -184,6 +185,9 @@ struct VerifyReport {
   // A keyword index built afresh from the stored documents has the same
   // content (ids, lengths, terms, frequencies: keyword::KeywordIndex::Digest).
   bool keyword_content_matches = false;
+  // Stored vectors against the index's entries and against their texts
+  // embedded again (engine/vector_verify.h).
+  VectorVerifyReport vectors;
 };
 
 struct DatabaseStats {
@@ -431,7 +435,12 @@ class Database {
   // (api/auth/model_paths.h). NOT_FOUND for an unknown collection.
   absl::StatusOr<std::vector<std::string>> OwnModelDirs(const std::string& collection) const;
   absl::StatusOr<ReindexProgress> GetReindexProgress(const std::string& collection) const;
-  absl::StatusOr<VerifyReport> Verify(const std::string& collection) const;
+  // Compares the collection's indexes with its store (ids, keyword content,
+  // each stored vector with its index entry) while writes wait, then, with
+  // writes going on, embeds a sample of its texts (all with options.full)
+  // again and compares them with the stored vectors (vector_verify.h).
+  absl::StatusOr<VerifyReport> Verify(const std::string& collection,
+                                      const VectorVerifyOptions& options = {}) const;
   absl::Status Compact();
   DatabaseStats Stats() const;
   // A RocksDB integer property of the store, summed over column families
@@ -464,6 +473,12 @@ class Database {
   absl::Status RebuildIndexes(Collection& c, bool background);
   // Fills `indexes` from one store scan; *covered receives the log position.
   absl::Status FillFromStore(const std::string& name, IndexSet& indexes, uint64_t* covered) const;
+
+  // database_verify.cc: Verify's second half, without the write lock:
+  // `sample` (or, with options.full, every document) embedded again under
+  // `state`'s model and compared with the stored vectors.
+  absl::Status VerifyReembedded(const Collection::State& state, const VectorVerifyOptions& options,
+                                std::vector<db::Document> sample, VectorVerifyReport* r) const;
 
   // database.cc
   absl::StatusOr<std::shared_ptr<Collection>> Find(const std::string& name) const;

@@ -1,5 +1,5 @@
-// Database: snapshots, the maintenance thread (periodic snapshots, rebuilds
-// of indexes that ask for one) and Verify.
+// Database: snapshots and the maintenance thread (periodic snapshots,
+// rebuilds of indexes that ask for one). Verify: database_verify.cc.
 #include <algorithm>
 #include <filesystem>
 
@@ -75,55 +75,6 @@ void Database::MaintenanceLoop() {
     }
     lock.lock();
   }
-}
-
-absl::StatusOr<VerifyReport> Database::Verify(const std::string& name) const {
-  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
-  // Hold writes still so the store and the indexes are compared at one point.
-  std::lock_guard<std::mutex> wlock(write_mu_);
-  auto state = c->state();
-  VerifyReport r;
-  r.model_id = state->settings.spec.model_id;
-  std::vector<int64_t> stored;
-  // The deep check of the keyword index: the same documents give the same
-  // postings whatever the order of the operations that built them.
-  ASSIGN_OR_RETURN(std::unique_ptr<KeywordPart> fresh, KeywordPart::Make(state->settings));
-  std::vector<Change> batch;
-  RETURN_IF_ERROR(store_->ScanDocuments(name, [&](const db::Document& d) -> absl::Status {
-    stored.push_back(static_cast<int64_t>(d.internal_id));
-    if (d.model_id != r.model_id) ++r.foreign_model;
-    batch.push_back(Change{0, 0, d});
-    if (batch.size() >= 1024) {
-      RETURN_IF_ERROR(fresh->Apply(batch));
-      batch.clear();
-    }
-    return absl::OkStatus();
-  }));
-  RETURN_IF_ERROR(fresh->Apply(batch));
-  r.keyword_content_matches = fresh->index().Digest() == state->indexes->keyword().index().Digest();
-  r.stored = stored.size();
-  std::sort(stored.begin(), stored.end());
-  // Every derived index must hold exactly the stored ids; the vector index's
-  // count is the one reported as `indexed`.
-  for (const DerivedIndex* d : state->indexes->all()) {
-    std::vector<int64_t> indexed = d->Ids();  // ascending
-    if (d == &state->indexes->vector()) r.indexed = indexed.size();
-    std::vector<int64_t> diff;
-    std::set_difference(stored.begin(), stored.end(), indexed.begin(), indexed.end(),
-                        std::back_inserter(diff));
-    r.missing_from_index += diff.size();
-    const size_t missing = diff.size();
-    diff.clear();
-    std::set_difference(indexed.begin(), indexed.end(), stored.begin(), stored.end(),
-                        std::back_inserter(diff));
-    r.stale_in_index += diff.size();
-    if (d == &state->indexes->keyword()) {
-      r.keyword_indexed = indexed.size();
-      r.keyword_missing = missing;
-      r.keyword_stale = diff.size();
-    }
-  }
-  return r;
 }
 
 }  // namespace neodb::engine
