@@ -696,7 +696,7 @@ class AdminService final : public v1::Admin::Service {
   }
   grpc::Status Verify(grpc::ServerContext*, const v1::VerifyRequest* req,
                       v1::VerifyResponse* resp) override {
-    auto r = db_->Verify(req->collection());
+    auto r = db_->Verify(req->collection(), {.full = req->full()});
     if (!r.ok()) return Error(r.status());
     resp->set_stored(r->stored);
     resp->set_indexed(r->indexed);
@@ -708,6 +708,18 @@ class AdminService final : public v1::Admin::Service {
     resp->set_keyword_missing(r->keyword_missing);
     resp->set_keyword_stale(r->keyword_stale);
     resp->set_keyword_content_matches(r->keyword_content_matches);
+    const engine::VectorVerifyReport& v = r->vectors;
+    resp->set_vectors_compared(v.index_compared);
+    resp->set_vector_mismatches(v.index_mismatches);
+    for (const auto& id : v.index_mismatch_ids) resp->add_vector_mismatch_ids(id);
+    resp->set_vectors_unchecked(v.index_unchecked);
+    resp->set_vectors_unchecked_reason(v.index_unchecked_reason);
+    resp->set_reembedded(v.reembed_checked);
+    resp->set_reembed_mismatches(v.reembed_mismatches);
+    for (const auto& id : v.reembed_mismatch_ids) resp->add_reembed_mismatch_ids(id);
+    resp->set_reembed_min_cosine(v.reembed_min_cosine);
+    resp->set_reembed_lowest_cosine(v.reembed_lowest_cosine);
+    resp->set_reembed_skipped_reason(v.reembed_skipped_reason);
     return grpc::Status::OK;
   }
   grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest* req,

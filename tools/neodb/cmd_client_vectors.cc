@@ -138,18 +138,40 @@ void RegisterVerify(CLI::App& app) {
   CLI::App* c =
       AddClientCommand(&app, "verify", "Compare a collection's index with its store", f.get());
   c->add_option("--collection", *collection, "Collection")->required();
+  auto full = std::make_shared<bool>(false);
+  c->add_flag("--full", *full,
+              "Embed every document's text again, not a sample of 64 (encoder time ~ the "
+              "collection's ingest)");
   c->callback([=] {
     v1::VerifyRequest req;
     req.set_collection(*collection);
+    req.set_full(*full);
     const auto r = CallOrExit<v1::Admin>(*f, &v1::Admin::Stub::Verify, req);
-    Print(json{{"stored", r.stored()},
-               {"indexed", r.indexed()},
-               {"missing_from_index", r.missing_from_index()},
-               {"stale_in_index", r.stale_in_index()},
-               {"foreign_model", r.foreign_model()},
-               {"model_id", r.model_id()}});
+    auto ids = [](const auto& list) { return std::vector<std::string>(list.begin(), list.end()); };
+    json out{{"stored", r.stored()},
+             {"indexed", r.indexed()},
+             {"missing_from_index", r.missing_from_index()},
+             {"stale_in_index", r.stale_in_index()},
+             {"foreign_model", r.foreign_model()},
+             {"model_id", r.model_id()},
+             {"vectors_compared", r.vectors_compared()},
+             {"vector_mismatches", r.vector_mismatches()},
+             {"vector_mismatch_ids", ids(r.vector_mismatch_ids())},
+             {"vectors_unchecked", r.vectors_unchecked()},
+             {"reembedded", r.reembedded()},
+             {"reembed_mismatches", r.reembed_mismatches()},
+             {"reembed_mismatch_ids", ids(r.reembed_mismatch_ids())},
+             {"reembed_min_cosine", r.reembed_min_cosine()},
+             {"reembed_lowest_cosine", r.reembed_lowest_cosine()}};
+    // What was not checked is said, never passed over.
+    if (r.vectors_unchecked() != 0) out["vectors_unchecked_reason"] = r.vectors_unchecked_reason();
+    if (!r.reembed_skipped_reason().empty()) {
+      out["reembed_skipped_reason"] = r.reembed_skipped_reason();
+    }
+    Print(out);
     // A script can trust the exit status: non-zero when they disagree.
-    if (r.missing_from_index() != 0 || r.stale_in_index() != 0 || r.foreign_model() != 0) {
+    if (r.missing_from_index() != 0 || r.stale_in_index() != 0 || r.foreign_model() != 0 ||
+        r.vector_mismatches() != 0 || r.reembed_mismatches() != 0) {
       std::fprintf(stderr, "neodb: collection '%s' is inconsistent\n", collection->c_str());
       throw ExitRequest{1};
     }
