@@ -99,9 +99,13 @@ absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* v
         [members](uint64_t id) { return members->contains(static_cast<int64_t>(id)); });
     corpus = &*tenant_corpus;
   }
+  // A tenant's keyword leg scores the tenant's documents alone.
+  const std::vector<int64_t>* candidates = f ? f->Candidates() : nullptr;
   auto keyword_leg = [&](int n) -> absl::StatusOr<std::vector<keyword::RankedId>> {
+    const keyword::KeywordIndex& index = indexes.keyword().index();
     ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits,
-                     indexes.keyword().index().Search(query, n, allow, corpus));
+                     candidates != nullptr ? index.SearchAmong(query, n, *candidates, allow, corpus)
+                                           : index.Search(query, n, allow, corpus));
     std::vector<keyword::RankedId> leg;
     leg.reserve(hits.size());
     for (const auto& h : hits) leg.push_back({h.id, h.score});

@@ -164,6 +164,18 @@ bool KeywordIndex::RemoveLocked(uint64_t id) {
 absl::StatusOr<std::vector<KeywordHit>> KeywordIndex::Search(std::string_view query, int k,
                                                              const IdFilter& allow,
                                                              const CorpusStats* corpus) const {
+  return Rank(query, k, allow, corpus, nullptr);
+}
+
+absl::StatusOr<std::vector<KeywordHit>> KeywordIndex::SearchAmong(
+    std::string_view query, int k, std::span<const int64_t> ids, const IdFilter& allow,
+    const CorpusStats* corpus) const {
+  return Rank(query, k, allow, corpus, &ids);
+}
+
+absl::StatusOr<std::vector<KeywordHit>> KeywordIndex::Rank(
+    std::string_view query, int k, const IdFilter& allow, const CorpusStats* corpus,
+    const std::span<const int64_t>* among) const {
   if (k < 1 || k > kMaxSearchK) {
     return absl::InvalidArgumentError(absl::StrCat("k must be in [1, ", kMaxSearchK, "], got ", k));
   }
@@ -181,29 +193,55 @@ absl::StatusOr<std::vector<KeywordHit>> KeywordIndex::Search(std::string_view qu
   const double k1 = options_.k1;
   const double b = options_.b;
 
-  std::vector<double> acc(id_of_slot_.size(), 0.0);
-  std::vector<uint32_t> touched;
+  // Each query term's weight: its count in the query, its idf, (k1 + 1).
+  absl::flat_hash_map<uint32_t, double> weight_of;
   for (const auto& [term, count] : qtf) {
     auto it = term_ids_.find(term);
     if (it == term_ids_.end()) continue;
-    const std::vector<Posting>& list = postings_[it->second];
-    double df = static_cast<double>(list.size());
+    double df = static_cast<double>(postings_[it->second].size());
     if (global) {
       auto g = corpus->document_frequency.find(term);
       // Never below this index's own count (a bad corpus must not make idf
-      // undefined: n - df + 0.5 stays above 0 only while df <= n).
+      // undefined: n - df + 0.5 stays above 0 only while df <= n), unless
+      // the corpus is a part of this index (a tenant's documents).
       if (g != corpus->document_frequency.end()) {
         const double given = static_cast<double>(g->second);
         df = std::min(n, corpus->part_of_index ? given : std::max(df, given));
       }
     }
-    const double weight = count * std::log(1.0 + (n - df + 0.5) / (df + 0.5)) * (k1 + 1.0);
-    for (const Posting& p : list) {
-      const double tf = p.tf;
-      const double norm = k1 * (1.0 - b + b * static_cast<double>(length_[p.slot]) / avg);
-      if (acc[p.slot] == 0.0) touched.push_back(p.slot);
-      acc[p.slot] += weight * tf / (tf + norm);
+    weight_of[it->second] = count * std::log(1.0 + (n - df + 0.5) / (df + 0.5)) * (k1 + 1.0);
+  }
+  auto term_score = [&](double weight, double tf, uint32_t slot) {
+    const double norm = k1 * (1.0 - b + b * static_cast<double>(length_[slot]) / avg);
+    return weight * tf / (tf + norm);
+  };
+
+  // Scores by slot: over every posting of the query's terms, or, given
+  // `among` (a tenant's few documents), over those documents' own terms
+  // (forward_), so the cost is theirs and not the collection's.
+  std::vector<std::pair<uint32_t, double>> scored;
+  if (among != nullptr) {
+    for (int64_t id : *among) {
+      auto it = slot_of_.find(static_cast<uint64_t>(id));
+      if (it == slot_of_.end()) continue;
+      double sum = 0;
+      for (const TermFreq& t : forward_[it->second]) {
+        auto w = weight_of.find(t.term);
+        if (w != weight_of.end()) sum += term_score(w->second, t.tf, it->second);
+      }
+      if (sum != 0.0) scored.emplace_back(it->second, sum);
     }
+  } else {
+    std::vector<double> acc(id_of_slot_.size(), 0.0);
+    std::vector<uint32_t> touched;
+    for (const auto& [term, weight] : weight_of) {
+      for (const Posting& p : postings_[term]) {
+        if (acc[p.slot] == 0.0) touched.push_back(p.slot);
+        acc[p.slot] += term_score(weight, p.tf, p.slot);
+      }
+    }
+    scored.reserve(touched.size());
+    for (uint32_t slot : touched) scored.emplace_back(slot, acc[slot]);
   }
 
   // Keep the best k allowed hits in a heap whose top is the worst kept hit.
@@ -211,9 +249,9 @@ absl::StatusOr<std::vector<KeywordHit>> KeywordIndex::Search(std::string_view qu
   // query word matches most of the collection, and the filter (a metadata
   // lookup) would otherwise cost more than the scoring.
   std::vector<KeywordHit> heap;
-  heap.reserve(std::min<size_t>(touched.size(), static_cast<size_t>(k)));
-  for (uint32_t slot : touched) {
-    KeywordHit hit{id_of_slot_[slot], static_cast<float>(acc[slot])};
+  heap.reserve(std::min<size_t>(scored.size(), static_cast<size_t>(k)));
+  for (const auto& [slot, score] : scored) {
+    KeywordHit hit{id_of_slot_[slot], static_cast<float>(score)};
     const bool full = heap.size() == static_cast<size_t>(k);
     if (full && !Better(hit, heap.front())) continue;
     if (allow && !allow(hit.id)) continue;

@@ -146,6 +146,13 @@ class KeywordIndex {
   // documents `within` accepts (all if empty: O(terms); with a filter it
   // visits every document and the terms' postings).
   CorpusStats TermStatistics(std::string_view query, const IdFilter& within = nullptr) const;
+  // Search over the documents among `ids` (a tenant's) only, scored from
+  // their own terms: the cost is theirs, not the index's. The same scores
+  // and order as Search with a filter that accepts just them.
+  absl::StatusOr<std::vector<KeywordHit>> SearchAmong(std::string_view query, int k,
+                                                      std::span<const int64_t> ids,
+                                                      const IdFilter& allow = nullptr,
+                                                      const CorpusStats* corpus = nullptr) const;
   // As above over the documents among `ids` that `within` also accepts (it
   // must accept no id outside `ids`): their count and lengths read from
   // `ids` alone, not from a pass over every document, so a tenant's
@@ -186,6 +193,10 @@ class KeywordIndex {
   static absl::StatusOr<Loaded> Load(const std::string& path, Env* env = Env::Default());
 
  private:
+  // Search and SearchAmong (`among` non-null).
+  absl::StatusOr<std::vector<KeywordHit>> Rank(std::string_view query, int k,
+                                               const IdFilter& allow, const CorpusStats* corpus,
+                                               const std::span<const int64_t>* among) const;
   struct Posting {
     uint32_t slot;
     float tf;

@@ -358,6 +358,43 @@ TEST(KeywordIndexTest, ShardsRankedByTheWholeCorpusScoreAsOneIndex) {
   EXPECT_TRUE(shards[0]->Search(query, 10, nullptr, &bad).ok());
 }
 
+TEST(KeywordIndexTest, APartsOwnStatisticsScoreItAsAnIndexOfItsOwn) {
+  // A tenant's documents inside a larger index: SearchAmong their ids with
+  // their statistics (TermStatistics over the ids) gives the scores an index
+  // holding them alone gives, and the same hits as Search with a filter.
+  auto whole = *KeywordIndex::Create({});
+  auto alone = *KeywordIndex::Create({});
+  std::mt19937 rng(17);
+  std::vector<int64_t> part;
+  for (uint64_t id = 0; id < 600; ++id) {
+    const std::string text = RandomText(&rng) + (id % 3 == 0 ? " protein" : "");
+    ASSERT_TRUE(whole->Upsert(id, text).ok());
+    if (id % 11 == 4) {
+      ASSERT_TRUE(alone->Upsert(id, text).ok());
+      part.push_back(static_cast<int64_t>(id));
+    }
+  }
+  const std::set<int64_t> members(part.begin(), part.end());
+  const IdFilter in_part = [&members](uint64_t id) { return members.contains(static_cast<int64_t>(id)); };
+  for (const std::string query : {"protein", "protein bone density", "cell"}) {
+    const CorpusStats stats = whole->TermStatistics(query, part, in_part);
+    EXPECT_TRUE(stats.part_of_index);
+    EXPECT_EQ(stats.documents, part.size());
+    const auto among = whole->SearchAmong(query, 100, part, nullptr, &stats);
+    const auto filtered = whole->Search(query, 100, in_part, &stats);
+    const auto own = alone->Search(query, 100);
+    ASSERT_TRUE(among.ok() && filtered.ok() && own.ok());
+    ASSERT_EQ(among->size(), own->size()) << query;
+    ASSERT_EQ(filtered->size(), own->size()) << query;
+    for (size_t i = 0; i < own->size(); ++i) {
+      EXPECT_EQ((*among)[i].id, (*own)[i].id) << query << " " << i;
+      EXPECT_NEAR((*among)[i].score, (*own)[i].score, 1e-5 * (*own)[i].score) << query;
+      EXPECT_EQ((*filtered)[i].id, (*own)[i].id) << query << " " << i;
+      EXPECT_NEAR((*filtered)[i].score, (*own)[i].score, 1e-5 * (*own)[i].score) << query;
+    }
+  }
+}
+
 TEST(KeywordIndexTest, EdgeCases) {
   EXPECT_EQ(KeywordIndex::Create({AnalyzerKind::kEnglish, -1, 0.4}).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -2,7 +2,8 @@
 """The Python client's search features past a plain top-k, against the real
 `neodb serve --fake-model 32` (started by neodb.connect_embedded on a free
 port): near_text/near_vector with score_threshold, offset and group_by,
-recommend, and batch_near_text with a bad query among good ones.
+recommend, batch_near_text with a bad query among good ones, and a
+multi-tenant collection through with_tenant().
 Run by CTest with NEODB_BINARY_DIR set."""
 
 import os
@@ -104,6 +105,34 @@ class PythonSearchFeaturesTest(unittest.TestCase):
         self.assertIsInstance(answers[1], NeodbError)
         self.assertEqual(answers[1].code.name, "INVALID_ARGUMENT")
         self.assertEqual(len(answers[2]), 3)
+
+    def test_tenants(self):
+        mt = self.client.collections.create("mt", multi_tenant=True)
+        self.assertTrue(mt.info().multi_tenant)
+        acme, globex = mt.with_tenant("acme"), mt.with_tenant("globex")
+        for t in (acme, globex):
+            t.insert_many([{"id": "d%d" % i, "text": "%s %s" % (t.tenant, WORDS[i % 8]),
+                            "metadata": {"n": i}} for i in range(8)])
+        self.assertEqual(mt.tenants(), {"acme": 8, "globex": 8})
+        self.assertEqual((len(acme), acme.count(filter={"field": "n", "lt": 3})), (8, 3))
+        self.assertTrue(acme.get("d1").text.startswith("acme"))
+        self.assertIsNone(acme.get("globex/d1"))
+        for mode in ("vector", "keyword", "hybrid"):
+            hits = acme.near_text("globex apple", limit=20, mode=mode)
+            self.assertTrue(hits)
+            self.assertTrue(all(h.text.startswith("acme") for h in hits), mode)
+        self.assertEqual(sorted(d.id for d in acme.iterate()), ["d%d" % i for i in range(8)])
+        hits = acme.recommend(positive=["d0"], limit=20)
+        self.assertEqual(len(hits), 7)
+        self.assertEqual(acme.update_metadata(filter={"field": "n", "gte": 0},
+                                              set={"seen": True})["updated"], 8)
+        self.assertEqual(globex.count(filter={"field": "seen", "exists": True}), 0)
+        with self.assertRaises(NeodbError) as e:
+            mt.count()  # no tenant
+        self.assertEqual(e.exception.code.name, "INVALID_ARGUMENT")
+        self.assertEqual(acme.delete_tenant(), 8)
+        self.assertEqual(mt.tenants(), {"globex": 8})
+        self.assertEqual(len(globex), 8)
 
 
 if __name__ == "__main__":

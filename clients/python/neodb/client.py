@@ -83,6 +83,8 @@ class CollectionInfo:
     # How hybrid queries that name no fusion fuse.
     fusion: str = ""
     fusion_alpha: Optional[float] = None
+    # Each document belongs to a tenant (Collection.with_tenant).
+    multi_tenant: bool = False
     # The keyword index: documents, terms, postings, memory_bytes, snapshot_bytes.
     keyword: Dict[str, int] = field(default_factory=dict)
 
@@ -164,7 +166,7 @@ def _info(i: "pb.CollectionInfo") -> CollectionInfo:
         analyzer=s.analyzer, bm25_k1=_optional(s, "bm25_k1"), bm25_b=_optional(s, "bm25_b"),
         title_field=s.title_field, title_weight=_optional(s, "title_weight"),
         fusion=s.fusion, fusion_alpha=_optional(s, "fusion_alpha"),
-        keyword=_fields(i.keyword))
+        multi_tenant=s.multi_tenant, keyword=_fields(i.keyword))
 
 
 def _read(path: str) -> bytes:
@@ -284,7 +286,8 @@ class Collections:
                document_prefix: str = "", overflow: str = "error", analyzer: str = "",
                bm25_k1: Optional[float] = None, bm25_b: Optional[float] = None,
                title_field: str = "", title_weight: Optional[float] = None,
-               fusion: str = "", fusion_alpha: Optional[float] = None) -> "Collection":
+               fusion: str = "", fusion_alpha: Optional[float] = None,
+               multi_tenant: bool = False) -> "Collection":
         """Creates a collection and returns its handle.
 
         vectors: "model" (the server's model embeds every text; no vectors sent)
@@ -301,6 +304,8 @@ class Collections:
             weight title_weight (default 1).
         fusion / fusion_alpha: how hybrid queries that name no fusion fuse
             (adaptive by default; an alpha alone means weighted).
+        multi_tenant: each document belongs to a tenant, and every call acts
+            for one: use collection.with_tenant(name) (README, Tenants).
         """
         for what, value, table in (("vectors", vectors, _SOURCES), ("metric", metric, _METRICS),
                                    ("pooling", pooling, _POOLING),
@@ -313,7 +318,7 @@ class Collections:
             document_prefix=document_prefix, overflow=_OVERFLOW[overflow],
             vectors=_SOURCES[vectors], dimension=int(dimension or 0),
             vectors_name=vectors_name, query_model=query_model, analyzer=analyzer,
-            title_field=title_field, fusion=fusion)
+            title_field=title_field, fusion=fusion, multi_tenant=multi_tenant)
         for optional, value in (("bm25_k1", bm25_k1), ("bm25_b", bm25_b),
                                 ("title_weight", title_weight), ("fusion_alpha", fusion_alpha)):
             if value is not None:
@@ -344,11 +349,34 @@ class Collections:
 
 
 class Collection:
-    """A handle on one collection: insert, search, read, delete."""
+    """A handle on one collection: insert, search, read, delete. On a
+    multi-tenant collection every call acts for one tenant: take the handle
+    with_tenant(name) first."""
 
-    def __init__(self, client: Client, name: str):
+    def __init__(self, client: Client, name: str, tenant: str = ""):
         self._c = client
         self.name = name
+        self.tenant = tenant
+
+    def with_tenant(self, tenant: str) -> "Collection":
+        """This collection as tenant `tenant` sees it: its ids, its documents
+        only (a multi-tenant collection; the server validates the name)."""
+        return Collection(self._c, self.name, tenant)
+
+    def tenants(self) -> Dict[str, int]:
+        """Every tenant with documents and how many (an admin's call)."""
+        r = self._c._call(self._c._documents.ListTenants,
+                          pb.ListTenantsRequest(collection=self.name))
+        return {t.tenant: t.documents for t in r.tenants}
+
+    def delete_tenant(self) -> int:
+        """Deletes every document of this handle's tenant; returns how many."""
+        if not self.tenant:
+            raise ValueError("delete_tenant needs a handle from with_tenant()")
+        r = self._c._call(self._c._documents.Delete,
+                          pb.DeleteRequest(collection=self.name, tenant=self.tenant,
+                                           all_of_tenant=True))
+        return r.deleted
 
     def info(self) -> CollectionInfo:
         r = self._c._call(self._c._collections.Describe,
@@ -396,7 +424,7 @@ class Collection:
 
         def batches() -> Iterator["pb.IngestBatch"]:
             for i in range(0, len(docs), batch_size):
-                yield pb.IngestBatch(collection=self.name, documents=docs[i:i + batch_size])
+                yield pb.IngestBatch(collection=self.name, tenant=self.tenant, documents=docs[i:i + batch_size])
 
         timeout = max(self._c.timeout, 600)
         try:
@@ -414,7 +442,7 @@ class Collection:
         server). For a few documents; insert_many streams many."""
         docs = [_document(o, "object #%d" % i) for i, o in enumerate(objects)]
         r = self._c._call(self._c._documents.Upsert,
-                          pb.UpsertRequest(collection=self.name, documents=docs))
+                          pb.UpsertRequest(collection=self.name, tenant=self.tenant, documents=docs))
         return list(r.ids)
 
     def _hits(self, r: Any, include_vector: bool, explain: bool = False) -> List[Hit]:
@@ -463,7 +491,7 @@ class Collection:
         that many hits first (offset + limit <= 1000); group_by=FIELD: a list
         of HitGroup instead (`groups` groups of up to `group_size` hits; hits
         lacking the field are skipped)."""
-        req = pb.NearTextRequest(collection=self.name, query=query.encode("utf-8"), k=limit,
+        req = pb.NearTextRequest(collection=self.name, tenant=self.tenant, query=query.encode("utf-8"), k=limit,
                                  filter_json=_filter_json(filter), include_text=include_text,
                                  include_metadata=include_metadata, include_vector=include_vector,
                                  ef_search=ef_search, nprobe=nprobe, mode=mode, fusion=fusion,
@@ -485,7 +513,7 @@ class Collection:
                     group_size: int = 1) -> Any:
         """The `limit` documents nearest to `vector` (the collection's
         dimension); score_threshold, offset and group_by as in near_text."""
-        req = pb.NearVectorRequest(collection=self.name, vector=[float(x) for x in vector],
+        req = pb.NearVectorRequest(collection=self.name, tenant=self.tenant, vector=[float(x) for x in vector],
                                    k=limit, filter_json=_filter_json(filter),
                                    include_text=include_text, include_metadata=include_metadata,
                                    include_vector=include_vector, ef_search=ef_search,
@@ -507,7 +535,7 @@ class Collection:
         P + w * (P - N), P and N the examples' mean vectors, w =
         negative_weight (default 1: Qdrant's average_vector). The example
         documents are never hits; unknown ids raise NOT_FOUND naming them."""
-        req = pb.RecommendRequest(collection=self.name, k=limit,
+        req = pb.RecommendRequest(collection=self.name, tenant=self.tenant, k=limit,
                                   filter_json=_filter_json(filter), include_text=include_text,
                                   include_metadata=include_metadata,
                                   include_vector=include_vector)
@@ -532,7 +560,7 @@ class Collection:
         limit, filter, mode, fusion, alpha, instruction, score_threshold,
         offset). The answers are in order: a list of hits, or the NeodbError
         of that query alone (the others are still answered)."""
-        req = pb.BatchNearTextRequest(collection=self.name)
+        req = pb.BatchNearTextRequest(collection=self.name, tenant=self.tenant)
         for q in queries:
             q = {"query": q} if isinstance(q, str) else dict(q)
             one = req.queries.add(query=q["query"].encode("utf-8"), k=q.get("limit", limit),
@@ -563,7 +591,7 @@ class Collection:
         one = isinstance(ids, str)
         wanted = [ids] if one else list(ids)
         r = self._c._call(self._c._documents.Get,
-                          pb.GetRequest(collection=self.name, ids=wanted,
+                          pb.GetRequest(collection=self.name, tenant=self.tenant, ids=wanted,
                                         include_vector=include_vector))
         found = {d.id: Document(id=d.id, text=d.text.decode("utf-8"),
                                 metadata=_metadata(d.metadata),
@@ -578,14 +606,14 @@ class Collection:
         two); returns how many were deleted."""
         wanted = [] if ids is None else [ids] if isinstance(ids, str) else list(ids)
         r = self._c._call(self._c._documents.Delete,
-                          pb.DeleteRequest(collection=self.name, ids=wanted,
+                          pb.DeleteRequest(collection=self.name, tenant=self.tenant, ids=wanted,
                                            filter_json=_filter_json(filter)))
         return r.deleted
 
     def count(self, filter: Optional[Filter] = None) -> int:
         """How many documents the collection holds, or `filter` accepts."""
         r = self._c._call(self._c._documents.Count,
-                          pb.CountRequest(collection=self.name,
+                          pb.CountRequest(collection=self.name, tenant=self.tenant,
                                           filter_json=_filter_json(filter)))
         return r.count
 
@@ -598,7 +626,7 @@ class Collection:
         fields of `set`, merging dicts key by key; replace=True: the metadata
         becomes `set`. Returns {"matched", "updated", "missing_ids"}."""
         wanted = [] if ids is None else [ids] if isinstance(ids, str) else list(ids)
-        req = pb.UpdateMetadataRequest(collection=self.name, ids=wanted,
+        req = pb.UpdateMetadataRequest(collection=self.name, tenant=self.tenant, ids=wanted,
                                        filter_json=_filter_json(filter), remove=list(remove),
                                        mode=(pb.UpdateMetadataRequest.REPLACE if replace
                                              else pb.UpdateMetadataRequest.MERGE))
@@ -612,7 +640,7 @@ class Collection:
         token = ""
         while True:
             r = self._c._call(self._c._documents.List,
-                              pb.ListDocumentsRequest(collection=self.name, page_size=page_size,
+                              pb.ListDocumentsRequest(collection=self.name, tenant=self.tenant, page_size=page_size,
                                                       page_token=token, include_text=True,
                                                       include_metadata=True,
                                                       include_vector=include_vector))
@@ -625,7 +653,7 @@ class Collection:
                 return
 
     def __len__(self) -> int:
-        return self.info().count
+        return self.count() if self.tenant else self.info().count
 
 
 def connect(address: str, api_key: Optional[str] = None, timeout: float = 30.0,
