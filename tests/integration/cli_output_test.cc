@@ -151,6 +151,43 @@ TEST_F(CliOutputTest, CountUpdateAndDeleteByFilter) {
   EXPECT_EQ(nlohmann::json::parse(r.out).at("count"), 1) << r.out;
 }
 
+// A multi-tenant collection from the CLI: --tenant on ingest, search, get,
+// count and list; tenants; delete --all-of-tenant.
+TEST_F(CliOutputTest, TenantsFromTheCli) {
+  ASSERT_EQ(Run("collections create --multi-tenant mt").status, 0);
+  CommandResult r = Run("collections describe --json mt");
+  EXPECT_EQ(nlohmann::json::parse(r.out).value("multi_tenant", false), true) << r.out;
+  for (const std::string t : {"acme", "globex"}) {
+    ASSERT_EQ(Run(absl::StrCat("ingest --collection mt --tenant ", t, " ", dir_.Sub("docs.jsonl")))
+                  .status,
+              0);
+  }
+  ASSERT_EQ(Run("update --collection mt --tenant acme short --set '{\"who\":\"acme\"}'").status, 0);
+  r = Run("search --json --mode keyword --tenant globex --collection mt alpha");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const std::string& line : Lines(r.out)) {
+    EXPECT_FALSE(nlohmann::json::parse(line).contains("metadata") &&
+                 nlohmann::json::parse(line).at("metadata").contains("who"))
+        << line;  // acme's update is not globex's document
+  }
+  EXPECT_EQ(Lines(r.out).size(), 2u) << r.out;
+  r = Run("get --collection mt --tenant acme short");
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("metadata").at("who"), "acme") << r.out;
+  r = Run("count --collection mt");  // no tenant: refused with the server's words
+  EXPECT_NE(r.status, 0);
+  EXPECT_TRUE(absl::StrContains(r.err, "every call must name its tenant")) << r.err;
+  r = Run("tenants --collection mt");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Lines(r.out).size(), 2u) << r.out;
+  r = Run("delete --collection mt --tenant acme --all-of-tenant");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("deleted"), 3) << r.out;
+  r = Run("count --collection mt --tenant globex");
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("count"), 3) << r.out;
+  r = Run("list --collection mt --tenant globex");
+  EXPECT_EQ(Lines(r.out).size(), 3u) << r.out;
+}
+
 // group-by, recommend and batches from the CLI.
 TEST_F(CliOutputTest, GroupByRecommendAndBatch) {
   ASSERT_EQ(Run("update --collection docs long short --set '{\"g\":\"a\"}'").status, 0);
