@@ -72,7 +72,10 @@ absl::StatusOr<std::vector<BackupFile>> DescribeFiles(const std::string& root) {
 }
 
 std::string ManifestToJson(const BackupManifest& m) {
-  json j = {{"format", "neodb-backup"}, {"version", m.version}, {"covered_seq", m.covered_seq}};
+  json j = {{"format", "neodb-backup"},
+            {"version", m.version},
+            {"covered_seq", m.covered_seq},
+            {"snapshot_seq", m.snapshot_seq}};
   j["files"] = json::array();
   for (const auto& f : m.files) {
     j["files"].push_back({{"path", f.path}, {"size", f.size}, {"sha256", f.sha256}});
@@ -113,6 +116,12 @@ absl::StatusOr<BackupManifest> ManifestFromJson(const std::string& text) {
   m.version = static_cast<int>(version);
   if (!u64(j, "covered_seq", &m.covered_seq)) {
     return absl::DataLossError("manifest.json: covered_seq missing");
+  }
+  // Optional: backups made before snapshots were carried have none.
+  if (j.contains("snapshot_seq") &&
+      (!u64(j, "snapshot_seq", &m.snapshot_seq) || m.snapshot_seq > m.covered_seq)) {
+    return absl::DataLossError(
+        "manifest.json: snapshot_seq is not a position at or before covered_seq");
   }
   if (!j.contains("files") || !j["files"].is_array() || !j.contains("models") ||
       !j["models"].is_array()) {

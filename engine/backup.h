@@ -4,13 +4,23 @@
 // A backup directory holds
 //   store/          a RocksDB checkpoint of the whole store (consistent: one
 //                   point in the change log, taken while writes continue)
+//   snapshots/<c>/  each collection's index snapshots (index/snapshot.h and
+//                   the keyword index's, the files a data directory keeps),
+//                   all covering the change log up to snapshot_seq, written
+//                   just before the checkpoint (snapshot_seq <= covered_seq)
 //   models/<i>/     the checkpoint files of every model a collection uses
 //   manifest.json   written last: {"format": "neodb-backup", "version": 1,
-//                   "covered_seq": N, "files": [{"path", "size", "sha256"}],
-//                   "models": [{"source", "dir", "model_id"}]}
-// Index snapshots are not included: the first start on a restored directory
-// rebuilds every index from the store, so nothing in the backup can disagree
-// with the documents. A directory without manifest.json is not a backup.
+//                   "covered_seq": N, "snapshot_seq": S, "files": [{"path",
+//                   "size", "sha256"}], "models": [{"source", "dir", "model_id"}]}
+// Every file, snapshots included, is checksummed in the manifest. A restore
+// puts the snapshots where a data directory keeps them, and the first start
+// treats them as after any restart: a snapshot loads only when it matches
+// its collection (model, index spec, a position no later than the restored
+// log's end) and the log after its position is whole in the restored store,
+// and the start replays that log; otherwise (a backup made before snapshots
+// were carried, a snapshot that does not fit) that index is rebuilt from the
+// store, as every index was before. A directory without manifest.json is not
+// a backup.
 
 #include <cstdint>
 #include <string>
@@ -39,6 +49,9 @@ struct BackupModel {
 struct BackupManifest {
   int version = kBackupFormatVersion;
   uint64_t covered_seq = 0;  // every change up to here is in store/
+  // The position the snapshots under snapshots/ cover; 0 when the backup
+  // carries none (older backups). Never past covered_seq.
+  uint64_t snapshot_seq = 0;
   std::vector<BackupFile> files;
   std::vector<BackupModel> models;
 };

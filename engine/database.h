@@ -509,6 +509,10 @@ class Database {
 
   // database_backup.cc: Backup's body, into the directory it created.
   absl::StatusOr<BackupManifest> BackupInto(const std::string& dir);
+  // Snapshots every collection's indexes into `dir`/snapshots/<name> under
+  // write_mu_, covering the log up to *covered (applied_seq_), which it pins
+  // (pins_) even on failure: the caller unpins.
+  absl::Status WriteBackupSnapshots(const std::string& dir, uint64_t* covered);
 
   // database_maintenance.cc
   absl::StatusOr<uint64_t> SnapshotLocked();

@@ -39,11 +39,25 @@ absl::StatusOr<BackupManifest> Database::BackupInto(const std::string& dir) {
     return absl::OkStatus();
   };
   RETURN_IF_ERROR(note_models());
-  // Every write acknowledged before this line has a sequence <= covered and
-  // is in the checkpoint (which flushes the memtables and copies the WAL).
   BackupManifest m;
-  m.covered_seq = store_->LastSequence();
-  RETURN_IF_ERROR(store_->CreateCheckpoint((fs::path(dir) / "store").string()));
+  // The index snapshots first, each through the one snapshot writer, all
+  // covering the log up to snapshot_seq; a pin keeps the records after it in
+  // the log (no periodic snapshot trims them) until the checkpoint below has
+  // them, so a restore loads the snapshots and replays only those.
+  absl::Status snapshots = WriteBackupSnapshots(dir, &m.snapshot_seq);
+  absl::Status checkpoint = absl::OkStatus();
+  if (snapshots.ok()) {
+    // Every write acknowledged before this line has a sequence <= covered and
+    // is in the checkpoint (which flushes the memtables and copies the WAL).
+    m.covered_seq = store_->LastSequence();
+    checkpoint = store_->CreateCheckpoint((fs::path(dir) / "store").string());
+  }
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    pins_.erase(pins_.find(m.snapshot_seq));
+  }
+  RETURN_IF_ERROR(snapshots);
+  RETURN_IF_ERROR(checkpoint);
   RETURN_IF_ERROR(note_models());
   int i = 0;
   const std::string models_dir = (fs::path(dir) / "models").string();
@@ -65,9 +79,24 @@ absl::StatusOr<BackupManifest> Database::BackupInto(const std::string& dir) {
   // without one is incomplete.
   const std::string manifest = (fs::path(dir) / "manifest.json").string();
   RETURN_IF_ERROR(WriteFileAtomically(env_, manifest, {ManifestToJson(m)}));
-  spdlog::info("backup {}: {} files, {} models, covered sequence {}", dir, m.files.size(),
-               m.models.size(), m.covered_seq);
+  spdlog::info("backup {}: {} files, {} models, covered sequence {}, snapshots at {}", dir,
+               m.files.size(), m.models.size(), m.covered_seq, m.snapshot_seq);
   return m;
+}
+
+absl::Status Database::WriteBackupSnapshots(const std::string& dir, uint64_t* covered) {
+  // Under the write lock, as every snapshot is: the indexes hold exactly the
+  // log up to applied_seq_ while they are written (writes wait meanwhile, as
+  // they do for a periodic snapshot). The pin is taken even on failure; the
+  // caller drops it.
+  std::lock_guard<std::mutex> lock(write_mu_);
+  *covered = applied_seq_;
+  pins_.insert(*covered);
+  const fs::path root = fs::path(dir) / "snapshots";
+  for (const auto& c : AllCollections()) {
+    RETURN_IF_ERROR(c->SaveSnapshot(env_, (root / c->name()).string(), *covered, /*keep=*/1));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace neodb::engine

@@ -2,6 +2,7 @@
 // backup`) after checking every file of it against its manifest.
 #include <cstdio>
 
+#include "absl/strings/str_cat.h"
 #include "engine/backup.h"
 #include "tools/neodb/commands.h"
 
@@ -21,15 +22,20 @@ void RegisterRestoreCommands(CLI::App& app) {
     if (*verify_only) {
       auto m = engine::VerifyBackup(*from);
       ExitIfError(m.status());
-      std::printf("neodb: %s is intact: %zu files, %zu models, covered sequence %llu\n",
-                  from->c_str(), m->files.size(), m->models.size(),
-                  static_cast<unsigned long long>(m->covered_seq));
+      std::printf(
+          "neodb: %s is intact: %zu files, %zu models, covered sequence %llu, index snapshots "
+          "%s\n",
+          from->c_str(), m->files.size(), m->models.size(),
+          static_cast<unsigned long long>(m->covered_seq),
+          m->snapshot_seq == 0 ? "none"
+                               : absl::StrCat("at sequence ", m->snapshot_seq).c_str());
       return;
     }
     if (data_dir->empty()) ExitIfError(absl::InvalidArgumentError("--data-dir is required"));
     ExitIfError(engine::RestoreBackup(*from, *data_dir));
-    std::printf("neodb: restored %s into %s (indexes are rebuilt on its first start)\n",
-                from->c_str(), data_dir->c_str());
+    // Whether the first start loads the snapshots or rebuilds is its decision
+    // (backup.h); its log line and `neodb stats` say which.
+    std::printf("neodb: restored %s into %s\n", from->c_str(), data_dir->c_str());
   });
 }
 
