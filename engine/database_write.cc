@@ -68,6 +68,9 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
                                                           absl::Time deadline, int64_t* tokens,
                                                           const CancelCheck& cancelled) {
   RETURN_IF_ERROR(RefuseIfReplicated(collection, "its writes"));
+  // A store read-only since a full-disk start refuses before any embedding
+  // is spent on the documents (or reopens writable, if there is room now).
+  RETURN_IF_ERROR(store_->TryReopenWritable());
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
   ASSIGN_OR_RETURN(Collection::PreparedWrite write,
                    PrepareUpsert(collection, std::move(docs), deadline, cancelled));
