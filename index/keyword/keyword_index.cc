@@ -306,19 +306,23 @@ CorpusStats KeywordIndex::TermStatistics(std::string_view query, std::span<const
   CorpusStats s;
   s.part_of_index = true;
   absl::ReaderMutexLock lock(&mu_);
+  // The query's terms by id; a term the index lacks has df 0.
+  for (const std::string& term : terms) s.document_frequency.try_emplace(term, 0);
+  // Pointers into document_frequency: taken after its last insert, so stable.
+  absl::flat_hash_map<uint32_t, uint64_t*> df_of;
+  for (auto& [term, df] : s.document_frequency) {
+    if (auto it = term_ids_.find(term); it != term_ids_.end()) df_of[it->second] = &df;
+  }
+  // Counted from the listed documents' own terms (forward_), not from the
+  // terms' postings over the whole index: a tenant's cost, not the index's.
   for (int64_t id : ids) {
     auto it = slot_of_.find(static_cast<uint64_t>(id));
     if (it == slot_of_.end() || !within(static_cast<uint64_t>(id))) continue;
     ++s.documents;
     s.total_length += length_[it->second];
-  }
-  for (const std::string& term : terms) {
-    if (s.document_frequency.contains(term)) continue;
-    uint64_t df = 0;
-    if (auto it = term_ids_.find(term); it != term_ids_.end()) {
-      for (const Posting& p : postings_[it->second]) df += within(id_of_slot_[p.slot]) ? 1 : 0;
+    for (const TermFreq& t : forward_[it->second]) {
+      if (auto d = df_of.find(t.term); d != df_of.end()) ++*d->second;
     }
-    s.document_frequency[term] = df;
   }
   return s;
 }
