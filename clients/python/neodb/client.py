@@ -391,11 +391,14 @@ class Collection:
             req.alpha = alpha
         return _info(self._c._call(self._c._collections.SetFusion, req).info)
 
-    def verify(self) -> Dict[str, Any]:
+    def verify(self, full: bool = False) -> Dict[str, Any]:
         """The server's consistency check of this collection: stored, indexed,
-        missing_from_index, stale_in_index, keyword_* … (neodb.v1.VerifyResponse)."""
+        missing_from_index, stale_in_index, keyword_*, each stored vector
+        against its index entry (vector_mismatches …) and a sample of texts
+        embedded again (reembed_*; every text with `full`)
+        (neodb.v1.VerifyResponse)."""
         return _fields(self._c._call(self._c._admin.Verify,
-                                     pb.VerifyRequest(collection=self.name)))
+                                     pb.VerifyRequest(collection=self.name, full=full)))
 
     def insert_many(self, objects: Iterable[Mapping[str, Any]], batch_size: int = 64,
                     progress: Optional[Callable[[int], None]] = None) -> List[str]:
