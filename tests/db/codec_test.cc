@@ -207,9 +207,9 @@ TEST(CodecTest, SpecV4PrecisionRoundTripsAndOlderSpecsDecodeAsF32) {
   v3[0] = 4;  // a v4 record cut short is corrupt, not f32
   EXPECT_EQ(DecodeCollectionSpec(v3).status().code(), absl::StatusCode::kDataLoss);
   // An unknown later version is refused, not guessed at.
-  std::string v7 = EncodeCollectionSpec(spec);
-  v7[0] = 7;
-  EXPECT_FALSE(DecodeCollectionSpec(v7).ok());
+  std::string v8 = EncodeCollectionSpec(spec);
+  v8[0] = 8;
+  EXPECT_FALSE(DecodeCollectionSpec(v8).ok());
 }
 
 TEST(CodecTest, SpecV5FusionRoundTripsAndOlderSpecsDecodeAsAdaptive) {
