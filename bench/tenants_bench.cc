@@ -145,38 +145,39 @@ int Run(const Flags& f) {
 
   std::vector<double> nv_ms, kw_ms, hy_ms;
   uint64_t hits = 0;
+  // Runs one query, adds its latency to `ms`; false (said on stderr) on an error.
+  auto timed = [&](const char* what, std::vector<double>* ms, auto query) {
+    const auto s = Clock::now();
+    absl::StatusOr<SearchResult> r = query();
+    ms->push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+    if (!r.ok()) std::fprintf(stderr, "%s: %s\n", what, r.status().ToString().c_str());
+    return r.ok();
+  };
   for (int q = 0; q < f.queries; ++q) {
     const std::string tenant = absl::StrCat("tenant", rng() % f.tenants);
+    const std::string collection = one ? "mt" : tenant;
     SearchParams p;
     p.k = 10;
     if (one) p.tenant = tenant;
     const std::vector<float> v = vector();
-    auto s = Clock::now();
-    auto r = db->NearVector(one ? "mt" : tenant, v, p);
-    nv_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
-    if (!r.ok()) {
-      std::fprintf(stderr, "near-vector: %s\n", r.status().ToString().c_str());
+    if (!timed("near-vector", &nv_ms, [&] {
+          auto r = db->NearVector(collection, v, p);
+          if (r.ok()) hits += r->hits.size();
+          return r;
+        })) {
       return 1;
     }
-    hits += r->hits.size();
     // Keyword alone (no query embedding: the index's own cost), then hybrid.
-    p.mode = SearchMode::kKeyword;
-    s = Clock::now();
-    auto kw = db->NearText(one ? "mt" : tenant, absl::StrCat(words[rng() % 12], " note"),
-                           std::nullopt, p, absl::InfiniteFuture());
-    kw_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
-    if (!kw.ok()) {
-      std::fprintf(stderr, "keyword: %s\n", kw.status().ToString().c_str());
-      return 1;
-    }
-    p.mode = SearchMode::kHybrid;
-    s = Clock::now();
-    auto h = db->NearText(one ? "mt" : tenant, absl::StrCat(words[rng() % 12], " note"),
-                          std::nullopt, p, absl::InfiniteFuture());
-    hy_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
-    if (!h.ok()) {
-      std::fprintf(stderr, "hybrid: %s\n", h.status().ToString().c_str());
-      return 1;
+    for (SearchMode mode : {SearchMode::kKeyword, SearchMode::kHybrid}) {
+      p.mode = mode;
+      const std::string text = absl::StrCat(words[rng() % 12], " note");
+      if (!timed(mode == SearchMode::kKeyword ? "keyword" : "hybrid",
+                 mode == SearchMode::kKeyword ? &kw_ms : &hy_ms, [&] {
+                   return db->NearText(collection, text, std::nullopt, p,
+                                       absl::InfiniteFuture());
+                 })) {
+        return 1;
+      }
     }
   }
   // A clean shutdown (snapshots of every index) and a restart.
