@@ -78,6 +78,15 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   // threads, which only hand work to stream_workers_.
   quota.SetMaxThreads(handler_threads + 2);
   builder.SetResourceQuota(quota);
+  // gRPC's sync server keeps at most MAX_POLLERS (default 2) threads waiting for
+  // calls: a thread that finishes a call while two others wait exits, and a
+  // call taken while none waits starts a new one. Handlers that block (a
+  // near-text call waits for the encoder) thus created and ended ~2 threads a
+  // call, and every thread start/exit left memory behind: RSS grew ~2.3 KiB a
+  // call without bound (bench/README.md, issue 49). Letting every handler
+  // thread wait keeps the pool's threads alive instead.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                              handler_threads);
   for (auto& svc : s->services_) builder.RegisterService(svc.get());
   // Unparsable requests first: the metrics then count the status sent.
   InstallRequestParseErrorCapture();

@@ -3,7 +3,8 @@
 an idle pause, per allocator setting (issue 19, "Bounded memory").
 
   /usr/bin/python3 bench/rss_bench.py [--build build] [--neodb BIN] [--requests 200000] [--docs 2000]
-      [--warmup 10000] [--idle 45] [--variants NAME,...] [--trace]
+      [--warmup 10000] [--idle 45] [--variants NAME,...] [--trace] [--model fake|default|DIR]
+      [--near-text-only] [--sample-every 20000] [--slope-after 0] [--heaptrack FILE] [--smaps DIR]
 
 For each variant it starts the server on 127.0.0.1 (free port) with the fake
 embedder and a metrics endpoint, creates an HNSW collection with a keyword
@@ -21,6 +22,14 @@ view is sampled too: RocksDB memtables and block cache (metrics endpoint),
 vectors in the HNSW index and the keyword index's estimated heap (Describe);
 --trace prints those samples every 20k requests. At the end it checks that
 the live document count is still --docs.
+
+Issue 49 options: --model default serves the shipped default model instead of
+the fake embedder (the query of each near-text call is then embedded);
+--near-text-only makes every request a vector-mode near-text call;
+--sample-every N samples every N requests and prints the RSS slope (MiB per
+100k requests, least squares over the samples from --slope-after on);
+--heaptrack FILE attaches heaptrack after the warm-up; --smaps DIR keeps the
+server's /proc/PID/smaps at every sample. The server's CPU seconds are printed.
 
 Not a test: numbers depend on the machine and on what else runs on it, which
 is printed too.
@@ -55,6 +64,12 @@ VARIANTS = {
                                     "MALLOC_CONF": "background_thread:true"}, NO_TRIM),
     "glibc + idle trim": ({}, []),
     "arena2 + idle trim": (ARENA2, []),
+    # Blocks of 64 KiB and more always mmapped (glibc's threshold otherwise rises to 32 MiB
+    # after the first free of such a block), so a freed one goes back to the OS at once.
+    "glibc mmap 64k": ({"MALLOC_MMAP_THRESHOLD_": "65536"}, NO_TRIM),
+    "glibc encoder-threads 1": ({}, NO_TRIM + ["--encoder-threads", "1"]),
+    "arena1": ({"MALLOC_ARENA_MAX": "1"}, NO_TRIM),
+    "glibc no tcache": ({"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"}, NO_TRIM),
 }
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
          "november oscar papa quebec romeo sierra tango uniform victor whiskey xray").split()
@@ -65,6 +80,22 @@ def proc_status(pid, field):
         return int(re.search(field + r":\s+(\d+)", f.read()).group(1))
 
 
+def find_descendant(root, comm):
+    """The first process named comm under root (breadth first), or None."""
+    todo = [root]
+    while todo:
+        pid = todo.pop(0)
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == comm:
+                    return pid
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return None
+
+
 def text(rng, n):
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
@@ -72,13 +103,14 @@ def text(rng, n):
 class Server:
     """`neodb serve` in a temporary data directory; stderr kept for its log."""
 
-    def __init__(self, binary, env_extra, flags, tmp):
+    def __init__(self, binary, env_extra, flags, tmp, model_flags=("--fake-model", "64"),
+                 wrapper=()):
         self.log_path = os.path.join(tmp, "serve.log")
         self.log = open(self.log_path, "w")
         env = dict(os.environ, **env_extra)
         self.p = subprocess.Popen(
-            [binary, "serve", "--data-dir", tmp + "/data",
-             "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--fake-model", "64",
+            list(wrapper) + [binary, "serve", "--data-dir", tmp + "/data",
+             "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", *model_flags,
              "--snapshot-interval", "0"] + flags,
             stdout=subprocess.PIPE, stderr=self.log, env=env, text=True)
         self.port = self.metrics_port = None
@@ -92,9 +124,13 @@ class Server:
                 break
         if self.port is None:
             raise RuntimeError(f"server did not start; see {self.log_path}")
+        # Under a wrapper (heaptrack) the server is a descendant of the Popen'd process.
+        self.pid = self.p.pid
+        if wrapper:
+            self.pid = find_descendant(self.p.pid, os.path.basename(binary)[:15]) or self.p.pid
 
     def rss(self):
-        return proc_status(self.p.pid, "VmRSS")
+        return proc_status(self.pid, "VmRSS")
 
     def metrics(self):
         body = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics",
@@ -117,7 +153,10 @@ def run_variant(build, env_extra, flags, a):
     from neodb.v1 import neodb_pb2 as pb, neodb_pb2_grpc as rpc
 
     with tempfile.TemporaryDirectory() as tmp:
-        srv = Server(a.neodb or os.path.join(build, "tools/neodb/neodb"), env_extra, flags, tmp)
+        model_flags = (("--fake-model", "64") if a.model == "fake" else
+                       () if a.model == "default" else ("--model", a.model))
+        srv = Server(a.neodb or os.path.join(build, "tools/neodb/neodb"), env_extra, flags, tmp,
+                     model_flags, a.wrapper.split() if a.wrapper else ())
         try:
             ch = grpc.insecure_channel(f"127.0.0.1:{srv.port}")
             cols, docs, search = rpc.CollectionsStub(ch), rpc.DocumentsStub(ch), rpc.SearchStub(ch)
@@ -135,7 +174,7 @@ def run_variant(build, env_extra, flags, a):
 
             def one(i):
                 r = random.Random(i)
-                op = r.randrange(100)
+                op = r.randrange(35) if a.near_text_only else r.randrange(100)
                 if op < 65:
                     mode = "vector" if op < 35 else "keyword" if op < 50 else "hybrid"
                     search.NearText(pb.NearTextRequest(collection="c", query=text(r, 4).encode(),
@@ -154,9 +193,14 @@ def run_variant(build, env_extra, flags, a):
                         doc(r, i) for i in ids]), timeout=60)
 
             def describe():
+                if a.smaps:
+                    with open(f"/proc/{srv.pid}/smaps") as src, \
+                            open(os.path.join(a.smaps, f"smaps.{time.time():.0f}"), "w") as dst:
+                        dst.write(src.read())
                 info = cols.Describe(pb.DescribeCollectionRequest(name="c"), timeout=30).info
                 m = srv.metrics()
-                return {"rss": srv.rss(), "count": info.count, "index": info.index_size,
+                return {"rss": srv.rss(), "threads": proc_status(srv.pid, "Threads"),
+                        "count": info.count, "index": info.index_size,
                         "keyword": info.keyword.memory_bytes,
                         "memtables": m.get("cur-size-all-mem-tables", 0),
                         "cache": m.get("block-cache-usage", 0)}
@@ -170,12 +214,19 @@ def run_variant(build, env_extra, flags, a):
 
             with concurrent.futures.ThreadPoolExecutor(8) as pool:
                 list(pool.map(one, range(10**9, 10**9 + a.warmup)))
+                if a.heaptrack:
+                    # heaptrack attached after the warm-up (through gdb): it sees what the
+                    # load allocates, and what of that is still live when the server stops.
+                    tracker = subprocess.Popen(["heaptrack", "-o", a.heaptrack, "-p",
+                                                str(srv.pid)], stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.DEVNULL)
+                    time.sleep(a.heaptrack_wait)
                 start = describe()
                 trace = [(0, start)]
                 t0 = time.time()
                 th = threading.Thread(target=sampler, args=(t0,), daemon=True)
                 th.start()
-                step = 20000
+                step = a.sample_every
                 for b in range(0, a.requests, step):
                     list(pool.map(one, range(b, min(b + step, a.requests))))
                     trace.append((min(b + step, a.requests), describe()))
@@ -185,19 +236,41 @@ def run_variant(build, env_extra, flags, a):
             stop.set()
             th.join()
             idle = describe()
-            peak = proc_status(srv.p.pid, "VmHWM")
+            peak = proc_status(srv.pid, "VmHWM")
             ch.close()
             srv.log.flush()
             with open(srv.log_path) as f:
                 trims = [line.strip() for line in f if "idle:" in line]
+            cpu = proc_cpu_seconds(srv.pid)
             if idle["count"] != a.docs:
                 print(f"# warning: {idle['count']} live documents, expected {a.docs}")
             return {"start": start, "end": end, "idle": idle, "peak": peak,
                     "max_sampled": max(s[1] for s in samples), "trace": trace,
-                    "rps": a.requests / load_s, "trims": trims, "idle_samples": [s for s in samples
+                    "rps": a.requests / load_s, "cpu_s": cpu, "load_s": load_s, "trims": trims, "idle_samples": [s for s in samples
                                                                  if s[0] > load_s]}
         finally:
             srv.stop()
+            if a.heaptrack:
+                tracker.wait(timeout=300)
+
+
+def proc_cpu_seconds(pid):
+    """User + system CPU seconds the server has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def slope_per_100k(trace, skip):
+    """Least-squares slope of RSS (MiB per 100k requests) over the trace's samples after the
+    first `skip` requests."""
+    pts = [(n, d["rss"] / 1024) for n, d in trace if n >= skip]
+    if len(pts) < 2:
+        return float("nan")
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    den = sum((p[0] - mx) ** 2 for p in pts)
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / den * 1e5 if den else float("nan")
 
 
 def mib(kib):
@@ -217,7 +290,24 @@ def main():
     ap.add_argument("--ceiling-mib", type=float, default=300,
                     help="the stated ceiling the peak is checked against (bench/README.md)")
     ap.add_argument("--trace", action="store_true",
-                    help="print RSS, memtables, block cache and index sizes every 20k requests")
+                    help="print RSS, memtables, block cache and index sizes every --sample-every requests")
+    ap.add_argument("--sample-every", type=int, default=20000,
+                    help="requests between two samples of the trace (and of the slope)")
+    ap.add_argument("--model", default="fake",
+                    help="fake (--fake-model 64, the default), default (the shipped default model) "
+                         "or a model directory")
+    ap.add_argument("--near-text-only", action="store_true",
+                    help="every request a near-text call in vector mode (the query is embedded)")
+    ap.add_argument("--wrapper", help="command the server runs under (its process must keep the "
+                    "binary's name)")
+    ap.add_argument("--smaps", metavar="DIR",
+                    help="copy the server's /proc/PID/smaps into DIR at every sample")
+    ap.add_argument("--heaptrack", metavar="FILE",
+                    help="attach heaptrack (heaptrack -p) after the warm-up, writing FILE.zst")
+    ap.add_argument("--heaptrack-wait", type=float, default=15,
+                    help="seconds to let heaptrack attach before the load starts")
+    ap.add_argument("--slope-after", type=int, default=0,
+                    help="the RSS slope counts the samples from this many requests on (warm-up)")
     a = ap.parse_args()
     model = "?"
     with open("/proc/cpuinfo") as f:
@@ -225,7 +315,8 @@ def main():
         model = m.group(1) if m else model
     print(f"# rss_bench: {platform.node()} {platform.machine()}, {model}, {os.cpu_count()} CPUs, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"# {a.docs} documents, {a.warmup} warm-up + {a.requests} mixed requests from 8 "
+    print(f"# model {a.model}; {a.docs} documents, {a.warmup} warm-up + {a.requests} "
+          f"{'near-text' if a.near_text_only else 'mixed'} requests from 8 "
           f"clients, then {a.idle:.0f} s idle")
     rows = []
     for name in a.variants.split(","):
@@ -235,14 +326,17 @@ def main():
         s, e, i = r["start"]["rss"], r["end"]["rss"], r["idle"]["rss"]
         print(f"# {name}: start {mib(s)} MiB, peak {mib(r['peak'])}, end {mib(e)}, "
               f"idle {mib(i)} ({(i - s) * 100 / s:+.1f}%), {r['rps']:.0f} requests/s, "
-              f"load average {os.getloadavg()[0]:.2f}", flush=True)
+              f"load average {os.getloadavg()[0]:.2f}; server CPU {r['cpu_s']:.0f} s over "
+              f"{r['load_s']:.0f} s of load + idle; RSS slope "
+              f"{slope_per_100k(r['trace'], a.slope_after):+.1f} MiB per 100k requests "
+              f"(samples from {a.slope_after})", flush=True)
         if a.trace:
             print("#   requests | RSS MiB | memtables MiB | block cache MiB | HNSW vectors "
-                  "| keyword MiB | live docs")
+                  "| keyword MiB | live docs | threads")
             for n, d in r["trace"] + [("idle", r["idle"])]:
                 print(f"#   {n} | {mib(d['rss'])} | {d['memtables'] / 2**20:.1f} "
                       f"| {d['cache'] / 2**20:.1f} | {d['index']} | {d['keyword'] / 2**20:.2f} "
-                      f"| {d['count']}")
+                      f"| {d['count']} | {d['threads']}")
             print("#   idle RSS (MiB, every 5 s): " + " ".join(
                 mib(kib) for _, kib in r["idle_samples"][::5]))
             for line in r["trims"]:
