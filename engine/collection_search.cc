@@ -92,15 +92,13 @@ absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* v
   // collection of its own (and other tenants' texts do not shift them).
   const keyword::CorpusStats* corpus = params.keyword_corpus.get();
   std::optional<keyword::CorpusStats> tenant_corpus;
-  if (corpus == nullptr && f && f->tenant_ids() != nullptr && mode != SearchMode::kVector) {
-    const absl::flat_hash_set<int64_t>* members = f->tenant_ids();
-    tenant_corpus = indexes.keyword().index().TermStatistics(
-        query, *f->Candidates(),
-        [members](uint64_t id) { return members->contains(static_cast<int64_t>(id)); });
+  // (A view lists candidates only for a tenant: its documents.)
+  const std::vector<int64_t>* candidates = f ? f->Candidates() : nullptr;
+  if (corpus == nullptr && candidates != nullptr && mode != SearchMode::kVector) {
+    tenant_corpus = indexes.keyword().index().TermStatistics(query, *candidates);
     corpus = &*tenant_corpus;
   }
   // A tenant's keyword leg scores the tenant's documents alone.
-  const std::vector<int64_t>* candidates = f ? f->Candidates() : nullptr;
   auto keyword_leg = [&](int n) -> absl::StatusOr<std::vector<keyword::RankedId>> {
     const keyword::KeywordIndex& index = indexes.keyword().index();
     ASSIGN_OR_RETURN(std::vector<keyword::KeywordHit> hits,

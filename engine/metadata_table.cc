@@ -26,7 +26,7 @@ void MetadataTable::AddLocked(int64_t id, const db::Document& doc) {
   if (multi_tenant_) {
     const std::string_view tenant = TenantOfStoredId(doc.id);
     auto t = tenant_ids_.find(tenant);
-    if (t == tenant_ids_.end()) t = tenant_ids_.emplace(std::string(tenant), absl::flat_hash_set<int64_t>()).first;
+    if (t == tenant_ids_.end()) t = tenant_ids_.try_emplace(std::string(tenant)).first;
     t->second.insert(id);
   }
   for (const auto& [field, value] : doc.metadata) {
@@ -93,14 +93,9 @@ std::vector<std::string> MetadataTable::MatchingDocumentIds(const db::Filter* fi
   std::vector<std::string> out;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    auto take = [&](const Doc& doc) {
+    ForEachDocLocked(tenant, [&](const Doc& doc) {
       if (filter == nullptr || filter->Matches(doc.metadata)) out.push_back(doc.id);
-    };
-    if (tenant.empty()) {
-      for (const auto& [id, doc] : docs_) take(doc);
-    } else if (const auto* ids = TenantIdsLocked(tenant)) {
-      for (int64_t id : *ids) take(docs_.at(id));
-    }
+    });
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -108,17 +103,13 @@ std::vector<std::string> MetadataTable::MatchingDocumentIds(const db::Filter* fi
 
 uint64_t MetadataTable::CountMatching(const db::Filter* filter, std::string_view tenant) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  if (!tenant.empty()) {
+  if (filter == nullptr) {
+    if (tenant.empty()) return docs_.size();
     const auto* ids = TenantIdsLocked(tenant);
-    if (ids == nullptr) return 0;
-    if (filter == nullptr) return ids->size();
-    uint64_t n = 0;
-    for (int64_t id : *ids) n += filter->Matches(docs_.at(id).metadata) ? 1 : 0;
-    return n;
+    return ids == nullptr ? 0 : ids->size();
   }
-  if (filter == nullptr) return docs_.size();
   uint64_t n = 0;
-  for (const auto& [id, doc] : docs_) n += filter->Matches(doc.metadata) ? 1 : 0;
+  ForEachDocLocked(tenant, [&](const Doc& doc) { n += filter->Matches(doc.metadata) ? 1 : 0; });
   return n;
 }
 

@@ -105,10 +105,9 @@ class MetadataTable : public DerivedIndex {
     // ids); nullptr past kMaxDenseDistinctValues or kMaxBitsPerDocument
     // (Allowed still works).
     const index::IdBitmap* Dense() const override;
-    // A tenant's view: its ids, ascending (every allowed id is among them).
+    // A tenant's view: its ids, ascending (every allowed id is among them);
+    // null for a view of the whole collection.
     const std::vector<int64_t>* Candidates() const override;
-    // The tenant's ids, or null for a view of the whole collection.
-    const absl::flat_hash_set<int64_t>* tenant_ids() const { return tenant_ids_; }
     // As MetadataTable::DocumentIds, under the lock this view holds.
     std::vector<std::string> DocumentIds(std::span<const int64_t> ids) const {
       return table_.DocumentIdsLocked(ids);
@@ -144,6 +143,16 @@ class MetadataTable : public DerivedIndex {
 
   // The ids of `tenant` (null when it has none). REQUIRES: mu_ held.
   const absl::flat_hash_set<int64_t>* TenantIdsLocked(std::string_view tenant) const;
+  // Calls fn(doc) for every live document of `tenant` (every one when
+  // empty), in no order. REQUIRES: mu_ held.
+  template <typename Fn>
+  void ForEachDocLocked(std::string_view tenant, Fn fn) const {
+    if (tenant.empty()) {
+      for (const auto& [id, doc] : docs_) fn(doc);
+    } else if (const auto* ids = TenantIdsLocked(tenant)) {
+      for (int64_t id : *ids) fn(docs_.at(id));
+    }
+  }
 
   const bool multi_tenant_;
   mutable std::shared_mutex mu_;

@@ -74,13 +74,7 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> FlatIndex::SearchImpl(
   // rows alone instead of testing every row.
   if (const std::vector<int64_t>* listed = filter != nullptr ? filter->Candidates() : nullptr;
       listed != nullptr && listed->size() < ids_.size()) {
-    std::vector<size_t> rows;
-    rows.reserve(listed->size());
-    for (int64_t id : *listed) {
-      auto it = row_of_.find(id);
-      if (it != row_of_.end() && filter->Allowed(id)) rows.push_back(it->second);
-    }
-    std::sort(rows.begin(), rows.end());
+    const std::vector<size_t> rows = AllowedCandidateRows(*filter, row_of_);
     RETURN_IF_ERROR(CatchExceptions("flat search", [&] {
       for (size_t i = 0; i < nq; ++i) {
         for (const RowHit& h :

@@ -152,13 +152,7 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
     if (const std::vector<int64_t>* listed = filter != nullptr ? filter->Candidates() : nullptr;
         listed != nullptr && (listed->size() < exact_below_ ||
                               listed->size() < kHnswExactFilterFraction * live)) {
-      std::vector<size_t> positions;
-      positions.reserve(listed->size());
-      for (int64_t id : *listed) {
-        auto it = id_to_pos_.find(id);
-        if (it != id_to_pos_.end() && filter->Allowed(id)) positions.push_back(it->second);
-      }
-      std::sort(positions.begin(), positions.end());
+      const std::vector<size_t> positions = AllowedCandidateRows(*filter, id_to_pos_);
       for (size_t i = 0; i < nq; ++i) out[i] = ExactLocked(&q[i * dim_], k, filter, &positions);
       return;
     }

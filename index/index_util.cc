@@ -51,4 +51,17 @@ void WriteIndexHeader(ByteWriter* w, std::string_view spec, int dim, Metric metr
   w->U8(static_cast<uint8_t>(metric));
 }
 
+std::vector<size_t> AllowedCandidateRows(const IdFilter& filter,
+                                         const std::unordered_map<int64_t, size_t>& row_of) {
+  const std::vector<int64_t>& listed = *filter.Candidates();
+  std::vector<size_t> rows;
+  rows.reserve(listed.size());
+  for (int64_t id : listed) {
+    auto it = row_of.find(id);
+    if (it != row_of.end() && filter.Allowed(id)) rows.push_back(it->second);
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
 }  // namespace neodb::index

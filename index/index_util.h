@@ -10,12 +10,14 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/byte_codec.h"
 #include "index/metric.h"
+#include "index/vector_index.h"
 
 namespace neodb::index {
 
@@ -44,6 +46,13 @@ std::vector<int64_t> SortedIds(const Container& ids) {
   std::sort(out.begin(), out.end());
   return out;
 }
+
+// The rows (through `row_of`: id -> row) of `filter`'s Candidates() that it
+// allows, ascending: what an index scores alone when a filter lists its
+// candidates (a tenant's documents). Ids `row_of` lacks are skipped.
+// REQUIRES: filter.Candidates() is not null.
+std::vector<size_t> AllowedCandidateRows(const IdFilter& filter,
+                                         const std::unordered_map<int64_t, size_t>& row_of);
 
 // Runs `fn`, turning any exception (FAISS throws faiss::FaissException, the
 // standard library std::bad_alloc) into INTERNAL / RESOURCE_EXHAUSTED.

@@ -299,8 +299,8 @@ CorpusStats KeywordIndex::TermStatistics(std::string_view query, const IdFilter&
   return s;
 }
 
-CorpusStats KeywordIndex::TermStatistics(std::string_view query, std::span<const int64_t> ids,
-                                         const IdFilter& within) const {
+CorpusStats KeywordIndex::TermStatistics(std::string_view query,
+                                         std::span<const int64_t> ids) const {
   std::vector<std::string> terms;
   for (Token& t : analyzer_.Analyze(query)) terms.push_back(std::move(t.term));
   CorpusStats s;
@@ -317,7 +317,7 @@ CorpusStats KeywordIndex::TermStatistics(std::string_view query, std::span<const
   // terms' postings over the whole index: a tenant's cost, not the index's.
   for (int64_t id : ids) {
     auto it = slot_of_.find(static_cast<uint64_t>(id));
-    if (it == slot_of_.end() || !within(static_cast<uint64_t>(id))) continue;
+    if (it == slot_of_.end()) continue;
     ++s.documents;
     s.total_length += length_[it->second];
     for (const TermFreq& t : forward_[it->second]) {

@@ -153,12 +153,11 @@ class KeywordIndex {
                                                       std::span<const int64_t> ids,
                                                       const IdFilter& allow = nullptr,
                                                       const CorpusStats* corpus = nullptr) const;
-  // As above over the documents among `ids` that `within` also accepts (it
-  // must accept no id outside `ids`): their count and lengths read from
-  // `ids` alone, not from a pass over every document, so a tenant's
-  // statistics cost what its own documents cost (engine/tenant_scope.h).
-  CorpusStats TermStatistics(std::string_view query, std::span<const int64_t> ids,
-                             const IdFilter& within) const;
+  // As above over the documents among `ids` (distinct; ids the index lacks
+  // are skipped), counted from those documents alone, not from a pass over
+  // every document or every posting, so a tenant's statistics cost what its
+  // own documents cost (engine/tenant_scope.h). part_of_index is set.
+  CorpusStats TermStatistics(std::string_view query, std::span<const int64_t> ids) const;
 
   KeywordStats Stats() const;
   size_t size() const;

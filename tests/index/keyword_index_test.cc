@@ -377,7 +377,7 @@ TEST(KeywordIndexTest, APartsOwnStatisticsScoreItAsAnIndexOfItsOwn) {
   const std::set<int64_t> members(part.begin(), part.end());
   const IdFilter in_part = [&members](uint64_t id) { return members.contains(static_cast<int64_t>(id)); };
   for (const std::string query : {"protein", "protein bone density", "cell"}) {
-    const CorpusStats stats = whole->TermStatistics(query, part, in_part);
+    const CorpusStats stats = whole->TermStatistics(query, part);
     EXPECT_TRUE(stats.part_of_index);
     EXPECT_EQ(stats.documents, part.size());
     const auto among = whole->SearchAmong(query, 100, part, nullptr, &stats);
