@@ -34,8 +34,8 @@ class StreamProgress {
   absl::Status Run(const IngestStreamEnv& env, const grpc::ServerContextBase* ctx,
                    const v1::IngestBatch& batch) {
     int64_t tokens = 0;
-    auto ids = UpsertBatch({env.db, env.cluster}, env.limits, ctx, batch.collection(), batch.tenant(),
-                           batch.documents(), &tokens, &consistency_);
+    auto ids = UpsertBatch({env.db, env.cluster}, env.limits, ctx, batch.collection(),
+                           batch.tenant(), batch.documents(), &tokens, &consistency_);
     if (!ids.ok()) {
       // Earlier batches are committed and stay; say how far we got.
       return absl::Status(

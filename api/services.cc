@@ -143,8 +143,8 @@ class DocumentsService final : public DocumentsServiceBase {
   grpc::Status Upsert(grpc::ServerContext* ctx, const v1::UpsertRequest* req,
                       v1::UpsertResponse* resp) override {
     cluster::ConsistencyToken token;
-    auto ids = UpsertBatch({db_, cluster_}, limits_, ctx, req->collection(), req->tenant(), req->documents(),
-                           nullptr, &token);
+    auto ids = UpsertBatch({db_, cluster_}, limits_, ctx, req->collection(), req->tenant(),
+                           req->documents(), nullptr, &token);
     if (!ids.ok()) return Error(ids.status());
     for (auto& id : *ids) resp->add_ids(std::move(id));
     if (!token.empty()) resp->set_consistency_token(cluster::FormatToken(token));
@@ -167,15 +167,13 @@ class DocumentsService final : public DocumentsServiceBase {
     if (ids.size() > static_cast<size_t>(limits_.max_documents_per_request)) {
       return Error(TooMany(ids.size(), "ids"));
     }
-    auto scope = db_->ScopeOf(req->collection(), req->tenant());
-    if (!scope.ok()) return Error(scope.status());
-    auto stored = StoredIds(*scope, ids);
-    if (!stored.ok()) return Error(stored.status());
-    auto docs = db_->Get(req->collection(), *stored);
+    auto scoped = ScopeIds(*db_, req->collection(), req->tenant(), ids);
+    if (!scoped.ok()) return Error(scoped.status());
+    auto docs = db_->Get(req->collection(), scoped->stored);
     if (!docs.ok()) return Error(docs.status());
     for (size_t i = 0; i < ids.size(); ++i) {
       if ((*docs)[i]) {
-        ToVisible(*scope, &*(*docs)[i]);
+        ToVisible(scoped->scope, &*(*docs)[i]);
         ToProto(*(*docs)[i], true, true, req->include_vector(), resp->add_documents());
       } else {
         resp->add_missing_ids(ids[i]);
@@ -218,11 +216,9 @@ class DocumentsService final : public DocumentsServiceBase {
       resp->set_consistency_token(cluster::FormatToken(w->token));
       return grpc::Status::OK;
     }
-    auto scope = db_->ScopeOf(req->collection(), req->tenant());
-    if (!scope.ok()) return Error(scope.status());
-    auto stored = StoredIds(*scope, ids);
-    if (!stored.ok()) return Error(stored.status());
-    auto n = db_->Delete(req->collection(), *stored);
+    auto scoped = ScopeIds(*db_, req->collection(), req->tenant(), ids);
+    if (!scoped.ok()) return Error(scoped.status());
+    auto n = db_->Delete(req->collection(), scoped->stored);
     if (!n.ok()) return Error(n.status());
     resp->set_deleted(*n);
     return grpc::Status::OK;
@@ -250,11 +246,9 @@ class DocumentsService final : public DocumentsServiceBase {
     if (which.ids.size() > static_cast<size_t>(limits_.max_documents_per_request)) {
       return Error(TooMany(which.ids.size(), "ids"));
     }
-    auto scope = db_->ScopeOf(req->collection(), req->tenant());
-    if (!scope.ok()) return Error(scope.status());
-    auto stored = StoredIds(*scope, which.ids);
-    if (!stored.ok()) return Error(stored.status());
-    which.ids = std::move(*stored);
+    auto scoped = ScopeIds(*db_, req->collection(), req->tenant(), which.ids);
+    if (!scoped.ok()) return Error(scoped.status());
+    which.ids = std::move(scoped->stored);
     which.tenant = req->tenant();
     auto filter = RequestFilter(req->filter(), req->filter_json());
     if (!filter.ok()) return Error(filter.status());
@@ -265,7 +259,7 @@ class DocumentsService final : public DocumentsServiceBase {
     if (!r.ok()) return Error(r.status());
     resp->set_matched(r->matched);
     resp->set_updated(r->updated);
-    ToVisible(*scope, &r->missing_ids);
+    ToVisible(scoped->scope, &r->missing_ids);
     for (const std::string& id : r->missing_ids) resp->add_missing_ids(id);
     return grpc::Status::OK;
   }
@@ -276,14 +270,14 @@ class DocumentsService final : public DocumentsServiceBase {
       return Error(absl::InvalidArgumentError(
           absl::StrCat("page_size is ", req->page_size(), "; it must be in 0..1000")));
     }
-    auto scope = db_->ScopeOf(req->collection(), req->tenant());
-    if (!scope.ok()) return Error(scope.status());
+    auto scoped = ScopeIds(*db_, req->collection(), req->tenant());
+    if (!scoped.ok()) return Error(scoped.status());
     auto page = db_->List(req->collection(), req->page_token(),
                           req->page_size() == 0 ? 100 : static_cast<size_t>(req->page_size()),
                           req->tenant());
     if (!page.ok()) return Error(page.status());
     for (auto& d : page->documents) {
-      ToVisible(*scope, &d);
+      ToVisible(scoped->scope, &d);
       ToProto(d, req->include_text(), req->include_metadata(), req->include_vector(),
               resp->add_documents());
     }

@@ -4,6 +4,7 @@
 #include "engine/text_checks.h"
 
 namespace neodb::api {
+namespace {
 
 absl::StatusOr<std::vector<std::string>> StoredIds(const engine::TenantScope& scope,
                                                    const std::vector<std::string>& ids) {
@@ -13,6 +14,17 @@ absl::StatusOr<std::vector<std::string>> StoredIds(const engine::TenantScope& sc
     ASSIGN_OR_RETURN(std::string stored, scope.Stored(id));
     out.push_back(std::move(stored));
   }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ScopedIds> ScopeIds(const engine::Database& db, const std::string& collection,
+                                   const std::string& tenant,
+                                   const std::vector<std::string>& ids) {
+  ScopedIds out;
+  ASSIGN_OR_RETURN(out.scope, db.ScopeOf(collection, tenant));
+  ASSIGN_OR_RETURN(out.stored, StoredIds(out.scope, ids));
   return out;
 }
 

@@ -106,7 +106,9 @@ int Run(const Flags& f) {
     spec.index_spec = f.index;
     spec.multi_tenant = multi_tenant;
     auto c = db->CreateCollection(spec, ext);
-    if (!c.ok()) std::fprintf(stderr, "create %s: %s\n", name.c_str(), c.status().ToString().c_str());
+    if (!c.ok()) {
+      std::fprintf(stderr, "create %s: %s\n", name.c_str(), c.status().ToString().c_str());
+    }
     return c.ok();
   };
   const char* words[] = {"invoice", "order", "refund", "shipping", "account", "login",

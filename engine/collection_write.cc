@@ -42,7 +42,8 @@ absl::StatusOr<Collection::PreparedWrite> Collection::PrepareWrite(
     // (tenant_scope.h); one without a tenant would belong to nobody.
     if (spec.multi_tenant && !ValidateTenant(TenantOfStoredId(d.id)).ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "document #", i, ": collection '", spec.name, "' is multi-tenant and the document names no tenant"));
+          "document #", i, ": collection '", spec.name,
+          "' is multi-tenant and the document names no tenant"));
     }
     const std::string what = absl::StrCat("document '", d.id, "': text");
     if (absl::Status s = db::ValidateMetadata(d.metadata); !s.ok()) {

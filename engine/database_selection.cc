@@ -96,7 +96,8 @@ absl::StatusOr<uint64_t> Database::DeleteWhere(const std::string& collection,
   ASSIGN_OR_RETURN(const TenantScope scope, TenantScope::For(state->settings.spec, tenant));
   if (filter == nullptr && scope.whole()) {
     return absl::InvalidArgumentError(
-        "a delete without a filter deletes a tenant and must name one (drop a collection to empty it)");
+        "a delete without a filter deletes a tenant and must name one "
+        "(drop a collection to empty it)");
   }
   const std::vector<std::string> ids =
       state->indexes->metadata().MatchingDocumentIds(filter, scope.tenant());

@@ -51,7 +51,8 @@ absl::StatusOr<std::string> TenantScope::Stored(std::string_view id) const {
   if (whole() || id.empty()) return std::string(id);
   if (prefix_.size() + id.size() > db::kMaxDocumentIdBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "document id of ", id.size(), " bytes is too long: in a multi-tenant collection ids are at most ",
+        "document id of ", id.size(),
+        " bytes is too long: in a multi-tenant collection ids are at most ",
         db::kMaxDocumentIdBytes - prefix_.size(), " bytes for tenant '", tenant_, "'"));
   }
   return prefix_ + std::string(id);

@@ -133,7 +133,9 @@ class TenantTest : public EngineTest {
                                                    const db::Filter* filter) {
     std::vector<std::pair<std::string, float>> all;
     for (const auto& [id, d] : model_[t]) {
-      if (filter == nullptr || filter->Matches(d.metadata)) all.emplace_back(id, Cosine(q, d.vector));
+      if (filter == nullptr || filter->Matches(d.metadata)) {
+        all.emplace_back(id, Cosine(q, d.vector));
+      }
     }
     std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
       return a.second != b.second ? a.second > b.second : a.first < b.first;
@@ -363,7 +365,8 @@ TEST_F(TenantTest, CallsNamingTheWrongTenantAreRefused) {
   // A tenant on an ordinary collection; malformed tenant names.
   EXPECT_EQ(db_->Count("plain", nullptr, "t0").status().code(), invalid);
   EXPECT_EQ(db_->NearVector("plain", q, Params("t0", 5)).status().code(), invalid);
-  for (const std::string& bad : std::vector<std::string>{"a/b", std::string(65, 'x'), "sp ace", "é"}) {
+  const std::vector<std::string> bad_names = {"a/b", std::string(65, 'x'), "sp ace", "é"};
+  for (const std::string& bad : bad_names) {
     EXPECT_EQ(db_->Count("mt", nullptr, bad).status().code(), invalid) << bad;
   }
   // Deleting without a filter needs a tenant.

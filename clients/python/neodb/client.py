@@ -427,7 +427,8 @@ class Collection:
 
         def batches() -> Iterator["pb.IngestBatch"]:
             for i in range(0, len(docs), batch_size):
-                yield pb.IngestBatch(collection=self.name, tenant=self.tenant, documents=docs[i:i + batch_size])
+                yield pb.IngestBatch(collection=self.name, tenant=self.tenant,
+                                     documents=docs[i:i + batch_size])
 
         timeout = max(self._c.timeout, 600)
         try:
@@ -445,7 +446,8 @@ class Collection:
         server). For a few documents; insert_many streams many."""
         docs = [_document(o, "object #%d" % i) for i, o in enumerate(objects)]
         r = self._c._call(self._c._documents.Upsert,
-                          pb.UpsertRequest(collection=self.name, tenant=self.tenant, documents=docs))
+                          pb.UpsertRequest(collection=self.name, tenant=self.tenant,
+                                           documents=docs))
         return list(r.ids)
 
     def _hits(self, r: Any, include_vector: bool, explain: bool = False) -> List[Hit]:
@@ -494,7 +496,8 @@ class Collection:
         that many hits first (offset + limit <= 1000); group_by=FIELD: a list
         of HitGroup instead (`groups` groups of up to `group_size` hits; hits
         lacking the field are skipped)."""
-        req = pb.NearTextRequest(collection=self.name, tenant=self.tenant, query=query.encode("utf-8"), k=limit,
+        req = pb.NearTextRequest(collection=self.name, tenant=self.tenant,
+                                 query=query.encode("utf-8"), k=limit,
                                  filter_json=_filter_json(filter), include_text=include_text,
                                  include_metadata=include_metadata, include_vector=include_vector,
                                  ef_search=ef_search, nprobe=nprobe, mode=mode, fusion=fusion,
@@ -516,7 +519,8 @@ class Collection:
                     group_size: int = 1) -> Any:
         """The `limit` documents nearest to `vector` (the collection's
         dimension); score_threshold, offset and group_by as in near_text."""
-        req = pb.NearVectorRequest(collection=self.name, tenant=self.tenant, vector=[float(x) for x in vector],
+        req = pb.NearVectorRequest(collection=self.name, tenant=self.tenant,
+                                   vector=[float(x) for x in vector],
                                    k=limit, filter_json=_filter_json(filter),
                                    include_text=include_text, include_metadata=include_metadata,
                                    include_vector=include_vector, ef_search=ef_search,
@@ -643,7 +647,8 @@ class Collection:
         token = ""
         while True:
             r = self._c._call(self._c._documents.List,
-                              pb.ListDocumentsRequest(collection=self.name, tenant=self.tenant, page_size=page_size,
+                              pb.ListDocumentsRequest(collection=self.name, tenant=self.tenant,
+                                                      page_size=page_size,
                                                       page_token=token, include_text=True,
                                                       include_metadata=True,
                                                       include_vector=include_vector))
