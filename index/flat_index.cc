@@ -112,15 +112,10 @@ std::vector<int64_t> FlatIndex::Ids() const {
 }
 
 absl::Status FlatIndex::Reconstruct(int64_t id, std::span<float> out) const {
-  if (out.size() != static_cast<size_t>(dim_)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("reconstruct: ", out.size(), " floats for dimension ", dim_));
-  }
+  RETURN_IF_ERROR(ValidateReconstructArgs(out, dim_));
   absl::ReaderMutexLock lock(&mu_);
   auto it = row_of_.find(id);
-  if (it == row_of_.end()) {
-    return absl::NotFoundError(absl::StrCat("id ", id, " is not in the index"));
-  }
+  if (it == row_of_.end()) return IdNotInIndex(id);
   std::copy_n(data_.data() + it->second * dim_, dim_, out.data());
   return absl::OkStatus();
 }

@@ -229,15 +229,10 @@ std::vector<int64_t> HnswIndex::Ids() const {
 }
 
 absl::Status HnswIndex::Reconstruct(int64_t id, std::span<float> out) const {
-  if (out.size() != static_cast<size_t>(dim_)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("reconstruct: ", out.size(), " floats for dimension ", dim_));
-  }
+  RETURN_IF_ERROR(ValidateReconstructArgs(out, dim_));
   absl::ReaderMutexLock lock(&mu_);
   auto it = id_to_pos_.find(id);
-  if (it == id_to_pos_.end()) {
-    return absl::NotFoundError(absl::StrCat("id ", id, " is not in the index"));
-  }
+  if (it == id_to_pos_.end()) return IdNotInIndex(id);
   // IndexHNSWFlat keeps the full vectors in its flat storage: exact.
   return CatchExceptions("hnsw reconstruct", [&] {
     index_->reconstruct(static_cast<faiss::Index::idx_t>(it->second), out.data());

@@ -51,6 +51,16 @@ void WriteIndexHeader(ByteWriter* w, std::string_view spec, int dim, Metric metr
   w->U8(static_cast<uint8_t>(metric));
 }
 
+absl::Status ValidateReconstructArgs(std::span<const float> out, int dim) {
+  if (out.size() == static_cast<size_t>(dim)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("reconstruct: ", out.size(), " floats for dimension ", dim));
+}
+
+absl::Status IdNotInIndex(int64_t id) {
+  return absl::NotFoundError(absl::StrCat("id ", id, " is not in the index"));
+}
+
 std::vector<size_t> AllowedCandidateRows(const IdFilter& filter,
                                          const std::unordered_map<int64_t, size_t>& row_of) {
   const std::vector<int64_t>& listed = *filter.Candidates();

@@ -29,6 +29,10 @@ inline constexpr char kIndexMagic[] = "NDBVIDX1";  // 8 bytes, no NUL written
 absl::Status ValidateAddArgs(std::span<const int64_t> ids, std::span<const float> vectors, int dim);
 // INVALID_ARGUMENT unless 1 <= k <= kMaxK and queries.size() is a multiple of dim.
 absl::Status ValidateSearchArgs(std::span<const float> queries, int k, int dim);
+// INVALID_ARGUMENT unless `out` holds `dim` floats (VectorIndex::Reconstruct).
+absl::Status ValidateReconstructArgs(std::span<const float> out, int dim);
+// NOT_FOUND naming `id`: Reconstruct of an id the index does not hold.
+absl::Status IdNotInIndex(int64_t id);
 
 // The ids held by `ids`, ascending (VectorIndex::Ids). `ids` is a container of
 // int64_t ids, or a map keyed by id.

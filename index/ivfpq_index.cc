@@ -60,9 +60,7 @@ size_t IvfPqIndex::TrainThreshold() const {
 absl::Status IvfPqIndex::Reconstruct(int64_t id, std::span<float> out) const {
   absl::ReaderMutexLock lock(&mu_);
   if (ivf_ == nullptr) return buffer_.Reconstruct(id, out);  // exact until trained
-  if (live_.count(id) == 0) {
-    return absl::NotFoundError(absl::StrCat("id ", id, " is not in the index"));
-  }
+  if (live_.count(id) == 0) return IdNotInIndex(id);
   // The lists keep m 8-bit product codes per vector: a decoded code is an
   // approximation whose error depends on the data, so no tolerance would
   // tell a wrong entry from quantisation noise.
