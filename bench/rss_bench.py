@@ -4,7 +4,7 @@ an idle pause, per allocator setting (issue 19, "Bounded memory").
 
   /usr/bin/python3 bench/rss_bench.py [--build build] [--neodb BIN] [--requests 200000] [--docs 2000]
       [--warmup 10000] [--idle 45] [--variants NAME,...] [--trace] [--model fake|default|DIR]
-      [--near-text-only] [--sample-every 20000] [--slope-after 0] [--heaptrack FILE] [--smaps DIR]
+      [--near-text-only | --ingest-only] [--sample-every 20000] [--slope-after 0] [--heaptrack FILE] [--smaps DIR]
 
 For each variant it starts the server on 127.0.0.1 (free port) with the fake
 embedder and a metrics endpoint, creates an HNSW collection with a keyword
@@ -26,6 +26,9 @@ the live document count is still --docs.
 Issue 49 options: --model default serves the shipped default model instead of
 the fake embedder (the query of each near-text call is then embedded);
 --near-text-only makes every request a vector-mode near-text call;
+--ingest-only makes every request an upsert of 8 existing ids with new text
+(embedded; the live count stays --docs, and the HNSW index is rebuilt each
+time its tombstones pass 20%, so its size is a sawtooth the trace shows);
 --sample-every N samples every N requests and prints the RSS slope (MiB per
 100k requests, least squares over the samples from --slope-after on);
 --heaptrack FILE attaches heaptrack after the warm-up; --smaps DIR keeps the
@@ -174,7 +177,8 @@ def run_variant(build, env_extra, flags, a):
 
             def one(i):
                 r = random.Random(i)
-                op = r.randrange(35) if a.near_text_only else r.randrange(100)
+                op = (r.randrange(35) if a.near_text_only else 80 if a.ingest_only else
+                      r.randrange(100))
                 if op < 65:
                     mode = "vector" if op < 35 else "keyword" if op < 50 else "hybrid"
                     search.NearText(pb.NearTextRequest(collection="c", query=text(r, 4).encode(),
@@ -261,10 +265,12 @@ def proc_cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def slope_per_100k(trace, skip):
+def slope_per_100k(trace, skip, less_rocksdb=False):
     """Least-squares slope of RSS (MiB per 100k requests) over the trace's samples after the
-    first `skip` requests."""
-    pts = [(n, d["rss"] / 1024) for n, d in trace if n >= skip]
+    first `skip` requests; with less_rocksdb, of RSS less RocksDB's memtables and block cache
+    (which fill up to their budgets under writes, by design)."""
+    pts = [(n, (d["rss"] * 1024 - (d["memtables"] + d["cache"] if less_rocksdb else 0)) / 2**20)
+           for n, d in trace if n >= skip]
     if len(pts) < 2:
         return float("nan")
     mx = sum(p[0] for p in pts) / len(pts)
@@ -298,6 +304,8 @@ def main():
                          "or a model directory")
     ap.add_argument("--near-text-only", action="store_true",
                     help="every request a near-text call in vector mode (the query is embedded)")
+    ap.add_argument("--ingest-only", action="store_true",
+                    help="every request an upsert of 8 existing ids with new text (embedded)")
     ap.add_argument("--wrapper", help="command the server runs under (its process must keep the "
                     "binary's name)")
     ap.add_argument("--smaps", metavar="DIR",
@@ -316,7 +324,8 @@ def main():
     print(f"# rss_bench: {platform.node()} {platform.machine()}, {model}, {os.cpu_count()} CPUs, "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"# model {a.model}; {a.docs} documents, {a.warmup} warm-up + {a.requests} "
-          f"{'near-text' if a.near_text_only else 'mixed'} requests from 8 "
+          f"{'near-text' if a.near_text_only else 'upsert' if a.ingest_only else 'mixed'} "
+          f"requests from 8 "
           f"clients, then {a.idle:.0f} s idle")
     rows = []
     for name in a.variants.split(","):
@@ -329,7 +338,8 @@ def main():
               f"load average {os.getloadavg()[0]:.2f}; server CPU {r['cpu_s']:.0f} s over "
               f"{r['load_s']:.0f} s of load + idle; RSS slope "
               f"{slope_per_100k(r['trace'], a.slope_after):+.1f} MiB per 100k requests "
-              f"(samples from {a.slope_after})", flush=True)
+              f"(samples from {a.slope_after}); less memtables and block cache "
+              f"{slope_per_100k(r['trace'], a.slope_after, True):+.1f}", flush=True)
         if a.trace:
             print("#   requests | RSS MiB | memtables MiB | block cache MiB | HNSW vectors "
                   "| keyword MiB | live docs | threads")
