@@ -38,6 +38,36 @@ absl::StatusOr<std::string> ReadFileToString(Env* env, const std::string& path) 
   }
 }
 
+absl::StatusOr<std::string> ReadFileToString(Env* env, const std::string& path,
+                                             uint64_t max_bytes) {
+  absl::StatusOr<FileKind> kind = env->GetFileKind(path);
+  if (absl::IsNotFound(kind.status())) {
+    return absl::NotFoundError(absl::StrCat(path, " does not exist"));
+  }
+  RETURN_IF_ERROR(kind.status());
+  if (*kind != FileKind::kFile) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not a regular file"));
+  }
+  ASSIGN_OR_RETURN(const uint64_t size, env->GetFileSize(path));
+  if (size > max_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is ", size, " bytes, more than the limit of ", max_bytes));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<SequentialFile> in, env->NewSequentialFile(path));
+  std::string out;
+  out.reserve(static_cast<size_t>(size));
+  char buf[1 << 16];
+  for (;;) {
+    ASSIGN_OR_RETURN(const size_t n, in->Read(sizeof buf, buf));
+    if (n == 0) return out;
+    if (out.size() + n > max_bytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, " grew past the limit of ", max_bytes, " bytes while read"));
+    }
+    out.append(buf, n);
+  }
+}
+
 bool FileExists(Env* env, const std::string& path) { return env->GetFileKind(path).ok(); }
 
 absl::Status Env::CopyFile(const std::string& from, const std::string& to) {

@@ -1,7 +1,7 @@
 #pragma once
 // Env: every file write of the data directory (index and keyword snapshots,
-// atomic files, backups and the model copies they hold, restores) goes
-// through this interface, after LevelDB's
+// atomic files, backups and the model copies they hold, restores), and every
+// file read (below), goes through this interface, after LevelDB's
 // include/leveldb/env.h. Production uses Env::Default() (POSIX); tests wrap
 // it in FaultInjectionEnv (common/fault_env.h) to make any one write fail
 // deterministically, in process. RocksDB has its own file layer; db/ wraps it
@@ -12,11 +12,21 @@
 // the client learns the write failed for want of space; NOT_FOUND for a
 // missing file; UNAVAILABLE for other I/O errors. Messages name the path.
 //
-// An Env also reads and lists (NewSequentialFile, GetChildren, GetFileKind),
-// so that tree copies and the memory Env (common/env_memory.h, for unit tests
-// that need no real disk) work on any Env. Readers of the POSIX Env may still
-// read directly (std::ifstream): a read fault is not what these tests inject,
-// and a read never fills a disk, so the twins count and fail writes only.
+// Reads go through it too: every file the project reads (configs, tokenizer
+// and checkpoint files, key files, backup manifests, snapshots, training
+// inputs) is opened with NewSequentialFile, mostly by ReadFileToString below
+// or a LineReader (common/line_reader.h), so a test can serve them all from
+// the memory Env (common/env_memory.h) with no file on disk. The twins count
+// and fail writes only: a read fault is not what they inject, and a read
+// never fills a disk. What stays direct, and why:
+//   - safetensors weights (encoder/checkpoint/safetensors.cc) are mapped
+//     with mmap(2), not read: a checkpoint of hundreds of MB whose tensors
+//     point into a private (copy-on-write) mapping, so loading copies
+//     nothing. An Env has no mapping call, and one that the memory Env could
+//     only fake by copying would hide that difference, so this one open
+//     stays on the real file system;
+//   - /proc/self (statm, exe) describes the process, not the project's data;
+//   - RocksDB reads through its own file layer (db/fault_file_system.h).
 //
 // Thread-safety: an Env is safe to use from many threads; one WritableFile
 // or SequentialFile is used by one thread at a time.
@@ -107,6 +117,16 @@ class Env {
 
 // The whole of `path`, read through env.
 absl::StatusOr<std::string> ReadFileToString(Env* env, const std::string& path);
+
+// As above for a file someone else hands us (a config, a key file, a
+// manifest), which must be a regular file of at most `max_bytes`: checked
+// before anything is read, and while reading (a file that grows is cut off
+// all the same: "<path> grew past the limit"), so a hostile one cannot make
+// us allocate more.
+// NOT_FOUND "<path> does not exist"; INVALID_ARGUMENT "<path> is not a
+// regular file" or "<path> is N bytes, more than the limit of M".
+absl::StatusOr<std::string> ReadFileToString(Env* env, const std::string& path,
+                                             uint64_t max_bytes);
 
 // Whether `path` exists (following symlinks); an error reading it counts as no.
 bool FileExists(Env* env, const std::string& path);

@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/env_memory.h"
+#include "common/line_reader.h"
 #include "gtest/gtest.h"
 
 namespace neodb {
@@ -178,6 +179,67 @@ TEST_F(MemEnvTest, AtomicWritersWorkOverIt) {
   EXPECT_EQ(Children("/data"), std::vector<std::string>{"f"});
   EXPECT_TRUE(absl::IsNotFound(WriteFileAtomically(env_.get(), "/nodir/f", {"x"})));
   EXPECT_FALSE(FileExists(env_.get(), "/nodir"));
+}
+
+// The bounded whole-file read refuses what is absent, not a file, or too big
+// before reading it, with messages that name the path.
+TEST_F(MemEnvTest, BoundedReadChecksKindAndSizeFirst) {
+  ASSERT_TRUE(env_->CreateDir("/d").ok());
+  Write("/d/f", "12345");
+  absl::StatusOr<std::string> r = ReadFileToString(env_.get(), "/d/f", 5);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r, "12345");
+  r = ReadFileToString(env_.get(), "/d/f", 4);
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
+  EXPECT_EQ(r.status().message(), "/d/f is 5 bytes, more than the limit of 4");
+  r = ReadFileToString(env_.get(), "/d", 100);
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
+  EXPECT_EQ(r.status().message(), "/d is not a regular file");
+  r = ReadFileToString(env_.get(), "/d/none", 100);
+  EXPECT_TRUE(absl::IsNotFound(r.status()));
+  EXPECT_EQ(r.status().message(), "/d/none does not exist");
+}
+
+TEST_F(MemEnvTest, LineReaderReadsLinesThenBytes) {
+  // Lines longer than the reader's 64 KiB buffer, a blank one, a last one
+  // without its newline.
+  const std::string long_line(100000, 'x');
+  Write("/f", "one\n\n" + long_line + "\nlast");
+  absl::StatusOr<LineReader> in = LineReader::Open(env_.get(), "/f");
+  ASSERT_TRUE(in.ok()) << in.status();
+  std::string line;
+  std::vector<std::string> lines;
+  for (;;) {
+    absl::StatusOr<bool> more = in->ReadLine(&line);
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;
+    lines.push_back(line);
+  }
+  EXPECT_EQ(lines, (std::vector<std::string>{"one", "", long_line, "last"}));
+  EXPECT_FALSE(*in->ReadLine(&line));  // and stays at the end
+
+  // A header line, then raw bytes (part from the buffer, part from the file).
+  const std::string payload(200000, '\x7f');
+  Write("/g", "header\n" + payload);
+  in = LineReader::Open(env_.get(), "/g");
+  ASSERT_TRUE(in.ok());
+  ASSERT_TRUE(*in->ReadLine(&line, 6));
+  EXPECT_EQ(line, "header");
+  std::string got(payload.size() + 10, '\0');
+  absl::StatusOr<size_t> n = in->Read(got.size(), got.data());
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(*n, payload.size());  // fewer only at the end
+  got.resize(*n);
+  EXPECT_EQ(got, payload);
+
+  // A line over the limit is refused without reading the rest of it.
+  in = LineReader::Open(env_.get(), "/f");
+  ASSERT_TRUE(*in->ReadLine(&line, 3));
+  ASSERT_TRUE(*in->ReadLine(&line, 3));
+  absl::StatusOr<bool> more = in->ReadLine(&line, 1000);
+  EXPECT_TRUE(absl::IsOutOfRange(more.status()));
+  EXPECT_EQ(more.status().message(), "/f: a line is longer than 1000 bytes");
+  EXPECT_TRUE(absl::IsNotFound(LineReader::Open(env_.get(), "/none").status()));
 }
 
 // One lock for the tree: threads writing files side by side lose nothing.

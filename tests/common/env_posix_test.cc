@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "common/env.h"
+#include "common/line_reader.h"
 #include "gtest/gtest.h"
 
 namespace neodb {
@@ -54,6 +55,31 @@ TEST_F(PosixEnvTest, AppendsTruncatesReadsAndLists) {
   EXPECT_TRUE(absl::IsNotFound(env_->NewSequentialFile(Path("none")).status()));
   EXPECT_TRUE(absl::IsNotFound(env_->GetChildren(Path("none")).status()));
   EXPECT_TRUE(absl::IsNotFound(env_->TruncateFile(Path("none"), 0)));
+}
+
+// Reads on a disk: the bounded read refuses a directory and a FIFO (which
+// it would otherwise block on) by kind, and a file by size, before opening;
+// a LineReader reads a real file as the memory Env's does.
+TEST_F(PosixEnvTest, BoundedReadAndLineReaderOnADisk) {
+  std::ofstream(Path("f"), std::ios::binary) << "a\nbc\n";
+  EXPECT_EQ(*ReadFileToString(env_, Path("f"), 5), "a\nbc\n");
+  EXPECT_EQ(ReadFileToString(env_, Path("f"), 4).status().message(),
+            Path("f") + " is 5 bytes, more than the limit of 4");
+  ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0600), 0);
+  EXPECT_EQ(ReadFileToString(env_, Path("fifo"), 100).status().message(),
+            Path("fifo") + " is not a regular file");
+  EXPECT_TRUE(absl::IsInvalidArgument(ReadFileToString(env_, dir_.string(), 100).status()));
+  EXPECT_EQ(ReadFileToString(env_, Path("none"), 100).status().message(),
+            Path("none") + " does not exist");
+
+  absl::StatusOr<LineReader> in = LineReader::Open(env_, Path("f"));
+  ASSERT_TRUE(in.ok()) << in.status();
+  std::string line;
+  ASSERT_TRUE(*in->ReadLine(&line));
+  EXPECT_EQ(line, "a");
+  ASSERT_TRUE(*in->ReadLine(&line));
+  EXPECT_EQ(line, "bc");
+  EXPECT_FALSE(*in->ReadLine(&line));
 }
 
 // CopyTree follows symlinks (a model cache links its files) and refuses
