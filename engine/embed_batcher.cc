@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 
 namespace neodb::engine {
@@ -67,6 +68,19 @@ absl::StatusOr<std::vector<encoder::Embedding>> EmbedBatcher::Embed(
     ++stats_.expired;
     return absl::DeadlineExceededError("deadline passed before the texts were queued");
   }
+  // Counted as arriving until it is queued (or fails): a pass that is not
+  // full waits for such callers, and for no one else.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++arriving_;
+  }
+  bool arrived = false;
+  auto arrival = absl::Cleanup([&] {
+    if (arrived) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    --arriving_;
+    work_cv_.notify_one();  // a worker waiting for this caller stops waiting
+  });
   auto req = std::make_shared<Request>();
   req->options = options;
   req->deadline = deadline;
@@ -80,11 +94,14 @@ absl::StatusOr<std::vector<encoder::Embedding>> EmbedBatcher::Embed(
   req->vectors.resize(static_cast<size_t>(req->sequences()) * embedder_->dim());
 
   std::unique_lock<std::mutex> lock(mu_);
+  --arriving_;
+  arrived = true;
   if (stop_) return absl::UnavailableError("server is shutting down");
   // A request larger than the whole queue is admitted only into an empty
   // queue, so it cannot starve yet never grows memory past one request.
   if (queued_texts_ + req->texts > options_.max_queue_texts && queued_texts_ > 0) {
     ++stats_.rejected;
+    work_cv_.notify_one();  // in case the worker's pass waits for this caller
     return absl::ResourceExhaustedError(absl::StrCat("embedding queue is full (", queued_texts_,
                                                      " texts waiting, limit ",
                                                      options_.max_queue_texts, "); retry later"));
@@ -215,6 +232,9 @@ std::vector<EmbedBatcher::Slice> EmbedBatcher::TakeBatch(std::unique_lock<std::m
     stats_.queued_texts = queued_texts_;
     if (stop_ || tokens >= options_.max_batch_tokens || absl::Now() >= wait_until) break;
     if (batch.empty() && ring_.empty()) break;
+    // Hold the pass only for callers on their way in: a lone request never
+    // waits for company that is not coming.
+    if (arriving_ == 0) break;
     work_cv_.wait_until(lock, ToChrono(wait_until));
     if (stop_) break;
   }

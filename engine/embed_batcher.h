@@ -56,8 +56,10 @@ struct EmbedBatcherOptions {
   // encoder for. A single sequence is never split (it is at most the model's
   // max_length). Default: 8192.
   int64_t max_batch_tokens = 8192;
-  // Longest time the worker waits for more requests when a pass is not full.
-  // Default: 2 ms.
+  // Longest time the worker holds a pass that is not full for callers that
+  // are already inside Embed, framing their texts. It never waits when none
+  // is: a lone query runs at once, and requests that arrive while a pass
+  // runs queue and share the next pass anyway. Default: 2 ms.
   absl::Duration max_wait = absl::Milliseconds(2);
 };
 
@@ -120,6 +122,9 @@ class EmbedBatcher {
   // Requests with sequences not yet taken, front = next to be served.
   std::deque<std::shared_ptr<Request>> ring_;
   int64_t queued_texts_ = 0;
+  // Callers inside Embed that have not queued yet (framing their texts): the
+  // only requests a pass that is not full waits for.
+  int arriving_ = 0;
   bool stop_ = false;
   EmbedBatcherStats stats_;
   std::thread worker_;

@@ -133,6 +133,72 @@ TEST(EmbedBatcherTest, ConcurrentRequestsShareBatches) {
   EXPECT_EQ(b.stats().embedded_texts, 16);
 }
 
+// A FakeEmbedder whose Frame blocks on the text "late" until Release(): a
+// caller held inside Embed before it queues.
+class SlowFrameEmbedder : public FakeEmbedder {
+ public:
+  using FakeEmbedder::FakeEmbedder;
+  absl::StatusOr<encoder::FramedTexts> Frame(const std::vector<std::string>& texts,
+                                             const encoder::EmbedOptions& options) const override {
+    if (texts[0] == "late") {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++framing_;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return released_; });
+    }
+    return FakeEmbedder::Frame(texts, options);
+  }
+  void WaitFraming() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return framing_ > 0; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable int framing_ = 0;
+  bool released_ = false;
+};
+
+TEST(EmbedBatcherTest, LoneRequestDoesNotWaitForABatch) {
+  FakeEmbedder fake(4, 64);
+  EmbedBatcherOptions o;
+  o.max_wait = absl::Seconds(60);  // would be the hand-off of every lone query
+  EmbedBatcher b(&fake, o);
+  for (int i = 0; i < 3; ++i) {
+    const absl::Time start = absl::Now();
+    auto r = b.Embed({"alone"}, {}, In(absl::Seconds(120)));
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  }
+  EXPECT_EQ(fake.calls(), 3);
+}
+
+TEST(EmbedBatcherTest, PassWaitsForACallerThatIsFramingItsTexts) {
+  SlowFrameEmbedder fake(4, 64);
+  EmbedBatcherOptions o;
+  o.max_wait = absl::Seconds(60);
+  EmbedBatcher b(&fake, o);
+  // "late" enters Embed and is held in Frame; "early" queues meanwhile. The
+  // worker's pass waits for "late" (it is on its way) instead of running
+  // "early" alone: one pass of two texts.
+  std::thread late([&] { EXPECT_TRUE(b.Embed({"late"}, {}, In(absl::Seconds(120))).ok()); });
+  fake.WaitFraming();
+  std::thread early([&] { EXPECT_TRUE(b.Embed({"early"}, {}, In(absl::Seconds(120))).ok()); });
+  WaitUntil([&] { return b.stats().work_items == 1; });  // "early" taken, pass held
+  fake.Release();
+  late.join();
+  early.join();
+  EXPECT_EQ(fake.calls(), 1);
+  EXPECT_EQ(b.stats().batches, 1);
+  EXPECT_EQ(b.stats().embedded_texts, 2);
+}
+
 TEST(EmbedBatcherTest, BatchTokenBudgetIsRespected) {
   FakeEmbedder fake(4, 64);
   fake.set_delay(absl::Milliseconds(30));
