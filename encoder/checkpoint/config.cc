@@ -1,9 +1,7 @@
 #include "encoder/checkpoint/config.h"
 
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "encoder/checkpoint/config_json.h"
@@ -117,13 +115,9 @@ absl::StatusOr<NeoBertConfig> NeoBertConfig::FromJson(std::string_view json_text
   }
 }
 
-absl::StatusOr<NeoBertConfig> NeoBertConfig::FromFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path));
-  absl::StatusOr<NeoBertConfig> c = FromJson(ss.str());
+absl::StatusOr<NeoBertConfig> NeoBertConfig::FromFile(const std::string& path, Env* env) {
+  ASSIGN_OR_RETURN(const std::string text, ReadFileToString(env, path));
+  absl::StatusOr<NeoBertConfig> c = FromJson(text);
   if (!c.ok()) {
     return absl::Status(c.status().code(), absl::StrCat(path, ": ", c.status().message()));
   }

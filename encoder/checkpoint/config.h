@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/env.h"
 #include "common/status_macros.h"
 
 namespace neodb::encoder {
@@ -29,7 +30,9 @@ struct NeoBertConfig {
   // keys, non-positive sizes, hidden_size not divisible by the head count, with
   // a message that names the key.
   static absl::StatusOr<NeoBertConfig> FromJson(std::string_view json_text);
-  static absl::StatusOr<NeoBertConfig> FromFile(const std::string& path);
+  // config.json at `path`, read through env; errors name the path.
+  static absl::StatusOr<NeoBertConfig> FromFile(const std::string& path,
+                                                Env* env = Env::Default());
   // config.json text as Hugging Face writes it (model_type "neobert"), with
   // torch_dtype "float32". Deterministic: keys sorted, fixed number format.
   std::string ToJson() const;

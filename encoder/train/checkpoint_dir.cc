@@ -36,7 +36,9 @@ absl::Status InstallCheckpointDir(const fs::path& root) {
 
 fs::path FindCheckpointDir(const fs::path& root) {
   const fs::path dir = root / "checkpoint";
-  if (!fs::exists(dir / "state.json") && fs::exists(root / "checkpoint.old" / "state.json")) {
+  Env* env = Env::Default();
+  if (!FileExists(env, (dir / "state.json").string()) &&
+      FileExists(env, (root / "checkpoint.old" / "state.json").string())) {
     return root / "checkpoint.old";
   }
   return dir;

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -175,12 +174,12 @@ absl::Status WriteOutput(const fs::path& dir, const Trainer& trainer, const Sour
 
 }  // namespace
 
-absl::StatusOr<DType> CheckpointStorageDType(const std::string& model_dir) {
-  std::ifstream in(fs::path(model_dir) / "config.json", std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", model_dir, "/config.json"));
+absl::StatusOr<DType> CheckpointStorageDType(const std::string& model_dir, Env* env) {
+  const std::string path = (fs::path(model_dir) / "config.json").string();
+  ASSIGN_OR_RETURN(const std::string text, ReadFileToString(env, path));
   nlohmann::json config;
   try {
-    config = nlohmann::json::parse(in);
+    config = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(model_dir, "/config.json: malformed JSON: ", e.what()));
@@ -193,19 +192,23 @@ absl::StatusOr<DType> CheckpointStorageDType(const std::string& model_dir) {
   return DType::kF32;
 }
 
-absl::StatusOr<std::string> FileHash(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  XXH3_state_t* state = XXH3_createState();
-  XXH3_64bits_reset(state);
+absl::StatusOr<std::string> FileHash(const std::string& path, Env* env) {
+  absl::StatusOr<std::unique_ptr<SequentialFile>> in = env->NewSequentialFile(path);
+  if (absl::IsNotFound(in.status())) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  RETURN_IF_ERROR(in.status());
+  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(),
+                                                                        XXH3_freeState);
+  XXH3_64bits_reset(state.get());
   std::vector<char> buf(1 << 16);
-  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
-    XXH3_64bits_update(state, buf.data(), static_cast<size_t>(in.gcount()));
+  for (;;) {
+    absl::StatusOr<size_t> n = (*in)->Read(buf.size(), buf.data());
+    if (!n.ok()) {
+      return absl::DataLossError(absl::StrCat("error reading ", path, ": ", n.status().message()));
+    }
+    if (*n == 0) break;
+    XXH3_64bits_update(state.get(), buf.data(), *n);
   }
-  const uint64_t h = XXH3_64bits_digest(state);
-  XXH3_freeState(state);
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading ", path));
-  return absl::StrFormat("%016x", h);
+  return absl::StrFormat("%016x", XXH3_64bits_digest(state.get()));
 }
 
 std::string FormatMetrics(const RetrievalMetrics& m) {

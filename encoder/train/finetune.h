@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "common/env.h"
 #include "common/status_macros.h"
 #include "encoder/backend.h"
 #include "encoder/train/retrieval_eval.h"
@@ -51,10 +52,11 @@ struct FinetuneOptions {
 // The storage dtype of a checkpoint directory, from its config.json
 // "torch_dtype" ("float16" → F16, "bfloat16" → BF16, anything else or none →
 // F32). Fine-tuning writes its output in this dtype: F16 in, F16 out.
-absl::StatusOr<DType> CheckpointStorageDType(const std::string& model_dir);
+absl::StatusOr<DType> CheckpointStorageDType(const std::string& model_dir,
+                                             Env* env = Env::Default());
 
 // Hex XXH3-64 of a file's bytes (a data file's identity in lineage.json).
-absl::StatusOr<std::string> FileHash(const std::string& path);
+absl::StatusOr<std::string> FileHash(const std::string& path, Env* env = Env::Default());
 
 // OK when `out_dir` is a path a job may create: not there yet, its parent a
 // directory (ALREADY_EXISTS / NOT_FOUND otherwise; INVALID_ARGUMENT if empty).

@@ -1,6 +1,5 @@
 #include "encoder/train/json_lines.h"
 
-#include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -32,13 +31,13 @@ absl::Status ForEachJsonObjectLine(
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", what, " ", path));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading ", path));
-  return buf.str();
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& what,
+                                          Env* env) {
+  absl::StatusOr<std::string> text = ReadFileToString(env, path);
+  if (absl::IsNotFound(text.status())) {
+    return absl::NotFoundError(absl::StrCat("cannot open ", what, " ", path));
+  }
+  return text;
 }
 
 }  // namespace neodb::encoder::train

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/env.h"
 #include "nlohmann/json.hpp"
 
 namespace neodb::encoder::train {
@@ -22,8 +23,9 @@ absl::Status ForEachJsonObjectLine(
     const std::string& text, const std::string& name,
     const std::function<absl::Status(const nlohmann::json& object, int64_t line)>& fn);
 
-// The whole file: NOT_FOUND "cannot open <what> <path>" or DATA_LOSS on a
-// read error.
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& what);
+// The whole file, read through env: NOT_FOUND "cannot open <what> <path>",
+// or the Env's error (naming the path) on a read error.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path, const std::string& what,
+                                          Env* env = Env::Default());
 
 }  // namespace neodb::encoder::train

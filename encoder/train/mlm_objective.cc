@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/line_reader.h"
+#include "common/status_macros.h"
 #include "encoder/train/float_file.h"
 
 namespace neodb::encoder::train {
@@ -36,13 +37,22 @@ void HeadAdamW(float* p, const float* g, float* m, float* v, int64_t n, const Ad
 }  // namespace
 
 absl::StatusOr<std::vector<int32_t>> TokenizeCorpus(const std::string& path,
-                                                    const Tokenizer& tokenizer) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open corpus ", path));
+                                                    const Tokenizer& tokenizer, Env* env) {
+  absl::StatusOr<LineReader> in = LineReader::Open(env, path);
+  if (absl::IsNotFound(in.status())) {
+    return absl::NotFoundError(absl::StrCat("cannot open corpus ", path));
+  }
+  RETURN_IF_ERROR(in.status());
   std::vector<int32_t> stream;
   std::string line;
   int64_t n = 0;
-  while (std::getline(in, line)) {
+  for (;;) {
+    absl::StatusOr<bool> more = in->ReadLine(&line);
+    if (!more.ok()) {
+      return absl::DataLossError(absl::StrCat("error reading corpus ", path, ": ",
+                                              more.status().message()));
+    }
+    if (!*more) break;
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto ids = tokenizer.Tokenize(line);
@@ -52,7 +62,6 @@ absl::StatusOr<std::vector<int32_t>> TokenizeCorpus(const std::string& path,
     }
     stream.insert(stream.end(), ids->begin(), ids->end());
   }
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading corpus ", path));
   return stream;
 }
 

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "common/env.h"
 #include "common/status_macros.h"
 #include "encoder/checkpoint/config.h"
 #include "encoder/tokenizer/tokenizer.h"
@@ -123,6 +124,7 @@ class MlmObjective {
 // Tokenises `path` line by line (Tokenize, no specials) into one stream.
 // Blank lines are skipped; invalid UTF-8 on a line is an error naming it.
 absl::StatusOr<std::vector<int32_t>> TokenizeCorpus(const std::string& path,
-                                                    const Tokenizer& tokenizer);
+                                                    const Tokenizer& tokenizer,
+                                                    Env* env = Env::Default());
 
 }  // namespace neodb::encoder::train

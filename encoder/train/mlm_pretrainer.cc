@@ -4,10 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/env.h"
 #include "encoder/train/checkpoint_dir.h"
 #include "encoder/train/float_file.h"
 #include "nlohmann/json.hpp"
@@ -144,11 +144,14 @@ absl::Status MlmPretrainer::SaveCheckpointState() const {
 absl::Status MlmPretrainer::LoadCheckpointState() {
   const fs::path root(options_.checkpoint_dir);
   const fs::path dir = FindCheckpointDir(root);
-  std::ifstream in(dir / "state.json");
-  if (!in) return absl::NotFoundError(absl::StrCat("--resume: no checkpoint in ", root.string()));
+  absl::StatusOr<std::string> text = ReadFileToString(Env::Default(), (dir / "state.json").string());
+  if (absl::IsNotFound(text.status())) {
+    return absl::NotFoundError(absl::StrCat("--resume: no checkpoint in ", root.string()));
+  }
+  RETURN_IF_ERROR(text.status());
   nlohmann::json state;
   try {
-    state = nlohmann::json::parse(in);
+    state = nlohmann::json::parse(*text);
     if (state.at("format") != kStateFormat) {
       return absl::InvalidArgumentError(
           absl::StrCat((dir / "state.json").string(), " is not an MLM pre-training checkpoint"));

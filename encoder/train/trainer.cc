@@ -4,11 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <numeric>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/env.h"
 #include "encoder/train/checkpoint_dir.h"
 #include "encoder/train/float_file.h"
 #include "nlohmann/json.hpp"
@@ -308,13 +308,14 @@ absl::Status Trainer::SaveCheckpointState() const {
 absl::Status Trainer::LoadCheckpointState() {
   const fs::path root(options_.checkpoint_dir);
   const fs::path dir = FindCheckpointDir(root);
-  std::ifstream in(dir / "state.json");
-  if (!in) {
+  absl::StatusOr<std::string> text = ReadFileToString(Env::Default(), (dir / "state.json").string());
+  if (absl::IsNotFound(text.status())) {
     return absl::NotFoundError(absl::StrCat("--resume: no checkpoint in ", root.string()));
   }
+  RETURN_IF_ERROR(text.status());
   nlohmann::json state;
   try {
-    state = nlohmann::json::parse(in);
+    state = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(absl::StrCat((dir / "state.json").string(), ": ", e.what()));
   }

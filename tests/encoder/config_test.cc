@@ -3,7 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
+#include "common/env_memory.h"
 #include "encoder/checkpoint/presets.h"
+#include "encoder/core/file_util.h"
 #include "nlohmann/json.hpp"
 #include "tests/encoder/checkpoint_test_util.h"
 
@@ -274,6 +278,31 @@ TEST(PresetTest, RejectsUnknownNameAndBadVocab) {
   absl::StatusOr<NeoBertConfig> v = PresetConfig("tiny", 0);
   ASSERT_FALSE(v.ok());
   EXPECT_THAT(std::string(v.status().message()), HasSubstr("vocab_size"));
+}
+
+// config.json and the file helpers read through the Env they are given: a
+// memory Env serves them with no file on disk.
+TEST(NeoBertConfigTest, FromFileReadsThroughTheEnv) {
+  std::unique_ptr<Env> env = NewMemEnv();
+  ASSERT_TRUE(env->CreateDir("/model").ok());
+  const std::string text = ReleaseConfig().dump();
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/model/config.json", {text}).ok());
+  absl::StatusOr<NeoBertConfig> c = NeoBertConfig::FromFile("/model/config.json", env.get());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->hidden_size, 768);
+  // Not on the disk, and an error that names the path when absent.
+  EXPECT_TRUE(absl::IsNotFound(NeoBertConfig::FromFile("/model/config.json").status()));
+  absl::Status s = NeoBertConfig::FromFile("/model/none.json", env.get()).status();
+  EXPECT_TRUE(absl::IsNotFound(s));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("/model/none.json"));
+
+  EXPECT_TRUE(IsRegularFile("/model/config.json", env.get()));
+  EXPECT_FALSE(IsRegularFile("/model", env.get()));
+  EXPECT_EQ(*ReadWholeFile("/model/config.json", 1 << 20, env.get()), text);
+  EXPECT_EQ(ReadWholeFile("/model/config.json", 10, env.get()).status().message(),
+            absl::StrCat("/model/config.json is ", text.size(), " bytes, more than the limit of 10"));
+  EXPECT_EQ(ReadWholeFile("/model", 10, env.get()).status().message(),
+            "/model is not a regular file");
 }
 
 }  // namespace

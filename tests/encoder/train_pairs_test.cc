@@ -5,6 +5,10 @@
 
 #include <sstream>
 
+#include "common/atomic_file.h"
+#include "common/env_memory.h"
+#include "encoder/train/finetune.h"
+#include "encoder/train/json_lines.h"
 #include "encoder/train/pairs.h"
 
 namespace neodb::encoder::train {
@@ -100,6 +104,33 @@ TEST(TrainPairs, TruncateKeepsTheFirstTokensAndTheFraming) {
 
 TEST(TrainPairs, MissingFileIsNotFound) {
   EXPECT_EQ(ReadPairs("/nonexistent/pairs.jsonl").status().code(), absl::StatusCode::kNotFound);
+}
+
+// The training inputs read through the Env they are given: a memory Env
+// serves a pair file, a checkpoint's config.json and a file to hash with no
+// file on disk.
+TEST(TrainFileReads, GoThroughTheEnv) {
+  std::unique_ptr<Env> env = NewMemEnv();
+  ASSERT_TRUE(env->CreateDir("/m").ok());
+  const std::string pairs = "{\"query\": \"q\", \"positive\": \"p\"}\n";
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/pairs.jsonl", {pairs}).ok());
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/m/config.json", {R"({"torch_dtype": "float16"})"}).ok());
+
+  EXPECT_EQ(*ReadWholeFile("/pairs.jsonl", "pair file", env.get()), pairs);
+  absl::Status absent = ReadWholeFile("/none.jsonl", "pair file", env.get()).status();
+  EXPECT_TRUE(absl::IsNotFound(absent));
+  EXPECT_EQ(absent.message(), "cannot open pair file /none.jsonl");
+  EXPECT_TRUE(absl::IsNotFound(ReadWholeFile("/pairs.jsonl", "pair file").status()));  // not on disk
+
+  absl::StatusOr<DType> dtype = CheckpointStorageDType("/m", env.get());
+  ASSERT_TRUE(dtype.ok()) << dtype.status();
+  EXPECT_EQ(*dtype, DType::kF16);
+  absl::StatusOr<std::string> h1 = FileHash("/pairs.jsonl", env.get());
+  absl::StatusOr<std::string> h2 = FileHash("/m/config.json", env.get());
+  ASSERT_TRUE(h1.ok() && h2.ok());
+  EXPECT_EQ(h1->size(), 16u);
+  EXPECT_NE(*h1, *h2);
+  EXPECT_TRUE(absl::IsNotFound(FileHash("/none", env.get()).status()));
 }
 
 }  // namespace
