@@ -1,8 +1,6 @@
 #include "index/index_factory.h"
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -175,13 +173,13 @@ absl::StatusOr<std::unique_ptr<VectorIndex>> DeserializeIndex(std::string_view b
   return index;
 }
 
-absl::StatusOr<std::unique_ptr<VectorIndex>> LoadIndex(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open index file ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return absl::UnavailableError(absl::StrCat("error reading ", path));
-  return DeserializeIndex(buffer.str());
+absl::StatusOr<std::unique_ptr<VectorIndex>> LoadIndex(const std::string& path, Env* env) {
+  absl::StatusOr<std::string> bytes = ReadFileToString(env, path);
+  if (absl::IsNotFound(bytes.status())) {
+    return absl::NotFoundError(absl::StrCat("cannot open index file ", path));
+  }
+  RETURN_IF_ERROR(bytes.status());
+  return DeserializeIndex(*bytes);
 }
 
 absl::Status VectorIndex::Save(const std::string& path) const {

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/env.h"
 #include "index/vector_index.h"
 
 namespace neodb::index {
@@ -32,7 +33,9 @@ absl::StatusOr<std::unique_ptr<VectorIndex>> MakeIndex(std::string_view spec, in
 // Inverse of VectorIndex::Serialize. DATA_LOSS for corrupt or truncated bytes.
 absl::StatusOr<std::unique_ptr<VectorIndex>> DeserializeIndex(std::string_view bytes);
 
-// Reads a file written by VectorIndex::Save.
-absl::StatusOr<std::unique_ptr<VectorIndex>> LoadIndex(const std::string& path);
+// Reads a file written by VectorIndex::Save, through env. NOT_FOUND "cannot
+// open index file <path>"; DATA_LOSS as DeserializeIndex.
+absl::StatusOr<std::unique_ptr<VectorIndex>> LoadIndex(const std::string& path,
+                                                       Env* env = Env::Default());
 
 }  // namespace neodb::index

@@ -6,6 +6,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/atomic_file.h"
+#include "common/env_memory.h"
 #include "index/index_factory.h"
 #include "tests/index/test_util.h"
 
@@ -173,6 +175,23 @@ TEST(FlatIndexTest, ConcurrentSearchesDuringAdds) {
   for (auto& t : readers) t.join();
   EXPECT_EQ(failures, 0);
   EXPECT_EQ(index.size(), 2000u);
+}
+
+// LoadIndex reads through the Env it is given: a memory Env serves the file
+// with no file on disk.
+TEST(FlatIndexTest, LoadIndexReadsThroughTheEnv) {
+  auto index = *MakeIndex("Flat", 4, Metric::kL2);
+  ASSERT_TRUE(index->Add(Iota(3), RandomVectors(3, 4, 1)).ok());
+  const std::string bytes = *index->Serialize();
+  std::unique_ptr<Env> env = NewMemEnv();
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/index.bin", {bytes}).ok());
+  auto back = LoadIndex("/index.bin", env.get());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ((*back)->Ids(), index->Ids());
+  auto absent = LoadIndex("/none.bin", env.get());
+  EXPECT_EQ(absent.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(absent.status().message(), "cannot open index file /none.bin");
+  EXPECT_EQ(LoadIndex("/index.bin").status().code(), absl::StatusCode::kNotFound);  // not on disk
 }
 
 }  // namespace
