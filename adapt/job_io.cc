@@ -1,7 +1,5 @@
 #include "adapt/job_io.h"
 
-#include <fstream>
-
 #include "absl/strings/str_cat.h"
 #include "common/atomic_file.h"
 #include "common/env.h"
@@ -16,11 +14,14 @@ absl::Status WriteTextFile(const std::filesystem::path& path, const std::string&
   return WriteFileAtomically(Env::Default(), path.string(), {text});
 }
 
-absl::StatusOr<nlohmann::json> ReadJsonFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path.string()));
+absl::StatusOr<nlohmann::json> ReadJsonFile(const std::filesystem::path& path, Env* env) {
+  absl::StatusOr<std::string> text = ReadFileToString(env, path.string());
+  if (absl::IsNotFound(text.status())) {
+    return absl::NotFoundError(absl::StrCat("cannot open ", path.string()));
+  }
+  if (!text.ok()) return text.status();
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(*text);
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(path.string(), ": malformed JSON: ", e.what()));
   }

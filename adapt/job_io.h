@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "adapt/server_side.h"
+#include "common/env.h"
 #include "nlohmann/json.hpp"
 
 namespace neodb::adapt {
@@ -18,9 +19,11 @@ double SecondsSince(std::chrono::steady_clock::time_point since);
 // Replaces `path` with `text`, atomically (common/atomic_file.h).
 absl::Status WriteTextFile(const std::filesystem::path& path, const std::string& text);
 
-// The JSON in `path`: NOT_FOUND when it cannot be opened, INVALID_ARGUMENT
-// when it is not JSON.
-absl::StatusOr<nlohmann::json> ReadJsonFile(const std::filesystem::path& path);
+// The JSON in `path`, read through env: NOT_FOUND "cannot open <path>" when
+// it does not exist, the Env's error naming the path when it cannot be read,
+// INVALID_ARGUMENT when it is not JSON.
+absl::StatusOr<nlohmann::json> ReadJsonFile(const std::filesystem::path& path,
+                                            Env* env = Env::Default());
 
 // "verify: N stored, N indexed, N foreign": what a swap's Verify counted.
 std::string VerifyCounts(const VerifyReport& v);

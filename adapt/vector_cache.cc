@@ -2,14 +2,13 @@
 
 #include <bit>
 #include <cmath>
-#include <fstream>
 #include <string_view>
-#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/atomic_file.h"
 #include "common/env.h"
+#include "common/line_reader.h"
 #include "nlohmann/json.hpp"
 #include "xxhash.h"
 
@@ -73,25 +72,22 @@ absl::Status SaveDocVectors(const fs::path& path, const std::vector<float>& vect
 }
 
 std::optional<std::vector<float>> LoadDocVectors(const fs::path& path, const VectorCacheKey& key,
-                                                 std::string* why_not) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
+                                                 std::string* why_not, Env* env) {
+  if (!FileExists(env, path.string())) {
     *why_not = "no saved vectors";
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  absl::StatusOr<LineReader> in = LineReader::Open(env, path.string());
+  if (!in.ok()) {
     *why_not = "cannot open it";
     return std::nullopt;
   }
   std::string magic, key_line;
-  // Bounded reads: a hostile or foreign file must not make getline swallow
+  // Bounded reads: a hostile or foreign file must not make us swallow
   // gigabytes looking for a newline.
   auto read_line = [&in](std::string* line, size_t limit) {
-    line->clear();
-    char c;
-    while (line->size() <= limit && in.get(c) && c != '\n') line->push_back(c);
-    return static_cast<bool>(in) && line->size() <= limit;
+    absl::StatusOr<bool> got = in->ReadLine(line, limit);
+    return got.ok() && *got;
   };
   if (!read_line(&magic, sizeof kMagic) || magic != kMagic) {
     *why_not = "not a vector file";
@@ -110,17 +106,16 @@ std::optional<std::vector<float>> LoadDocVectors(const fs::path& path, const Vec
     *why_not = "saved for another model, other documents or other settings";
     return std::nullopt;
   }
-  const std::streamoff start = in.tellg();
-  const auto size = fs::file_size(path, ec);
+  const uint64_t start = magic.size() + 1 + key_line.size() + 1;  // both lines and their '\n'
+  const absl::StatusOr<uint64_t> size = env->GetFileSize(path.string());
   const uint64_t want = static_cast<uint64_t>(key.documents) * key.dim * sizeof(float);
-  if (ec || start < 0 || size < static_cast<uint64_t>(start) ||
-      size - static_cast<uint64_t>(start) != want) {
+  if (!size.ok() || *size < start || *size - start != want) {
     *why_not = "truncated or oversized";
     return std::nullopt;
   }
   std::vector<float> vectors(static_cast<size_t>(key.documents * key.dim));
-  in.read(reinterpret_cast<char*>(vectors.data()), static_cast<std::streamsize>(want));
-  if (!in) {
+  const absl::StatusOr<size_t> got = in->Read(want, reinterpret_cast<char*>(vectors.data()));
+  if (!got.ok() || *got != want) {
     *why_not = "cannot read it";
     return std::nullopt;
   }

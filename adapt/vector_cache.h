@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "adapt/adapt_pairs.h"
 #include "adapt/collection_eval.h"
+#include "common/env.h"
 
 namespace neodb::adapt {
 
@@ -50,8 +51,10 @@ absl::Status SaveDocVectors(const std::filesystem::path& path, const std::vector
 // The vectors in `path` when it holds exactly `key`'s; otherwise nullopt, with
 // the reason in `*why_not`: no file, one for another key, or one that cannot
 // be read, is malformed, truncated or holds a non-finite value. Never an
-// error: the file is only a saving, and the caller embeds instead.
+// error: the file is only a saving, and the caller embeds instead. Read
+// through env.
 std::optional<std::vector<float>> LoadDocVectors(const std::filesystem::path& path,
-                                                 const VectorCacheKey& key, std::string* why_not);
+                                                 const VectorCacheKey& key, std::string* why_not,
+                                                 Env* env = Env::Default());
 
 }  // namespace neodb::adapt

@@ -1,5 +1,7 @@
 // adapt/: pairs tied to a collection, the seeded split, the mining rule,
 // the ranking metrics and the document-vector cache.
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -9,9 +11,12 @@
 #include "gtest/gtest.h"
 #include "adapt/adapt_pairs.h"
 #include "adapt/collection_eval.h"
+#include "adapt/job_io.h"
 #include "adapt/negative_mining.h"
 #include "adapt/paired_difference.h"
 #include "adapt/vector_cache.h"
+#include "common/atomic_file.h"
+#include "common/env_memory.h"
 
 namespace neodb::adapt {
 namespace {
@@ -398,6 +403,36 @@ TEST(VectorCacheTest, RoundTripsAndRefusesStaleTornOrForeignFiles) {
   std::filesystem::create_directories(path);
   EXPECT_FALSE(LoadDocVectors(path, key, &why).has_value());
   std::filesystem::remove(path);
+}
+
+// The adapt job's reads go through the Env they are given: a memory Env
+// serves a job file and a vector file with no file on disk.
+TEST(AdaptFileReads, GoThroughTheEnv) {
+  std::unique_ptr<Env> env = NewMemEnv();
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/adapt.json", {R"({"applied": true})"}).ok());
+  absl::StatusOr<nlohmann::json> j = ReadJsonFile("/adapt.json", env.get());
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_TRUE(j->value("applied", false));
+  EXPECT_EQ(ReadJsonFile("/none.json", env.get()).status().message(), "cannot open /none.json");
+  EXPECT_TRUE(absl::IsNotFound(ReadJsonFile("/adapt.json").status()));  // not on disk
+
+  // A vector file written as SaveDocVectors writes it, read back from memory.
+  const VectorCacheKey key = {.model_id = "nb-1", .documents = 2, .dim = 2,
+                              .documents_hash = "0123456789abcdef", .settings = "s"};
+  const std::vector<float> vecs = {1.0f, -2.0f, 0.5f, 4.0f};
+  const std::filesystem::path disk = std::filesystem::temp_directory_path() /
+                                     ("neodb_adapt_env_" + std::to_string(::getpid()) + ".bin");
+  ASSERT_TRUE(SaveDocVectors(disk, vecs, key).ok());
+  absl::StatusOr<std::string> bytes = ReadFileToString(Env::Default(), disk.string());
+  std::filesystem::remove(disk);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/v.bin", {*bytes}).ok());
+  std::string why;
+  const auto got = LoadDocVectors("/v.bin", key, &why, env.get());
+  ASSERT_TRUE(got.has_value()) << why;
+  EXPECT_EQ(*got, vecs);
+  EXPECT_FALSE(LoadDocVectors("/none.bin", key, &why, env.get()).has_value());
+  EXPECT_EQ(why, "no saved vectors");
 }
 
 }  // namespace
