@@ -5,9 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -32,40 +30,61 @@ bool SafeRelative(const std::string& p) {
 
 }  // namespace
 
-absl::StatusOr<std::string> FileSha256(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+absl::StatusOr<std::string> FileSha256(const std::string& path, Env* env) {
+  absl::StatusOr<std::unique_ptr<SequentialFile>> in = env->NewSequentialFile(path);
+  if (absl::IsNotFound(in.status())) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  }
+  RETURN_IF_ERROR(in.status());
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
   std::vector<char> buf(1 << 20);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
+  for (;;) {
+    absl::StatusOr<size_t> n = (*in)->Read(buf.size(), buf.data());
+    if (!n.ok()) {
+      return absl::DataLossError(absl::StrCat("error reading ", path, ": ", n.status().message()));
+    }
+    if (*n == 0) break;
+    EVP_DigestUpdate(ctx.get(), buf.data(), *n);
   }
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading ", path));
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_DigestFinal_ex(ctx.get(), digest, &len);
   return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), len));
 }
 
-absl::StatusOr<std::vector<BackupFile>> DescribeFiles(const std::string& root) {
-  std::vector<BackupFile> out;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    const fs::file_status st = it->symlink_status();
-    if (fs::is_directory(st)) continue;
-    if (!fs::is_regular_file(st)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(it->path().string(), " is not a regular file"));
+namespace {
+
+// DescribeFiles below `dir`, whose path relative to the root is `rel`.
+absl::Status DescribeTree(Env* env, const std::string& dir, const std::string& rel,
+                          std::vector<BackupFile>* out) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> names, env->GetChildren(dir));
+  for (const std::string& name : names) {
+    const std::string path = (fs::path(dir) / name).string();
+    const std::string relative = rel.empty() ? name : absl::StrCat(rel, "/", name);
+    // Not following symlinks: a link is refused, never copied through.
+    ASSIGN_OR_RETURN(const FileKind kind, env->GetFileKind(path, /*follow_symlinks=*/false));
+    if (kind == FileKind::kDirectory) {
+      RETURN_IF_ERROR(DescribeTree(env, path, relative, out));
+      continue;
+    }
+    if (kind != FileKind::kFile) {
+      return absl::FailedPreconditionError(absl::StrCat(path, " is not a regular file"));
     }
     BackupFile f;
-    f.path = fs::relative(it->path(), root).generic_string();
-    f.size = fs::file_size(it->path());
-    ASSIGN_OR_RETURN(f.sha256, FileSha256(it->path().string()));
-    out.push_back(std::move(f));
+    f.path = relative;
+    ASSIGN_OR_RETURN(f.size, env->GetFileSize(path));
+    ASSIGN_OR_RETURN(f.sha256, FileSha256(path, env));
+    out->push_back(std::move(f));
   }
-  if (ec) return absl::InternalError(absl::StrCat("listing ", root, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<BackupFile>> DescribeFiles(const std::string& root, Env* env) {
+  std::vector<BackupFile> out;
+  RETURN_IF_ERROR(DescribeTree(env, root, "", &out));
   std::sort(out.begin(), out.end(),
             [](const BackupFile& a, const BackupFile& b) { return a.path < b.path; });
   return out;
@@ -156,32 +175,30 @@ absl::StatusOr<BackupManifest> ManifestFromJson(const std::string& text) {
   return m;
 }
 
-absl::StatusOr<BackupManifest> VerifyBackup(const std::string& from) {
+absl::StatusOr<BackupManifest> VerifyBackup(const std::string& from, Env* env) {
   const std::string manifest_path = (fs::path(from) / "manifest.json").string();
-  std::ifstream in(manifest_path, std::ios::binary);
-  if (!in) {
+  absl::StatusOr<std::string> text = ReadFileToString(env, manifest_path);
+  if (absl::IsNotFound(text.status())) {
     return absl::DataLossError(
         absl::StrCat(from, " has no manifest.json: not a complete backup (was it interrupted?)"));
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  ASSIGN_OR_RETURN(BackupManifest m, ManifestFromJson(ss.str()));
+  RETURN_IF_ERROR(text.status());
+  ASSIGN_OR_RETURN(BackupManifest m, ManifestFromJson(*text));
   bool has_store = false;
   for (const auto& f : m.files) {
     if (absl::StartsWith(f.path, "store/")) has_store = true;
-    const fs::path p = fs::path(from) / f.path;
-    std::error_code ec;
-    const fs::file_status st = fs::symlink_status(p, ec);
-    if (ec || !fs::is_regular_file(st)) {
+    const std::string p = (fs::path(from) / f.path).string();
+    const absl::StatusOr<FileKind> kind = env->GetFileKind(p, /*follow_symlinks=*/false);
+    if (!kind.ok() || *kind != FileKind::kFile) {
       return absl::DataLossError(absl::StrCat("backup file ", f.path, " is missing"));
     }
-    const uint64_t size = fs::file_size(p, ec);
-    if (ec || size != f.size) {
-      return absl::DataLossError(absl::StrCat("backup file ", f.path, " has ", size,
-                                              " bytes, the manifest says ", f.size,
-                                              " (truncated or altered)"));
+    const absl::StatusOr<uint64_t> size = env->GetFileSize(p);
+    if (!size.ok() || *size != f.size) {
+      return absl::DataLossError(absl::StrCat("backup file ", f.path, " has ",
+                                              size.ok() ? *size : 0, " bytes, the manifest says ",
+                                              f.size, " (truncated or altered)"));
     }
-    ASSIGN_OR_RETURN(std::string sha, FileSha256(p.string()));
+    ASSIGN_OR_RETURN(std::string sha, FileSha256(p, env));
     if (sha != f.sha256) {
       return absl::DataLossError(
           absl::StrCat("backup file ", f.path, " fails its SHA-256 check (corrupted)"));
@@ -194,13 +211,12 @@ absl::StatusOr<BackupManifest> VerifyBackup(const std::string& from) {
 absl::Status RestoreBackup(const std::string& from, const std::string& data_dir,
                            const RestoreOptions& options) {
   Env* env = options.env != nullptr ? options.env : Env::Default();
-  std::error_code ec;
-  if (fs::exists(data_dir, ec)) {
+  if (env->GetFileKind(data_dir, /*follow_symlinks=*/false).ok()) {
     return absl::AlreadyExistsError(
         absl::StrCat(data_dir, " exists; restore builds a new data directory"));
   }
   // Everything is checked before anything is written.
-  ASSIGN_OR_RETURN(BackupManifest m, VerifyBackup(from));
+  ASSIGN_OR_RETURN(BackupManifest m, VerifyBackup(from, env));
   const fs::path target = fs::absolute(data_dir).lexically_normal();
   const fs::path tmp =
       target.parent_path() / absl::StrCat(".", target.filename().string(), ".restore-", getpid());
@@ -221,7 +237,7 @@ absl::Status RestoreBackup(const std::string& from, const std::string& data_dir,
   }
   // Checked again after the copy: the source may have changed since.
   for (const auto& f : m.files) {
-    auto sha = FileSha256((tmp / f.path).string());
+    auto sha = FileSha256((tmp / f.path).string(), env);
     if (!sha.ok() || *sha != f.sha256) {
       return fail(absl::DataLossError(
           absl::StrCat("backup file ", f.path, " changed while it was restored")));

@@ -6,8 +6,10 @@
 //                   point in the change log, taken while writes continue)
 //   snapshots/<c>/  each collection's index snapshots (index/snapshot.h and
 //                   the keyword index's, the files a data directory keeps),
-//                   all covering the change log up to snapshot_seq, written
-//                   just before the checkpoint (snapshot_seq <= covered_seq)
+//                   each covering the change log up to snapshot_seq at least
+//                   (each collection's up to where it stood when its own
+//                   were written), written just before the checkpoint
+//                   (snapshot_seq <= covered_seq)
 //   models/<i>/     the checkpoint files of every model a collection uses
 //   manifest.json   written last: {"format": "neodb-backup", "version": 1,
 //                   "covered_seq": N, "snapshot_seq": S, "files": [{"path",
@@ -49,19 +51,22 @@ struct BackupModel {
 struct BackupManifest {
   int version = kBackupFormatVersion;
   uint64_t covered_seq = 0;  // every change up to here is in store/
-  // The position the snapshots under snapshots/ cover; 0 when the backup
-  // carries none (older backups). Never past covered_seq.
+  // The position every snapshot under snapshots/ covers (each may cover
+  // more); 0 when the backup carries none (older backups). Never past
+  // covered_seq.
   uint64_t snapshot_seq = 0;
   std::vector<BackupFile> files;
   std::vector<BackupModel> models;
 };
 
-// Lowercase hex SHA-256 of the file at `path`.
-absl::StatusOr<std::string> FileSha256(const std::string& path);
+// Lowercase hex SHA-256 of the file at `path`, read through env.
+absl::StatusOr<std::string> FileSha256(const std::string& path, Env* env = Env::Default());
 
 // Lists every regular file under `root` with size and checksum (paths
-// relative, sorted). Symlinks and other non-regular files: FAILED_PRECONDITION.
-absl::StatusOr<std::vector<BackupFile>> DescribeFiles(const std::string& root);
+// relative, sorted), listed and read through env. Symlinks and other
+// non-regular files: FAILED_PRECONDITION.
+absl::StatusOr<std::vector<BackupFile>> DescribeFiles(const std::string& root,
+                                                      Env* env = Env::Default());
 
 std::string ManifestToJson(const BackupManifest& m);
 // INVALID_ARGUMENT / DATA_LOSS for anything malformed: unknown format or
@@ -69,8 +74,9 @@ std::string ManifestToJson(const BackupManifest& m);
 absl::StatusOr<BackupManifest> ManifestFromJson(const std::string& text);
 
 // Reads `from`/manifest.json and checks every file it lists against its size
-// and checksum. DATA_LOSS naming the first file that differs or is missing.
-absl::StatusOr<BackupManifest> VerifyBackup(const std::string& from);
+// and checksum, all read through env. DATA_LOSS naming the first file that
+// differs or is missing.
+absl::StatusOr<BackupManifest> VerifyBackup(const std::string& from, Env* env = Env::Default());
 
 struct RestoreOptions {
   // The file layer of every write of the restore (common/env.h). Not owned.

@@ -7,6 +7,8 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/atomic_file.h"
+#include "common/env_memory.h"
 #include "engine/backup.h"
 #include "engine/database.h"
 #include "engine/fake_embedder.h"
@@ -156,6 +158,38 @@ TEST_F(BackupSnapshotsTest, StaleSnapshotsRebuildAndStayCorrect) {
   EXPECT_EQ(db_->Stats().snapshot_loads, 0u);
   EXPECT_EQ(db_->Stats().index_rebuilds, 1u);
   ExpectCorrect(30);
+}
+
+// A backup is described and verified through the Env it is given: a memory
+// Env serves the manifest and the files with no file on disk.
+TEST(BackupEnvTest, DescribeAndVerifyReadThroughTheEnv) {
+  std::unique_ptr<Env> env = NewMemEnv();
+  ASSERT_TRUE(env->CreateDir("/b/store").ok());
+  ASSERT_TRUE(env->CreateDir("/b/snapshots").ok());
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/b/store/CURRENT", {"MANIFEST-1\n"}).ok());
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/b/snapshots/c.idx", {"index bytes"}).ok());
+  BackupManifest m;
+  m.covered_seq = 7;
+  auto files = DescribeFiles("/b", env.get());
+  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_EQ(files->size(), 2u);
+  EXPECT_EQ((*files)[0].path, "snapshots/c.idx");
+  EXPECT_EQ((*files)[1].path, "store/CURRENT");
+  EXPECT_EQ((*files)[1].size, 11u);
+  m.files = *files;
+
+  EXPECT_EQ(VerifyBackup("/b", env.get()).status().message(),
+            "/b has no manifest.json: not a complete backup (was it interrupted?)");
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/b/manifest.json", {ManifestToJson(m)}).ok());
+  auto verified = VerifyBackup("/b", env.get());
+  ASSERT_TRUE(verified.ok()) << verified.status();
+  EXPECT_EQ(verified->covered_seq, 7u);
+  EXPECT_FALSE(VerifyBackup("/b").ok());  // not on disk
+
+  // Altered in place, same size: the checksum read through the Env sees it.
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/b/store/CURRENT", {"MANIFEST-2\n"}).ok());
+  EXPECT_EQ(VerifyBackup("/b", env.get()).status().message(),
+            "backup file store/CURRENT fails its SHA-256 check (corrupted)");
 }
 
 }  // namespace
