@@ -3,9 +3,6 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -93,24 +90,24 @@ absl::StatusOr<std::vector<ApiKey>> ParseKeyFile(absl::string_view contents,
   return keys;
 }
 
-absl::StatusOr<std::vector<ApiKey>> ReadKeyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read key file ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading key file ", path));
-  return ParseKeyFile(ss.str(), path);
+absl::StatusOr<std::vector<ApiKey>> ReadKeyFile(const std::string& path, Env* env) {
+  absl::StatusOr<std::string> text = ReadFileToString(env, path);
+  if (absl::IsNotFound(text.status())) {
+    return absl::NotFoundError(absl::StrCat("cannot read key file ", path));
+  }
+  if (!text.ok()) return text.status();
+  return ParseKeyFile(*text, path);
 }
 
-absl::StatusOr<std::shared_ptr<KeyRing>> KeyRing::Open(const std::string& path) {
-  std::shared_ptr<KeyRing> ring(new KeyRing(path));
+absl::StatusOr<std::shared_ptr<KeyRing>> KeyRing::Open(const std::string& path, Env* env) {
+  std::shared_ptr<KeyRing> ring(new KeyRing(path, env));
   absl::Status s = ring->Reload();
   if (!s.ok()) return s;
   return ring;
 }
 
 absl::Status KeyRing::Reload() {
-  auto keys = ReadKeyFile(path_);
+  auto keys = ReadKeyFile(path_, env_);
   if (!keys.ok()) return keys.status();
   absl::flat_hash_map<std::string, ApiKey> fresh;
   for (auto& k : *keys) {

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "common/env.h"
 
 namespace neodb::api {
 
@@ -46,15 +47,19 @@ std::string KeyFileLine(absl::string_view key, Role role, absl::string_view name
 // line for any malformed line, a duplicate hash, or a file without keys.
 absl::StatusOr<std::vector<ApiKey>> ParseKeyFile(absl::string_view contents,
                                                  absl::string_view origin);
-// Reads and parses the file at `path` (NOT_FOUND when it cannot be read).
-absl::StatusOr<std::vector<ApiKey>> ReadKeyFile(const std::string& path);
+// Reads (through env) and parses the file at `path`: NOT_FOUND when it does
+// not exist, the Env's error naming the path when it cannot be read.
+absl::StatusOr<std::vector<ApiKey>> ReadKeyFile(const std::string& path,
+                                                Env* env = Env::Default());
 
 // The set of keys a server accepts, loaded from a key file and reloadable.
 // Thread-safe: Find may run concurrently with Reload.
 class KeyRing {
  public:
-  // Loads `path`; fails as ReadKeyFile does.
-  static absl::StatusOr<std::shared_ptr<KeyRing>> Open(const std::string& path);
+  // Loads `path`, and reloads it, through env (not owned; outlives the
+  // ring); fails as ReadKeyFile does.
+  static absl::StatusOr<std::shared_ptr<KeyRing>> Open(const std::string& path,
+                                                       Env* env = Env::Default());
 
   // Re-reads the file. On failure the keys in use stay as they were.
   absl::Status Reload();
@@ -65,8 +70,9 @@ class KeyRing {
   const std::string& path() const { return path_; }
 
  private:
-  explicit KeyRing(std::string path) : path_(std::move(path)) {}
+  KeyRing(std::string path, Env* env) : path_(std::move(path)), env_(env) {}
   const std::string path_;
+  Env* const env_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, ApiKey> by_hash_ ABSL_GUARDED_BY(mu_);
 };

@@ -2,19 +2,17 @@
 
 #include <arpa/inet.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
 namespace neodb::api {
-absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag, Env* env) {
+  absl::StatusOr<std::string> text = ReadFileToString(env, path);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": cannot read ", path, " (", text.status().message(), ")"));
+  }
+  std::string s = *std::move(text);
   if (s.find("-----BEGIN ") == std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(flag, ": ", path, " is not a PEM file"));
   }

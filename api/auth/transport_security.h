@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/env.h"
 #include "grpcpp/security/auth_metadata_processor.h"
 #include "grpcpp/security/server_credentials.h"
 
@@ -24,8 +25,10 @@ struct SecurityOptions {
   bool insecure = false;
 };
 
-// The PEM file at `path`; INVALID_ARGUMENT naming `flag` when unreadable or not PEM.
-absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag);
+// The PEM file at `path`, read through env; INVALID_ARGUMENT naming `flag`
+// and the path when unreadable (with the cause) or not PEM.
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag,
+                                    Env* env = Env::Default());
 
 // True when `listen` ("host:port") names a loopback host: 127.0.0.0/8,
 // [::1] or localhost.

@@ -12,6 +12,8 @@
 #include "api/auth/method_roles.h"
 #include "api/auth/model_paths.h"
 #include "api/auth/transport_security.h"
+#include "common/atomic_file.h"
+#include "common/env_memory.h"
 #include "gtest/gtest.h"
 
 namespace neodb::api {
@@ -245,6 +247,38 @@ TEST(TransportSecurityTest, LoopbackAndTheInsecureRule) {
   ca_only.tls_client_ca = "/nonexistent.pem";
   EXPECT_EQ(MakeServerCredentials(ca_only, "127.0.0.1:0", nullptr).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// The key file and the PEM files are read through the Env they are given: a
+// memory Env serves them with no file on disk, reloads included.
+TEST(KeyRingTest, KeyFileAndPemReadThroughTheEnv) {
+  std::unique_ptr<Env> env = NewMemEnv();
+  const std::string line = KeyFileLine("one", Role::kAdmin, "a") + "\n";
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/keys", {line}).ok());
+  auto keys = ReadKeyFile("/keys", env.get());
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  ASSERT_EQ(keys->size(), 1u);
+  EXPECT_EQ((*keys)[0].role, Role::kAdmin);
+  EXPECT_EQ(ReadKeyFile("/none", env.get()).status().message(), "cannot read key file /none");
+  EXPECT_EQ(ReadKeyFile("/keys").status().code(), absl::StatusCode::kNotFound);  // not on disk
+
+  auto ring = KeyRing::Open("/keys", env.get());
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  EXPECT_TRUE((*ring)->Find("one").has_value());
+  ASSERT_TRUE(
+      WriteFileAtomically(env.get(), "/keys", {KeyFileLine("two", Role::kRead, "r") + "\n"}).ok());
+  ASSERT_TRUE((*ring)->Reload().ok());
+  EXPECT_FALSE((*ring)->Find("one").has_value());
+  EXPECT_TRUE((*ring)->Find("two").has_value());
+
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/cert.pem", {"-----BEGIN CERTIFICATE-----\n"}).ok());
+  auto pem = ReadPem("/cert.pem", "--tls-cert", env.get());
+  ASSERT_TRUE(pem.ok()) << pem.status();
+  auto absent = ReadPem("/none.pem", "--tls-cert", env.get());
+  EXPECT_TRUE(absl::IsInvalidArgument(absent.status()));
+  EXPECT_NE(absent.status().message().find("--tls-cert: cannot read /none.pem"),
+            absl::string_view::npos);
+  EXPECT_FALSE(ReadPem("/keys", "--tls-key", env.get()).ok());  // not PEM
 }
 
 }  // namespace
