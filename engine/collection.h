@@ -5,19 +5,23 @@
 // write's documents into what the store keeps (checked against its settings,
 // embedded with its model: PrepareWrite), applies committed changes to its
 // indexes (Apply, the one entry a replica drives) and answers searches over
-// them, verified against the store (Search). The Database keeps what the
-// collections share: the registry, the store and its change log, the write
-// lock that orders them, maintenance and the model registry. Settings and indexes form one
+// them, verified against the store (Search). It has its own write lock
+// (write_mu()): writes to one collection never wait for another's. The
+// Database keeps what the collections share: the registry, the store and its
+// change log, maintenance and the model registry. Settings and indexes form one
 // immutable State that is replaced whole (a rebuild swaps the indexes, a
 // reindex swaps both), so a caller that took a State embeds with that
 // State's model and searches that State's indexes: never one model's query
 // against another model's index.
 //
-// Thread-safety: state()/Swap are safe to call concurrently. commit_mu is held
-// shared by searches from taking the state until their hits are verified
-// against the store, and exclusively while a reindex commits (documents get
-// new internal ids then). `needs_rebuild` is guarded by the database's write
-// lock; the reindex progress by its own mutex.
+// Thread-safety: state()/Swap are safe to call concurrently. write_mu() is
+// held by every store mutation of this collection together with the index
+// update that follows it, so its indexes follow the change log's order for
+// its records exactly; `needs_rebuild` and `dropped` are guarded by it.
+// commit_mu is held shared by searches from taking the state until their hits
+// are verified against the store, and exclusively while a reindex commits
+// (documents get new internal ids then). The reindex progress has its own
+// mutex. Lock order: database.h.
 
 #include <functional>
 #include <memory>
@@ -109,8 +113,25 @@ class Collection {
                                                     const CancelCheck& cancelled);
   // Applies committed changes (log order) to the current indexes. A failure
   // marks the collection for a rebuild (the store committed; the indexes are
-  // derived from it) and is returned. REQUIRES: the database's write lock.
+  // derived from it) and is returned. REQUIRES: write_mu() held.
   absl::Status Apply(std::span<const Change> changes);
+
+  // The write lock. Every store mutation of this collection (upserts,
+  // deletes, selections, spec updates, a reindex's commit, its drop) holds it
+  // from the commit until the change is in the indexes (CatchUp); so do its
+  // snapshots, a rebuild's catch-up and Verify's comparison. Invariant: while
+  // it is held and !needs_rebuild, the indexes hold every change of this
+  // collection with a sequence <= the store's LastSequence() (the change log
+  // is database-wide; the records of other collections, written under their
+  // own locks meanwhile, do not concern these indexes). So a snapshot taken
+  // under it covers LastSequence() as read under it.
+  std::mutex& write_mu() const { return write_mu_; }
+  // Applies this collection's changes committed after `after` (the store's
+  // LastSequence() read under write_mu() before the caller's own store
+  // write): its own write, since no other writes this collection meanwhile.
+  // A failure (reading the log, or an index) marks the collection for a
+  // rebuild and is returned. REQUIRES: write_mu() held.
+  absl::Status CatchUp(uint64_t after);
 
   // --- Search (collection_search.cc). Ranks `state`'s indexes by `mode`
   // (hybrid fuses by params.fusion, else the collection's own) and re-reads
@@ -164,7 +185,10 @@ class Collection {
     fn(reindex_);
   }
 
-  bool needs_rebuild = false;  // guarded by Database::write_mu_
+  bool needs_rebuild = false;  // guarded by write_mu()
+  // Dropped from the database (guarded by write_mu()): whoever takes the
+  // lock after the drop must not write, snapshot or swap it.
+  bool dropped = false;
   uint64_t covered_seq = 0;    // startup only: the log position the indexes cover
 
  private:
@@ -172,6 +196,7 @@ class Collection {
   const db::Store& store_;
   mutable std::mutex mu_;
   std::shared_ptr<const State> state_;
+  mutable std::mutex write_mu_;
   mutable absl::Mutex commit_mu_;
   mutable std::mutex reindex_mu_;
   ReindexProgress reindex_;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "engine/change_replay.h"
 #include "engine/collection.h"
 #include "engine/tenant_scope.h"
 #include "engine/text_checks.h"
@@ -123,6 +124,31 @@ absl::Status Collection::Apply(std::span<const Change> changes) {
   needs_rebuild = true;
   return absl::InternalError(absl::StrCat("index update of collection '", name_,
                                           "' failed (it will be rebuilt): ", st.message()));
+}
+
+absl::Status Collection::CatchUp(uint64_t after) {
+  const uint64_t last = store_.LastSequence();
+  if (last <= after) return absl::OkStatus();
+  // A failed index update is reported but does not stop the later changes:
+  // the collection rebuilds its indexes from the store.
+  absl::Status applied;
+  ReplaySink sink;
+  sink.wants = [&](const std::string& collection) { return collection == name_; };
+  sink.apply = [&](const std::string&, std::span<const Change> changes) -> absl::Status {
+    if (absl::Status st = Apply(changes); !st.ok() && applied.ok()) applied = st;
+    return absl::OkStatus();
+  };
+  absl::StatusOr<ReplayResult> read = ReplayChanges(store_, after + 1, last, sink);
+  if (!read.ok()) {
+    // The next write catches up from its own position only: what this one
+    // could not read would never reach the indexes. Rebuild them instead.
+    needs_rebuild = true;
+    return absl::InternalError(absl::StrCat("index update of collection '", name_,
+                                            "' failed (it will be rebuilt): reading the change "
+                                            "log: ",
+                                            read.status().message()));
+  }
+  return applied;
 }
 
 }  // namespace neodb::engine

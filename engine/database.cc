@@ -84,8 +84,8 @@ absl::Status Database::Close() {
   absl::Status s;
   // A database whose startup failed never snapshots: its indexes are partial.
   if (options_.snapshot_on_close && started_) {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    s = SnapshotLocked().status();
+    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    s = SnapshotAll().status();
   }
   // Open may have failed before the store opened (e.g. the directory is locked).
   absl::Status f = store_ ? store_->Flush() : absl::OkStatus();
@@ -104,6 +104,18 @@ absl::StatusOr<std::shared_ptr<Collection>> Database::Find(const std::string& na
     return absl::NotFoundError(absl::StrCat("collection '", name, "' does not exist"));
   }
   return it->second;
+}
+
+absl::StatusOr<std::shared_ptr<Collection>> Database::FindLocked(
+    const std::string& name, std::unique_lock<std::mutex>* lock) const {
+  while (true) {
+    ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
+    std::unique_lock<std::mutex> l(c->write_mu());
+    // Dropped (and perhaps created again) while we waited: take the new one.
+    if (c->dropped) continue;
+    *lock = std::move(l);
+    return c;
+  }
 }
 
 std::vector<std::shared_ptr<Collection>> Database::AllCollections() const {
@@ -292,7 +304,8 @@ absl::StatusOr<CollectionInfo> Database::CreateResolved(db::CollectionSpec spec)
   ASSIGN_OR_RETURN(CollectionSettings settings, ParseSettings(spec));
   RETURN_IF_ERROR(index::ValidateIndexSpec(spec.index_spec, static_cast<int>(spec.dimension)));
   ASSIGN_OR_RETURN(std::shared_ptr<IndexSet> indexes, IndexSet::Make(settings));
-  std::lock_guard<std::mutex> wlock(write_mu_);
+  // No collection lock: nothing writes a collection before it is registered.
+  std::lock_guard<std::mutex> ddl(ddl_mu_);
   {
     std::shared_lock<std::shared_mutex> lock(collections_mu_);
     if (collections_.count(spec.name)) {
@@ -310,7 +323,6 @@ absl::StatusOr<CollectionInfo> Database::CreateResolved(db::CollectionSpec spec)
   RETURN_IF_ERROR(store_->CreateCollection(spec));
   ASSIGN_OR_RETURN(db::CollectionSpec stored, store_->GetCollection(spec.name));
   settings.spec = stored;
-  applied_seq_ = store_->LastSequence();
   auto c = std::make_shared<Collection>(*store_, settings, indexes);
   CollectionInfo info{stored, 0, 0, indexes->vector().index().spec(), {}};
   std::unique_lock<std::shared_mutex> lock(collections_mu_);
@@ -320,32 +332,38 @@ absl::StatusOr<CollectionInfo> Database::CreateResolved(db::CollectionSpec spec)
 
 absl::Status Database::DropCollection(const std::string& name) {
   RETURN_IF_ERROR(RefuseIfReplicated(name, "dropping it"));
+  std::lock_guard<std::mutex> ddl(ddl_mu_);
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
   if (c->reindex().state == ReindexProgress::State::kRunning) {
     return absl::FailedPreconditionError(
         absl::StrCat("collection '", name, "' is being reindexed; drop it afterwards"));
   }
-  std::lock_guard<std::mutex> wlock(write_mu_);
-  return DropLocked(name);
+  std::lock_guard<std::mutex> wlock(c->write_mu());
+  return DropLocked(*c);
 }
 
 absl::Status Database::DropReplicatedCopy(const std::string& name) {
+  std::lock_guard<std::mutex> ddl(ddl_mu_);
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
-  std::lock_guard<std::mutex> wlock(write_mu_);
-  RETURN_IF_ERROR(DropLocked(name));
+  {
+    std::lock_guard<std::mutex> wlock(c->write_mu());
+    RETURN_IF_ERROR(DropLocked(*c));
+  }
   std::lock_guard<std::mutex> lock(replicated_mu_);
   replicated_.erase(name);
   return absl::OkStatus();
 }
 
-absl::Status Database::DropLocked(const std::string& name) {
+absl::Status Database::DropLocked(Collection& c) {
+  const std::string name = c.name();
   RETURN_IF_ERROR(store_->DropCollection(name));
   // A reindex that was interrupted and could not resume may have left its
   // staging collection; it must not outlive the collection.
   if (store_->GetCollection(StagingName(name)).ok()) {
     RETURN_IF_ERROR(store_->DropCollection(StagingName(name)));
   }
-  applied_seq_ = store_->LastSequence();
+  // Whoever waits for its write lock now finds it dropped (FindLocked).
+  c.dropped = true;
   {
     std::unique_lock<std::shared_mutex> lock(collections_mu_);
     collections_.erase(name);
@@ -375,9 +393,9 @@ absl::StatusOr<CollectionInfo> Database::DescribeCollection(const std::string& n
 
 absl::StatusOr<CollectionInfo> Database::SetDefaultFusion(const std::string& name,
                                                           const std::string& fusion, double alpha) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
   {
-    std::lock_guard<std::mutex> wlock(write_mu_);
+    std::unique_lock<std::mutex> wlock;
+    ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, FindLocked(name, &wlock));
     db::CollectionSpec next = c->state()->settings.spec;
     next.fusion = fusion;
     next.fusion_alpha = alpha;

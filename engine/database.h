@@ -7,8 +7,11 @@
 // Write path: validate -> embed with the collection's model (batched) ->
 // Store::Upsert (one atomic batch with change-log records) -> apply those
 // records to the indexes (change_replay.h) -> return. So once a write
-// returns, a search sees it. Writes to the store and the indexes are
-// serialised (write_mu_), so the indexes follow change-log order exactly.
+// returns, a search sees it. A collection's store writes and its index
+// updates are serialised by its own write lock (Collection::write_mu()), so
+// its indexes follow the change-log order of its records exactly, while
+// writes to other collections go on (the store orders their commits into the
+// one database-wide log).
 //
 // Read path: take the collection's state once (settings, model, indexes),
 // embed the query with that model, search those indexes (the metadata filter
@@ -30,6 +33,35 @@
 // One process per data directory (data_dir_lock.h).
 //
 // Thread-safety: every public method is safe to call concurrently.
+//
+// Locks, in the order they are taken (a thread holding one takes only those
+// below it; none is taken twice):
+//   1. ddl_mu_: creating and dropping collections (the registry's changes).
+//   2. snapshot_mu_: a round of snapshots of every collection (Snapshot,
+//      maintenance, Close) and the change-log trim that follows it.
+//   3. Collection::write_mu(): one collection's writes with their index
+//      updates, its snapshots, its rebuild's catch-up, its reindex commit,
+//      Verify. One at a time: no thread holds two collections' write locks,
+//      so database-wide work (snapshot rounds, backups) takes them one after
+//      the other, never all at once.
+//   4. Collection::commit_mu() (a reindex commit, under the write lock).
+//   5. Leaves, held briefly and never around another engine lock:
+//      collections_mu_ (the registry), replicated_mu_, log_mu_ (the pins and
+//      snapshot_seq_), a collection's state and reindex-progress mutexes,
+//      reindex_mu_, maint_mu_; below them all the store's own write mutex.
+//
+// The change-log watermark. The log is database-wide and the store gives
+// each commit its sequence; collections commit concurrently, each under its
+// own lock. Under a collection's write lock its indexes hold all of its
+// changes up to the store's LastSequence() (collection.h), so each
+// collection's snapshot covers the LastSequence() read under its lock. A
+// snapshot round reads LastSequence() first (L) and then snapshots each
+// collection, each covering at least L; so the log up to L may go, unless a
+// pin (a scan that will read the log after it: a background rebuild, a
+// reindex, a backup) needs it: the trim point is min(L, pins). A collection
+// created during a round has no snapshot yet and rebuilds from the store if
+// the process dies first; startup replays each collection from its own
+// snapshot's position and rebuilds any whose records the trim took.
 
 #include <atomic>
 #include <condition_variable>
@@ -468,8 +500,9 @@ class Database {
   absl::StatusOr<std::shared_ptr<Collection>> LoadCollection(const db::CollectionSpec& spec,
                                                              uint64_t last_seq);
   // Builds fresh indexes from the store and swaps them in. In the background
-  // (maintenance), writes go on meanwhile and are caught up under write_mu_
-  // before the swap; otherwise (startup, reindex commit) nothing else writes.
+  // (maintenance), writes go on meanwhile and are caught up under the
+  // collection's write lock before the swap; otherwise (startup) nothing else
+  // writes.
   absl::Status RebuildIndexes(Collection& c, bool background);
   // Fills `indexes` from one store scan; *covered receives the log position.
   absl::Status FillFromStore(const std::string& name, IndexSet& indexes, uint64_t* covered) const;
@@ -482,6 +515,11 @@ class Database {
 
   // database.cc
   absl::StatusOr<std::shared_ptr<Collection>> Find(const std::string& name) const;
+  // The collection registered as `name`, with its write lock held (*lock):
+  // the registered one once the lock is taken (a drop unregisters under it).
+  // NOT_FOUND for an unknown collection.
+  absl::StatusOr<std::shared_ptr<Collection>> FindLocked(const std::string& name,
+                                                         std::unique_lock<std::mutex>* lock) const;
   // options_.test_selection_pause_at's hook (database_selection.cc).
   void PauseBeforeSelectionBatch(uint64_t batch_number) const;
   // What one batch of a selection does with its documents (read under the
@@ -503,19 +541,26 @@ class Database {
   // The collection state's model, loaded on first use.
   absl::StatusOr<std::shared_ptr<Model>> ModelOf(const Collection::State& state) const;
 
-  // database_write.cc. REQUIRES: write_mu_ held. Applies change-log records
-  // after applied_seq_ to the live indexes.
-  absl::Status CatchUpLocked();
-
   // database_backup.cc: Backup's body, into the directory it created.
   absl::StatusOr<BackupManifest> BackupInto(const std::string& dir);
-  // Snapshots every collection's indexes into `dir`/snapshots/<name> under
-  // write_mu_, covering the log up to *covered (applied_seq_), which it pins
-  // (pins_) even on failure: the caller unpins.
+  // Snapshots every collection's indexes into `dir`/snapshots/<name>, each
+  // under its write lock, each covering the log up to at least *covered,
+  // which it pins (pins_) even on failure: the caller unpins (Unpin).
   absl::Status WriteBackupSnapshots(const std::string& dir, uint64_t* covered);
 
   // database_maintenance.cc
-  absl::StatusOr<uint64_t> SnapshotLocked();
+  // A snapshot round: every collection, one at a time under its write lock,
+  // then the trim (above). Returns the position every snapshot covers.
+  // REQUIRES: snapshot_mu_ held, or Startup/Close when nothing else runs.
+  absl::StatusOr<uint64_t> SnapshotAll();
+  // Snapshots `c` into `dir` under its write lock, covering the log up to
+  // LastSequence() read there, keeping `keep`. A dropped collection is
+  // skipped (OK, nothing written: a snapshot written after the drop could
+  // load into a collection created again under its name).
+  absl::Status SnapshotCollection(Collection& c, const std::string& dir, int keep);
+  // Pins the log after LastSequence() (no trim past it) and returns the pin.
+  uint64_t Pin();
+  void Unpin(uint64_t pin);
   void MaintenanceLoop();
   bool Stopping();
 
@@ -536,7 +581,8 @@ class Database {
   // own) embeds with, its dimension checked.
   absl::StatusOr<std::shared_ptr<Model>> ReindexTarget(const Collection::State& state,
                                                       const std::string& model_dir);
-  absl::Status DropLocked(const std::string& name);  // REQUIRES: write_mu_
+  // REQUIRES: ddl_mu_ and c's write lock held; c is the registered `name`.
+  absl::Status DropLocked(Collection& c);
   // Creates the collection `spec` describes (its fields all filled in).
   absl::StatusOr<CollectionInfo> CreateResolved(db::CollectionSpec spec);
 
@@ -547,7 +593,7 @@ class Database {
   std::unique_ptr<Env> fault_env_;
   // Wraps env_ when options_.test_snapshot_pause_at is set (one use).
   std::unique_ptr<PausingEnv> pausing_env_;
-  bool snapshot_pause_used_ = false;  // guarded by write_mu_
+  bool snapshot_pause_used_ = false;  // guarded by snapshot_mu_
   std::unique_ptr<DataDirLock> lock_;
   std::unique_ptr<db::Store> store_;
   std::unique_ptr<MemoryBudget> memory_budget_;
@@ -559,10 +605,14 @@ class Database {
   absl::Status RefuseIfReplicated(const std::string& collection, const char* what) const;
   std::map<std::string, std::shared_ptr<Collection>> collections_;
 
-  // Serialises store mutations with their index updates; guards the fields below.
-  mutable std::mutex write_mu_;
-  uint64_t applied_seq_ = 0;
-  uint64_t snapshot_seq_ = 0;     // covered by the last full snapshot
+  // Creating and dropping collections (lock order above).
+  std::mutex ddl_mu_;
+  // One snapshot round at a time (SnapshotAll, and its trim).
+  std::mutex snapshot_mu_;
+  // Guards the two below (a leaf: nothing is taken under it but the store's
+  // own mutex, for the trim).
+  mutable std::mutex log_mu_;
+  uint64_t snapshot_seq_ = 0;     // covered by every snapshot of the last round
   std::multiset<uint64_t> pins_;  // change-log positions still needed (no trim past them)
 
   std::atomic<uint64_t> snapshot_loads_{0};

@@ -40,8 +40,8 @@ absl::StatusOr<BackupManifest> Database::BackupInto(const std::string& dir) {
   };
   RETURN_IF_ERROR(note_models());
   BackupManifest m;
-  // The index snapshots first, each through the one snapshot writer, all
-  // covering the log up to snapshot_seq; a pin keeps the records after it in
+  // The index snapshots first, each through the one snapshot writer, each
+  // covering the log up to snapshot_seq at least; a pin keeps the records after it in
   // the log (no periodic snapshot trims them) until the checkpoint below has
   // them, so a restore loads the snapshots and replays only those.
   absl::Status snapshots = WriteBackupSnapshots(dir, &m.snapshot_seq);
@@ -52,10 +52,7 @@ absl::StatusOr<BackupManifest> Database::BackupInto(const std::string& dir) {
     m.covered_seq = store_->LastSequence();
     checkpoint = store_->CreateCheckpoint((fs::path(dir) / "store").string());
   }
-  {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    pins_.erase(pins_.find(m.snapshot_seq));
-  }
+  Unpin(m.snapshot_seq);
   RETURN_IF_ERROR(snapshots);
   RETURN_IF_ERROR(checkpoint);
   RETURN_IF_ERROR(note_models());
@@ -85,16 +82,14 @@ absl::StatusOr<BackupManifest> Database::BackupInto(const std::string& dir) {
 }
 
 absl::Status Database::WriteBackupSnapshots(const std::string& dir, uint64_t* covered) {
-  // Under the write lock, as every snapshot is: the indexes hold exactly the
-  // log up to applied_seq_ while they are written (writes wait meanwhile, as
-  // they do for a periodic snapshot). The pin is taken even on failure; the
-  // caller drops it.
-  std::lock_guard<std::mutex> lock(write_mu_);
-  *covered = applied_seq_;
-  pins_.insert(*covered);
+  // Each collection under its own write lock, as every snapshot is: its
+  // indexes hold exactly its part of the log up to the position read there,
+  // at least the pin (its writes wait meanwhile; the others' go on). The pin
+  // is taken even on failure; the caller drops it.
+  *covered = Pin();
   const fs::path root = fs::path(dir) / "snapshots";
   for (const auto& c : AllCollections()) {
-    RETURN_IF_ERROR(c->SaveSnapshot(env_, (root / c->name()).string(), *covered, /*keep=*/1));
+    RETURN_IF_ERROR(SnapshotCollection(*c, (root / c->name()).string(), /*keep=*/1));
   }
   return absl::OkStatus();
 }

@@ -10,29 +10,52 @@
 namespace neodb::engine {
 
 absl::StatusOr<uint64_t> Database::Snapshot() {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  std::lock_guard<std::mutex> lock(snapshot_mu_);
   const bool pause = pausing_env_ != nullptr && !snapshot_pause_used_;
   if (pause) {
     snapshot_pause_used_ = true;
     pausing_env_->PauseAt(options_.test_snapshot_pause_at, options_.test_pause);
   }
-  absl::StatusOr<uint64_t> covered = SnapshotLocked();
+  absl::StatusOr<uint64_t> covered = SnapshotAll();
   if (pause) pausing_env_->Disarm();
   return covered;
 }
 
-absl::StatusOr<uint64_t> Database::SnapshotLocked() {
-  // Called with write_mu_ held, or from Startup/Close when nothing else runs.
-  const uint64_t covered = applied_seq_;
+absl::StatusOr<uint64_t> Database::SnapshotAll() {
+  // Each collection's snapshot covers LastSequence() as read under its own
+  // write lock, at least `covered` (database.h, "The change-log watermark").
+  // Writes to the others go on meanwhile.
+  const uint64_t covered = store_->LastSequence();
   for (const auto& c : AllCollections()) {
-    RETURN_IF_ERROR(c->SaveSnapshot(env_, SnapshotDir(c->name()), covered, options_.snapshots_kept));
+    RETURN_IF_ERROR(SnapshotCollection(*c, SnapshotDir(c->name()), options_.snapshots_kept));
     ++snapshots_written_;
   }
+  std::lock_guard<std::mutex> lock(log_mu_);
   snapshot_seq_ = covered;
   uint64_t trim = covered;
   if (!pins_.empty()) trim = std::min(trim, *pins_.begin());
   if (trim > 0) RETURN_IF_ERROR(store_->TrimChangelog(trim));
   return covered;
+}
+
+absl::Status Database::SnapshotCollection(Collection& c, const std::string& dir, int keep) {
+  std::lock_guard<std::mutex> lock(c.write_mu());
+  if (c.dropped) return absl::OkStatus();  // nothing of it may be written again
+  return c.SaveSnapshot(env_, dir, store_->LastSequence(), keep);
+}
+
+uint64_t Database::Pin() {
+  std::lock_guard<std::mutex> lock(log_mu_);
+  // No trim goes past it: one that ran before trimmed to a position it read
+  // earlier (<= LastSequence() now), one that runs later sees the pin.
+  const uint64_t pin = store_->LastSequence();
+  pins_.insert(pin);
+  return pin;
+}
+
+void Database::Unpin(uint64_t pin) {
+  std::lock_guard<std::mutex> lock(log_mu_);
+  pins_.erase(pins_.find(pin));
 }
 
 bool Database::Stopping() {
@@ -52,7 +75,8 @@ void Database::MaintenanceLoop() {
     for (auto& c : AllCollections()) {
       bool rebuild = c->state()->indexes->NeedsRebuild();
       {
-        std::lock_guard<std::mutex> wl(write_mu_);
+        std::lock_guard<std::mutex> wl(c->write_mu());
+        if (c->dropped) continue;
         rebuild = rebuild || c->needs_rebuild;
       }
       if (rebuild) {
@@ -65,8 +89,8 @@ void Database::MaintenanceLoop() {
       last_snapshot = absl::Now();
       bool changed;
       {
-        std::lock_guard<std::mutex> wl(write_mu_);
-        changed = applied_seq_ > snapshot_seq_;
+        std::lock_guard<std::mutex> l(log_mu_);
+        changed = store_->LastSequence() > snapshot_seq_;
       }
       if (changed) {
         auto s = Snapshot();

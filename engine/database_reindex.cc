@@ -246,27 +246,16 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
   const encoder::EmbedOptions opts = EmbedOptionsFor(settings, spec.document_instruction);
 
   // Keep the change log from here on: the catch-up reads it.
-  uint64_t pin;
-  {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    pin = applied_seq_;
-    pins_.insert(pin);
-  }
-  struct Unpin {
+  struct PinGuard {
     Database* d;
     uint64_t pin;
     bool done = false;
-    void Release() {  // REQUIRES: write_mu_ held
-      if (!done) d->pins_.erase(d->pins_.find(pin));
+    void Release() {
+      if (!done) d->Unpin(pin);
       done = true;
     }
-    ~Unpin() {
-      if (!done) {
-        std::lock_guard<std::mutex> lock(d->write_mu_);
-        Release();
-      }
-    }
-  } unpin{this, pin};
+    ~PinGuard() { Release(); }
+  } unpin{this, Pin()};
 
   const std::string staging = StagingName(name);
   db::CollectionSpec staging_spec = SpecOnTarget(spec, target);
@@ -307,12 +296,15 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
     if (Stopping()) return absl::CancelledError("server is shutting down");
   }
 
-  // Stage 3: commit, with writes held still.
-  std::lock_guard<std::mutex> wlock(write_mu_);
-  unpin.Release();
+  // Stage 3: commit, with this collection's writes held still (the others'
+  // go on).
+  std::lock_guard<std::mutex> wlock(c.write_mu());
   ASSIGN_OR_RETURN(std::shared_ptr<Collection> now, Find(name));
   if (now.get() != &c) return absl::AbortedError("collection was dropped during the reindex");
   RETURN_IF_ERROR(stager.CatchUp(store_->LastSequence()).status());
+  // Unpinned only after that last read of the log: a snapshot round that
+  // already passed this collection may trim while we hold its lock.
+  unpin.Release();
   db::CollectionUpdate mark;
   mark.engine_state = std::string(kCommitMarker);
   ASSIGN_OR_RETURN(db::CollectionSpec marked, store_->UpdateCollection(staging, mark));
@@ -340,7 +332,6 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
         if (s.ok()) c.Swap(std::move(*next), std::move(indexes));
       }
     }
-    applied_seq_ = store_->LastSequence();
     if (!s.ok()) {
       c.needs_rebuild = true;
       return absl::InternalError(absl::StrCat("reindex of '", name,
@@ -351,7 +342,13 @@ absl::Status Database::ReindexRun(Collection& c, Model& target) {
   ++index_rebuilds_;
   c.UpdateReindex([&](ReindexProgress& p) { p.done = p.total; });
   spdlog::info("collection '{}' is now on model {}", name, target_id);
-  return SnapshotLocked().status();
+  // Its snapshots are of the old model's indexes (they no longer load):
+  // write its new ones now, under the lock still held. The next snapshot
+  // round trims the log.
+  RETURN_IF_ERROR(c.SaveSnapshot(env_, SnapshotDir(name), store_->LastSequence(),
+                                 options_.snapshots_kept));
+  ++snapshots_written_;
+  return absl::OkStatus();
 }
 
 }  // namespace neodb::engine

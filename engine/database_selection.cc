@@ -61,9 +61,8 @@ absl::Status Database::CommitSelection(const std::shared_ptr<Collection>& c, con
     if (cancelled && cancelled()) {
       return Interrupted(collection, what, *done, absl::CancelledError("cancelled"));
     }
-    std::lock_guard<std::mutex> wlock(write_mu_);
-    ASSIGN_OR_RETURN(std::shared_ptr<Collection> now, Find(collection));
-    if (now != c) {
+    std::lock_guard<std::mutex> wlock(c->write_mu());
+    if (c->dropped) {
       return Interrupted(collection, what, *done,
                          absl::AbortedError("the collection was dropped or re-created"));
     }
@@ -79,10 +78,11 @@ absl::Status Database::CommitSelection(const std::shared_ptr<Collection>& c, con
       RETURN_IF_ERROR(d.status());
       if (filter == nullptr || filter->Matches(d->metadata)) selected.push_back(*std::move(d));
     }
+    const uint64_t after = store_->LastSequence();
     absl::StatusOr<uint64_t> changed = commit(std::move(selected));
     if (!changed.ok()) return Interrupted(collection, what, *done, changed.status());
     *done += *changed;
-    if (*changed > 0) RETURN_IF_ERROR(CatchUpLocked());
+    if (*changed > 0) RETURN_IF_ERROR(c->CatchUp(after));
   }
   return absl::OkStatus();
 }

@@ -125,14 +125,13 @@ absl::Status Database::Startup() {
     }
     if (c->needs_rebuild) RETURN_IF_ERROR(RebuildIndexes(*c, /*background=*/false));
   }
-  applied_seq_ = last;
   snapshot_seq_ = last;
   bool all_from_snapshot = index_rebuilds_ == 0 && keyword_rebuilds_ == 0 && replayed_changes_ == 0;
   // The snapshot only saves the next startup work; failing it (a full disk)
   // must not keep the database from opening, or a full disk would keep the
   // server down, reads included, until someone frees space by hand.
   if (!all_from_snapshot && !collections_.empty()) {
-    absl::Status snap = SnapshotLocked().status();
+    absl::Status snap = SnapshotAll().status();
     if (!snap.ok()) spdlog::warn("startup snapshot not written (the next start replays more): {}", snap.ToString());
   }
   started_ = true;
@@ -146,29 +145,28 @@ absl::Status Database::RebuildIndexes(Collection& c, bool background) {
   auto state = c.state();
   const std::string& name = c.name();
   ASSIGN_OR_RETURN(std::shared_ptr<IndexSet> fresh, IndexSet::Make(state->settings));
-  uint64_t pin = 0;
-  if (background) {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    pin = applied_seq_;
-    pins_.insert(pin);
-  }
+  // The log after the scan stays until the catch-up below has read it.
+  const uint64_t pin = background ? Pin() : 0;
   uint64_t covered = 0;
   absl::Status s = FillFromStore(name, *fresh, &covered);
-  std::unique_lock<std::mutex> wlock(write_mu_, std::defer_lock);
+  std::unique_lock<std::mutex> wlock(c.write_mu(), std::defer_lock);
   if (background) {
     wlock.lock();
-    pins_.erase(pins_.find(pin));
+    if (s.ok() && !c.dropped) {
+      // Catch up with this collection's writes that committed after the
+      // scan (under its lock, so no more come until the swap).
+      ReplaySink sink;
+      sink.wants = [&](const std::string& n) { return n == name; };
+      sink.apply = [&](const std::string&, std::span<const Change> changes) {
+        return fresh->Apply(changes);
+      };
+      s = ReplayChanges(*store_, covered + 1, store_->LastSequence(), sink).status();
+    }
+    // After the catch-up read the log: a snapshot round may trim meanwhile.
+    Unpin(pin);
+    if (c.dropped) return absl::OkStatus();  // nothing left to rebuild
   }
   RETURN_IF_ERROR(s);
-  if (background) {
-    // Catch up with writes that committed after the scan.
-    ReplaySink sink;
-    sink.wants = [&](const std::string& n) { return n == name; };
-    sink.apply = [&](const std::string&, std::span<const Change> changes) {
-      return fresh->Apply(changes);
-    };
-    RETURN_IF_ERROR(ReplayChanges(*store_, covered + 1, applied_seq_, sink).status());
-  }
   c.SwapIndexes(std::move(fresh));
   c.needs_rebuild = false;
   ++index_rebuilds_;

@@ -16,13 +16,14 @@ constexpr size_t kReembedBatch = 64;
 
 absl::StatusOr<VerifyReport> Database::Verify(const std::string& name,
                                               const VectorVerifyOptions& options) const {
-  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(name));
   VerifyReport r;
   std::shared_ptr<const Collection::State> state;
   VerifySample sample(options.full ? 0 : options.sample);
   {
-    // Hold writes still so the store and the indexes are compared at one point.
-    std::lock_guard<std::mutex> wlock(write_mu_);
+    // Hold this collection's writes still so its store and indexes are
+    // compared at one point (other collections' writes go on).
+    std::unique_lock<std::mutex> wlock;
+    ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, FindLocked(name, &wlock));
     state = c->state();
     r.model_id = state->settings.spec.model_id;
     const index::VectorIndex& vectors = state->indexes->vector().index();

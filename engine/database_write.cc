@@ -1,34 +1,12 @@
-// Database: the write path (upsert, delete) and the catch-up that carries
-// each committed write into the indexes.
+// Database: the write path (upsert, delete). Each write holds its
+// collection's write lock from the store commit until Collection::CatchUp has
+// carried it into the indexes; writes to other collections do not wait.
 #include "absl/strings/str_cat.h"
-#include "engine/change_replay.h"
 #include "engine/database.h"
 #include "engine/text_checks.h"
 #include "common/status_macros.h"
 
 namespace neodb::engine {
-
-absl::Status Database::CatchUpLocked() {
-  const uint64_t last = store_->LastSequence();
-  if (last <= applied_seq_) return absl::OkStatus();
-  std::map<std::string, std::shared_ptr<Collection>> cols;
-  {
-    std::shared_lock<std::shared_mutex> lock(collections_mu_);
-    cols = collections_;
-  }
-  absl::Status result;
-  ReplaySink sink;
-  sink.wants = [&](const std::string& name) { return cols.count(name) > 0; };
-  sink.apply = [&](const std::string& name, std::span<const Change> changes) -> absl::Status {
-    // A failed index update is reported but does not stop the others: the
-    // collection rebuilds its indexes from the store.
-    if (absl::Status st = cols[name]->Apply(changes); !st.ok()) result = st;
-    return absl::OkStatus();
-  };
-  RETURN_IF_ERROR(ReplayChanges(*store_, applied_seq_ + 1, last, sink).status());
-  applied_seq_ = last;
-  return result;
-}
 
 absl::StatusOr<Collection::PreparedWrite> Database::PrepareUpsert(
     const std::string& collection, std::vector<DocumentInput> docs, absl::Time deadline,
@@ -77,25 +55,25 @@ absl::StatusOr<std::vector<std::string>> Database::Upsert(const std::string& col
   if (tokens) *tokens = write.tokens;
   const std::string model_id = write.documents.front().model_id;  // never empty
 
-  std::lock_guard<std::mutex> wlock(write_mu_);
+  std::lock_guard<std::mutex> wlock(c->write_mu());
   // The collection may have been dropped, re-created or reindexed to another
   // model while we embedded.
-  ASSIGN_OR_RETURN(std::shared_ptr<Collection> now, Find(collection));
-  if (now != c || now->state()->settings.spec.model_id != model_id) {
+  if (c->dropped || c->state()->settings.spec.model_id != model_id) {
     return absl::AbortedError(absl::StrCat("collection '", collection,
                                            "' changed (dropped or reindexed) during the "
                                            "upsert; retry"));
   }
+  const uint64_t after = store_->LastSequence();
   RETURN_IF_ERROR(store_->Upsert(collection, std::move(write.documents)).status());
-  RETURN_IF_ERROR(CatchUpLocked());
+  RETURN_IF_ERROR(c->CatchUp(after));
   return std::move(write.ids);
 }
 
 absl::Status Database::ApplyReplicatedUpserts(const std::string& collection,
                                               std::vector<db::Document> docs,
                                               const db::SourcePosition& from) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
-  std::lock_guard<std::mutex> wlock(write_mu_);
+  std::unique_lock<std::mutex> wlock;
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, FindLocked(collection, &wlock));
   // Under the write lock, so no reindex moves the collection to another
   // model between this check and the commit. The store checks the rest
   // (ids, dimension, finite values, metadata).
@@ -108,17 +86,19 @@ absl::Status Database::ApplyReplicatedUpserts(const std::string& collection,
           "'"));
     }
   }
+  const uint64_t after = store_->LastSequence();
   RETURN_IF_ERROR(store_->Upsert(collection, std::move(docs), &from).status());
-  return CatchUpLocked();
+  return c->CatchUp(after);
 }
 
 absl::Status Database::ApplyReplicatedDeletes(const std::string& collection,
                                               const std::vector<std::string>& ids,
                                               const db::SourcePosition& from) {
-  RETURN_IF_ERROR(Find(collection).status());
-  std::lock_guard<std::mutex> wlock(write_mu_);
+  std::unique_lock<std::mutex> wlock;
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, FindLocked(collection, &wlock));
+  const uint64_t after = store_->LastSequence();
   RETURN_IF_ERROR(store_->Delete(collection, ids, &from).status());
-  return CatchUpLocked();
+  return c->CatchUp(after);
 }
 
 absl::StatusOr<uint64_t> Database::SourcePositionOf(const std::string& collection,
@@ -129,11 +109,13 @@ absl::StatusOr<uint64_t> Database::SourcePositionOf(const std::string& collectio
 absl::StatusOr<uint64_t> Database::Delete(const std::string& collection,
                                           const std::vector<std::string>& ids) {
   RETURN_IF_ERROR(RefuseIfReplicated(collection, "its deletes"));
-  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, Find(collection));
+  RETURN_IF_ERROR(Find(collection).status());
   for (const auto& id : ids) RETURN_IF_ERROR(CheckDocumentId(id));
-  std::lock_guard<std::mutex> wlock(write_mu_);
+  std::unique_lock<std::mutex> wlock;
+  ASSIGN_OR_RETURN(std::shared_ptr<Collection> c, FindLocked(collection, &wlock));
+  const uint64_t after = store_->LastSequence();
   ASSIGN_OR_RETURN(std::vector<uint64_t> seqs, store_->Delete(collection, ids));
-  RETURN_IF_ERROR(CatchUpLocked());
+  RETURN_IF_ERROR(c->CatchUp(after));
   return seqs.size();
 }
 
