@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "common/status_macros.h"
 #include "engine/collection.h"
+#include "engine/side_task.h"
 #include "engine/tenant_scope.h"
 #include "engine/vector_checks.h"
 #include "index/keyword/fusion.h"
@@ -137,10 +138,21 @@ absl::StatusOr<Ranked> Rank(const IndexSet& indexes, const std::vector<float>* v
     return r;
   }
   const int depth = std::max(want, keyword::kHybridLegDepth);
-  // The vector leg first: an index that walks a graph evaluates the filter
-  // into a bitmap, which the keyword leg's filter then reads too.
-  ASSIGN_OR_RETURN(keyword::FetchedLeg vl, keyword::FetchLeg(vector_leg, depth));
-  ASSIGN_OR_RETURN(keyword::FetchedLeg kl, keyword::FetchLeg(keyword_leg, depth));
+  // The two legs at once: the keyword leg on an idle helper thread (or on
+  // this one after the vector leg, when none is idle), the vector leg here.
+  // Each leg's hits are what it would give alone. The keyword leg asks its
+  // filter only after scoring every posting (KeywordIndex::Rank), by which
+  // time a graph walk has usually evaluated the filter into a bitmap; its
+  // answers are the same either way (FilterView::Allowed).
+  absl::StatusOr<keyword::FetchedLeg> kl_or = absl::UnknownError("keyword leg not run");
+  SideTask keyword_task(&SideHelpers::ForSearch(),
+                        [&] { kl_or = keyword::FetchLeg(keyword_leg, depth); });
+  absl::StatusOr<keyword::FetchedLeg> vl_or = keyword::FetchLeg(vector_leg, depth);
+  keyword_task.Join();
+  RETURN_IF_ERROR(vl_or.status());
+  RETURN_IF_ERROR(kl_or.status());
+  keyword::FetchedLeg vl = *std::move(vl_or);
+  keyword::FetchedLeg kl = *std::move(kl_or);
   r.exhausted = kl.complete && kl.hits.size() < static_cast<size_t>(depth) && vl.complete &&
                 vl.hits.size() < static_cast<size_t>(depth);
   const ByDocumentId numbers(indexes.metadata(), view, {&kl.hits, &vl.hits});
