@@ -1,6 +1,7 @@
 """bench/peers/peers.py: neodb side by side with its peers on the same vectors (issue 51).
 
   python bench/peers/peers.py all --size small|100k [--reps 3] [--systems a,b] [--qps-seconds S]
+                                   [--pass-seconds P] [--pass-min-queries M]
   python bench/peers/peers.py one --system NAME --data DIR --out FILE   (one fresh load, one process)
 
 `all` runs, for each repetition, every system in a fresh child process on a
@@ -21,6 +22,14 @@ fresh temp dir (one at a time), so each figure has one value per repetition:
   disk: du of the system's directory after load (neodb after a snapshot,
     PostgreSQL after a checkpoint, FAISS = the written index).
 All clients are Python, the same for every system.
+
+Query budget: each pass over the queries (a tuning step, the warm-up, the
+measured pass, each filtered pass) stops once it has run P seconds and at
+least M queries (default at 100k: 10 s and 200; at small: none). A system that
+answers in under P/len(queries) seconds runs every query as before; a slow
+one (Milvus Lite at ~40 ms, Chroma's filtered search at ~50 ms) runs a prefix
+of the queries, the same prefix for every pass of the same length, and its
+recall is over that prefix (each figure records how many queries it used).
 """
 import argparse
 import gc
@@ -77,15 +86,21 @@ def du(path):
 
 
 def recall(got, truth, k=10):
+    """Over the queries answered: `got` may be a prefix of the queries."""
     hits = 0
     for g, t in zip(got, truth):
         hits += len(set(g[:k]) & set(int(x) for x in t[:k]))
-    return hits / (k * len(truth))
+    return hits / (k * min(len(got), len(truth)))
 
 
-def run_queries(system, queries, setting, flt=None, k=10):
+def run_queries(system, queries, setting, flt=None, k=10, budget=None):
+    """Every query in order; with `budget` (seconds, min queries), stops after
+    the first one to end past the seconds once at least min queries ran."""
     lat, got = [], []
-    for q in queries:
+    t0 = time.perf_counter()
+    for i, q in enumerate(queries):
+        if budget and budget[0] > 0 and i >= budget[1] and time.perf_counter() - t0 >= budget[0]:
+            break
         t = time.perf_counter()
         got.append(system.search(q, k, setting, flt))
         lat.append(time.perf_counter() - t)
@@ -109,6 +124,8 @@ def one(a):
     os.makedirs(a.tmp, exist_ok=True)
     work = tempfile.mkdtemp(prefix="neodb-peers-%s-" % a.system, dir=a.tmp)
     res = {"system": a.system, "n": len(base), "queries": len(queries)}
+    budget = (a.pass_seconds, a.pass_min_queries) if a.pass_seconds > 0 else None
+    res["pass_budget"] = {"seconds": a.pass_seconds, "min_queries": a.pass_min_queries}
     system = systems.SYSTEMS[a.system](work, a.cache)
     try:
         me = psutil.Process()
@@ -129,9 +146,9 @@ def one(a):
         ladder = []
         chosen = None
         for setting in system.ladder():
-            got, lat = run_queries(system, queries, setting)
+            got, lat = run_queries(system, queries, setting, budget=budget)
             r = recall(got, gt[None])
-            ladder.append({"setting": setting, "recall": r, "p50_ms": pct(lat, 50)})
+            ladder.append({"setting": setting, "recall": r, "p50_ms": pct(lat, 50), "queries": len(got)})
             if r >= TARGET:
                 chosen = setting
                 break
@@ -140,23 +157,25 @@ def one(a):
         res["ladder"] = ladder
         res["setting"] = chosen
         # Single client: one warm-up pass, one measured pass.
-        run_queries(system, queries, chosen)
+        run_queries(system, queries, chosen, budget=budget)
         c0, s0 = proc_tree_cpu(pids + [me.pid]), proc_tree_cpu(pids)
         t0 = time.perf_counter()
-        got, lat = run_queries(system, queries, chosen)
+        got, lat = run_queries(system, queries, chosen, budget=budget)
         w = time.perf_counter() - t0
         s1 = proc_tree_cpu(pids)
         res["search"] = {"recall": recall(got, gt[None]), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99),
                          "mean_ms": pct(lat, 50) and float(np.mean(lat) * 1000), "wall_s": w,
-                         "cpu_ms_per_query": (proc_tree_cpu(pids + [me.pid]) - c0) * 1000 / len(queries),
-                         "server_cpu_ms_per_query": (s1 - s0) * 1000 / len(queries) if pids else None}
+                         "cpu_ms_per_query": (proc_tree_cpu(pids + [me.pid]) - c0) * 1000 / len(got),
+                         "server_cpu_ms_per_query": (s1 - s0) * 1000 / len(got) if pids else None,
+                         "queries": len(got)}
         # 8 clients.
         res["qps8"] = qps(system, queries, chosen, 8, a.qps_seconds, pids + [me.pid])
         # Filtered.
         for flt, name in ((10, "filter10"), (1, "filter1")):
             run_queries(system, queries[:50], chosen, flt)
-            got, lat = run_queries(system, queries, chosen, flt)
-            res[name] = {"recall": recall(got, gt[flt]), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99)}
+            got, lat = run_queries(system, queries, chosen, flt, budget=budget)
+            res[name] = {"recall": recall(got, gt[flt]), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99),
+                         "queries": len(got)}
         rss, pss = mem_of(system.mem_pids())
         res["memory"] = {"rss_bytes": rss, "pss_bytes": pss,
                          "process": "server" if system.mem_pids() else "this client process (embedded)",
@@ -354,6 +373,7 @@ def run_all(a):
                        check=True)
     systems = [s for s in (a.systems.split(",") if a.systems else ORDER)]
     qps_s = a.qps_seconds or (5.0 if a.size == "small" else 10.0)
+    pass_s = a.pass_seconds if a.pass_seconds >= 0 else (0.0 if a.size == "small" else 10.0)
     results = {s: [] for s in systems}
     errors = {}
     m = machine()
@@ -365,7 +385,8 @@ def run_all(a):
                 continue
             out = os.path.join(a.tmp, "one-%s-%d.json" % (s, rep))
             cmd = [sys.executable, os.path.abspath(__file__), "one", "--system", s, "--data", size_dir, "--out",
-                   out, "--cache", a.cache, "--tmp", a.tmp, "--qps-seconds", str(qps_s)]
+                   out, "--cache", a.cache, "--tmp", a.tmp, "--qps-seconds", str(qps_s),
+                   "--pass-seconds", str(pass_s), "--pass-min-queries", str(a.pass_min_queries)]
             t0 = time.time()
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode != 0 or not os.path.exists(out):
@@ -425,6 +446,9 @@ def main():
         p.add_argument("--cache", default=os.path.join(ROOT, "build", "cache", "peers"))
         p.add_argument("--tmp", default=os.path.join(ROOT, "build", "cache", "peers", "tmp"))
         p.add_argument("--qps-seconds", type=float, default=0)
+        # Query budget per pass (module docstring): -1 = the size's default, 0 = none.
+        p.add_argument("--pass-seconds", type=float, default=-1)
+        p.add_argument("--pass-min-queries", type=int, default=200)
     pa = sub.choices["all"]
     pa.add_argument("--size", default="small")
     pa.add_argument("--reps", type=int, default=3)
@@ -437,6 +461,7 @@ def main():
     a = ap.parse_args()
     if a.cmd == "one":
         a.qps_seconds = a.qps_seconds or 5.0
+        a.pass_seconds = max(a.pass_seconds, 0.0)
         one(a)
     else:
         run_all(a)
