@@ -7,8 +7,10 @@
 
 #include "common/atomic_file.h"
 #include "common/env_memory.h"
+#include "encoder/tokenizer/wordpiece_tokenizer.h"
 #include "encoder/train/finetune.h"
 #include "encoder/train/json_lines.h"
+#include "encoder/train/mlm_objective.h"
 #include "encoder/train/pairs.h"
 
 namespace neodb::encoder::train {
@@ -131,6 +133,24 @@ TEST(TrainFileReads, GoThroughTheEnv) {
   EXPECT_EQ(h1->size(), 16u);
   EXPECT_NE(*h1, *h2);
   EXPECT_TRUE(absl::IsNotFound(FileHash("/none", env.get()).status()));
+}
+
+// TokenizeCorpus reads its corpus a line at a time through the Env.
+TEST(TrainFileReads, CorpusThroughTheEnv) {
+  auto tokenizer = WordPieceTokenizer::FromVocabText(
+      "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\n", {}, "vocab.txt");
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  std::unique_ptr<Env> env = NewMemEnv();
+  ASSERT_TRUE(WriteFileAtomically(env.get(), "/corpus.txt", {"hello world\n\nworld"}).ok());
+  absl::StatusOr<std::vector<int32_t>> stream =
+      TokenizeCorpus("/corpus.txt", **tokenizer, env.get());
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  std::vector<int32_t> want = *(*tokenizer)->Tokenize("hello world");
+  const std::vector<int32_t> last = *(*tokenizer)->Tokenize("world");
+  want.insert(want.end(), last.begin(), last.end());
+  EXPECT_EQ(*stream, want);
+  EXPECT_EQ(TokenizeCorpus("/none.txt", **tokenizer, env.get()).status().message(),
+            "cannot open corpus /none.txt");
 }
 
 }  // namespace

@@ -2,12 +2,11 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clients/cpp/grpc_status.h"
+#include "common/env.h"
 #include "common/float_text.h"
 #include "db/metadata_types.h"
 
@@ -32,11 +31,12 @@ void AddTenantFlag(CLI::App* cmd, ClientFlags* f) {
 namespace {
 
 std::string ReadPemOrExit(const std::string& path, const char* flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) ExitIfError(absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path)));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  absl::StatusOr<std::string> text = ReadFileToString(Env::Default(), path);
+  if (!text.ok()) {
+    ExitIfError(absl::InvalidArgumentError(
+        absl::StrCat(flag, ": cannot read ", path, " (", text.status().message(), ")")));
+  }
+  return *std::move(text);
 }
 
 }  // namespace

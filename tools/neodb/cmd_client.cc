@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -16,6 +15,7 @@
 #include "common/atomic_file.h"
 #include "common/env.h"
 #include "common/float_text.h"
+#include "common/line_reader.h"
 #include "common/status_macros.h"
 #include "grpcpp/grpcpp.h"
 #include "index/keyword/analyzer_kind.h"
@@ -229,8 +229,9 @@ void RegisterCollections(CLI::App& app) {
 // acknowledgements: the progress line reports documents committed.
 absl::Status Ingest(const ClientFlags& f, const std::string& collection, const std::string& path,
                     int batch_size) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  absl::StatusOr<LineReader> in = LineReader::Open(Env::Default(), path);
+  if (absl::IsNotFound(in.status())) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  RETURN_IF_ERROR(in.status());
   auto stub = v1::Documents::NewStub(Connect(f));
   grpc::ClientContext ctx;
   SetDeadline(&ctx, f);
@@ -265,7 +266,13 @@ absl::Status Ingest(const ClientFlags& f, const std::string& collection, const s
   std::string line;
   uint64_t line_no = 0;
   bool open = true;
-  while (open && std::getline(in, line)) {
+  while (open) {
+    absl::StatusOr<bool> more = in->ReadLine(&line);
+    if (!more.ok()) {
+      input = more.status();
+      break;
+    }
+    if (!*more) break;
     ++line_no;
     absl::StatusOr<std::optional<v1::Document>> doc =
         ParseIngestLine(line, absl::StrCat(path, ":", line_no));

@@ -2,13 +2,14 @@
 // top-k (Search.Recommend, Search.BatchNearText), for people (a table) and
 // scripts (--json, one JSON object per line).
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/line_reader.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 #include "tools/neodb/client_common.h"
 #include "tools/neodb/commands.h"
@@ -118,20 +119,31 @@ void RegisterClientQueryCommands(CLI::App& app) {
                   "\"offset\",\"score_threshold\"}; - = stdin")
         ->required();
     c->callback([=] {
-      std::ifstream file;
+      // A file through the Env; "-" is standard input.
+      std::optional<LineReader> file;
       if (*path != "-") {
-        file.open(*path);
-        if (!file) {
-          std::fprintf(stderr, "neodb: cannot read %s\n", path->c_str());
+        absl::StatusOr<LineReader> opened = LineReader::Open(Env::Default(), *path);
+        if (!opened.ok()) {
+          std::fprintf(stderr, "neodb: cannot read %s (%s)\n", path->c_str(),
+                       std::string(opened.status().message()).c_str());
           throw ExitRequest{1};
         }
+        file.emplace(*std::move(opened));
       }
-      std::istream& in = *path == "-" ? std::cin : file;
+      auto next_line = [&file](std::string* line) -> bool {
+        if (!file) return static_cast<bool>(std::getline(std::cin, *line));
+        absl::StatusOr<bool> more = file->ReadLine(line);
+        if (!more.ok()) {
+          std::fprintf(stderr, "neodb: %s\n", std::string(more.status().message()).c_str());
+          throw ExitRequest{1};
+        }
+        return *more;
+      };
       v1::BatchNearTextRequest req;
       req.set_collection(*collection);
       req.set_tenant(f->tenant);
       std::string line;
-      for (size_t number = 1; std::getline(in, line); ++number) {
+      for (size_t number = 1; next_line(&line); ++number) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         absl::StatusOr<v1::NearTextRequest> q = QueryOfLine(line, number);
         if (!q.ok()) {

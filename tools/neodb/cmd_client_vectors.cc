@@ -3,12 +3,11 @@
 // reindex-status. Same flags and output style as cmd_client.cc: JSON lines on
 // stdout, errors on stderr with a non-zero exit.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/env.h"
 #include "tools/neodb/client_common.h"
 
 namespace neodb::cli {
@@ -21,9 +20,9 @@ absl::StatusOr<std::string> ReadAll(const std::string& path) {
     s << std::cin.rdbuf();
     return s.str();
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  absl::StatusOr<std::string> text = ReadFileToString(Env::Default(), path);
+  if (absl::IsNotFound(text.status())) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  return text;
 }
 
 json DocumentToJson(const v1::Document& d) {

@@ -5,12 +5,11 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "api/auth/api_keys.h"
+#include "common/env.h"
+#include "common/status_macros.h"
 #include "tools/neodb/commands.h"
 
 namespace neodb::cli {
@@ -31,11 +30,8 @@ absl::Status KeysAdd(const KeysAddFlags& f) {
   // Append only to a file the server would accept: a broken one is reported
   // rather than made worse.
   std::string existing;
-  if (std::filesystem::exists(f.key_file)) {
-    std::ifstream in(f.key_file, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    existing = ss.str();
+  if (FileExists(Env::Default(), f.key_file)) {
+    ASSIGN_OR_RETURN(existing, ReadFileToString(Env::Default(), f.key_file));
     if (existing.find_first_not_of(" \t\r\n") != std::string::npos) {
       auto keys = api::ParseKeyFile(existing, f.key_file);
       if (!keys.ok()) return keys.status();

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <fstream>
 #include <set>
 #include <string>
 #include <system_error>
@@ -41,17 +40,24 @@ struct InitArgs {
 
 // Number of lines of a vocab.txt (a last line without '\n' counts).
 absl::StatusOr<int64_t> CountLines(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open vocab file ", path));
+  absl::StatusOr<std::unique_ptr<SequentialFile>> in = Env::Default()->NewSequentialFile(path);
+  if (absl::IsNotFound(in.status())) {
+    return absl::NotFoundError(absl::StrCat("cannot open vocab file ", path));
+  }
+  RETURN_IF_ERROR(in.status());
   int64_t lines = 0;
   char last = '\n';
   char buf[1 << 16];
-  while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {
-    const std::streamsize n = in.gcount();
-    for (std::streamsize i = 0; i < n; ++i) lines += buf[i] == '\n';
-    last = buf[n - 1];
+  for (;;) {
+    absl::StatusOr<size_t> n = (*in)->Read(sizeof(buf), buf);
+    if (!n.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("cannot read vocab file ", path, ": ", n.status().message()));
+    }
+    if (*n == 0) break;
+    for (size_t i = 0; i < *n; ++i) lines += buf[i] == '\n';
+    last = buf[*n - 1];
   }
-  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read vocab file ", path));
   if (last != '\n') ++lines;
   if (lines == 0) return absl::InvalidArgumentError(absl::StrCat("vocab file ", path, " is empty"));
   return lines;
@@ -132,9 +138,9 @@ absl::Status Init(const InitArgs& a) {
                    WriteModelDir(a.out, a.force, [&](const fs::path& tmp) -> absl::Status {
                      RETURN_IF_ERROR(encoder::SaveCheckpoint(weights, tmp.string(), {.dtype = dtype}));
                      if (tokenizer) return tokenizer->SaveTo(tmp.string());
+                     RETURN_IF_ERROR(
+                         Env::Default()->CopyFile(a.vocab, (tmp / "vocab.txt").string()));
                      std::error_code ec;
-                     fs::copy_file(a.vocab, tmp / "vocab.txt", ec);
-                     if (ec) return absl::InternalError(absl::StrCat("copy ", a.vocab, ": ", ec.message()));
                      fs::permissions(tmp / "vocab.txt", fs::perms(0644), ec);
                      return absl::OkStatus();
                    }));

@@ -5,10 +5,10 @@
 // server records which checkpoint serves what.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 
+#include "common/env.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "tools/neodb/adapt_client.h"
@@ -44,8 +44,10 @@ absl::Status RunModelsList(const ModelsArgs& a) {
                  {"default", id == stats.model_id()},
                  {"collections", names}};
     if (!dir.empty()) {
-      std::ifstream in(std::filesystem::path(dir) / "lineage.json");
-      const json lineage = in ? json::parse(in, nullptr, /*allow_exceptions=*/false) : json();
+      const absl::StatusOr<std::string> text =
+          ReadFileToString(Env::Default(), (std::filesystem::path(dir) / "lineage.json").string());
+      const json lineage =
+          text.ok() ? json::parse(*text, nullptr, /*allow_exceptions=*/false) : json();
       if (lineage.is_object()) {
         line["lineage"] = {{"parent", lineage.value("parent", json())},
                            {"train_hash", lineage.value("train_hash", json())},
