@@ -165,6 +165,9 @@ absl::Status Database::RebuildIndexes(Collection& c, bool background) {
     // After the catch-up read the log: a snapshot round may trim meanwhile.
     Unpin(pin);
     if (c.dropped) return absl::OkStatus();  // nothing left to rebuild
+    // A reindex committed meanwhile: it swapped in fresh indexes of its own
+    // (on its settings, which `fresh` was not made with).
+    if (c.state()->indexes != state->indexes) return absl::OkStatus();
   }
   RETURN_IF_ERROR(s);
   c.SwapIndexes(std::move(fresh));
