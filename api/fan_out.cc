@@ -61,7 +61,7 @@ absl::StatusOr<Assignment> Assign(cluster::ClusterNode& node, const cluster::Sha
 class FanOut {
  public:
   static absl::StatusOr<FanOut> Plan(cluster::ClusterNode& node, PeerChannels& peers,
-                                     const grpc::ServerContext& ctx,
+                                     const grpc::ServerContextBase& ctx,
                                      const std::string& collection, absl::Time deadline) {
     FanOut f(node, peers, deadline);
     ASSIGN_OR_RETURN(f.entry_, node.Entry(collection));
@@ -296,7 +296,7 @@ absl::StatusOr<v1::SearchResponse> FanOutHybrid(const FanOut& f, const v1::NearT
 }
 
 absl::StatusOr<v1::SearchResponse> NearTextOf(cluster::ClusterNode& node, PeerChannels& peers,
-                                              const grpc::ServerContext& ctx,
+                                              const grpc::ServerContextBase& ctx,
                                               v1::NearTextRequest req, absl::Time deadline,
                                               const LocalSearch& local, const std::string& mode) {
   ASSIGN_OR_RETURN(FanOut f, FanOut::Plan(node, peers, ctx, req.collection(), deadline));
@@ -321,7 +321,7 @@ absl::StatusOr<v1::SearchResponse> NearTextOf(cluster::ClusterNode& node, PeerCh
 }  // namespace
 
 absl::StatusOr<v1::SearchResponse> FanOutNearText(cluster::ClusterNode& node, PeerChannels& peers,
-                                                  const grpc::ServerContext& ctx,
+                                                  const grpc::ServerContextBase& ctx,
                                                   v1::NearTextRequest req, absl::Time deadline,
                                                   const LocalSearch& local) {
   const std::string mode = req.mode().empty() ? "hybrid" : req.mode();
@@ -333,7 +333,7 @@ absl::StatusOr<v1::SearchResponse> FanOutNearText(cluster::ClusterNode& node, Pe
 
 absl::StatusOr<v1::SearchResponse> FanOutNearVector(cluster::ClusterNode& node,
                                                     PeerChannels& peers,
-                                                    const grpc::ServerContext& ctx,
+                                                    const grpc::ServerContextBase& ctx,
                                                     v1::NearVectorRequest req, absl::Time deadline,
                                                     const LocalSearch& local) {
   const absl::Time start = absl::Now();

@@ -41,12 +41,12 @@ struct LocalSearch {
 };
 
 absl::StatusOr<v1::SearchResponse> FanOutNearText(cluster::ClusterNode& node, PeerChannels& peers,
-                                                  const grpc::ServerContext& ctx,
+                                                  const grpc::ServerContextBase& ctx,
                                                   v1::NearTextRequest req, absl::Time deadline,
                                                   const LocalSearch& local);
 absl::StatusOr<v1::SearchResponse> FanOutNearVector(cluster::ClusterNode& node,
                                                     PeerChannels& peers,
-                                                    const grpc::ServerContext& ctx,
+                                                    const grpc::ServerContextBase& ctx,
                                                     v1::NearVectorRequest req, absl::Time deadline,
                                                     const LocalSearch& local);
 

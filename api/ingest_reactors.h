@@ -14,7 +14,7 @@
 //    timer) or finishes at once with RESOURCE_EXHAUSTED; then starts its
 //    first read;
 //  - OnReadDone runs on gRPC's callback thread and must not block, so it
-//    only hands the batch to StreamWorkers. The worker validates, embeds
+//    only hands the batch to the stream workers. The worker validates, embeds
 //    and stores it (document_batch.h), then starts the next read (Ingest:
 //    writes the ack first, and reads on when the write completed). One
 //    read or one batch outstanding per stream at a time: a client faster
@@ -32,7 +32,7 @@
 #include "engine/database.h"
 #include "api/service_limits.h"
 #include "api/stream_gate.h"
-#include "api/stream_workers.h"
+#include "api/worker_pool.h"
 #include "grpcpp/grpcpp.h"
 #include "neodb/v1/neodb.pb.h"
 
@@ -45,7 +45,7 @@ struct IngestStreamEnv {
   cluster::ClusterNode* cluster = nullptr;  // sharded collections go through it
   ServiceLimits limits;
   StreamGate* gate = nullptr;
-  StreamWorkers* workers = nullptr;
+  WorkerPool* workers = nullptr;  // the stream workers (no queue bound)
 };
 
 // Reactors for one call each; they delete themselves in OnDone.

@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/stubs/logging.h"
+#include "grpc/grpc.h"
+#include "grpcpp/server_context.h"
 
 namespace neodb::api {
 namespace {
@@ -36,6 +38,8 @@ void CaptureHandler(google::protobuf::LogLevel level, const char* filename, int 
 
 class RequestParseErrorInterceptor final : public grpc::experimental::Interceptor {
  public:
+  explicit RequestParseErrorInterceptor(grpc::ServerContextBase* ctx) : ctx_(ctx) {}
+
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using grpc::experimental::InterceptionHookPoints;
     // A record left by a parse that no call claimed must not be blamed on
@@ -50,15 +54,26 @@ class RequestParseErrorInterceptor final : public grpc::experimental::Intercepto
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const grpc::Status sent = methods->GetSendStatus();
-      // gRPC's answer to a unary request that did not parse.
-      const bool unparsed = sent.error_code() == grpc::StatusCode::INTERNAL &&
-                            sent.error_message().empty();
-      if (unparsed) Claim();
+      // gRPC's answer to a unary request it has no message of: INTERNAL
+      // with no message from the sync server (reflection), UNIMPLEMENTED
+      // with none from the callback server (every neodb.v1 method), whether
+      // the message did not parse or never came (the client reset the call
+      // first: a rapid reset).
+      const bool unparsed = recv_failed_ && sent.error_message().empty() &&
+                            (sent.error_code() == grpc::StatusCode::INTERNAL ||
+                             sent.error_code() == grpc::StatusCode::UNIMPLEMENTED);
       if (!field_.empty()) {
         methods->ModifySendStatus(
             grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                          absl::StrCat("request field ", field_, " is not valid UTF-8")));
-      } else if (unparsed && recv_failed_) {
+      } else if (unparsed && ctx_ != nullptr && ctx_->c_call() != nullptr &&
+                 grpc_call_failed_before_recv_message(ctx_->c_call())) {
+        // No message came: the stream ended in error first (the client reset
+        // it). Nobody reads this status; the metrics count the call as what
+        // it was.
+        methods->ModifySendStatus(grpc::Status(
+            grpc::StatusCode::CANCELLED, "the call was cancelled before its request was read"));
+      } else if (unparsed) {
         methods->ModifySendStatus(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                                "the request message does not parse"));
       }
@@ -74,6 +89,7 @@ class RequestParseErrorInterceptor final : public grpc::experimental::Intercepto
     bad_utf8_field.clear();
   }
 
+  grpc::ServerContextBase* const ctx_;  // the call's
   std::string field_;  // the first field of this call that failed to parse
   bool recv_failed_ = false;
 };
@@ -86,8 +102,8 @@ void InstallRequestParseErrorCapture() {
 }
 
 grpc::experimental::Interceptor* RequestParseErrorInterceptorFactory::CreateServerInterceptor(
-    grpc::experimental::ServerRpcInfo*) {
-  return new RequestParseErrorInterceptor();
+    grpc::experimental::ServerRpcInfo* info) {
+  return new RequestParseErrorInterceptor(info->server_context());
 }
 
 }  // namespace neodb::api

@@ -10,12 +10,20 @@
 //    that remembers, per thread, the last field that failed UTF-8 checking
 //    while parsing (and drops that line: hostile clients must not be able to
 //    fill the server's log); every other protobuf message still goes to stderr.
-//  - RequestParseErrorInterceptorFactory's interceptor, at the end of each
-//    call, turns a remembered field into INVALID_ARGUMENT naming it, and any
-//    other unparsable unary request (INTERNAL with no message) into
-//    INVALID_ARGUMENT as well. gRPC's sync server parses a call's messages on
-//    the thread that then sends its status, which is what makes the per-thread
-//    record belong to the call.
+//  - RequestParseErrorInterceptorFactory's interceptor claims the record for
+//    its call right after gRPC parsed the call's message (POST_RECV_MESSAGE
+//    runs on the thread that parsed, on the sync and the callback server
+//    alike; a unary call's status is sent later, from a worker of ours,
+//    unary_reactor.h), and at the end of the call turns a claimed field into
+//    INVALID_ARGUMENT naming it, and any other unary request gRPC has no
+//    message of (INTERNAL or UNIMPLEMENTED with no message) into
+//    INVALID_ARGUMENT "does not parse", or CANCELLED when gRPC saw the
+//    stream fail before a message came (grpc_call_failed_before_recv_message;
+//    the status is never sent, but the request metrics count it). A call
+//    reset before its message was read (a rapid reset) often looks to the
+//    interceptor exactly like a message that does not parse (the callback
+//    server answers both UNIMPLEMENTED with no message and hides the
+//    difference), so the metrics count it INVALID_ARGUMENT.
 // Text fields are `bytes` in neodb.proto and are checked by the engine (with
 // the byte offset); this covers the `string` fields.
 

@@ -13,10 +13,10 @@ namespace neodb::api {
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
                                                       const ServerOptions& options) {
   if (options.threads < 1) return absl::InvalidArgumentError("threads must be at least 1");
-  // The sync server runs the unary handlers on max(2, threads) threads
-  // (plus gRPC's own two; see the quota below). The ingest streams run on
-  // the callback API and hold none of them (services.h).
-  const int handler_threads = std::max(2, options.threads);
+  if (options.max_queued_calls < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max queued calls is ", options.max_queued_calls, "; it must be at least 1"));
+  }
   StreamGateOptions streams = options.streams;
   if (streams.max_open == 0) streams.max_open = 64;
   if (streams.max_open < 1) {
@@ -51,14 +51,17 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   if (!creds->warning.empty()) spdlog::warn("{}", creds->warning);
   std::unique_ptr<Server> s(new Server());
   s->streams_ = std::make_unique<StreamGate>(streams);
-  s->stream_workers_ = std::make_unique<StreamWorkers>(stream_workers);
+  // The streams bound their own tasks (StreamGate; one batch per stream).
+  s->stream_workers_ = std::make_unique<WorkerPool>(stream_workers, /*max_queued=*/0);
+  s->unary_workers_ = std::make_unique<WorkerPool>(
+      options.threads, static_cast<size_t>(options.max_queued_calls));
   if (options.cluster != nullptr) {
     absl::StatusOr<std::unique_ptr<PeerChannels>> peers = PeerChannels::Make(options.security);
     if (!peers.ok()) return peers.status();
     s->peers_ = std::move(*peers);
   }
   s->services_ = MakeServices(db, options.limits, s->streams_.get(), s->stream_workers_.get(),
-                              options.cluster, s->peers_.get());
+                              s->unary_workers_.get(), options.cluster, s->peers_.get());
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, creds->credentials, &s->port_);
   // gRPC sets SO_REUSEPORT by default: a second server on a busy port would
@@ -67,26 +70,24 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(engine::Database* db,
   // gRPC 1.51 (Debian) predates the fixes for CVE-2023-44487 (HTTP/2 rapid
   // reset): the per-connection limits (streams at once, ping policy, header
   // size; http2_limits.h) bound what one connection can start; in all, the
-  // thread quota below bounds the unary handlers, and the StreamGate and its
-  // workers the ingest streams (README, "Limits under hostile load").
+  // unary workers' queue bounds the unary calls (a reset call leaves it
+  // unrun), and the StreamGate the ingest streams (README, "Limits under
+  // hostile load").
   options.http2.Apply(builder);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // Every neodb.v1 method is a callback method (services.h); gRPC's sync
+  // server is left with reflection, on a small pool (two threads per
+  // completion queue are needed). gRPC's sync server keeps at most
+  // MAX_POLLERS (default 2) threads waiting for calls and starts and ends
+  // threads around that, and every thread start/exit left memory behind
+  // (bench/README.md, issue 49): every thread of the pool may wait instead.
+  constexpr int kSyncThreads = 4;
   grpc::ResourceQuota quota("neodb");
-  // Sync server (the unary calls): at least two threads per completion
-  // queue are needed. The callback methods run on gRPC's own callback
-  // threads, which only hand work to stream_workers_.
-  quota.SetMaxThreads(handler_threads + 2);
+  quota.SetMaxThreads(kSyncThreads);
   builder.SetResourceQuota(quota);
-  // gRPC's sync server keeps at most MAX_POLLERS (default 2) threads waiting for
-  // calls: a thread that finishes a call while two others wait exits, and a
-  // call taken while none waits starts a new one. Handlers that block (a
-  // near-text call waits for the encoder) thus created and ended ~2 threads a
-  // call, and every thread start/exit left memory behind: RSS grew ~2.3 KiB a
-  // call without bound (bench/README.md, issue 49). Letting every handler
-  // thread wait keeps the pool's threads alive instead.
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
-                              handler_threads);
+                              kSyncThreads - 2);
   for (auto& svc : s->services_) builder.RegisterService(svc.get());
   // Unparsable requests first: the metrics then count the status sent.
   InstallRequestParseErrorCapture();
@@ -112,6 +113,8 @@ void Server::Shutdown(absl::Duration grace) {
   if (!server_) return;
   if (auto* health = server_->GetHealthCheckService()) health->Shutdown();
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  // Returns once every callback call is done: a unary call is done only
+  // after its work returned on a worker (unary_reactor.h).
   server_->Wait();
   // Every stream was cancelled by now; the last reactors may still be
   // finishing on a worker. They use the gate and the workers until OnDone.

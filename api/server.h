@@ -25,10 +25,14 @@ namespace neodb::api {
 struct ServerOptions {
   // host:port; port 0 picks a free one (see Server::port()).
   std::string listen = "127.0.0.1:0";
-  // Handler threads of the unary calls (gRPC sync server,
-  // ResourceQuota::SetMaxThreads); the ingest streams use none of them
-  // (services.h). Default: 16.
+  // Worker threads of the unary calls (unary_reactor.h): the calls whose
+  // work runs at once; the others wait in their queue. Default: 16.
   int threads = 16;
+  // Unary calls that may wait for a worker at once; one more is answered
+  // RESOURCE_EXHAUSTED ("server busy"). A waiting call costs its request
+  // message and a few hundred bytes; one cancelled while it waits leaves
+  // the queue at once. Default: 1024.
+  int max_queued_calls = 1024;
   // Largest request message; larger ones are refused by gRPC with
   // RESOURCE_EXHAUSTED before they reach a handler. Default: 32 MiB.
   int max_message_bytes = 32 << 20;
@@ -38,9 +42,9 @@ struct ServerOptions {
   // tied to `threads`. streams.max_open 0 picks 64; max_open_per_key 0
   // picks half of max_open. Default: 64 streams, 32 per key, 60 s idle.
   StreamGateOptions streams{.max_open = 0};
-  // Threads that run the ingest streams' batches (stream_workers.h); each
-  // stream has at most one batch queued or running. 0: max(2, threads / 2),
-  // the number of streams the sync server could run at once before.
+  // Threads that run the ingest streams' batches (worker_pool.h), apart from
+  // the unary calls' workers; each stream has at most one batch queued or
+  // running. 0: max(2, threads / 2).
   // Default: 0.
   int stream_workers = 0;
   // What one HTTP/2 connection may make the server do: streams at once,
@@ -79,16 +83,21 @@ class Server {
   // calls the same ones. They live as long as the Server.
   const std::vector<std::unique_ptr<grpc::Service>>& services() const { return services_; }
   // Stops accepting calls, lets running ones finish until `grace` has
-  // passed, then cancels the rest. Returns once every handler returned.
+  // passed, then cancels the rest (a running call's work sees it through
+  // CancelOf). Returns once every call is done: every unary call's work has
+  // returned and every stream has finished.
   void Shutdown(absl::Duration grace);
   void Wait();
 
  private:
   Server() = default;
   std::unique_ptr<StreamGate> streams_;            // outlives services_ and server_
-  std::unique_ptr<StreamWorkers> stream_workers_;  // outlives services_ and server_
-  std::unique_ptr<PeerChannels> peers_;            // outlives services_ and server_
+  std::unique_ptr<WorkerPool> stream_workers_;  // outlives services_ and server_
+  std::unique_ptr<PeerChannels> peers_;         // outlives services_ and server_
   std::vector<std::unique_ptr<grpc::Service>> services_;
+  // Joined before the services go (a worker may still be returning from a
+  // call gRPC already counts as done); outlives server_.
+  std::unique_ptr<WorkerPool> unary_workers_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 };

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <system_error>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "api/auth/api_keys.h"
 #include "api/auth/caller_role.h"
@@ -17,6 +18,7 @@
 #include "api/ingest_reactors.h"
 #include "api/search_features.h"
 #include "api/tenant_ids.h"
+#include "api/unary_reactor.h"
 #include "cluster/shard_map.h"
 #include "common/status_macros.h"
 #include "neodb/v1/neodb.grpc.pb.h"
@@ -24,9 +26,11 @@
 namespace neodb::api {
 namespace {
 
+namespace pb = google::protobuf;
+
 // Whether the caller's key may call Admin/Reindex: true on a server without
 // keys, else only for the admin role (method_roles.cc gives Reindex to admin).
-bool CallerMayReindex(const grpc::ServerContext& ctx) {
+bool CallerMayReindex(const grpc::ServerContextBase& ctx) {
   const std::optional<Role> role = CallerRole(ctx);
   return !role || *role == Role::kAdmin;
 }
@@ -48,12 +52,97 @@ absl::Status RefuseIfSharded(cluster::ClusterNode* cluster, const std::string& f
   return NotYetForSharded(feature, collection);
 }
 
-class CollectionsService final : public v1::Collections::Service {
+// A service's unary methods, both ways in: gRPC's callback methods run each
+// body on the workers (Run; unary_reactor.h), and the HTTP JSON API runs the
+// same body on its own thread (Find, through FindUnaryBody). Each service
+// adds its bodies once, by method name, in its constructor.
+class UnaryMethods {
  public:
-  CollectionsService(Database* db, cluster::ClusterNode* cluster) : db_(db), cluster_(cluster) {}
+  virtual ~UnaryMethods() = default;
 
-  grpc::Status Create(grpc::ServerContext*, const v1::CreateCollectionRequest* req,
-                      v1::CreateCollectionResponse* resp) override {
+  // The body of `full_method` ("/neodb.v1.Search/NearText"); null when this
+  // service has none by that name.
+  UnaryBody Find(std::string_view full_method) const {
+    auto it = bodies_.find(std::string(full_method));  // at start-up only
+    return it == bodies_.end() ? nullptr : it->second;
+  }
+
+ protected:
+  // `service`: the generated service's full name ("neodb.v1.Search").
+  UnaryMethods(WorkerPool* workers, std::string service)
+      : workers_(workers), service_(std::move(service)) {}
+
+  template <class Svc, class Req, class Resp>
+  using Body = grpc::Status (Svc::*)(grpc::ServerContextBase*, const Req*, Resp*);
+
+  template <class Svc, class Req, class Resp>
+  void Add(const char* method, Svc* svc, Body<Svc, Req, Resp> body) {
+    bodies_.emplace(absl::StrCat("/", service_, "/", method),
+                    [svc, body](grpc::ServerContextBase* ctx, const pb::Message& req,
+                                pb::Message* resp) {
+                      // JsonRpc builds both from the method's descriptor.
+                      NEODB_CHECK(req.GetDescriptor() == Req::descriptor() &&
+                                  resp->GetDescriptor() == Resp::descriptor());
+                      return (svc->*body)(ctx, static_cast<const Req*>(&req),
+                                          static_cast<Resp*>(resp));
+                    });
+  }
+
+  template <class Svc, class Req, class Resp>
+  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* ctx, const Req* req, Resp* resp,
+                                Svc* svc, Body<Svc, Req, Resp> body) {
+    return StartUnary(workers_, ctx, [=] { return (svc->*body)(ctx, req, resp); });
+  }
+
+ private:
+  WorkerPool* const workers_;
+  const std::string service_;
+  absl::flat_hash_map<std::string, UnaryBody> bodies_;
+};
+
+class CollectionsService final : public v1::Collections::CallbackService, public UnaryMethods {
+ public:
+  CollectionsService(Database* db, cluster::ClusterNode* cluster, WorkerPool* workers)
+      : UnaryMethods(workers, v1::Collections::service_full_name()), db_(db), cluster_(cluster) {
+    Add("Create", this, &CollectionsService::DoCreate);
+    Add("List", this, &CollectionsService::DoList);
+    Add("Describe", this, &CollectionsService::DoDescribe);
+    Add("Drop", this, &CollectionsService::DoDrop);
+    Add("SetFusion", this, &CollectionsService::DoSetFusion);
+  }
+
+  // gRPC's callback methods: each runs its body on the workers (unary_reactor.h).
+  grpc::ServerUnaryReactor* Create(grpc::CallbackServerContext* ctx,
+                                   const v1::CreateCollectionRequest* req,
+                                   v1::CreateCollectionResponse* resp) override {
+    return Run(ctx, req, resp, this, &CollectionsService::DoCreate);
+  }
+  grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* ctx,
+                                 const v1::ListCollectionsRequest* req,
+                                 v1::ListCollectionsResponse* resp) override {
+    return Run(ctx, req, resp, this, &CollectionsService::DoList);
+  }
+  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* ctx,
+                                     const v1::DescribeCollectionRequest* req,
+                                     v1::DescribeCollectionResponse* resp) override {
+    return Run(ctx, req, resp, this, &CollectionsService::DoDescribe);
+  }
+  grpc::ServerUnaryReactor* Drop(grpc::CallbackServerContext* ctx,
+                                 const v1::DropCollectionRequest* req,
+                                 v1::DropCollectionResponse* resp) override {
+    return Run(ctx, req, resp, this, &CollectionsService::DoDrop);
+  }
+  grpc::ServerUnaryReactor* SetFusion(grpc::CallbackServerContext* ctx,
+                                      const v1::SetFusionRequest* req,
+                                      v1::SetFusionResponse* resp) override {
+    return Run(ctx, req, resp, this, &CollectionsService::DoSetFusion);
+  }
+
+ private:
+  // The bodies, one per unary method: gRPC's and the HTTP JSON API's (FindUnaryBody).
+  grpc::Status DoCreate(grpc::ServerContextBase*,
+                        const v1::CreateCollectionRequest* req,
+                        v1::CreateCollectionResponse* resp) {
     auto spec = FromProto(req->spec());
     if (!spec.ok()) return Error(spec.status());
     auto vectors = VectorOptionsFromProto(req->spec());
@@ -83,30 +172,34 @@ class CollectionsService final : public v1::Collections::Service {
     ToProto(*info, resp->mutable_info());
     return grpc::Status::OK;
   }
-  grpc::Status List(grpc::ServerContext*, const v1::ListCollectionsRequest*,
-                    v1::ListCollectionsResponse* resp) override {
+  grpc::Status DoList(grpc::ServerContextBase*,
+                      const v1::ListCollectionsRequest*,
+                      v1::ListCollectionsResponse* resp) {
     auto all = db_->ListCollections();
     if (!all.ok()) return Error(all.status());
     for (const auto& info : *all) ToProto(info, resp->add_collections());
     return grpc::Status::OK;
   }
-  grpc::Status Describe(grpc::ServerContext*, const v1::DescribeCollectionRequest* req,
-                        v1::DescribeCollectionResponse* resp) override {
+  grpc::Status DoDescribe(grpc::ServerContextBase*,
+                          const v1::DescribeCollectionRequest* req,
+                          v1::DescribeCollectionResponse* resp) {
     auto info = db_->DescribeCollection(req->name());
     if (!info.ok()) return Error(info.status());
     ToProto(*info, resp->mutable_info());
     return grpc::Status::OK;
   }
-  grpc::Status Drop(grpc::ServerContext*, const v1::DropCollectionRequest* req,
-                    v1::DropCollectionResponse*) override {
+  grpc::Status DoDrop(grpc::ServerContextBase*,
+                      const v1::DropCollectionRequest* req,
+                      v1::DropCollectionResponse*) {
     // A sharded collection is dropped from the cluster (every node's copy and its log).
     if (cluster_ != nullptr && cluster_->IsSharded(req->name())) {
       return Error(cluster_->DropCollection(req->name()));
     }
     return Error(db_->DropCollection(req->name()));
   }
-  grpc::Status SetFusion(grpc::ServerContext*, const v1::SetFusionRequest* req,
-                         v1::SetFusionResponse* resp) override {
+  grpc::Status DoSetFusion(grpc::ServerContextBase*,
+                           const v1::SetFusionRequest* req,
+                           v1::SetFusionResponse* resp) {
     auto f = FusionFromProto(req->fusion(), req->has_alpha(), req->alpha());
     if (!f.ok()) return Error(f.status());
     auto info = db_->SetDefaultFusion(req->name(), std::string(keyword::FusionMethodName(f->method)),
@@ -121,34 +214,63 @@ class CollectionsService final : public v1::Collections::Service {
   cluster::ClusterNode* cluster_;
 };
 
-// The ingest streams run on gRPC's callback API (ingest_reactors.h), so an
-// open stream holds no thread; the unary methods stay on the sync API:
-// each holds a handler thread only while it works, bounded by its deadline
-// and by admission (the embed queue's bound, request limits), and their
-// work (fsync'd writes, the embed queue's wait) blocks by nature, so a
-// callback version would only move the same blocking onto a pool of our own.
-using DocumentsServiceBase = v1::Documents::WithCallbackMethod_BulkIngest<
-    v1::Documents::WithCallbackMethod_Ingest<v1::Documents::Service>>;
-
-class DocumentsService final : public DocumentsServiceBase {
+// Every method on the callback API: the ingest streams (ingest_reactors.h)
+// and the unary calls (unary_reactor.h).
+class DocumentsService final : public v1::Documents::CallbackService, public UnaryMethods {
  public:
   DocumentsService(Database* db, const ServiceLimits& limits, StreamGate* streams,
-                   StreamWorkers* workers, cluster::ClusterNode* cluster)
-      : db_(db),
+                   WorkerPool* stream_workers, WorkerPool* unary_workers,
+                   cluster::ClusterNode* cluster)
+      : UnaryMethods(unary_workers, v1::Documents::service_full_name()),
+        db_(db),
         cluster_(cluster),
         limits_(limits),
         ingest_{.db = db, .cluster = cluster, .limits = limits, .gate = streams,
-                .workers = workers} {}
+                .workers = stream_workers} {
+    Add("Upsert", this, &DocumentsService::DoUpsert);
+    Add("Get", this, &DocumentsService::DoGet);
+    Add("Delete", this, &DocumentsService::DoDelete);
+    Add("Count", this, &DocumentsService::DoCount);
+    Add("UpdateMetadata", this, &DocumentsService::DoUpdateMetadata);
+    Add("List", this, &DocumentsService::DoList);
+    Add("ListTenants", this, &DocumentsService::DoListTenants);
+  }
 
-  grpc::Status Upsert(grpc::ServerContext* ctx, const v1::UpsertRequest* req,
-                      v1::UpsertResponse* resp) override {
-    cluster::ConsistencyToken token;
-    auto ids = UpsertBatch({db_, cluster_}, limits_, ctx, req->collection(), req->tenant(),
-                           req->documents(), nullptr, &token);
-    if (!ids.ok()) return Error(ids.status());
-    for (auto& id : *ids) resp->add_ids(std::move(id));
-    if (!token.empty()) resp->set_consistency_token(cluster::FormatToken(token));
-    return grpc::Status::OK;
+  // gRPC's callback methods: each runs its body on the workers (unary_reactor.h).
+  grpc::ServerUnaryReactor* Upsert(grpc::CallbackServerContext* ctx,
+                                   const v1::UpsertRequest* req,
+                                   v1::UpsertResponse* resp) override {
+    return Run(ctx, req, resp, this, &DocumentsService::DoUpsert);
+  }
+  grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* ctx,
+                                const v1::GetRequest* req,
+                                v1::GetResponse* resp) override {
+    return Run(ctx, req, resp, this, &DocumentsService::DoGet);
+  }
+  grpc::ServerUnaryReactor* Delete(grpc::CallbackServerContext* ctx,
+                                   const v1::DeleteRequest* req,
+                                   v1::DeleteResponse* resp) override {
+    return Run(ctx, req, resp, this, &DocumentsService::DoDelete);
+  }
+  grpc::ServerUnaryReactor* Count(grpc::CallbackServerContext* ctx,
+                                  const v1::CountRequest* req,
+                                  v1::CountResponse* resp) override {
+    return Run(ctx, req, resp, this, &DocumentsService::DoCount);
+  }
+  grpc::ServerUnaryReactor* UpdateMetadata(grpc::CallbackServerContext* ctx,
+                                           const v1::UpdateMetadataRequest* req,
+                                           v1::UpdateMetadataResponse* resp) override {
+    return Run(ctx, req, resp, this, &DocumentsService::DoUpdateMetadata);
+  }
+  grpc::ServerUnaryReactor* List(grpc::CallbackServerContext* ctx,
+                                 const v1::ListDocumentsRequest* req,
+                                 v1::ListDocumentsResponse* resp) override {
+    return Run(ctx, req, resp, this, &DocumentsService::DoList);
+  }
+  grpc::ServerUnaryReactor* ListTenants(grpc::CallbackServerContext* ctx,
+                                        const v1::ListTenantsRequest* req,
+                                        v1::ListTenantsResponse* resp) override {
+    return Run(ctx, req, resp, this, &DocumentsService::DoListTenants);
   }
 
   grpc::ServerReadReactor<v1::IngestBatch>* BulkIngest(grpc::CallbackServerContext* ctx,
@@ -161,8 +283,21 @@ class DocumentsService final : public DocumentsServiceBase {
     return NewIngestReactor(&ingest_, ctx);
   }
 
-  grpc::Status Get(grpc::ServerContext*, const v1::GetRequest* req,
-                   v1::GetResponse* resp) override {
+ private:
+  // The bodies, one per unary method: gRPC's and the HTTP JSON API's (FindUnaryBody).
+  grpc::Status DoUpsert(grpc::ServerContextBase* ctx,
+                        const v1::UpsertRequest* req,
+                        v1::UpsertResponse* resp) {
+    cluster::ConsistencyToken token;
+    auto ids = UpsertBatch({db_, cluster_}, limits_, ctx, req->collection(), req->tenant(),
+                           req->documents(), nullptr, &token);
+    if (!ids.ok()) return Error(ids.status());
+    for (auto& id : *ids) resp->add_ids(std::move(id));
+    if (!token.empty()) resp->set_consistency_token(cluster::FormatToken(token));
+    return grpc::Status::OK;
+  }
+
+  grpc::Status DoGet(grpc::ServerContextBase*, const v1::GetRequest* req, v1::GetResponse* resp) {
     std::vector<std::string> ids(req->ids().begin(), req->ids().end());
     if (ids.size() > static_cast<size_t>(limits_.max_documents_per_request)) {
       return Error(TooMany(ids.size(), "ids"));
@@ -182,8 +317,9 @@ class DocumentsService final : public DocumentsServiceBase {
     return grpc::Status::OK;
   }
 
-  grpc::Status Delete(grpc::ServerContext* ctx, const v1::DeleteRequest* req,
-                      v1::DeleteResponse* resp) override {
+  grpc::Status DoDelete(grpc::ServerContextBase* ctx,
+                        const v1::DeleteRequest* req,
+                        v1::DeleteResponse* resp) {
     std::vector<std::string> ids(req->ids().begin(), req->ids().end());
     auto filter = RequestFilter(req->filter(), req->filter_json());
     if (!filter.ok()) return Error(filter.status());
@@ -224,8 +360,9 @@ class DocumentsService final : public DocumentsServiceBase {
     return grpc::Status::OK;
   }
 
-  grpc::Status Count(grpc::ServerContext*, const v1::CountRequest* req,
-                     v1::CountResponse* resp) override {
+  grpc::Status DoCount(grpc::ServerContextBase*,
+                       const v1::CountRequest* req,
+                       v1::CountResponse* resp) {
     if (auto s = RefuseIfSharded(cluster_, "count", req->collection()); !s.ok()) return Error(s);
     auto filter = RequestFilter(req->filter(), req->filter_json());
     if (!filter.ok()) return Error(filter.status());
@@ -236,8 +373,9 @@ class DocumentsService final : public DocumentsServiceBase {
     return grpc::Status::OK;
   }
 
-  grpc::Status UpdateMetadata(grpc::ServerContext* ctx, const v1::UpdateMetadataRequest* req,
-                              v1::UpdateMetadataResponse* resp) override {
+  grpc::Status DoUpdateMetadata(grpc::ServerContextBase* ctx,
+                                const v1::UpdateMetadataRequest* req,
+                                v1::UpdateMetadataResponse* resp) {
     if (auto s = RefuseIfSharded(cluster_, "metadata updates", req->collection()); !s.ok()) {
       return Error(s);
     }
@@ -264,8 +402,9 @@ class DocumentsService final : public DocumentsServiceBase {
     return grpc::Status::OK;
   }
 
-  grpc::Status List(grpc::ServerContext*, const v1::ListDocumentsRequest* req,
-                    v1::ListDocumentsResponse* resp) override {
+  grpc::Status DoList(grpc::ServerContextBase*,
+                      const v1::ListDocumentsRequest* req,
+                      v1::ListDocumentsResponse* resp) {
     if (req->page_size() < 0 || req->page_size() > 1000) {
       return Error(absl::InvalidArgumentError(
           absl::StrCat("page_size is ", req->page_size(), "; it must be in 0..1000")));
@@ -285,8 +424,9 @@ class DocumentsService final : public DocumentsServiceBase {
     return grpc::Status::OK;
   }
 
-  grpc::Status ListTenants(grpc::ServerContext*, const v1::ListTenantsRequest* req,
-                           v1::ListTenantsResponse* resp) override {
+  grpc::Status DoListTenants(grpc::ServerContextBase*,
+                             const v1::ListTenantsRequest* req,
+                             v1::ListTenantsResponse* resp) {
     auto tenants = db_->Tenants(req->collection());
     if (!tenants.ok()) return Error(tenants.status());
     for (const auto& [tenant, n] : *tenants) {
@@ -306,14 +446,51 @@ class DocumentsService final : public DocumentsServiceBase {
   IngestStreamEnv ingest_;
 };
 
-class SearchService final : public v1::Search::Service {
+class SearchService final : public v1::Search::CallbackService, public UnaryMethods {
  public:
   SearchService(Database* db, const ServiceLimits& limits, cluster::ClusterNode* cluster,
-                PeerChannels* peers)
-      : db_(db), limits_(limits), cluster_(cluster), peers_(peers) {}
+                PeerChannels* peers, WorkerPool* workers)
+      : UnaryMethods(workers, v1::Search::service_full_name()),
+        db_(db), limits_(limits), cluster_(cluster), peers_(peers) {
+    Add("NearText", this, &SearchService::DoNearText);
+    Add("NearVector", this, &SearchService::DoNearVector);
+    Add("KeywordStats", this, &SearchService::DoKeywordStats);
+    Add("Recommend", this, &SearchService::DoRecommend);
+    Add("BatchNearText", this, &SearchService::DoBatchNearText);
+  }
 
-  grpc::Status NearText(grpc::ServerContext* ctx, const v1::NearTextRequest* req,
-                        v1::SearchResponse* resp) override {
+  // gRPC's callback methods: each runs its body on the workers (unary_reactor.h).
+  grpc::ServerUnaryReactor* NearText(grpc::CallbackServerContext* ctx,
+                                     const v1::NearTextRequest* req,
+                                     v1::SearchResponse* resp) override {
+    return Run(ctx, req, resp, this, &SearchService::DoNearText);
+  }
+  grpc::ServerUnaryReactor* NearVector(grpc::CallbackServerContext* ctx,
+                                       const v1::NearVectorRequest* req,
+                                       v1::SearchResponse* resp) override {
+    return Run(ctx, req, resp, this, &SearchService::DoNearVector);
+  }
+  grpc::ServerUnaryReactor* KeywordStats(grpc::CallbackServerContext* ctx,
+                                         const v1::KeywordStatsRequest* req,
+                                         v1::KeywordCorpus* resp) override {
+    return Run(ctx, req, resp, this, &SearchService::DoKeywordStats);
+  }
+  grpc::ServerUnaryReactor* Recommend(grpc::CallbackServerContext* ctx,
+                                      const v1::RecommendRequest* req,
+                                      v1::SearchResponse* resp) override {
+    return Run(ctx, req, resp, this, &SearchService::DoRecommend);
+  }
+  grpc::ServerUnaryReactor* BatchNearText(grpc::CallbackServerContext* ctx,
+                                          const v1::BatchNearTextRequest* req,
+                                          v1::BatchSearchResponse* resp) override {
+    return Run(ctx, req, resp, this, &SearchService::DoBatchNearText);
+  }
+
+ private:
+  // The bodies, one per unary method: gRPC's and the HTTP JSON API's (FindUnaryBody).
+  grpc::Status DoNearText(grpc::ServerContextBase* ctx,
+                          const v1::NearTextRequest* req,
+                          v1::SearchResponse* resp) {
     if (req->has_keyword_corpus() && !req->local_only()) {
       return Error(absl::InvalidArgumentError(
           "keyword_corpus is for a fan-out's parts (local_only), not for a client's search"));
@@ -327,8 +504,9 @@ class SearchService final : public v1::Search::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status NearVector(grpc::ServerContext* ctx, const v1::NearVectorRequest* req,
-                          v1::SearchResponse* resp) override {
+  grpc::Status DoNearVector(grpc::ServerContextBase* ctx,
+                            const v1::NearVectorRequest* req,
+                            v1::SearchResponse* resp) {
     if (auto s = RefuseIfSharded(ShardedUnsupportedFeature(*req), req->collection()); !s.ok()) {
       return Error(s);
     }
@@ -338,8 +516,9 @@ class SearchService final : public v1::Search::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status KeywordStats(grpc::ServerContext* ctx, const v1::KeywordStatsRequest* req,
-                            v1::KeywordCorpus* resp) override {
+  grpc::Status DoKeywordStats(grpc::ServerContextBase* ctx,
+                              const v1::KeywordStatsRequest* req,
+                              v1::KeywordCorpus* resp) {
     auto r = KeywordStatsHere(*ctx, *req);
     if (!r.ok()) return Error(r.status());
     *resp = std::move(*r);
@@ -347,8 +526,9 @@ class SearchService final : public v1::Search::Service {
   }
 
   // Recommend and batches (search_features.h): unsharded collections only.
-  grpc::Status Recommend(grpc::ServerContext*, const v1::RecommendRequest* req,
-                         v1::SearchResponse* resp) override {
+  grpc::Status DoRecommend(grpc::ServerContextBase*,
+                           const v1::RecommendRequest* req,
+                           v1::SearchResponse* resp) {
     if (auto s = RefuseIfSharded("recommend", req->collection()); !s.ok()) return Error(s);
     auto r = RecommendHere(*db_, *req);
     if (!r.ok()) return Error(r.status());
@@ -356,8 +536,9 @@ class SearchService final : public v1::Search::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status BatchNearText(grpc::ServerContext* ctx, const v1::BatchNearTextRequest* req,
-                             v1::BatchSearchResponse* resp) override {
+  grpc::Status DoBatchNearText(grpc::ServerContextBase* ctx,
+                               const v1::BatchNearTextRequest* req,
+                               v1::BatchSearchResponse* resp) {
     if (auto s = RefuseIfSharded("batch search", req->collection()); !s.ok()) return Error(s);
     auto r = BatchNearTextHere(*db_, *req, DeadlineOf(ctx, limits_), CancelOf(ctx));
     if (!r.ok()) return Error(r.status());
@@ -373,7 +554,7 @@ class SearchService final : public v1::Search::Service {
   }
 
   // This node's own answers (a fan-out's parts).
-  LocalSearch Local(const grpc::ServerContext* ctx) const {
+  LocalSearch Local(const grpc::ServerContextBase* ctx) const {
     LocalSearch l;
     l.near_text = [this, ctx](const v1::NearTextRequest& r) -> Answer {
       auto params = SearchParamsFromProto(r);
@@ -406,7 +587,7 @@ class SearchService final : public v1::Search::Service {
   // The keyword statistics of the query's terms over the shards named (all
   // of the collection's documents here when none are named), after this
   // node's replicas have applied the token.
-  absl::StatusOr<v1::KeywordCorpus> KeywordStatsHere(const grpc::ServerContext& ctx,
+  absl::StatusOr<v1::KeywordCorpus> KeywordStatsHere(const grpc::ServerContextBase& ctx,
                                                      const v1::KeywordStatsRequest& req) const {
     const std::string& collection = req.collection();
     std::function<bool(std::string_view)> within;
@@ -459,7 +640,7 @@ class SearchService final : public v1::Search::Service {
   // part (local_only), after this node's replicas have applied the token;
   // else fanned out (fan_out.h), each node waiting for its own shards.
   template <typename Req, typename FanOutFn>
-  Answer Route(const grpc::ServerContext* ctx, const Req& req,
+  Answer Route(const grpc::ServerContextBase* ctx, const Req& req,
                const std::function<Answer(const Req&)>& local, FanOutFn fan_out) const {
     const std::string& collection = req.collection();
     const bool sharded = cluster_ != nullptr && cluster_->IsSharded(collection);
@@ -497,12 +678,25 @@ class SearchService final : public v1::Search::Service {
   PeerChannels* peers_;
 };
 
-class EmbeddingService final : public v1::Embedding::Service {
+class EmbeddingService final : public v1::Embedding::CallbackService, public UnaryMethods {
  public:
-  EmbeddingService(Database* db, const ServiceLimits& limits) : db_(db), limits_(limits) {}
+  EmbeddingService(Database* db, const ServiceLimits& limits, WorkerPool* workers)
+      : UnaryMethods(workers, v1::Embedding::service_full_name()), db_(db), limits_(limits) {
+    Add("Embed", this, &EmbeddingService::DoEmbed);
+  }
 
-  grpc::Status Embed(grpc::ServerContext* ctx, const v1::EmbedRequest* req,
-                     v1::EmbedResponse* resp) override {
+  // gRPC's callback methods: each runs its body on the workers (unary_reactor.h).
+  grpc::ServerUnaryReactor* Embed(grpc::CallbackServerContext* ctx,
+                                  const v1::EmbedRequest* req,
+                                  v1::EmbedResponse* resp) override {
+    return Run(ctx, req, resp, this, &EmbeddingService::DoEmbed);
+  }
+
+ private:
+  // The bodies, one per unary method: gRPC's and the HTTP JSON API's (FindUnaryBody).
+  grpc::Status DoEmbed(grpc::ServerContextBase* ctx,
+                       const v1::EmbedRequest* req,
+                       v1::EmbedResponse* resp) {
     if (req->texts_size() > limits_.max_texts_per_request) {
       return Error(absl::InvalidArgumentError(absl::StrCat(
           "request has ", req->texts_size(), " texts; at most ", limits_.max_texts_per_request)));
@@ -534,14 +728,87 @@ class EmbeddingService final : public v1::Embedding::Service {
   ServiceLimits limits_;
 };
 
-class AdminService final : public v1::Admin::Service {
+class AdminService final : public v1::Admin::CallbackService, public UnaryMethods {
  public:
   AdminService(Database* db, const ServiceLimits& limits, const StreamGate* streams,
-               cluster::ClusterNode* cluster)
-      : db_(db), limits_(limits), streams_(streams), cluster_(cluster) {}
+               cluster::ClusterNode* cluster, WorkerPool* workers)
+      : UnaryMethods(workers, v1::Admin::service_full_name()),
+        db_(db), limits_(limits), streams_(streams), cluster_(cluster) {
+    Add("ClusterStatus", this, &AdminService::DoClusterStatus);
+    Add("ClusterRebalance", this, &AdminService::DoClusterRebalance);
+    Add("Stats", this, &AdminService::DoStats);
+    Add("Snapshot", this, &AdminService::DoSnapshot);
+    Add("Reindex", this, &AdminService::DoReindex);
+    Add("ReindexStatus", this, &AdminService::DoReindexStatus);
+    Add("Compact", this, &AdminService::DoCompact);
+    Add("Verify", this, &AdminService::DoVerify);
+    Add("Backup", this, &AdminService::DoBackup);
+    Add("ClusterBackup", this, &AdminService::DoClusterBackup);
+    Add("ClusterRestore", this, &AdminService::DoClusterRestore);
+  }
 
-  grpc::Status ClusterStatus(grpc::ServerContext*, const v1::ClusterStatusRequest*,
-                             v1::ClusterStatusResponse* resp) override {
+  // gRPC's callback methods: each runs its body on the workers (unary_reactor.h).
+  grpc::ServerUnaryReactor* ClusterStatus(grpc::CallbackServerContext* ctx,
+                                          const v1::ClusterStatusRequest* req,
+                                          v1::ClusterStatusResponse* resp) override {
+    return Run(ctx, req, resp, this, &AdminService::DoClusterStatus);
+  }
+  grpc::ServerUnaryReactor* ClusterRebalance(grpc::CallbackServerContext* ctx,
+                                             const v1::ClusterRebalanceRequest* req,
+                                             v1::ClusterRebalanceResponse* resp) override {
+    return Run(ctx, req, resp, this, &AdminService::DoClusterRebalance);
+  }
+  grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* ctx,
+                                  const v1::StatsRequest* req,
+                                  v1::StatsResponse* resp) override {
+    return Run(ctx, req, resp, this, &AdminService::DoStats);
+  }
+  grpc::ServerUnaryReactor* Snapshot(grpc::CallbackServerContext* ctx,
+                                     const v1::SnapshotRequest* req,
+                                     v1::SnapshotResponse* resp) override {
+    return Run(ctx, req, resp, this, &AdminService::DoSnapshot);
+  }
+  grpc::ServerUnaryReactor* Reindex(grpc::CallbackServerContext* ctx,
+                                    const v1::ReindexRequest* req,
+                                    v1::ReindexResponse* resp) override {
+    return Run(ctx, req, resp, this, &AdminService::DoReindex);
+  }
+  grpc::ServerUnaryReactor* ReindexStatus(grpc::CallbackServerContext* ctx,
+                                          const v1::ReindexStatusRequest* req,
+                                          v1::ReindexStatusResponse* resp) override {
+    return Run(ctx, req, resp, this, &AdminService::DoReindexStatus);
+  }
+  grpc::ServerUnaryReactor* Compact(grpc::CallbackServerContext* ctx,
+                                    const v1::CompactRequest* req,
+                                    v1::CompactResponse* resp) override {
+    return Run(ctx, req, resp, this, &AdminService::DoCompact);
+  }
+  grpc::ServerUnaryReactor* Verify(grpc::CallbackServerContext* ctx,
+                                   const v1::VerifyRequest* req,
+                                   v1::VerifyResponse* resp) override {
+    return Run(ctx, req, resp, this, &AdminService::DoVerify);
+  }
+  grpc::ServerUnaryReactor* Backup(grpc::CallbackServerContext* ctx,
+                                   const v1::BackupRequest* req,
+                                   v1::BackupResponse* resp) override {
+    return Run(ctx, req, resp, this, &AdminService::DoBackup);
+  }
+  grpc::ServerUnaryReactor* ClusterBackup(grpc::CallbackServerContext* ctx,
+                                          const v1::ClusterBackupRequest* req,
+                                          v1::ClusterBackupResponse* resp) override {
+    return Run(ctx, req, resp, this, &AdminService::DoClusterBackup);
+  }
+  grpc::ServerUnaryReactor* ClusterRestore(grpc::CallbackServerContext* ctx,
+                                           const v1::ClusterRestoreRequest* req,
+                                           v1::ClusterRestoreResponse* resp) override {
+    return Run(ctx, req, resp, this, &AdminService::DoClusterRestore);
+  }
+
+ private:
+  // The bodies, one per unary method: gRPC's and the HTTP JSON API's (FindUnaryBody).
+  grpc::Status DoClusterStatus(grpc::ServerContextBase*,
+                               const v1::ClusterStatusRequest*,
+                               v1::ClusterStatusResponse* resp) {
     if (cluster_ == nullptr) return NotClustered();
     auto st = cluster_->Status();
     if (!st.ok()) return Error(st.status());
@@ -572,8 +839,9 @@ class AdminService final : public v1::Admin::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status ClusterRebalance(grpc::ServerContext* ctx, const v1::ClusterRebalanceRequest* req,
-                                v1::ClusterRebalanceResponse* resp) override {
+  grpc::Status DoClusterRebalance(grpc::ServerContextBase* ctx,
+                                  const v1::ClusterRebalanceRequest* req,
+                                  v1::ClusterRebalanceResponse* resp) {
     if (cluster_ == nullptr) return NotClustered();
     auto moves = cluster_->Rebalance(req->collection(), DeadlineOf(ctx, limits_) - absl::Now());
     if (!moves.ok()) return Error(moves.status());
@@ -586,8 +854,9 @@ class AdminService final : public v1::Admin::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status Stats(grpc::ServerContext* ctx, const v1::StatsRequest*,
-                     v1::StatsResponse* resp) override {
+  grpc::Status DoStats(grpc::ServerContextBase* ctx,
+                       const v1::StatsRequest*,
+                       v1::StatsResponse* resp) {
     DatabaseStats s = db_->Stats();
     resp->set_model_id(s.model_id);
     resp->set_dimension(s.dimension);
@@ -625,16 +894,18 @@ class AdminService final : public v1::Admin::Service {
     }
     return grpc::Status::OK;
   }
-  grpc::Status Snapshot(grpc::ServerContext*, const v1::SnapshotRequest*,
-                        v1::SnapshotResponse* resp) override {
+  grpc::Status DoSnapshot(grpc::ServerContextBase*,
+                          const v1::SnapshotRequest*,
+                          v1::SnapshotResponse* resp) {
     auto seq = db_->Snapshot();
     if (!seq.ok()) return Error(seq.status());
     resp->set_covered_seq(*seq);
     resp->set_collections(db_->Stats().collections);
     return grpc::Status::OK;
   }
-  grpc::Status Reindex(grpc::ServerContext*, const v1::ReindexRequest* req,
-                       v1::ReindexResponse* resp) override {
+  grpc::Status DoReindex(grpc::ServerContextBase*,
+                         const v1::ReindexRequest* req,
+                         v1::ReindexResponse* resp) {
     std::string model_dir;
     if (!req->model_dir().empty()) {
       // The server's own models (its default, the collection's current and
@@ -657,8 +928,9 @@ class AdminService final : public v1::Admin::Service {
     resp->set_job_id(req->collection());
     return grpc::Status::OK;
   }
-  grpc::Status ReindexStatus(grpc::ServerContext*, const v1::ReindexStatusRequest* req,
-                             v1::ReindexStatusResponse* resp) override {
+  grpc::Status DoReindexStatus(grpc::ServerContextBase*,
+                               const v1::ReindexStatusRequest* req,
+                               v1::ReindexStatusResponse* resp) {
     const bool sharded = cluster_ != nullptr && cluster_->IsSharded(req->collection());
     auto p = sharded ? cluster_->ReindexProgressOf(req->collection())
                      : db_->GetReindexProgress(req->collection());
@@ -684,12 +956,14 @@ class AdminService final : public v1::Admin::Service {
     resp->set_committed(p->committed);
     return grpc::Status::OK;
   }
-  grpc::Status Compact(grpc::ServerContext*, const v1::CompactRequest*,
-                       v1::CompactResponse*) override {
+  grpc::Status DoCompact(grpc::ServerContextBase*,
+                         const v1::CompactRequest*,
+                         v1::CompactResponse*) {
     return Error(db_->Compact());
   }
-  grpc::Status Verify(grpc::ServerContext*, const v1::VerifyRequest* req,
-                      v1::VerifyResponse* resp) override {
+  grpc::Status DoVerify(grpc::ServerContextBase*,
+                        const v1::VerifyRequest* req,
+                        v1::VerifyResponse* resp) {
     auto r = db_->Verify(req->collection(), {.full = req->full()});
     if (!r.ok()) return Error(r.status());
     resp->set_stored(r->stored);
@@ -716,8 +990,9 @@ class AdminService final : public v1::Admin::Service {
     resp->set_reembed_skipped_reason(v.reembed_skipped_reason);
     return grpc::Status::OK;
   }
-  grpc::Status Backup(grpc::ServerContext*, const v1::BackupRequest* req,
-                      v1::BackupResponse* resp) override {
+  grpc::Status DoBackup(grpc::ServerContextBase*,
+                        const v1::BackupRequest* req,
+                        v1::BackupResponse* resp) {
     auto dir = ConfineNewPath(limits_.backup_dir, req->dir());
     if (!dir.ok()) return Error(dir.status());
     auto m = db_->Backup(*dir);
@@ -731,8 +1006,9 @@ class AdminService final : public v1::Admin::Service {
     resp->set_models(static_cast<uint32_t>(m->models.size()));
     return grpc::Status::OK;
   }
-  grpc::Status ClusterBackup(grpc::ServerContext*, const v1::ClusterBackupRequest* req,
-                             v1::ClusterBackupResponse* resp) override {
+  grpc::Status DoClusterBackup(grpc::ServerContextBase*,
+                               const v1::ClusterBackupRequest* req,
+                               v1::ClusterBackupResponse* resp) {
     if (cluster_ == nullptr) return NotClustered();
     auto dir = ConfineNewPath(limits_.backup_dir, req->dir());
     if (!dir.ok()) return Error(dir.status());
@@ -743,8 +1019,9 @@ class AdminService final : public v1::Admin::Service {
     resp->set_consistency_token(cluster::FormatToken(b->token()));
     return grpc::Status::OK;
   }
-  grpc::Status ClusterRestore(grpc::ServerContext* ctx, const v1::ClusterRestoreRequest* req,
-                              v1::ClusterRestoreResponse* resp) override {
+  grpc::Status DoClusterRestore(grpc::ServerContextBase* ctx,
+                                const v1::ClusterRestoreRequest* req,
+                                v1::ClusterRestoreResponse* resp) {
     if (cluster_ == nullptr) return NotClustered();
     auto dir = ConfineExistingPath(limits_.backup_dir, req->dir());
     if (!dir.ok()) return Error(dir.status());
@@ -774,16 +1051,28 @@ class AdminService final : public v1::Admin::Service {
 std::vector<std::unique_ptr<grpc::Service>> MakeServices(engine::Database* db,
                                                          const ServiceLimits& limits,
                                                          StreamGate* streams,
-                                                         StreamWorkers* workers,
+                                                         WorkerPool* stream_workers,
+                                                         WorkerPool* unary_workers,
                                                          cluster::ClusterNode* cluster,
                                                          PeerChannels* peers) {
   std::vector<std::unique_ptr<grpc::Service>> out;
-  out.push_back(std::make_unique<CollectionsService>(db, cluster));
-  out.push_back(std::make_unique<DocumentsService>(db, limits, streams, workers, cluster));
-  out.push_back(std::make_unique<SearchService>(db, limits, cluster, peers));
-  out.push_back(std::make_unique<EmbeddingService>(db, limits));
-  out.push_back(std::make_unique<AdminService>(db, limits, streams, cluster));
+  out.push_back(std::make_unique<CollectionsService>(db, cluster, unary_workers));
+  out.push_back(std::make_unique<DocumentsService>(db, limits, streams, stream_workers,
+                                                   unary_workers, cluster));
+  out.push_back(std::make_unique<SearchService>(db, limits, cluster, peers, unary_workers));
+  out.push_back(std::make_unique<EmbeddingService>(db, limits, unary_workers));
+  out.push_back(std::make_unique<AdminService>(db, limits, streams, cluster, unary_workers));
   return out;
+}
+
+UnaryBody FindUnaryBody(const std::vector<std::unique_ptr<grpc::Service>>& services,
+                        std::string_view full_method) {
+  for (const auto& s : services) {
+    if (const auto* methods = dynamic_cast<const UnaryMethods*>(s.get())) {
+      if (UnaryBody body = methods->Find(full_method)) return body;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace neodb::api

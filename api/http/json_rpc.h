@@ -1,15 +1,16 @@
 #pragma once
 // JsonRpc: every unary RPC of neodb.v1 over HTTP + JSON, mapped from the
 // proto once. `POST /v1/rpc/<Service>/<Method>` (e.g. /v1/rpc/Search/NearText)
-// takes the request message as JSON (proto_json.h), runs the very handler the
-// gRPC server runs (the same service objects, called in process with a
-// grpc::ServerContext of its own: no loopback, no second implementation),
+// takes the request message as JSON (proto_json.h), runs the very body the
+// gRPC server runs (the same service objects' UnaryBody, services.h, called
+// in process on the HTTP server's thread with a grpc::ServerContext of its
+// own: no loopback, no second implementation, no hop to the gRPC workers),
 // and answers the response message as JSON, or an error (http_status.h).
 //
-// Routes come from the descriptors of neodb.v1; what is written here is one
-// binding per method to its handler (C++ cannot call a generated virtual by
-// name), and a method the proto gains without a binding is missing from
-// Methods(), which the tests compare with the descriptors. The streaming
+// Routes come from the descriptors of neodb.v1, each bound to the body its
+// service added under that name (FindUnaryBody); a method the proto gains
+// without a body is missing from Methods(), which the tests compare with
+// the descriptors. The streaming
 // RPCs (Documents.BulkIngest, Documents.Ingest) are gRPC only: batches of
 // documents go through Documents.Upsert.
 //
@@ -32,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "api/auth/api_keys.h"
 #include "api/auth/authorize.h"
+#include "api/services.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/grpcpp.h"
 
@@ -73,11 +75,9 @@ class JsonRpc {
   std::vector<std::string> Methods() const;
 
  private:
-  using Handler = std::function<grpc::Status(grpc::ServerContext*, const google::protobuf::Message&,
-                                             google::protobuf::Message*)>;
   struct Method {
     const google::protobuf::MethodDescriptor* descriptor;
-    Handler handler;
+    UnaryBody body;
   };
   absl::flat_hash_map<std::string, Method> methods_;  // by full name
   std::shared_ptr<const KeyRing> keys_;

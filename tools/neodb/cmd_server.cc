@@ -53,6 +53,7 @@ struct ServeFlags {
   std::string model_dir;
   std::string listen = "127.0.0.1:50051";
   int threads = 16;
+  int max_queued_calls = 1024;
   int max_open_streams = 0;
   int max_streams_per_key = 0;
   double stream_idle_timeout_s = 60;
@@ -261,6 +262,7 @@ absl::Status Serve(ServeFlags f) {
   api::ServerOptions so;
   so.listen = f.listen;
   so.threads = f.threads;
+  so.max_queued_calls = f.max_queued_calls;
   so.streams.max_open = f.max_open_streams;
   so.streams.max_open_per_key = f.max_streams_per_key;
   so.streams.idle_timeout = absl::Seconds(f.stream_idle_timeout_s);
@@ -412,7 +414,10 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--model", f->model_dir,
                   "Model checkpoint directory (default: the shipped default model)");
   cmd->add_option("--listen", f->listen, "host:port to listen on")->capture_default_str();
-  cmd->add_option("--threads", f->threads, "gRPC handler threads of the unary calls")
+  cmd->add_option("--threads", f->threads, "Worker threads that run the unary calls' work")
+      ->capture_default_str();
+  cmd->add_option("--max-queued-calls", f->max_queued_calls,
+                  "Unary calls that may wait for a worker; more are RESOURCE_EXHAUSTED")
       ->capture_default_str();
   cmd->add_option("--max-open-streams", f->max_open_streams,
                   "Ingest streams (BulkIngest, Ingest) open at once, server-wide; more are "
