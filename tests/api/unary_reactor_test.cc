@@ -2,7 +2,8 @@
 // gRPC server, in process on 127.0.0.1:0 (a test service, so the work is
 // ours to hold): a call cancelled while it waits for a worker never runs
 // its work and gives its queue place back; a full queue answers
-// RESOURCE_EXHAUSTED at once; Shutdown waits for work in flight. No timing:
+// RESOURCE_EXHAUSTED at once; Shutdown waits for work in flight; a request
+// that does not parse is INVALID_ARGUMENT and runs nothing. No timing:
 // the work blocks until the test releases it, and the test waits for
 // conditions (a bound of a minute only guards against a hang).
 
@@ -15,9 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "api/request_parse_errors.h"
 #include "api/unary_reactor.h"
 #include "api/worker_pool.h"
 #include "gmock/gmock.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "neodb/v1/neodb.grpc.pb.h"
 
@@ -94,9 +97,15 @@ class UnaryReactorTest : public ::testing::Test {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(&service_);
+    // As the server installs it (server.cc).
+    InstallRequestParseErrorCapture();
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> icpt;
+    icpt.push_back(std::make_unique<RequestParseErrorInterceptorFactory>());
+    builder.experimental().SetInterceptorCreators(std::move(icpt));
     server_ = builder.BuildAndStart();
-    stub_ = v1::Embedding::NewStub(grpc::CreateChannel(
-        "127.0.0.1:" + std::to_string(port_), grpc::InsecureChannelCredentials()));
+    channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
+                                   grpc::InsecureChannelCredentials());
+    stub_ = v1::Embedding::NewStub(channel_);
   }
   ~UnaryReactorTest() override {
     service_.Release();
@@ -118,6 +127,7 @@ class UnaryReactorTest : public ::testing::Test {
   HeldEmbedding service_;
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Embedding::Stub> stub_;
 };
 
@@ -191,6 +201,27 @@ TEST_F(UnaryReactorTest, ShutdownWaitsForWorkInFlight) {
   EXPECT_EQ(finished_at_return.get_future().get(), 1);
   EXPECT_TRUE(a->status.get_future().get().ok());
   server_.reset();
+}
+
+// A request that does not parse never reaches the work; the callback server
+// answers it UNIMPLEMENTED with no message, which the interceptor turns into
+// INVALID_ARGUMENT saying why (request_parse_errors.h).
+TEST_F(UnaryReactorTest, UnparsableRequestIsInvalidArgumentAndNeverRuns) {
+  grpc::GenericStub generic(channel_);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
+  // Field 1, length-delimited, 5 bytes announced, 2 sent.
+  const std::string truncated = "\x0a\x05" "ab";
+  grpc::Slice slice(truncated);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  generic.UnaryCall(&ctx, "/neodb.v1.Embedding/Embed", grpc::StubOptions(), &request, &response,
+                    [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  grpc::Status s = done.get_future().get();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_EQ(s.error_message(), "the request message does not parse");
+  EXPECT_TRUE(service_.started().empty());
 }
 
 }  // namespace
