@@ -12,8 +12,9 @@ with --docs documents. Then, --rounds times:
   unloaded  one client sends --queries vector-mode NearText calls (k 10), one
             after another, and keeps each call's wall-clock latency;
   loaded    the same client sends the same queries while
-              - two clients ingest at full speed (BulkIngest streams of 32
-                new documents of ~100 words a batch, as fast as acks come), and
+              - two clients ingest at full speed (Ingest streams of 32 new
+                documents of ~100 words a batch, two batches unacknowledged
+                at most, so the server always has the next one), and
               - one client streams oversized documents (--oversized-words
                 words each, chunked by the server into windows of the model's
                 length: the encoder's heaviest work), 2 a batch.
@@ -66,6 +67,7 @@ class Ingester(threading.Thread):
         self.pb, self.docs, self.name = pb, docs_stub, name
         self.words, self.per_batch, self.rng = words, per_batch, random.Random(seed)
         self.stop = threading.Event()
+        self.cv = threading.Condition()
         self.sent = 0
         self.acked = 0
         self.error = None
@@ -73,6 +75,14 @@ class Ingester(threading.Thread):
     def batches(self):
         n = 0
         while not self.stop.is_set():
+            # At most two batches unacknowledged: the server always has the next batch at
+            # hand (full speed), and stopping does not leave a flow-control window's worth
+            # of queued batches (minutes of oversized documents) to drain.
+            with self.cv:
+                while self.sent - self.acked >= 2 * self.per_batch and not self.stop.is_set():
+                    self.cv.wait(0.5)
+            if self.stop.is_set():
+                return
             batch = self.pb.IngestBatch(collection="c", documents=[
                 self.pb.Document(id=f"{self.name}-{n + i}", text=text(self.rng, self.words).encode())
                 for i in range(self.per_batch)])
@@ -85,7 +95,9 @@ class Ingester(threading.Thread):
             # Ingest (bidi) acks each batch once committed: the stream keeps one batch
             # in flight plus gRPC's flow-control window, i.e. "as fast as acks come".
             for ack in self.docs.Ingest(self.batches(), timeout=3600):
-                self.acked = ack.documents
+                with self.cv:
+                    self.acked = ack.documents
+                    self.cv.notify_all()
         except Exception as e:  # reported by the caller
             self.error = e
 
