@@ -120,7 +120,7 @@ absl::StatusOr<std::vector<absl::StatusOr<SearchResult>>> Database::BatchNearTex
       }
       if (texts.empty()) continue;
       auto e = (*m)->batcher->Embed(std::move(texts), EmbedOptionsFor(settings, prefix), deadline,
-                                    cancelled);
+                                    cancelled, EmbedLane::kQuery);
       for (size_t j = 0; j < admitted_here.size(); ++j) {
         if (e.ok()) {
           vectors[admitted_here[j]] = std::move((*e)[j].vector);

@@ -68,7 +68,8 @@ absl::StatusOr<SearchResult> Database::NearText(const std::string& collection,
   RETURN_IF_ERROR(budget.Add("query", prefix, query, settings.overflow));
   ASSIGN_OR_RETURN(
       std::vector<encoder::Embedding> e,
-      m->batcher->Embed({query}, EmbedOptionsFor(settings, prefix), deadline, cancelled));
+      m->batcher->Embed({query}, EmbedOptionsFor(settings, prefix), deadline, cancelled,
+                        EmbedLane::kQuery));
   return SearchMaybeGrouped(params, [&](const SearchParams& p) {
     return c->Search(*state, &e[0].vector, query, p, params.mode);
   });

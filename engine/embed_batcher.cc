@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <numeric>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -11,6 +13,7 @@ namespace neodb::engine {
 struct EmbedBatcher::Request {
   encoder::FramedTexts framed;
   encoder::EmbedOptions options;
+  EmbedLane lane = EmbedLane::kBulk;
   absl::Time deadline;
   CancelCheck cancelled;
   int64_t texts = 0;
@@ -39,6 +42,10 @@ std::chrono::system_clock::time_point ToChrono(absl::Time t) {
   return absl::ToChronoTime(t);
 }
 
+// The cap of bulk passes before any has been timed: small, so the first
+// query under ingest does not wait for a full max_batch_tokens pass.
+constexpr int64_t kFirstBulkPassTokens = 512;
+
 }  // namespace
 
 EmbedBatcher::EmbedBatcher(Embedder* embedder, const EmbedBatcherOptions& options)
@@ -50,8 +57,10 @@ EmbedBatcher::~EmbedBatcher() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
-    for (auto& r : ring_) Finish(*r, absl::UnavailableError("server is shutting down"));
-    ring_.clear();
+    for (Ring& ring : rings_) {
+      for (auto& r : ring) Finish(*r, absl::UnavailableError("server is shutting down"));
+      ring.clear();
+    }
     queued_texts_ = 0;
   }
   work_cv_.notify_all();
@@ -61,8 +70,9 @@ EmbedBatcher::~EmbedBatcher() {
 
 absl::StatusOr<std::vector<encoder::Embedding>> EmbedBatcher::Embed(
     std::vector<std::string> texts, const encoder::EmbedOptions& options, absl::Time deadline,
-    const CancelCheck& cancelled) {
+    const CancelCheck& cancelled, EmbedLane lane) {
   NEODB_CHECK(!texts.empty());
+  const int lane_index = static_cast<int>(lane);
   if (absl::Now() >= deadline) {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.expired;
@@ -72,17 +82,18 @@ absl::StatusOr<std::vector<encoder::Embedding>> EmbedBatcher::Embed(
   // full waits for such callers, and for no one else.
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++arriving_;
+    ++arriving_[lane_index];
   }
   bool arrived = false;
   auto arrival = absl::Cleanup([&] {
     if (arrived) return;
     std::lock_guard<std::mutex> lock(mu_);
-    --arriving_;
+    --arriving_[lane_index];
     work_cv_.notify_one();  // a worker waiting for this caller stops waiting
   });
   auto req = std::make_shared<Request>();
   req->options = options;
+  req->lane = lane;
   req->deadline = deadline;
   req->cancelled = cancelled;
   req->texts = static_cast<int64_t>(texts.size());
@@ -94,7 +105,7 @@ absl::StatusOr<std::vector<encoder::Embedding>> EmbedBatcher::Embed(
   req->vectors.resize(static_cast<size_t>(req->sequences()) * embedder_->dim());
 
   std::unique_lock<std::mutex> lock(mu_);
-  --arriving_;
+  --arriving_[lane_index];
   arrived = true;
   if (stop_) return absl::UnavailableError("server is shutting down");
   // A request larger than the whole queue is admitted only into an empty
@@ -108,10 +119,12 @@ absl::StatusOr<std::vector<encoder::Embedding>> EmbedBatcher::Embed(
   }
   // New requests go ahead of those already served once (and behind other
   // new ones): a short query waits for at most the work items in flight.
-  ring_.insert(std::find_if(ring_.begin(), ring_.end(),
-                            [](const std::shared_ptr<Request>& r) { return r->next > 0; }),
-               req);
+  Ring& mine = ring(lane);
+  mine.insert(std::find_if(mine.begin(), mine.end(),
+                           [](const std::shared_ptr<Request>& r) { return r->next > 0; }),
+              req);
   req->in_ring = true;
+  if (lane == EmbedLane::kQuery) last_query_ = Now();
   queued_texts_ += req->texts;
   stats_.queued_texts = queued_texts_;
   work_cv_.notify_one();
@@ -150,53 +163,89 @@ void EmbedBatcher::Finish(Request& r, absl::StatusOr<std::vector<encoder::Embedd
 
 void EmbedBatcher::DropDead() {
   const absl::Time now = absl::Now();
-  for (auto it = ring_.begin(); it != ring_.end();) {
-    Request& r = **it;
-    // cancelled() only while the caller is inside Embed (not abandoned, not
-    // done): that is what keeps the objects it looks at alive.
-    bool by_cancel = r.abandoned_by_cancel;
-    bool dead = r.abandoned || now >= r.deadline;
-    if (!dead && r.cancelled && r.cancelled()) dead = by_cancel = true;
-    if (!dead) {
-      ++it;
-      continue;
+  for (Ring& ring : rings_) {
+    for (auto it = ring.begin(); it != ring.end();) {
+      Request& r = **it;
+      // cancelled() only while the caller is inside Embed (not abandoned, not
+      // done): that is what keeps the objects it looks at alive.
+      bool by_cancel = r.abandoned_by_cancel;
+      bool dead = r.abandoned || now >= r.deadline;
+      if (!dead && r.cancelled && r.cancelled()) dead = by_cancel = true;
+      if (!dead) {
+        ++it;
+        continue;
+      }
+      stats_.skipped_sequences += r.sequences() - r.next;
+      queued_texts_ -= r.texts;
+      r.in_ring = false;
+      if (by_cancel) {
+        ++stats_.cancelled;
+        Finish(r, absl::CancelledError("the request was cancelled while its texts were embedded"));
+      } else {
+        ++stats_.expired;
+        Finish(r, absl::DeadlineExceededError("deadline passed before the texts were embedded"));
+      }
+      it = ring.erase(it);
     }
-    stats_.skipped_sequences += r.sequences() - r.next;
-    queued_texts_ -= r.texts;
-    r.in_ring = false;
-    if (by_cancel) {
-      ++stats_.cancelled;
-      Finish(r, absl::CancelledError("the request was cancelled while its texts were embedded"));
-    } else {
-      ++stats_.expired;
-      Finish(r, absl::DeadlineExceededError("deadline passed before the texts were embedded"));
-    }
-    it = ring_.erase(it);
   }
   stats_.queued_texts = queued_texts_;
+}
+
+EmbedLane EmbedBatcher::NextLane() const {
+  const bool queries = !rings_[static_cast<int>(EmbedLane::kQuery)].empty();
+  const bool bulk = !rings_[static_cast<int>(EmbedLane::kBulk)].empty();
+  // Both waiting: take turns, so neither lane waits for more than one pass
+  // of the other.
+  if (queries && bulk) {
+    return last_lane_ == EmbedLane::kQuery ? EmbedLane::kBulk : EmbedLane::kQuery;
+  }
+  return queries ? EmbedLane::kQuery : EmbedLane::kBulk;
+}
+
+absl::Time EmbedBatcher::Now() const {
+  return options_.pass_clock ? options_.pass_clock() : absl::Now();
+}
+
+int64_t EmbedBatcher::BulkPassTokens() const {
+  if (options_.max_bulk_pass <= absl::ZeroDuration() || Now() - last_query_ > kQueryRecency) {
+    return options_.max_batch_tokens;
+  }
+  const int64_t cap =
+      bulk_tokens_per_second_ > 0
+          ? std::llround(bulk_tokens_per_second_ * absl::ToDoubleSeconds(options_.max_bulk_pass))
+          : kFirstBulkPassTokens;
+  // At least one token: a pass always takes its first sequence whole.
+  return std::clamp<int64_t>(cap, 1, options_.max_batch_tokens);
 }
 
 std::vector<EmbedBatcher::Slice> EmbedBatcher::TakeBatch(std::unique_lock<std::mutex>& lock) {
   std::vector<Slice> batch;
   int64_t tokens = 0;
   const absl::Time wait_until = absl::Now() + options_.max_wait;
+  DropDead();
+  if (rings_empty()) return batch;
+  // One lane per pass, chosen once: requests of the other lane that arrive
+  // while this pass fills wait for the next one.
+  const EmbedLane lane = NextLane();
+  const int64_t cap = lane == EmbedLane::kQuery ? options_.max_batch_tokens : BulkPassTokens();
+  stats_.bulk_pass_tokens = BulkPassTokens();
+  Ring& ring = this->ring(lane);
   while (true) {
-    DropDead();
     // One work item per request per pass, requests in ring order; those
     // served go to the back, so the next pass starts with the others.
-    std::deque<std::shared_ptr<Request>> waiting, served;
+    Ring waiting, served;
     // A work item holds at most an equal share of the pass (but always at
     // least one sequence), so one request cannot take a whole pass while
     // others wait.
-    const int64_t share = std::max<int64_t>(
-        1, options_.max_batch_tokens / std::max<int64_t>(1, static_cast<int64_t>(ring_.size())));
-    for (auto& rp : ring_) {
+    const int64_t share =
+        std::max<int64_t>(1, cap / std::max<int64_t>(1, static_cast<int64_t>(ring.size())));
+    for (auto& rp : ring) {
       Request& r = *rp;
       const bool in_batch =
           std::any_of(batch.begin(), batch.end(), [&](const Slice& s) { return s.request == rp; });
       const bool other_pooling =
           !batch.empty() && r.options.pooling != batch.front().request->options.pooling;
-      if (in_batch || other_pooling || tokens >= options_.max_batch_tokens) {
+      if (in_batch || other_pooling || tokens >= cap) {
         waiting.push_back(std::move(rp));
         continue;
       }
@@ -206,7 +255,7 @@ std::vector<EmbedBatcher::Slice> EmbedBatcher::TakeBatch(std::unique_lock<std::m
         const int64_t len = static_cast<int64_t>(r.framed.sequences[s.end].size());
         const bool first_of_item = s.end == s.begin;
         if (!(batch.empty() && first_of_item)) {  // the pass's first sequence always goes
-          if (tokens + len > options_.max_batch_tokens) break;
+          if (tokens + len > cap) break;
           if (!first_of_item && item + len > share) break;
         }
         tokens += len;
@@ -227,17 +276,18 @@ std::vector<EmbedBatcher::Slice> EmbedBatcher::TakeBatch(std::unique_lock<std::m
         served.push_back(std::move(rp));
       }
     }
-    ring_ = std::move(waiting);
-    for (auto& rp : served) ring_.push_back(std::move(rp));
+    ring = std::move(waiting);
+    for (auto& rp : served) ring.push_back(std::move(rp));
     stats_.queued_texts = queued_texts_;
-    if (stop_ || tokens >= options_.max_batch_tokens || absl::Now() >= wait_until) break;
-    if (batch.empty() && ring_.empty()) break;
-    // Hold the pass only for callers on their way in: a lone request never
-    // waits for company that is not coming.
-    if (arriving_ == 0) break;
+    if (stop_ || tokens >= cap || absl::Now() >= wait_until) break;
+    // Hold the pass only for callers of this lane on their way in: a lone
+    // request never waits for company that is not coming.
+    if (arriving_[static_cast<int>(lane)] == 0) break;
     work_cv_.wait_until(lock, ToChrono(wait_until));
     if (stop_) break;
+    DropDead();
   }
+  if (!batch.empty()) last_lane_ = lane;
   return batch;
 }
 
@@ -249,9 +299,13 @@ void EmbedBatcher::RunBatch(std::vector<Slice> batch, std::unique_lock<std::mute
     sequences.insert(sequences.end(), all.begin() + s.begin, all.begin() + s.end);
   }
   const encoder::Pooling pooling = batch.front().request->options.pooling;
+  const EmbedLane lane = batch.front().request->lane;
+  const size_t pass_tokens = std::accumulate(
+      sequences.begin(), sequences.end(), size_t{0},
+      [](size_t n, const std::vector<int32_t>& s) { return n + s.size(); });
 
   lock.unlock();
-  const absl::Time start = absl::Now();
+  const absl::Time start = Now();
   absl::StatusOr<std::vector<float>> pooled = embedder_->Pool(sequences, pooling);
   // One bad sequence must not fail the other requests of the pass: rerun
   // each work item alone so each gets its own answer.
@@ -265,11 +319,19 @@ void EmbedBatcher::RunBatch(std::vector<Slice> batch, std::unique_lock<std::mute
       per_slice.push_back(embedder_->Pool(mine, pooling));
     }
   }
-  const double secs = absl::ToDoubleSeconds(absl::Now() - start);
+  const double secs = absl::ToDoubleSeconds(Now() - start);
   lock.lock();
 
   stats_.encoder_seconds += secs;
   ++stats_.batches;
+  if (lane == EmbedLane::kQuery) {
+    ++stats_.query_batches;
+  } else if (pooled.ok() && secs > 0) {
+    // Recent passes weigh most: the rate follows load on the host.
+    const double rate = static_cast<double>(pass_tokens) / secs;
+    bulk_tokens_per_second_ =
+        bulk_tokens_per_second_ > 0 ? 0.7 * bulk_tokens_per_second_ + 0.3 * rate : rate;
+  }
   size_t row = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     Request& r = *batch[i].request;
@@ -290,7 +352,8 @@ void EmbedBatcher::RunBatch(std::vector<Slice> batch, std::unique_lock<std::mute
       if (r.in_ring) {
         r.in_ring = false;
         queued_texts_ -= r.texts;
-        ring_.erase(std::find(ring_.begin(), ring_.end(), batch[i].request));
+        Ring& ring = this->ring(r.lane);
+        ring.erase(std::find(ring.begin(), ring.end(), batch[i].request));
         stats_.queued_texts = queued_texts_;
       }
       Finish(r, error);
@@ -309,7 +372,7 @@ void EmbedBatcher::RunBatch(std::vector<Slice> batch, std::unique_lock<std::mute
 void EmbedBatcher::WorkerLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    work_cv_.wait(lock, [&] { return stop_ || !ring_.empty(); });
+    work_cv_.wait(lock, [&] { return stop_ || !rings_empty(); });
     if (stop_) return;
     std::vector<Slice> batch = TakeBatch(lock);
     if (stop_) {

@@ -79,6 +79,15 @@ std::string RenderDatabaseMetrics(const engine::Database& db) {
   Family(&out, "neodb_embed_work_items_total", "counter",
          "Work items (a request's share of one encoder pass) the default model ran.");
   absl::StrAppend(&out, "neodb_embed_work_items_total ", s.embed.work_items, "\n");
+  Family(&out, "neodb_embed_passes_total", "counter",
+         "Encoder passes the default model ran, by lane (query: searches' texts; bulk: the rest).");
+  absl::StrAppend(&out, "neodb_embed_passes_total{lane=\"query\"} ", s.embed.query_batches, "\n",
+                  "neodb_embed_passes_total{lane=\"bulk\"} ",
+                  s.embed.batches - s.embed.query_batches, "\n");
+  Family(&out, "neodb_embed_bulk_pass_tokens", "gauge",
+         "Token cap of the default model's next bulk pass (from --max-bulk-pass-ms and the "
+         "measured rate).");
+  absl::StrAppend(&out, "neodb_embed_bulk_pass_tokens ", s.embed.bulk_pass_tokens, "\n");
   Family(&out, "neodb_embed_dropped_total", "counter",
          "Embed requests dropped before they finished, by reason.");
   absl::StrAppend(&out, "neodb_embed_dropped_total{reason=\"cancelled\"} ", s.embed.cancelled, "\n",

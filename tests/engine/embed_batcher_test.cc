@@ -109,10 +109,19 @@ TEST(EmbedBatcherTest, ReturnsOneVectorPerTextInOrder) {
   EXPECT_EQ((*direct)[0].vector, (*r)[1].vector);
 }
 
-TEST(EmbedBatcherTest, ConcurrentRequestsShareBatches) {
-  GatedEmbedder gated(8, 64);
+// The tests that check how passes are made up hold the worker for as long as
+// they like, which would make the measured bulk rate (and so the bulk pass
+// cap, max_bulk_pass) depend on the test's pace: they turn the cap off.
+EmbedBatcherOptions Uncapped() {
   EmbedBatcherOptions o;
   o.max_wait = absl::ZeroDuration();
+  o.max_bulk_pass = absl::ZeroDuration();
+  return o;
+}
+
+TEST(EmbedBatcherTest, ConcurrentRequestsShareBatches) {
+  GatedEmbedder gated(8, 64);
+  EmbedBatcherOptions o = Uncapped();
   EmbedBatcher b(&gated, o);
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};
@@ -312,9 +321,8 @@ std::string WordsText(int n, const std::string& stem) {
 // item the test lets through by hand.
 TEST(EmbedBatcherTest, LongRequestIsSplitAndShortRequestsOvertakeIt) {
   GatedEmbedder gated(8, 6);
-  EmbedBatcherOptions o;
+  EmbedBatcherOptions o = Uncapped();
   o.max_batch_tokens = 6;
-  o.max_wait = absl::ZeroDuration();
   EmbedBatcher b(&gated, o);
   const std::string big_text = WordsText(40, "w");
   absl::StatusOr<std::vector<encoder::Embedding>> big, small;
@@ -346,9 +354,8 @@ TEST(EmbedBatcherTest, LongRequestIsSplitAndShortRequestsOvertakeIt) {
 
 TEST(EmbedBatcherTest, RequestsTakeTurnsOneWorkItemEach) {
   GatedEmbedder gated(8, 6);
-  EmbedBatcherOptions o;
+  EmbedBatcherOptions o = Uncapped();
   o.max_batch_tokens = 12;  // two sequences per pass
-  o.max_wait = absl::ZeroDuration();
   EmbedBatcher b(&gated, o);
   std::thread busy([&] { (void)b.Embed({"busy"}, {}, In(absl::Seconds(60))); });
   gated.WaitEntered(1);
@@ -391,6 +398,145 @@ TEST(EmbedBatcherTest, CancelledRequestStopsWithinOneWorkItem) {
   // The batcher serves the next request normally.
   auto next = b.Embed({"after"}, {}, In(absl::Seconds(60)));
   EXPECT_TRUE(next.ok()) << next.status();
+}
+
+TEST(EmbedBatcherTest, QueryRunsAloneAheadOfQueuedBulkWork) {
+  GatedEmbedder gated(8, 6);
+  EmbedBatcherOptions o = Uncapped();
+  o.max_batch_tokens = 60;  // ten sequences per pass
+  EmbedBatcher b(&gated, o);
+  std::thread busy([&] { (void)b.Embed({"busy"}, {}, In(absl::Seconds(60))); });
+  gated.WaitEntered(1);
+  // Two documents of 10 sequences each queue, then a query.
+  absl::StatusOr<std::vector<encoder::Embedding>> x, y, q;
+  std::thread tx([&] { x = b.Embed({WordsText(40, "x")}, Chunked(), In(absl::Seconds(60))); });
+  std::thread ty([&] { y = b.Embed({WordsText(40, "y")}, Chunked(), In(absl::Seconds(60))); });
+  WaitUntil([&] { return b.stats().queued_texts == 2; });
+  std::thread tq([&] {
+    q = b.Embed({"query"}, {}, In(absl::Seconds(60)), {}, EmbedLane::kQuery);
+  });
+  WaitUntil([&] { return b.stats().queued_texts == 3; });
+  // The pass in flight, then the query's own pass: one sequence, no document
+  // rides with it (it would have to wait for their tokens).
+  gated.Allow(2);
+  tq.join();
+  ASSERT_TRUE(q.ok()) << q.status();
+  gated.WaitEntered(3);  // the documents' first pass, held
+  EXPECT_EQ(gated.sizes(), (std::vector<int>{1, 1, 10}));
+  EXPECT_EQ(b.stats().query_batches, 1);
+  EXPECT_EQ(b.stats().embedded_texts, 2);  // "busy" and the query; no document
+  gated.Open();
+  busy.join();
+  tx.join();
+  ty.join();
+  ASSERT_TRUE(x.ok() && y.ok());
+  // The documents then share passes as before: five sequences each a pass.
+  EXPECT_EQ(gated.sizes(), (std::vector<int>{1, 1, 10, 10}));
+}
+
+TEST(EmbedBatcherTest, LanesTakeTurnsWhenBothWait) {
+  GatedEmbedder gated(8, 6);
+  EmbedBatcherOptions o = Uncapped();
+  o.max_batch_tokens = 12;  // two sequences per pass
+  EmbedBatcher b(&gated, o);
+  auto query = [&](const std::string& text) {
+    return b.Embed({text}, {}, In(absl::Seconds(60)), {}, EmbedLane::kQuery);
+  };
+  std::thread first([&] { EXPECT_TRUE(query("first").ok()); });
+  gated.WaitEntered(1);  // a query pass is running
+  absl::StatusOr<std::vector<encoder::Embedding>> doc, second;
+  std::thread td([&] { doc = b.Embed({WordsText(16, "d")}, Chunked(), In(absl::Seconds(60))); });
+  WaitUntil([&] { return b.stats().queued_texts == 1; });
+  std::thread ts([&] { second = query("second"); });
+  WaitUntil([&] { return b.stats().queued_texts == 2; });
+  // After a query pass with both lanes waiting, the document gets a pass
+  // (queries cannot starve it), then the waiting query.
+  gated.Allow(2);
+  first.join();
+  WaitUntil([&] { return gated.sizes().size() == 3; });  // the third pass has started
+  EXPECT_EQ(gated.sizes(), (std::vector<int>{1, 2, 1}));
+  gated.Allow(1);
+  ts.join();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(b.stats().embedded_texts, 2);  // the two queries; the document is not done
+  gated.Open();
+  td.join();
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(gated.sizes(), (std::vector<int>{1, 2, 1, 2}));
+  EXPECT_EQ(b.stats().query_batches, 2);
+}
+
+// A FakeEmbedder whose passes take one (fake) millisecond per token: the
+// batcher's pass clock reads `clock`, which Pool advances.
+class MillisecondPerTokenEmbedder : public FakeEmbedder {
+ public:
+  using FakeEmbedder::FakeEmbedder;
+  absl::StatusOr<std::vector<float>> Pool(const std::vector<std::vector<int32_t>>& sequences,
+                                          encoder::Pooling pooling) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    int64_t tokens = 0;
+    for (const auto& s : sequences) tokens += static_cast<int64_t>(s.size());
+    now_ += absl::Milliseconds(tokens);
+    sizes_.push_back(static_cast<int>(sequences.size()));
+    return FakeEmbedder::Pool(sequences, pooling);
+  }
+  absl::Time Now() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return now_;
+  }
+  std::vector<int> sizes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sizes_;
+  }
+
+ private:
+  std::mutex mu_;
+  absl::Time now_ = absl::UnixEpoch();
+  std::vector<int> sizes_;
+};
+
+TEST(EmbedBatcherTest, BulkPassesAreSizedToMaxBulkPass) {
+  MillisecondPerTokenEmbedder timed(8, 6);
+  EmbedBatcherOptions o;
+  o.max_wait = absl::ZeroDuration();
+  o.max_batch_tokens = 60;                   // ten sequences
+  o.max_bulk_pass = absl::Milliseconds(12);  // at 1000 tokens/s: 12 tokens
+  o.pass_clock = [&] { return timed.Now(); };
+  EmbedBatcher b(&timed, o);
+  // With no query about, a document runs in full passes: 40 sequences of 6
+  // tokens, ten a pass.
+  const std::string doc = WordsText(160, "w");
+  auto r = b.Embed({doc}, Chunked(), In(absl::Seconds(60)));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].num_chunks, 40);
+  EXPECT_EQ(timed.sizes(), (std::vector<int>{10, 10, 10, 10}));
+  // Queries are never capped: 12 short texts in one request make one pass.
+  std::vector<std::string> many(12, "q");
+  auto q = b.Embed(many, {}, In(absl::Seconds(60)), {}, EmbedLane::kQuery);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(timed.sizes().back(), 12);
+  // A query came within the last (fake) second: the same document now runs
+  // in passes of 12 tokens (1000 tokens a second, measured, times 12 ms):
+  // two sequences each.
+  auto again = b.Embed({doc}, Chunked(), In(absl::Seconds(60)));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)[0].vector, (*r)[0].vector);
+  std::vector<int> expected = {10, 10, 10, 10, 12};
+  for (int i = 0; i < 20; ++i) expected.push_back(2);
+  EXPECT_EQ(timed.sizes(), expected);
+  EXPECT_EQ(b.stats().bulk_pass_tokens, 12);
+}
+
+TEST(EmbedBatcherTest, SizesPassesWithoutTheClockWhenNotCapped) {
+  // max_bulk_pass zero: bulk passes are max_batch_tokens, queries or not.
+  MillisecondPerTokenEmbedder timed(8, 6);
+  EmbedBatcherOptions o = Uncapped();
+  o.max_batch_tokens = 60;
+  o.pass_clock = [&] { return timed.Now(); };
+  EmbedBatcher b(&timed, o);
+  ASSERT_TRUE(b.Embed({"q"}, {}, In(absl::Seconds(60)), {}, EmbedLane::kQuery).ok());
+  ASSERT_TRUE(b.Embed({WordsText(160, "w")}, Chunked(), In(absl::Seconds(60))).ok());
+  EXPECT_EQ(timed.sizes(), (std::vector<int>{1, 10, 10, 10, 10}));
 }
 
 }  // namespace

@@ -77,6 +77,7 @@ struct ServeFlags {
   int max_batch_tokens = 8192;
   int64_t max_request_tokens = engine::kDefaultMaxRequestTokens;
   double max_wait_ms = 2;
+  double max_bulk_pass_ms = 25;
   double grace_s = 10;
   int64_t max_model_mib = 8192;
   int64_t max_collections = 1000;
@@ -234,6 +235,7 @@ absl::Status Serve(ServeFlags f) {
   o.batcher.max_queue_texts = f.max_queue_texts;
   o.batcher.max_batch_tokens = f.max_batch_tokens;
   o.batcher.max_wait = absl::Milliseconds(f.max_wait_ms);
+  o.batcher.max_bulk_pass = absl::Milliseconds(f.max_bulk_pass_ms);
   o.max_request_tokens = f.max_request_tokens;
   o.embedder_factory = [f](const std::string& dir, encoder::Precision p) {
     return OpenModel(f, dir, p);
@@ -481,6 +483,11 @@ void RegisterServerCommands(CLI::App& app) {
                   "included; more is RESOURCE_EXHAUSTED (0 = no limit)")
       ->capture_default_str();
   cmd->add_option("--max-wait-ms", f->max_wait_ms, "Longest wait for a batch to fill (ms)")
+      ->capture_default_str();
+  cmd->add_option("--max-bulk-pass-ms", f->max_bulk_pass_ms,
+                  "About how long one encoder pass of documents may run, so a query that "
+                  "arrives meanwhile waits at most that long (ms; 0 = --max-batch-tokens only)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--grace", f->grace_s, "Seconds running calls get at shutdown")
       ->capture_default_str();
