@@ -8,38 +8,32 @@
 
 namespace neodb::index {
 
-FlatIndex::FlatIndex(int dimension, Metric metric) : dim_(dimension), metric_(metric) {
-  NEODB_CHECK(dimension > 0);
-}
+FlatIndex::FlatIndex(int dimension, Metric metric) : PositionedIndex(dimension, metric) {}
 
 absl::Status FlatIndex::Add(std::span<const int64_t> ids, std::span<const float> vectors) {
   RETURN_IF_ERROR(ValidateAddArgs(ids, vectors, dim_));
   absl::WriterMutexLock lock(&mu_);
-  for (int64_t id : ids) {
-    if (row_of_.count(id)) {
-      return absl::AlreadyExistsError(absl::StrCat("id ", id, " is already in the index"));
-    }
-  }
+  RETURN_IF_ERROR(CheckAbsentLocked(ids));
   return CatchExceptions("flat add", [&] {
     const size_t first = ids_.size();
     data_.insert(data_.end(), vectors.begin(), vectors.end());
     if (metric_ == Metric::kCosine) NormalizeRows(data_.data() + first * dim_, ids.size(), dim_);
     for (size_t i = 0; i < ids.size(); ++i) {
       ids_.push_back(ids[i]);
-      row_of_[ids[i]] = first + i;
+      id_to_pos_[ids[i]] = first + i;
       if (metric_ == Metric::kL2)
         sq_norms_.push_back(SquaredNorm(data_.data() + (first + i) * dim_, dim_));
     }
   });
 }
 
-void FlatIndex::RemoveRowLocked(size_t row) {
+void FlatIndex::RemoveAtLocked(size_t row) {
   const size_t last = ids_.size() - 1;
-  row_of_.erase(ids_[row]);
+  id_to_pos_.erase(ids_[row]);
   if (row != last) {
     std::copy_n(data_.data() + last * dim_, dim_, data_.data() + row * dim_);
     ids_[row] = ids_[last];
-    row_of_[ids_[row]] = row;
+    id_to_pos_[ids_[row]] = row;
     if (metric_ == Metric::kL2) sq_norms_[row] = sq_norms_[last];
   }
   ids_.pop_back();
@@ -47,26 +41,9 @@ void FlatIndex::RemoveRowLocked(size_t row) {
   if (metric_ == Metric::kL2) sq_norms_.pop_back();
 }
 
-absl::StatusOr<size_t> FlatIndex::Remove(std::span<const int64_t> ids) {
-  absl::WriterMutexLock lock(&mu_);
-  size_t removed = 0;
-  for (int64_t id : ids) {
-    auto it = row_of_.find(id);
-    if (it == row_of_.end()) continue;
-    RemoveRowLocked(it->second);
-    ++removed;
-  }
-  return removed;
-}
-
-absl::StatusOr<std::vector<std::vector<SearchHit>>> FlatIndex::SearchImpl(
-    std::span<const float> queries, int k, const IdFilter* filter,
-    const SearchOptions& options) const {
-  RETURN_IF_ERROR(ValidateSearchArgs(queries, k, dim_));
-  const size_t nq = queries.size() / dim_;
-  std::vector<float> q(queries.begin(), queries.end());
-  if (metric_ == Metric::kCosine) NormalizeRows(q.data(), nq, dim_);
-  absl::ReaderMutexLock lock(&mu_);
+absl::StatusOr<std::vector<std::vector<SearchHit>>> FlatIndex::SearchLocked(
+    std::span<const float> q, int k, const IdFilter* filter, const SearchOptions& options) const {
+  const size_t nq = q.size() / dim_;
   std::function<bool(size_t)> allowed;
   if (filter != nullptr) allowed = [&](size_t row) { return filter->Allowed(ids_[row]); };
   std::vector<std::vector<SearchHit>> out(nq);
@@ -74,7 +51,7 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> FlatIndex::SearchImpl(
   // rows alone instead of testing every row.
   if (const std::vector<int64_t>* listed = filter != nullptr ? filter->Candidates() : nullptr;
       listed != nullptr && listed->size() < ids_.size()) {
-    const std::vector<size_t> rows = AllowedCandidateRows(*filter, row_of_);
+    const std::vector<size_t> rows = AllowedCandidateRows(*filter, id_to_pos_);
     RETURN_IF_ERROR(CatchExceptions("flat search", [&] {
       for (size_t i = 0; i < nq; ++i) {
         for (const RowHit& h :
@@ -96,27 +73,8 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> FlatIndex::SearchImpl(
   return out;
 }
 
-size_t FlatIndex::size() const {
-  absl::ReaderMutexLock lock(&mu_);
-  return ids_.size();
-}
-
-bool FlatIndex::Contains(int64_t id) const {
-  absl::ReaderMutexLock lock(&mu_);
-  return row_of_.count(id) > 0;
-}
-
-std::vector<int64_t> FlatIndex::Ids() const {
-  absl::ReaderMutexLock lock(&mu_);
-  return SortedIds(ids_);
-}
-
-absl::Status FlatIndex::Reconstruct(int64_t id, std::span<float> out) const {
-  RETURN_IF_ERROR(ValidateReconstructArgs(out, dim_));
-  absl::ReaderMutexLock lock(&mu_);
-  auto it = row_of_.find(id);
-  if (it == row_of_.end()) return IdNotInIndex(id);
-  std::copy_n(data_.data() + it->second * dim_, dim_, out.data());
+absl::Status FlatIndex::ReconstructAtLocked(size_t row, std::span<float> out) const {
+  std::copy_n(data_.data() + row * dim_, dim_, out.data());
   return absl::OkStatus();
 }
 
@@ -144,17 +102,17 @@ absl::Status FlatIndex::DeserializeBody(ByteReader* r) {
   if (!r->Vec(&ids) || !r->Vec(&data) || data.size() != ids.size() * dim_) {
     return absl::DataLossError("flat index payload is truncated or inconsistent");
   }
-  std::unordered_map<int64_t, size_t> row_of;
-  row_of.reserve(ids.size());
+  std::unordered_map<int64_t, size_t> id_to_pos;
+  id_to_pos.reserve(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0 || !row_of.emplace(ids[i], i).second) {
+    if (ids[i] < 0 || !id_to_pos.emplace(ids[i], i).second) {
       return absl::DataLossError("flat index payload has a negative or repeated id");
     }
   }
   absl::WriterMutexLock lock(&mu_);
   ids_ = std::move(ids);
   data_ = std::move(data);
-  row_of_ = std::move(row_of);
+  id_to_pos_ = std::move(id_to_pos);
   sq_norms_.clear();
   if (metric_ == Metric::kL2) {
     for (size_t i = 0; i < ids_.size(); ++i)
@@ -174,7 +132,7 @@ void FlatIndex::Clear() {
   ids_.clear();
   data_.clear();
   sq_norms_.clear();
-  row_of_.clear();
+  id_to_pos_.clear();
 }
 
 }  // namespace neodb::index

@@ -4,30 +4,18 @@
 // single-query kernels lack AVX2 (bench/README.md ## Index). Removal is O(1)
 // (swap with the last row). Thread-safe (see VectorIndex).
 
-#include <unordered_map>
-
-#include "absl/synchronization/mutex.h"
 #include "index/index_util.h"
-#include "index/vector_index.h"
+#include "index/positioned_index.h"
 
 namespace neodb::index {
 
-class FlatIndex : public VectorIndex {
+// A position is a row of the matrix (PositionedIndex::id_to_pos_).
+class FlatIndex : public PositionedIndex {
  public:
   FlatIndex(int dimension, Metric metric);
 
   absl::Status Add(std::span<const int64_t> ids, std::span<const float> vectors) override;
-  absl::StatusOr<size_t> Remove(std::span<const int64_t> ids) override;
-  absl::StatusOr<std::vector<std::vector<SearchHit>>> SearchImpl(
-      std::span<const float> queries, int k, const IdFilter* filter,
-      const SearchOptions& options) const override;
-  size_t size() const override;
-  bool Contains(int64_t id) const override;
-  std::vector<int64_t> Ids() const override;
-  absl::Status Reconstruct(int64_t id, std::span<float> out) const override;
-  int dimension() const override { return dim_; }
   std::string spec() const override { return "Flat"; }
-  Metric metric() const override { return metric_; }
   std::string DebugString() const override;
   absl::StatusOr<std::string> Serialize() const override;
 
@@ -39,15 +27,16 @@ class FlatIndex : public VectorIndex {
   void Clear();
 
  private:
-  void RemoveRowLocked(size_t row);
+  absl::StatusOr<std::vector<std::vector<SearchHit>>> SearchLocked(
+      std::span<const float> q, int k, const IdFilter* filter,
+      const SearchOptions& options) const override;
+  absl::Status ReconstructAtLocked(size_t row, std::span<float> out) const override;
+  // Moves the last row into `row` (O(1) removal).
+  void RemoveAtLocked(size_t row) override;
 
-  const int dim_;
-  const Metric metric_;
-  mutable absl::Mutex mu_;       // writer-preferring: Adds are not starved by searches
   std::vector<float> data_;      // rows x dim_, guarded by mu_
   std::vector<float> sq_norms_;  // per row, kL2 only
   std::vector<int64_t> ids_;     // per row
-  std::unordered_map<int64_t, size_t> row_of_;
 };
 
 }  // namespace neodb::index

@@ -48,13 +48,12 @@ faiss::MetricType FaissMetric(Metric m) {
 }  // namespace
 
 HnswIndex::HnswIndex(int dimension, int m, Metric metric, const HnswParams& params)
-    : dim_(dimension),
+    : PositionedIndex(dimension, metric),
       m_(m),
-      metric_(metric),
       params_(params),
       exact_below_(params.exact_below >= 0 ? static_cast<size_t>(params.exact_below)
                                            : kHnswExactMaxFloats / dimension) {
-  NEODB_CHECK(dimension > 0 && m >= 2 && params.ef_construction > 0 && params.ef_search > 0);
+  NEODB_CHECK(m >= 2 && params.ef_construction > 0 && params.ef_search > 0);
   index_ = std::make_unique<faiss::IndexHNSWFlat>(dimension, m, FaissMetric(metric));
   index_->hnsw.efConstruction = params.ef_construction;
 }
@@ -80,11 +79,7 @@ absl::Status HnswIndex::Add(std::span<const int64_t> ids, std::span<const float>
   std::vector<float> v(vectors.begin(), vectors.end());
   if (metric_ == Metric::kCosine) NormalizeRows(v.data(), ids.size(), dim_);
   absl::WriterMutexLock lock(&mu_);
-  for (int64_t id : ids) {
-    if (id_to_pos_.count(id)) {
-      return absl::AlreadyExistsError(absl::StrCat("id ", id, " is already in the index"));
-    }
-  }
+  RETURN_IF_ERROR(CheckAbsentLocked(ids));
   const size_t first = pos_to_id_.size();
   RETURN_IF_ERROR(CatchExceptions("hnsw add", [&] {
     pos_to_id_.reserve(first + ids.size());
@@ -101,18 +96,10 @@ absl::Status HnswIndex::Add(std::span<const int64_t> ids, std::span<const float>
   return absl::OkStatus();
 }
 
-absl::StatusOr<size_t> HnswIndex::Remove(std::span<const int64_t> ids) {
-  absl::WriterMutexLock lock(&mu_);
-  size_t removed = 0;
-  for (int64_t id : ids) {
-    auto it = id_to_pos_.find(id);
-    if (it == id_to_pos_.end()) continue;
-    dead_[it->second] = 1;
-    ++dead_count_;
-    id_to_pos_.erase(it);
-    ++removed;
-  }
-  return removed;
+void HnswIndex::RemoveAtLocked(size_t pos) {
+  dead_[pos] = 1;
+  ++dead_count_;
+  id_to_pos_.erase(pos_to_id_[pos]);
 }
 
 std::vector<SearchHit> HnswIndex::ExactLocked(const float* query, int k, const IdFilter* filter,
@@ -134,14 +121,9 @@ std::vector<SearchHit> HnswIndex::ExactLocked(const float* query, int k, const I
   return out;
 }
 
-absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
-    std::span<const float> queries, int k, const IdFilter* filter,
-    const SearchOptions& options) const {
-  RETURN_IF_ERROR(ValidateSearchArgs(queries, k, dim_));
-  const size_t nq = queries.size() / dim_;
-  std::vector<float> q(queries.begin(), queries.end());
-  if (metric_ == Metric::kCosine) NormalizeRows(q.data(), nq, dim_);
-  absl::ReaderMutexLock lock(&mu_);
+absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchLocked(
+    std::span<const float> q, int k, const IdFilter* filter, const SearchOptions& options) const {
+  const size_t nq = q.size() / dim_;
   std::vector<std::vector<SearchHit>> out(nq);
   const size_t live = id_to_pos_.size();
   if (live == 0) return out;
@@ -213,29 +195,10 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchImpl(
   return out;
 }
 
-size_t HnswIndex::size() const {
-  absl::ReaderMutexLock lock(&mu_);
-  return id_to_pos_.size();
-}
-
-bool HnswIndex::Contains(int64_t id) const {
-  absl::ReaderMutexLock lock(&mu_);
-  return id_to_pos_.count(id) > 0;
-}
-
-std::vector<int64_t> HnswIndex::Ids() const {
-  absl::ReaderMutexLock lock(&mu_);
-  return SortedIds(id_to_pos_);
-}
-
-absl::Status HnswIndex::Reconstruct(int64_t id, std::span<float> out) const {
-  RETURN_IF_ERROR(ValidateReconstructArgs(out, dim_));
-  absl::ReaderMutexLock lock(&mu_);
-  auto it = id_to_pos_.find(id);
-  if (it == id_to_pos_.end()) return IdNotInIndex(id);
+absl::Status HnswIndex::ReconstructAtLocked(size_t pos, std::span<float> out) const {
   // IndexHNSWFlat keeps the full vectors in its flat storage: exact.
   return CatchExceptions("hnsw reconstruct", [&] {
-    index_->reconstruct(static_cast<faiss::Index::idx_t>(it->second), out.data());
+    index_->reconstruct(static_cast<faiss::Index::idx_t>(pos), out.data());
   });
 }
 

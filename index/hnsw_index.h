@@ -23,11 +23,9 @@
 // Thread-safe (see VectorIndex).
 
 #include <memory>
-#include <unordered_map>
 
-#include "absl/synchronization/mutex.h"
 #include "index/index_util.h"
-#include "index/vector_index.h"
+#include "index/positioned_index.h"
 
 namespace faiss {
 struct IndexHNSWFlat;
@@ -59,23 +57,15 @@ struct HnswParams {
   int64_t exact_below = -1;
 };
 
-class HnswIndex : public VectorIndex {
+// A position is a node of the graph (PositionedIndex::id_to_pos_, live ids
+// only; pos_to_id_ holds tombstones too).
+class HnswIndex : public PositionedIndex {
  public:
   HnswIndex(int dimension, int m, Metric metric, const HnswParams& params = {});
   ~HnswIndex() override;
 
   absl::Status Add(std::span<const int64_t> ids, std::span<const float> vectors) override;
-  absl::StatusOr<size_t> Remove(std::span<const int64_t> ids) override;
-  absl::StatusOr<std::vector<std::vector<SearchHit>>> SearchImpl(
-      std::span<const float> queries, int k, const IdFilter* filter,
-      const SearchOptions& options) const override;
-  size_t size() const override;
-  bool Contains(int64_t id) const override;
-  std::vector<int64_t> Ids() const override;
-  absl::Status Reconstruct(int64_t id, std::span<float> out) const override;
-  int dimension() const override { return dim_; }
   std::string spec() const override;
-  Metric metric() const override { return metric_; }
   bool NeedsRebuild() const override;
   std::string DebugString() const override;
   absl::StatusOr<std::string> Serialize() const override;
@@ -86,22 +76,24 @@ class HnswIndex : public VectorIndex {
   void set_exact_below(size_t n) { exact_below_ = n; }
 
  private:
+  absl::StatusOr<std::vector<std::vector<SearchHit>>> SearchLocked(
+      std::span<const float> q, int k, const IdFilter* filter,
+      const SearchOptions& options) const override;
+  absl::Status ReconstructAtLocked(size_t pos, std::span<float> out) const override;
+  // Tombstones `pos`: FAISS HNSW cannot delete.
+  void RemoveAtLocked(size_t pos) override;
   // Exact search over the live positions in `positions` (all live when null).
   std::vector<SearchHit> ExactLocked(const float* query, int k, const IdFilter* filter,
                                      const std::vector<size_t>* positions) const;
 
-  const int dim_;
   const int m_;
-  const Metric metric_;
   const HnswParams params_;
   size_t exact_below_;
-  mutable absl::Mutex mu_;  // writer-preferring: Adds are not starved by searches
   std::unique_ptr<faiss::IndexHNSWFlat> index_;  // guarded by mu_
   std::vector<int64_t> pos_to_id_;
   std::vector<uint8_t> dead_;    // 1 = tombstone
   std::vector<float> sq_norms_;  // per position, kL2 only
   size_t dead_count_ = 0;
-  std::unordered_map<int64_t, size_t> id_to_pos_;  // live ids only
 };
 
 }  // namespace neodb::index

@@ -4,6 +4,8 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "index/exact_search.h"
 
 namespace neodb::index {
 
@@ -42,6 +44,14 @@ absl::Status ValidateSearchArgs(std::span<const float> queries, int k, int dim) 
     if (!std::isfinite(v)) return absl::InvalidArgumentError("query has a non-finite value");
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<float>> SearchQueries(std::span<const float> queries, int k, int dim,
+                                                 Metric metric) {
+  RETURN_IF_ERROR(ValidateSearchArgs(queries, k, dim));
+  std::vector<float> q(queries.begin(), queries.end());
+  if (metric == Metric::kCosine) NormalizeRows(q.data(), q.size() / dim, dim);
+  return q;
 }
 
 void WriteIndexHeader(ByteWriter* w, std::string_view spec, int dim, Metric metric) {

@@ -29,6 +29,10 @@ inline constexpr char kIndexMagic[] = "NDBVIDX1";  // 8 bytes, no NUL written
 absl::Status ValidateAddArgs(std::span<const int64_t> ids, std::span<const float> vectors, int dim);
 // INVALID_ARGUMENT unless 1 <= k <= kMaxK and queries.size() is a multiple of dim.
 absl::Status ValidateSearchArgs(std::span<const float> queries, int k, int dim);
+// The queries of a search as an index compares them with its vectors: checked
+// (ValidateSearchArgs), copied, and normalised to unit length for kCosine.
+absl::StatusOr<std::vector<float>> SearchQueries(std::span<const float> queries, int k, int dim,
+                                                 Metric metric);
 // INVALID_ARGUMENT unless `out` holds `dim` floats (VectorIndex::Reconstruct).
 absl::Status ValidateReconstructArgs(std::span<const float> out, int dim);
 // NOT_FOUND naming `id`: Reconstruct of an id the index does not hold.
