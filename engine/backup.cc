@@ -10,6 +10,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_chunks.h"
 #include "common/status_macros.h"
 #include "db/store.h"
 #include "nlohmann/json.hpp"
@@ -31,22 +32,11 @@ bool SafeRelative(const std::string& p) {
 }  // namespace
 
 absl::StatusOr<std::string> FileSha256(const std::string& path, Env* env) {
-  absl::StatusOr<std::unique_ptr<SequentialFile>> in = env->NewSequentialFile(path);
-  if (absl::IsNotFound(in.status())) {
-    return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  }
-  RETURN_IF_ERROR(in.status());
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-  std::vector<char> buf(1 << 20);
-  for (;;) {
-    absl::StatusOr<size_t> n = (*in)->Read(buf.size(), buf.data());
-    if (!n.ok()) {
-      return absl::DataLossError(absl::StrCat("error reading ", path, ": ", n.status().message()));
-    }
-    if (*n == 0) break;
-    EVP_DigestUpdate(ctx.get(), buf.data(), *n);
-  }
+  RETURN_IF_ERROR(ForEachFileChunk(env, path, 1 << 20, [&](std::string_view chunk) {
+    EVP_DigestUpdate(ctx.get(), chunk.data(), chunk.size());
+  }));
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_DigestFinal_ex(ctx.get(), digest, &len);

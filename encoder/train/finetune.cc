@@ -14,6 +14,7 @@
 #include "common/atomic_dir.h"
 #include "common/atomic_file.h"
 #include "common/env.h"
+#include "common/file_chunks.h"
 #include "absl/strings/str_format.h"
 #include "encoder/checkpoint/weights.h"
 #include "encoder/model.h"
@@ -193,21 +194,12 @@ absl::StatusOr<DType> CheckpointStorageDType(const std::string& model_dir, Env* 
 }
 
 absl::StatusOr<std::string> FileHash(const std::string& path, Env* env) {
-  absl::StatusOr<std::unique_ptr<SequentialFile>> in = env->NewSequentialFile(path);
-  if (absl::IsNotFound(in.status())) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  RETURN_IF_ERROR(in.status());
   std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(),
                                                                         XXH3_freeState);
   XXH3_64bits_reset(state.get());
-  std::vector<char> buf(1 << 16);
-  for (;;) {
-    absl::StatusOr<size_t> n = (*in)->Read(buf.size(), buf.data());
-    if (!n.ok()) {
-      return absl::DataLossError(absl::StrCat("error reading ", path, ": ", n.status().message()));
-    }
-    if (*n == 0) break;
-    XXH3_64bits_update(state.get(), buf.data(), *n);
-  }
+  RETURN_IF_ERROR(ForEachFileChunk(env, path, 1 << 16, [&](std::string_view chunk) {
+    XXH3_64bits_update(state.get(), chunk.data(), chunk.size());
+  }));
   return absl::StrFormat("%016x", XXH3_64bits_digest(state.get()));
 }
 
