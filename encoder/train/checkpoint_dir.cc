@@ -44,4 +44,19 @@ fs::path FindCheckpointDir(const fs::path& root) {
   return dir;
 }
 
+absl::StatusOr<nlohmann::json> ReadCheckpointState(const fs::path& root, fs::path* dir) {
+  *dir = FindCheckpointDir(root);
+  const std::string path = (*dir / "state.json").string();
+  absl::StatusOr<std::string> text = ReadFileToString(Env::Default(), path);
+  if (absl::IsNotFound(text.status())) {
+    return absl::NotFoundError(absl::StrCat("--resume: no checkpoint in ", root.string()));
+  }
+  RETURN_IF_ERROR(text.status());
+  try {
+    return nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat(path, ": ", e.what()));
+  }
+}
+
 }  // namespace neodb::encoder::train

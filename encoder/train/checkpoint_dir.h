@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
 
 namespace neodb::encoder::train {
 
@@ -29,5 +30,12 @@ absl::Status InstallCheckpointDir(const std::filesystem::path& root);
 // between the two renames of InstallCheckpointDir left only that one. The result may hold no
 // state.json at all; the caller reports that.
 std::filesystem::path FindCheckpointDir(const std::filesystem::path& root);
+
+// The state.json a --resume run starts from (in FindCheckpointDir(root)), parsed, and that
+// directory in *dir. NOT_FOUND "--resume: no checkpoint in <root>" when there is none; DATA_LOSS
+// "<dir>/state.json: <why>" when it is not JSON; other read errors as ReadFileToString's. What
+// the JSON must hold is the caller's format.
+absl::StatusOr<nlohmann::json> ReadCheckpointState(const std::filesystem::path& root,
+                                                   std::filesystem::path* dir);
 
 }  // namespace neodb::encoder::train

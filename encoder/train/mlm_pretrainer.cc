@@ -142,16 +142,9 @@ absl::Status MlmPretrainer::SaveCheckpointState() const {
 }
 
 absl::Status MlmPretrainer::LoadCheckpointState() {
-  const fs::path root(options_.checkpoint_dir);
-  const fs::path dir = FindCheckpointDir(root);
-  absl::StatusOr<std::string> text = ReadFileToString(Env::Default(), (dir / "state.json").string());
-  if (absl::IsNotFound(text.status())) {
-    return absl::NotFoundError(absl::StrCat("--resume: no checkpoint in ", root.string()));
-  }
-  RETURN_IF_ERROR(text.status());
-  nlohmann::json state;
+  fs::path dir;
+  ASSIGN_OR_RETURN(const nlohmann::json state, ReadCheckpointState(options_.checkpoint_dir, &dir));
   try {
-    state = nlohmann::json::parse(*text);
     if (state.at("format") != kStateFormat) {
       return absl::InvalidArgumentError(
           absl::StrCat((dir / "state.json").string(), " is not an MLM pre-training checkpoint"));

@@ -306,19 +306,8 @@ absl::Status Trainer::SaveCheckpointState() const {
 }
 
 absl::Status Trainer::LoadCheckpointState() {
-  const fs::path root(options_.checkpoint_dir);
-  const fs::path dir = FindCheckpointDir(root);
-  absl::StatusOr<std::string> text = ReadFileToString(Env::Default(), (dir / "state.json").string());
-  if (absl::IsNotFound(text.status())) {
-    return absl::NotFoundError(absl::StrCat("--resume: no checkpoint in ", root.string()));
-  }
-  RETURN_IF_ERROR(text.status());
-  nlohmann::json state;
-  try {
-    state = nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(absl::StrCat((dir / "state.json").string(), ": ", e.what()));
-  }
+  fs::path dir;
+  ASSIGN_OR_RETURN(const nlohmann::json state, ReadCheckpointState(options_.checkpoint_dir, &dir));
   try {
     if (state.value("format", "") != kStateFormat) {
       return absl::DataLossError(
