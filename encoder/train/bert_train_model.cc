@@ -101,27 +101,11 @@ void BertTrainModel<T>::Forward(const T* params, const PackedBatch& batch, int64
                                 const T* x_in, T* hidden,
                                 std::unique_ptr<ArchActivations>* arch_acts,
                                 int64_t boundary_layer, T* boundary_out) const {
-  Acts* acts = nullptr;
-  if (arch_acts != nullptr) {
-    acts = dynamic_cast<Acts*>(arch_acts->get());
-    if (acts == nullptr) {
-      *arch_acts = std::make_unique<Acts>();
-      acts = static_cast<Acts*>(arch_acts->get());
-    }
-  }
-  const int64_t num_layers = layout_.num_layers();
+  CheckForwardArgs(layout_, batch, first_layer, x_in, boundary_layer, boundary_out);
+  Acts* acts = ReuseOrMakeActs<Acts>(arch_acts);
   const int64_t rows = batch.total_tokens();
-  NEODB_CHECK(first_layer >= 0 && first_layer <= num_layers);
-  NEODB_CHECK(first_layer == 0 || x_in != nullptr);
-  NEODB_CHECK(boundary_out == nullptr ||
-              (boundary_layer >= first_layer && boundary_layer <= num_layers));
-  for (int64_t b = 0; b < batch.batch_size(); ++b) {
-    NEODB_CHECK(batch.length(b) >= 1 && batch.length(b) <= layout_.max_length());
-  }
-
   std::vector<T> x(static_cast<size_t>(rows * c_));
   if (first_layer == 0) {
-    for (int32_t id : batch.ids) NEODB_CHECK(id >= 0 && id < layout_.vocab_size());
     // e = word[ids] + position[t] + token_type[0]; x = LayerNorm(e).
     std::vector<T> local_e, local_mean, local_rstd;
     std::vector<T>& e = acts != nullptr ? acts->e : local_e;
@@ -140,9 +124,7 @@ void BertTrainModel<T>::Forward(const T* params, const PackedBatch& batch, int64
   } else {
     std::copy(x_in, x_in + rows * c_, x.begin());
   }
-  if (acts != nullptr) acts->first_layer = first_layer;
-  RunLayerStack(first_layer, num_layers, &x, acts != nullptr ? &acts->layers : nullptr,
-                boundary_layer, boundary_out,
+  RunLayerStack(first_layer, layout_.num_layers(), &x, acts, boundary_layer, boundary_out,
                 [&](int64_t l, const T* in, LayerActs* a, bool keep, T* out) {
                   LayerForward(params, l, batch, in, a, keep, out);
                 });
@@ -154,25 +136,13 @@ void BertTrainModel<T>::BackwardFromHidden(const T* params, const PackedBatch& b
                                            const ArchActivations& arch_acts, const T* d_hidden,
                                            int64_t grad_begin, T* grads) const {
   const Acts& acts = static_cast<const Acts&>(arch_acts);
-  const int64_t num_layers = layout_.num_layers();
+  const int64_t stop_layer = LowestTrainedLayer(layout_, grad_begin, acts.first_layer);
   const int64_t rows = batch.total_tokens();
-  // The lowest layer whose parameters train.
-  int64_t stop_layer = num_layers;
-  for (int64_t l = 0; l < num_layers; ++l) {
-    if (layout_.LayerBegin(l) >= grad_begin) {
-      stop_layer = l;
-      break;
-    }
-  }
-  NEODB_CHECK(grad_begin == 0 ||
-              (stop_layer < num_layers && grad_begin == layout_.LayerBegin(stop_layer)));
-  NEODB_CHECK(acts.first_layer <= stop_layer);
-  NEODB_CHECK(grad_begin > 0 || acts.first_layer == 0);
   auto grad = [&](const ParamEntry& e) { return grads + (e.offset - grad_begin); };
 
   std::vector<T> dx(d_hidden, d_hidden + rows * c_);
   std::vector<T> dy2, dg, du, dx1, dy1, d_o, dqkv, dpart;
-  for (int64_t l = num_layers - 1; l >= stop_layer; --l) {
+  for (int64_t l = layout_.num_layers() - 1; l >= stop_layer; --l) {
     const LayerActs& A = acts.layers[l - acts.first_layer];
     auto w = [&](int t) { return params + layout_.layer(l, t).offset; };
     auto g = [&](int t) { return grad(layout_.layer(l, t)); };

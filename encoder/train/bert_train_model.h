@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "encoder/train/layer_stack.h"
 #include "encoder/train/train_model.h"
 
 namespace neodb::encoder::train {
@@ -38,9 +39,7 @@ class BertTrainModel final : public ArchTrainModel<T> {
     std::vector<T> y2;            // [rows, C] LayerNorm 2 input
     std::vector<T> mean2, rstd2;  // [rows]
   };
-  struct Acts final : ArchActivations {
-    int64_t first_layer = 0;
-    std::vector<LayerActs> layers;     // layers [first_layer, L)
+  struct Acts final : LayerStackActs<LayerActs> {
     std::vector<T> e;                  // [rows, C] summed embeddings (LayerNorm input)
     std::vector<T> e_mean, e_rstd;     // [rows]
   };

@@ -28,12 +28,7 @@ void NeoBertTrainModel<T>::LayerForward(const T* params, int64_t l, const Packed
                                  T* x_out) const {
   const int64_t rows = batch.total_tokens();
   const double eps = layout_.config().norm_eps;
-  const T* w_attn_norm = params + layout_.layer(l, kAttentionNorm).offset;
-  const T* w_qkv = params + layout_.layer(l, kQkv).offset;
-  const T* w_o = params + layout_.layer(l, kWo).offset;
-  const T* w_ffn_norm = params + layout_.layer(l, kFfnNorm).offset;
-  const T* w_12 = params + layout_.layer(l, kW12).offset;
-  const T* w_3 = params + layout_.layer(l, kW3).offset;
+  auto w = [&](int t) { return params + layout_.layer(l, t).offset; };
 
   if (keep) A->x.assign(x, x + rows * c_);
   Resize(&A->rstd1, rows);
@@ -47,21 +42,21 @@ void NeoBertTrainModel<T>::LayerForward(const T* params, int64_t l, const Packed
   Resize(&A->s, rows * f_);
   if (keep) Resize(&A->lse, rows * h_);
 
-  RmsNormForward(x, w_attn_norm, rows, c_, eps, A->a.data(), A->rstd1.data());
-  LinearForward(A->a.data(), w_qkv, rows, c_, 3 * c_, A->qkv.data());
+  RmsNormForward(x, w(kAttentionNorm), rows, c_, eps, A->a.data(), A->rstd1.data());
+  LinearForward(A->a.data(), w(kQkv), rows, c_, 3 * c_, A->qkv.data());
   RopeApply(A->qkv.data(), rows, 3 * c_, positions, h_, 0, 3 * d_, rope_, false);   // q
   RopeApply(A->qkv.data(), rows, 3 * c_, positions, h_, d_, 3 * d_, rope_, false);  // k
   AttentionForward(A->qkv.data(), batch.offsets.data(), batch.batch_size(), h_, d_, A->o.data(),
                    keep ? A->lse.data() : nullptr);
   // x1 = x + o · woᵀ
   std::copy(x, x + rows * c_, A->x1.data());
-  Gemm<T>(false, true, rows, c_, c_, T(1), A->o.data(), c_, w_o, c_, T(1), A->x1.data(), c_);
-  RmsNormForward(A->x1.data(), w_ffn_norm, rows, c_, eps, A->f.data(), A->rstd2.data());
-  LinearForward(A->f.data(), w_12, rows, c_, 2 * f_, A->u.data());
+  Gemm<T>(false, true, rows, c_, c_, T(1), A->o.data(), c_, w(kWo), c_, T(1), A->x1.data(), c_);
+  RmsNormForward(A->x1.data(), w(kFfnNorm), rows, c_, eps, A->f.data(), A->rstd2.data());
+  LinearForward(A->f.data(), w(kW12), rows, c_, 2 * f_, A->u.data());
   SwiGluForward(A->u.data(), rows, f_, A->s.data());
   // x_out = x1 + s · w3ᵀ
   std::copy(A->x1.begin(), A->x1.begin() + rows * c_, x_out);
-  Gemm<T>(false, true, rows, c_, f_, T(1), A->s.data(), f_, w_3, f_, T(1), x_out, c_);
+  Gemm<T>(false, true, rows, c_, f_, T(1), A->s.data(), f_, w(kW3), f_, T(1), x_out, c_);
 }
 
 template <typename T>
@@ -69,25 +64,13 @@ void NeoBertTrainModel<T>::Forward(const T* params, const PackedBatch& batch, in
                                    const T* x_in, T* hidden,
                                    std::unique_ptr<ArchActivations>* arch_acts,
                                    int64_t boundary_layer, T* boundary_out) const {
-  Acts* acts = nullptr;
-  if (arch_acts != nullptr) {
-    acts = dynamic_cast<Acts*>(arch_acts->get());
-    if (acts == nullptr) {
-      *arch_acts = std::make_unique<Acts>();
-      acts = static_cast<Acts*>(arch_acts->get());
-    }
-  }
-  const int64_t num_layers = layout_.config().num_hidden_layers;
+  CheckForwardArgs(layout_, batch, first_layer, x_in, boundary_layer, boundary_out);
+  Acts* acts = ReuseOrMakeActs<Acts>(arch_acts);
   const int64_t rows = batch.total_tokens();
-  NEODB_CHECK(first_layer >= 0 && first_layer <= num_layers);
-  NEODB_CHECK(first_layer == 0 || x_in != nullptr);
-  NEODB_CHECK(boundary_out == nullptr ||
-              (boundary_layer >= first_layer && boundary_layer <= num_layers));
   std::vector<int32_t> local_positions;
   std::vector<int32_t>& positions = acts != nullptr ? acts->positions : local_positions;
   positions.resize(static_cast<size_t>(rows));
   for (int64_t b = 0; b < batch.batch_size(); ++b) {
-    NEODB_CHECK(batch.length(b) >= 1 && batch.length(b) <= layout_.config().max_length);
     for (int64_t t = batch.offsets[b]; t < batch.offsets[b + 1]; ++t) {
       positions[t] = static_cast<int32_t>(t - batch.offsets[b]);
     }
@@ -95,14 +78,11 @@ void NeoBertTrainModel<T>::Forward(const T* params, const PackedBatch& batch, in
 
   std::vector<T> x(static_cast<size_t>(rows * c_));
   if (first_layer == 0) {
-    for (int32_t id : batch.ids) NEODB_CHECK(id >= 0 && id < layout_.config().vocab_size);
     EmbeddingForward(batch.ids.data(), rows, params + layout_.embeddings().offset, c_, x.data());
   } else {
     std::copy(x_in, x_in + rows * c_, x.begin());
   }
-  if (acts != nullptr) acts->first_layer = first_layer;
-  RunLayerStack(first_layer, num_layers, &x, acts != nullptr ? &acts->layers : nullptr,
-                boundary_layer, boundary_out,
+  RunLayerStack(first_layer, layout_.num_layers(), &x, acts, boundary_layer, boundary_out,
                 [&](int64_t l, const T* in, LayerActs* a, bool keep, T* out) {
                   LayerForward(params, l, batch, positions.data(), in, a, keep, out);
                 });
@@ -120,21 +100,9 @@ void NeoBertTrainModel<T>::BackwardFromHidden(const T* params, const PackedBatch
                                               const ArchActivations& arch_acts, const T* d_hidden,
                                               int64_t grad_begin, T* grads) const {
   const Acts& acts = static_cast<const Acts&>(arch_acts);
-  const int64_t num_layers = layout_.config().num_hidden_layers;
+  // The final norm follows the last layer: LayerBegin(L) is its offset.
+  const int64_t stop_layer = LowestTrainedLayer(layout_, grad_begin, acts.first_layer);
   const int64_t rows = batch.total_tokens();
-  // The lowest layer whose parameters train.
-  int64_t stop_layer = num_layers;
-  for (int64_t l = 0; l < num_layers; ++l) {
-    if (layout_.layer(l, kAttentionNorm).offset >= grad_begin) {
-      stop_layer = l;
-      break;
-    }
-  }
-  NEODB_CHECK(
-      grad_begin == 0 || grad_begin == layout_.final_norm().offset ||
-      (stop_layer < num_layers && grad_begin == layout_.layer(stop_layer, kAttentionNorm).offset));
-  NEODB_CHECK(acts.first_layer <= stop_layer);
-  NEODB_CHECK(grad_begin > 0 || acts.first_layer == 0);
   auto grad = [&](const ParamEntry& e) { return grads + (e.offset - grad_begin); };
 
   std::vector<T> dx(static_cast<size_t>(rows * c_), T(0));
@@ -142,39 +110,31 @@ void NeoBertTrainModel<T>::BackwardFromHidden(const T* params, const PackedBatch
                   d_hidden, rows, c_, dx.data(), grad(layout_.final_norm()));
 
   std::vector<T> ds, du, df, d_o, dqkv, da;
-  for (int64_t l = num_layers - 1; l >= stop_layer; --l) {
+  for (int64_t l = layout_.num_layers() - 1; l >= stop_layer; --l) {
     const LayerActs& A = acts.layers[l - acts.first_layer];
-    const T* w_attn_norm = params + layout_.layer(l, kAttentionNorm).offset;
-    const T* w_qkv = params + layout_.layer(l, kQkv).offset;
-    const T* w_o = params + layout_.layer(l, kWo).offset;
-    const T* w_ffn_norm = params + layout_.layer(l, kFfnNorm).offset;
-    const T* w_12 = params + layout_.layer(l, kW12).offset;
-    const T* w_3 = params + layout_.layer(l, kW3).offset;
+    auto w = [&](int t) { return params + layout_.layer(l, t).offset; };
+    auto g = [&](int t) { return grad(layout_.layer(l, t)); };
     // FFN block: x2 = x1 + w3(SwiGLU(w12(RMSNorm(x1)))).
     Zero(&ds, rows * f_);
-    LinearBackward(A.s.data(), w_3, dx.data(), rows, f_, c_, ds.data(),
-                   grad(layout_.layer(l, kW3)));
+    LinearBackward(A.s.data(), w(kW3), dx.data(), rows, f_, c_, ds.data(), g(kW3));
     Resize(&du, rows * 2 * f_);
     SwiGluBackward(A.u.data(), ds.data(), rows, f_, du.data());
     Zero(&df, rows * c_);
-    LinearBackward(A.f.data(), w_12, du.data(), rows, c_, 2 * f_, df.data(),
-                   grad(layout_.layer(l, kW12)));
-    RmsNormBackward(A.x1.data(), w_ffn_norm, A.rstd2.data(), df.data(), rows, c_, dx.data(),
-                    grad(layout_.layer(l, kFfnNorm)));
+    LinearBackward(A.f.data(), w(kW12), du.data(), rows, c_, 2 * f_, df.data(), g(kW12));
+    RmsNormBackward(A.x1.data(), w(kFfnNorm), A.rstd2.data(), df.data(), rows, c_, dx.data(),
+                    g(kFfnNorm));
     // Attention block: x1 = x + wo(Attention(RoPE(qkv(RMSNorm(x))))).
     Zero(&d_o, rows * c_);
-    LinearBackward(A.o.data(), w_o, dx.data(), rows, c_, c_, d_o.data(),
-                   grad(layout_.layer(l, kWo)));
+    LinearBackward(A.o.data(), w(kWo), dx.data(), rows, c_, c_, d_o.data(), g(kWo));
     Resize(&dqkv, rows * 3 * c_);
     AttentionBackward(A.qkv.data(), A.o.data(), A.lse.data(), d_o.data(), batch.offsets.data(),
                       batch.batch_size(), h_, d_, dqkv.data());
     RopeApply(dqkv.data(), rows, 3 * c_, acts.positions.data(), h_, 0, 3 * d_, rope_, true);
     RopeApply(dqkv.data(), rows, 3 * c_, acts.positions.data(), h_, d_, 3 * d_, rope_, true);
     Zero(&da, rows * c_);
-    LinearBackward(A.a.data(), w_qkv, dqkv.data(), rows, c_, 3 * c_, da.data(),
-                   grad(layout_.layer(l, kQkv)));
-    RmsNormBackward(A.x.data(), w_attn_norm, A.rstd1.data(), da.data(), rows, c_, dx.data(),
-                    grad(layout_.layer(l, kAttentionNorm)));
+    LinearBackward(A.a.data(), w(kQkv), dqkv.data(), rows, c_, 3 * c_, da.data(), g(kQkv));
+    RmsNormBackward(A.x.data(), w(kAttentionNorm), A.rstd1.data(), da.data(), rows, c_, dx.data(),
+                    g(kAttentionNorm));
   }
   if (grad_begin == 0) {
     EmbeddingBackward(batch.ids.data(), rows, dx.data(), c_, grad(layout_.embeddings()));

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "encoder/train/layer_stack.h"
 #include "encoder/train/rope.h"
 #include "encoder/train/train_model.h"
 
@@ -31,9 +32,7 @@ class NeoBertTrainModel final : public ArchTrainModel<T> {
     std::vector<T> u;      // [rows, 2F]
     std::vector<T> s;      // [rows, F] SwiGLU output
   };
-  struct Acts final : ArchActivations {
-    int64_t first_layer = 0;
-    std::vector<LayerActs> layers;  // layers [first_layer, L)
+  struct Acts final : LayerStackActs<LayerActs> {
     std::vector<T> x_final;         // [rows, C] input of the final norm
     std::vector<T> rstd_final;      // [rows]
     std::vector<int32_t> positions;
