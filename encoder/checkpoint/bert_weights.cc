@@ -27,7 +27,6 @@ namespace {
 using nlohmann::json;
 using config_json::CheckRange;
 using config_json::kMaxDim;
-using config_json::kMaxLayers;
 using config_json::KeyError;
 using config_json::ReadDouble;
 using config_json::ReadInt;
@@ -80,20 +79,10 @@ Tensor Stack(const std::vector<Tensor>& parts) {
 }  // namespace
 
 absl::Status BertConfig::Validate() const {
-  RETURN_IF_ERROR(CheckRange("hidden_size", hidden_size, 1, kMaxDim));
-  RETURN_IF_ERROR(CheckRange("num_hidden_layers", num_hidden_layers, 1, kMaxLayers));
-  RETURN_IF_ERROR(CheckRange("num_attention_heads", num_attention_heads, 1, kMaxDim));
-  RETURN_IF_ERROR(CheckRange("intermediate_size", intermediate_size, 1, kMaxDim));
-  RETURN_IF_ERROR(CheckRange("vocab_size", vocab_size, 1, kMaxDim));
+  RETURN_IF_ERROR(config_json::CheckCommonSizes(*this, /*min_intermediate=*/1));
   // [CLS] x [SEP] needs three positions.
   RETURN_IF_ERROR(CheckRange("max_position_embeddings", max_position_embeddings, 3, kMaxDim));
   RETURN_IF_ERROR(CheckRange("type_vocab_size", type_vocab_size, 1, kMaxDim));
-  RETURN_IF_ERROR(CheckRange("pad_token_id", pad_token_id, 0, vocab_size - 1));
-  if (hidden_size % num_attention_heads != 0) {
-    return KeyError("hidden_size", absl::StrCat("(", hidden_size,
-                                                ") must be divisible by num_attention_heads (",
-                                                num_attention_heads, ")"));
-  }
   if (!(std::isfinite(layer_norm_eps) && layer_norm_eps > 0 && layer_norm_eps < 1)) {
     return KeyError("layer_norm_eps", absl::StrCat("must be in (0, 1), got ", layer_norm_eps));
   }
@@ -109,11 +98,7 @@ absl::StatusOr<BertConfig> BertConfig::FromJson(std::string_view json_text) {
                                                  mt == j.end() ? "nothing" : mt->dump()));
     }
     BertConfig c;
-    RETURN_IF_ERROR(ReadInt(j, "hidden_size", true, &c.hidden_size));
-    RETURN_IF_ERROR(ReadInt(j, "num_hidden_layers", true, &c.num_hidden_layers));
-    RETURN_IF_ERROR(ReadInt(j, "num_attention_heads", true, &c.num_attention_heads));
-    RETURN_IF_ERROR(ReadInt(j, "intermediate_size", true, &c.intermediate_size));
-    RETURN_IF_ERROR(ReadInt(j, "vocab_size", true, &c.vocab_size));
+    RETURN_IF_ERROR(config_json::ReadCommonSizes(j, &c));
     RETURN_IF_ERROR(ReadInt(j, "max_position_embeddings", true, &c.max_position_embeddings));
     RETURN_IF_ERROR(ReadInt(j, "type_vocab_size", false, &c.type_vocab_size));
     RETURN_IF_ERROR(ReadInt(j, "pad_token_id", false, &c.pad_token_id));

@@ -11,13 +11,9 @@ namespace neodb::encoder {
 namespace {
 
 using nlohmann::json;
-using config_json::CheckRange;
-using config_json::kMaxDim;
-using config_json::kMaxLayers;
 using config_json::KeyError;
 using config_json::ReadDouble;
 using config_json::ReadInt;
-
 
 absl::StatusOr<NeoBertConfig> FromJsonObject(const json& j) {
   if (!j.is_object()) {
@@ -29,11 +25,7 @@ absl::StatusOr<NeoBertConfig> FromJsonObject(const json& j) {
     return KeyError("model_type", absl::StrCat("must be \"neobert\", got ", mt->dump()));
   }
   NeoBertConfig c;
-  RETURN_IF_ERROR(ReadInt(j, "hidden_size", true, &c.hidden_size));
-  RETURN_IF_ERROR(ReadInt(j, "num_hidden_layers", true, &c.num_hidden_layers));
-  RETURN_IF_ERROR(ReadInt(j, "num_attention_heads", true, &c.num_attention_heads));
-  RETURN_IF_ERROR(ReadInt(j, "intermediate_size", true, &c.intermediate_size));
-  RETURN_IF_ERROR(ReadInt(j, "vocab_size", true, &c.vocab_size));
+  RETURN_IF_ERROR(config_json::ReadCommonSizes(j, &c));
   if (j.contains("max_length")) {
     RETURN_IF_ERROR(ReadInt(j, "max_length", true, &c.max_length));
     if (j.contains("max_position_embeddings")) {
@@ -79,19 +71,9 @@ int64_t NeoBertConfig::ffn_dim() const {
 }
 
 absl::Status NeoBertConfig::Validate() const {
-  RETURN_IF_ERROR(CheckRange("hidden_size", hidden_size, 1, kMaxDim));
-  RETURN_IF_ERROR(CheckRange("num_hidden_layers", num_hidden_layers, 1, kMaxLayers));
-  RETURN_IF_ERROR(CheckRange("num_attention_heads", num_attention_heads, 1, kMaxDim));
-  RETURN_IF_ERROR(CheckRange("intermediate_size", intermediate_size, 2, kMaxDim));
-  RETURN_IF_ERROR(CheckRange("vocab_size", vocab_size, 1, kMaxDim));
-  RETURN_IF_ERROR(CheckRange("max_length", max_length, 1, kMaxDim));
-  RETURN_IF_ERROR(CheckRange("pad_token_id", pad_token_id, 0, vocab_size - 1));
-  if (hidden_size % num_attention_heads != 0) {
-    return KeyError("hidden_size", absl::StrCat("(", hidden_size,
-                                                ") must be divisible by "
-                                                "num_attention_heads (",
-                                                num_attention_heads, ")"));
-  }
+  // ffn_dim() = 2·intermediate_size/3 rounded up to 8: at least 2 for a non-empty FFN.
+  RETURN_IF_ERROR(config_json::CheckCommonSizes(*this, /*min_intermediate=*/2));
+  RETURN_IF_ERROR(config_json::CheckRange("max_length", max_length, 1, config_json::kMaxDim));
   // RoPE rotates adjacent pairs, so a head needs an even width.
   if (head_dim() % 2 != 0) {
     return KeyError("hidden_size", absl::StrCat("/ num_attention_heads = ", head_dim(),

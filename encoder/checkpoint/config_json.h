@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -28,5 +29,37 @@ absl::Status ReadDouble(const nlohmann::json& j, std::string_view key, bool requ
                         double* out);
 // v in [lo, hi], else KeyError naming the range.
 absl::Status CheckRange(std::string_view key, int64_t v, int64_t lo, int64_t hi);
+
+// The sizes every architecture's config.json has (hidden_size,
+// num_hidden_layers, num_attention_heads, intermediate_size, vocab_size),
+// each required, read into the members of those names of *c (a BertConfig or
+// a NeoBertConfig).
+template <typename Config>
+absl::Status ReadCommonSizes(const nlohmann::json& j, Config* c) {
+  RETURN_IF_ERROR(ReadInt(j, "hidden_size", true, &c->hidden_size));
+  RETURN_IF_ERROR(ReadInt(j, "num_hidden_layers", true, &c->num_hidden_layers));
+  RETURN_IF_ERROR(ReadInt(j, "num_attention_heads", true, &c->num_attention_heads));
+  RETURN_IF_ERROR(ReadInt(j, "intermediate_size", true, &c->intermediate_size));
+  return ReadInt(j, "vocab_size", true, &c->vocab_size);
+}
+
+// The checks of those sizes every architecture shares: each in range
+// (intermediate_size at least `min_intermediate`), pad_token_id a row of the
+// vocabulary, hidden_size divisible by num_attention_heads.
+template <typename Config>
+absl::Status CheckCommonSizes(const Config& c, int64_t min_intermediate) {
+  RETURN_IF_ERROR(CheckRange("hidden_size", c.hidden_size, 1, kMaxDim));
+  RETURN_IF_ERROR(CheckRange("num_hidden_layers", c.num_hidden_layers, 1, kMaxLayers));
+  RETURN_IF_ERROR(CheckRange("num_attention_heads", c.num_attention_heads, 1, kMaxDim));
+  RETURN_IF_ERROR(CheckRange("intermediate_size", c.intermediate_size, min_intermediate, kMaxDim));
+  RETURN_IF_ERROR(CheckRange("vocab_size", c.vocab_size, 1, kMaxDim));
+  RETURN_IF_ERROR(CheckRange("pad_token_id", c.pad_token_id, 0, c.vocab_size - 1));
+  if (c.hidden_size % c.num_attention_heads != 0) {
+    return KeyError("hidden_size", absl::StrCat("(", c.hidden_size,
+                                                ") must be divisible by num_attention_heads (",
+                                                c.num_attention_heads, ")"));
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace neodb::encoder::config_json
