@@ -3,37 +3,39 @@
 #include "absl/strings/str_cat.h"
 
 namespace neodb::encoder {
+namespace {
+
+// The sizes a preset sets; everything else is the same for all of them.
+struct Preset {
+  std::string_view name;
+  int64_t hidden_size, num_hidden_layers, num_attention_heads, intermediate_size, max_length;
+};
+
+constexpr Preset kPresets[] = {
+    {"tiny", 64, 2, 4, 192, 512},
+    {"small", 256, 4, 4, 1024, 4096},
+    {"full", 768, 28, 12, 3072, 4096},
+};
+
+}  // namespace
 
 absl::StatusOr<NeoBertConfig> PresetConfig(std::string_view name, int64_t vocab_size) {
-  NeoBertConfig c;
-  if (name == "tiny") {
-    c.hidden_size = 64;
-    c.num_hidden_layers = 2;
-    c.num_attention_heads = 4;
-    c.intermediate_size = 192;
-    c.max_length = 512;
-  } else if (name == "small") {
-    c.hidden_size = 256;
-    c.num_hidden_layers = 4;
-    c.num_attention_heads = 4;
-    c.intermediate_size = 1024;
-    c.max_length = 4096;
-  } else if (name == "full") {
-    c.hidden_size = 768;
-    c.num_hidden_layers = 28;
-    c.num_attention_heads = 12;
-    c.intermediate_size = 3072;
-    c.max_length = 4096;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown preset \"", std::string(name), "\" (expected tiny, small or full)"));
+  for (const Preset& p : kPresets) {
+    if (p.name != name) continue;
+    const NeoBertConfig c{.hidden_size = p.hidden_size,
+                          .num_hidden_layers = p.num_hidden_layers,
+                          .num_attention_heads = p.num_attention_heads,
+                          .intermediate_size = p.intermediate_size,
+                          .vocab_size = vocab_size,
+                          .max_length = p.max_length,
+                          .pad_token_id = 0,
+                          .norm_eps = 1e-5,
+                          .rope_theta = 10000.0};
+    RETURN_IF_ERROR(c.Validate());
+    return c;
   }
-  c.vocab_size = vocab_size;
-  c.pad_token_id = 0;
-  c.norm_eps = 1e-5;
-  c.rope_theta = 10000.0;
-  RETURN_IF_ERROR(c.Validate());
-  return c;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown preset \"", std::string(name), "\" (expected tiny, small or full)"));
 }
 
 }  // namespace neodb::encoder
