@@ -125,11 +125,15 @@ absl::Status CudaNeoBert::Layer(const CudaLayerWeights& w) {
     return static_cast<char*>(b.get()) + t0 * cols * act_size;
   };
   float* residual = residual_.as<float>();
+  // normed = RMSNorm(x, weight), in the activation type: the input of both blocks.
+  auto rms_norm = [&](const DeviceBuffer& weight) {
+    return LaunchRmsNorm(residual, weight.as<float>(), t, static_cast<int>(c), w_->eps,
+                         normed_.get(), act, s);
+  };
 
   // a = RMSNorm(x, attention_norm); y = a · qkvᵀ; per-head split of q, k, v
   // and RoPE on q and k (positions restart per sequence).
-  CUDA_RETURN_IF_ERROR(LaunchRmsNorm(residual, w.attention_norm.as<float>(), t, static_cast<int>(c),
-                                     w_->eps, normed_.get(), act, s));
+  CUDA_RETURN_IF_ERROR(rms_norm(w.attention_norm));
   for (int64_t t0 = 0; t0 < t; t0 += chunk) {
     const int64_t n = std::min(chunk, t - t0);
     RETURN_IF_ERROR(
@@ -147,8 +151,7 @@ absl::Status CudaNeoBert::Layer(const CudaLayerWeights& w) {
   RETURN_IF_ERROR(gemm_.Run(attn_.get(), w.wo.get(), residual, t, c, c, act, DType::kF32, 1.f));
 
   // f = RMSNorm(x, ffn_norm); u = f · w12ᵀ; x += (SiLU(u[:F]) ⊙ u[F:]) · w3ᵀ.
-  CUDA_RETURN_IF_ERROR(LaunchRmsNorm(residual, w.ffn_norm.as<float>(), t, static_cast<int>(c),
-                                     w_->eps, normed_.get(), act, s));
+  CUDA_RETURN_IF_ERROR(rms_norm(w.ffn_norm));
   for (int64_t t0 = 0; t0 < t; t0 += chunk) {
     const int64_t n = std::min(chunk, t - t0);
     RETURN_IF_ERROR(
