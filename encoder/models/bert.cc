@@ -18,7 +18,9 @@
 
 namespace neodb::encoder {
 using models::Project;
+using models::MakeLowPrecisionLayers;
 using models::ScratchView;
+using models::SplitHeadViews;
 
 BertCpuBackend::BertCpuBackend(std::shared_ptr<const BertWeights> weights, int num_threads,
                                Precision precision)
@@ -32,14 +34,9 @@ BertCpuBackend::BertCpuBackend(std::shared_ptr<const BertWeights> weights, int n
   head_dim_ = cfg.head_dim();
   ffn_ = cfg.intermediate_size;
   eps_ = static_cast<float>(cfg.layer_norm_eps);
-  if (precision_ != Precision::kF32) {
-    for (const BertLayerWeights& l : weights_->layers) {
-      low_.push_back({ops::LowPrecisionLinear::Make(l.qkv, precision_),
-                      ops::LowPrecisionLinear::Make(l.wo, precision_),
-                      ops::LowPrecisionLinear::Make(l.w1, precision_),
-                      ops::LowPrecisionLinear::Make(l.w2, precision_)});
-    }
-  }
+  low_ = MakeLowPrecisionLayers<LowPrecisionLayer>(
+      weights_->layers, precision_, &BertLayerWeights::qkv, &BertLayerWeights::wo,
+      &BertLayerWeights::w1, &BertLayerWeights::w2);
 }
 
 
@@ -60,13 +57,10 @@ void BertCpuBackend::Forward(const PackedBatch& batch, Tensor* x) {
   const int64_t n = batch.total_tokens();
   EnsureScratch(n, batch.longest());
   const int64_t c = hidden_;
-  const int64_t per_head = heads_ * n * head_dim_;
   Tensor o = ScratchView(attn_, 0, {n, c});
   Tensor y = ScratchView(wide_, 0, {n, 3 * c});
   Tensor u = ScratchView(wide_, 0, {n, ffn_});
-  Tensor q = ScratchView(qkv_heads_, 0, {heads_, n, head_dim_});
-  Tensor k = ScratchView(qkv_heads_, per_head, {heads_, n, head_dim_});
-  Tensor v = ScratchView(qkv_heads_, 2 * per_head, {heads_, n, head_dim_});
+  auto [q, k, v] = SplitHeadViews(qkv_heads_, heads_, n, head_dim_);
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
   const BertWeights& w = *weights_;
 

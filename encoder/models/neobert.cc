@@ -19,7 +19,9 @@ namespace neodb::encoder {
 namespace {
 
 using models::Project;
+using models::MakeLowPrecisionLayers;
 using models::ScratchView;
+using models::SplitHeadViews;
 
 void CheckWeight(const Tensor& t, const Shape& shape) {
   NEODB_CHECK(t.device() == Device::kCpu && t.dtype() == DType::kF32 && t.shape() == shape);
@@ -53,14 +55,9 @@ NeoBertCpuBackend::NeoBertCpuBackend(std::shared_ptr<const NeoBertWeights> weigh
   // BF16 attention only on AMX: without it BF16 matmuls were slower than
   // SGEMM (cpu_kernels.h).
   attention_bf16_ = precision_ != Precision::kF32 && CpuRunsAmxBf16();
-  if (precision_ != Precision::kF32) {
-    for (const LayerWeights& l : weights_->layers) {
-      low_.push_back({ops::LowPrecisionLinear::Make(l.qkv, precision_),
-                      ops::LowPrecisionLinear::Make(l.wo, precision_),
-                      ops::LowPrecisionLinear::Make(l.w12, precision_),
-                      ops::LowPrecisionLinear::Make(l.w3, precision_)});
-    }
-  }
+  low_ = MakeLowPrecisionLayers<LowPrecisionLayer>(weights_->layers, precision_, &LayerWeights::qkv,
+                                                   &LayerWeights::wo, &LayerWeights::w12,
+                                                   &LayerWeights::w3);
   rope_ = ops::MakeRopeTable(std::max<int64_t>(cfg.max_length, 1), head_dim_, cfg.rope_theta);
 }
 
@@ -104,9 +101,7 @@ void NeoBertCpuBackend::Forward(const PackedBatch& batch, Tensor* out) {
   Tensor normed = ScratchView(normed_, 0, {n, c});
   Tensor qkv = ScratchView(wide_, 0, {n, 3 * c});
   Tensor u = ScratchView(wide_, 0, {n, 2 * ffn_});
-  Tensor q = ScratchView(heads_buf_, 0, {heads_, n, head_dim_});
-  Tensor k = ScratchView(heads_buf_, per_head, {heads_, n, head_dim_});
-  Tensor v = ScratchView(heads_buf_, 2 * per_head, {heads_, n, head_dim_});
+  auto [q, k, v] = SplitHeadViews(heads_buf_, heads_, n, head_dim_);
   Tensor g = ScratchView(heads_buf_, 0, {n, ffn_});
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
 
