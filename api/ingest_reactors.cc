@@ -63,26 +63,20 @@ class StreamProgress {
   cluster::ConsistencyToken consistency_;  // a sharded collection's positions so far
 };
 
-class BulkIngestReactor final : public grpc::ServerReadReactor<v1::IngestBatch> {
+// What both reactors share (`Reactor`: gRPC's read or bidi reactor): passing
+// the stream gate, the reads, each batch handed to a stream worker that
+// upserts it, and the call's end once the client stops sending. A reactor
+// says what follows a committed batch (Committed) and what the end sends
+// (OnClientDone).
+template <typename Reactor>
+class IngestStream : public Reactor {
  public:
-  BulkIngestReactor(const IngestStreamEnv* env, grpc::CallbackServerContext* ctx,
-                    v1::BulkIngestResponse* resp)
-      : env_(env), ctx_(ctx), resp_(resp) {
-    auto admitted = env_->gate->Admit(ctx_, KeyNameOf(ctx_));
-    if (!admitted.ok()) {
-      Finish(ToGrpcStatus(admitted.status()));
-      return;
-    }
-    slot_ = *std::move(admitted);
-    ReadNext();
-  }
-
   // gRPC's callback thread: hand the batch on, never block here.
   void OnReadDone(bool ok) override {
     slot_->Working();
     if (!ok) {
-      progress_.ToProto(resp_);
-      Finish(EndStatus(ctx_));
+      OnClientDone();
+      this->Finish(EndStatus(ctx_));
       return;
     }
     env_->workers->Submit([this] { RunBatch(); });
@@ -90,51 +84,73 @@ class BulkIngestReactor final : public grpc::ServerReadReactor<v1::IngestBatch> 
 
   void OnDone() override { delete this; }
 
- private:
-  // A worker thread.
-  void RunBatch() {
-    absl::Status s = progress_.Run(*env_, ctx_, batch_);
-    if (!s.ok()) {
-      Finish(ToGrpcStatus(s));
-      return;
-    }
-    ReadNext();
-  }
+ protected:
+  IngestStream(const IngestStreamEnv* env, grpc::CallbackServerContext* ctx)
+      : env_(env), ctx_(ctx) {}
 
-  void ReadNext() {
-    slot_->WaitingForClient();
-    StartRead(&batch_);
-  }
-
-  const IngestStreamEnv* const env_;
-  grpc::CallbackServerContext* const ctx_;
-  v1::BulkIngestResponse* const resp_;
-  std::unique_ptr<StreamGate::Slot> slot_;  // null when refused
-  v1::IngestBatch batch_;
-  StreamProgress progress_;
-};
-
-class IngestReactor final : public grpc::ServerBidiReactor<v1::IngestBatch, v1::IngestAck> {
- public:
-  IngestReactor(const IngestStreamEnv* env, grpc::CallbackServerContext* ctx)
-      : env_(env), ctx_(ctx) {
+  // Passes the stream gate and starts the first read, or finishes the call
+  // refused. The last step of a reactor's constructor.
+  void Start() {
     auto admitted = env_->gate->Admit(ctx_, KeyNameOf(ctx_));
     if (!admitted.ok()) {
-      Finish(ToGrpcStatus(admitted.status()));
+      this->Finish(ToGrpcStatus(admitted.status()));
       return;
     }
     slot_ = *std::move(admitted);
     ReadNext();
   }
 
-  // gRPC's callback thread: hand the batch on, never block here.
-  void OnReadDone(bool ok) override {
-    slot_->Working();
-    if (!ok) {
-      Finish(EndStatus(ctx_));
+  void ReadNext() {
+    slot_->WaitingForClient();
+    this->StartRead(&batch_);
+  }
+
+  // A worker thread, once batch_ is committed: what the stream does next.
+  virtual void Committed() = 0;
+  // The client stopped sending (its half-close, or a cancellation); the call
+  // finishes right after. Default: nothing.
+  virtual void OnClientDone() {}
+
+  const IngestStreamEnv* const env_;
+  grpc::CallbackServerContext* const ctx_;
+  std::unique_ptr<StreamGate::Slot> slot_;  // null when refused
+  StreamProgress progress_;
+
+ private:
+  // A worker thread.
+  void RunBatch() {
+    absl::Status s = progress_.Run(*env_, ctx_, batch_);
+    if (!s.ok()) {
+      this->Finish(ToGrpcStatus(s));
       return;
     }
-    env_->workers->Submit([this] { RunBatch(); });
+    Committed();
+  }
+
+  v1::IngestBatch batch_;
+};
+
+class BulkIngestReactor final : public IngestStream<grpc::ServerReadReactor<v1::IngestBatch>> {
+ public:
+  BulkIngestReactor(const IngestStreamEnv* env, grpc::CallbackServerContext* ctx,
+                    v1::BulkIngestResponse* resp)
+      : IngestStream(env, ctx), resp_(resp) {
+    Start();
+  }
+
+ private:
+  void Committed() override { ReadNext(); }
+  void OnClientDone() override { progress_.ToProto(resp_); }
+
+  v1::BulkIngestResponse* const resp_;
+};
+
+class IngestReactor final
+    : public IngestStream<grpc::ServerBidiReactor<v1::IngestBatch, v1::IngestAck>> {
+ public:
+  IngestReactor(const IngestStreamEnv* env, grpc::CallbackServerContext* ctx)
+      : IngestStream(env, ctx) {
+    Start();
   }
 
   void OnWriteDone(bool ok) override {
@@ -146,32 +162,14 @@ class IngestReactor final : public grpc::ServerBidiReactor<v1::IngestBatch, v1::
     ReadNext();
   }
 
-  void OnDone() override { delete this; }
-
  private:
-  // A worker thread.
-  void RunBatch() {
-    absl::Status s = progress_.Run(*env_, ctx_, batch_);
-    if (!s.ok()) {
-      Finish(ToGrpcStatus(s));
-      return;
-    }
+  void Committed() override {
     progress_.ToProto(&ack_);
     slot_->WaitingForClient();  // a client that reads no acks holds the write
     StartWrite(&ack_);
   }
 
-  void ReadNext() {
-    slot_->WaitingForClient();
-    StartRead(&batch_);
-  }
-
-  const IngestStreamEnv* const env_;
-  grpc::CallbackServerContext* const ctx_;
-  std::unique_ptr<StreamGate::Slot> slot_;  // null when refused
-  v1::IngestBatch batch_;
   v1::IngestAck ack_;
-  StreamProgress progress_;
 };
 
 }  // namespace
