@@ -1,6 +1,8 @@
 #pragma once
 // What the model descriptions (models/*.cc) share: views into a backend's
-// scratch buffers, and a projection in the backend's precision.
+// scratch buffers (the per-head q, k, v among them), the low-precision
+// copies of each layer's projections, and a projection in the backend's
+// precision.
 
 #include <utility>
 #include <vector>
