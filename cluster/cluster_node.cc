@@ -31,23 +31,12 @@ absl::Status ClusterNode::Start() {
   RETURN_IF_ERROR(CheckNodeId(options_.node_id));
   RETURN_IF_ERROR(Beat());
   RETURN_IF_ERROR(Reconcile());
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!thread_.joinable()) {
-    stop_ = false;
-    thread_ = std::thread([this] { Run(); });
-  }
+  loop_.Start([this] { Run(); });
   return absl::OkStatus();
 }
 
 void ClusterNode::Stop() {
-  std::thread t;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    t = std::move(thread_);
-  }
-  cv_.notify_all();
-  if (t.joinable()) t.join();
+  loop_.Stop();
   std::vector<std::thread> jobs;
   {
     std::lock_guard<std::mutex> lock(jobs_mu_);
@@ -56,19 +45,11 @@ void ClusterNode::Stop() {
   for (std::thread& j : jobs) j.join();  // a reindex stops at its next batch (Stopping)
 }
 
-bool ClusterNode::Stopping() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stop_;
-}
+bool ClusterNode::Stopping() const { return loop_.stopping(); }
 
 void ClusterNode::Run() {
   absl::Time next_beat = absl::Now() + options_.heartbeat;
-  while (true) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, absl::ToChronoMilliseconds(options_.reconcile), [this] { return stop_; });
-      if (stop_) return;
-    }
+  while (loop_.SleepFor(options_.reconcile)) {
     if (absl::Now() >= next_beat) {
       if (absl::Status s = Beat(); !s.ok()) {
         spdlog::warn("node {}: heartbeat failed: {}", options_.node_id, s.ToString());

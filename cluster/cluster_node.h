@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cluster/background_loop.h"
 #include "cluster/cluster_map.h"
 #include "cluster/collection_backup.h"
 #include "cluster/fan_out_stats.h"
@@ -249,9 +250,7 @@ class ClusterNode {
   std::map<std::string, std::string> live_;           // live node -> address, as last read
   std::map<std::string, NodeInfo> beats_;             // live node -> its heartbeat, as last read
   std::map<std::pair<std::string, uint32_t>, std::unique_ptr<ShardReplica>> replicas_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
+  BackgroundLoop loop_;      // Run: heartbeats and reconciles (its own lock)
   std::mutex reconcile_mu_;  // one reconcile at a time
 
   struct ReindexJob {

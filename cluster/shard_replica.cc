@@ -289,7 +289,7 @@ absl::Status ShardReplica::WaitFor(uint64_t sequence, absl::Duration timeout) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (loaded_ && position_.load() >= sequence) return absl::OkStatus();
-      if (thread_.joinable()) {
+      if (loop_.running()) {
         // The background thread polls; wait for it to move.
         const absl::Duration left = deadline - absl::Now();
         if (left <= absl::ZeroDuration()) break;
@@ -320,30 +320,17 @@ absl::Status ShardReplica::CatchUp(absl::Duration timeout) {
 }
 
 void ShardReplica::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable()) return;
-  stop_ = false;
-  thread_ = std::thread([this] { Run(); });
+  loop_.Start([this] { Run(); });
 }
 
 void ShardReplica::Stop() {
-  std::thread t;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    t = std::move(thread_);
-  }
-  cv_.notify_all();
-  if (t.joinable()) t.join();
+  loop_.Stop();
+  cv_.notify_all();  // a WaitFor polls for itself from now on
 }
 
 void ShardReplica::Run() {
   absl::Duration backoff = absl::Milliseconds(50);
-  while (true) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stop_) return;
-    }
+  while (!loop_.stopping()) {
     absl::StatusOr<size_t> n = Poll(absl::Milliseconds(250));
     if (n.ok()) {
       backoff = absl::Milliseconds(50);
@@ -351,8 +338,7 @@ void ShardReplica::Run() {
     }
     spdlog::warn("replica of {}: {} (retrying from {})", stream_, n.status().ToString(),
                  position_.load());
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, absl::ToChronoMilliseconds(backoff), [this] { return stop_; });
+    loop_.SleepFor(backoff);
     backoff = std::min(backoff * 2, absl::Seconds(2));
   }
 }

@@ -37,6 +37,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "cluster/background_loop.h"
 #include "cluster/nats_client.h"
 #include "engine/database.h"
 
@@ -123,11 +124,10 @@ class ShardReplica {
   std::atomic<uint64_t> applied_{0};
   std::atomic<bool> ready_{false};
 
-  mutable std::mutex mu_;  // guards status_, stop_; cv_ signals position changes
+  mutable std::mutex mu_;  // guards status_; cv_ signals position changes and Stop
   std::condition_variable cv_;
   absl::Status status_;
-  bool stop_ = false;
-  std::thread thread_;
+  BackgroundLoop loop_;  // Run: the polls of Start
 };
 
 }  // namespace neodb::cluster
