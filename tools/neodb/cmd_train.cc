@@ -13,6 +13,21 @@
 namespace neodb::cli {
 namespace {
 
+// The Trainer's options (encoder/train/trainer.h) that finetune and distill
+// both offer, with one meaning. (adapt trains in rounds and gives --warmup and
+// --lr a meaning of its own: cmd_adapt.cc.)
+void AddTrainerFlags(CLI::App* cmd, encoder::train::TrainerOptions* t) {
+  cmd->add_option("--steps", t->steps, "Optimiser steps")->capture_default_str();
+  cmd->add_option("--lr", t->lr, "Peak learning rate")->capture_default_str();
+  cmd->add_option("--warmup", t->warmup, "Linear warm-up steps")->capture_default_str();
+  cmd->add_option("--seed", t->seed, "Seed of the data order")->capture_default_str();
+  cmd->add_option("--checkpoint-every", t->checkpoint_every,
+                  "Checkpoint into <out>.work every N steps (0 = never)")
+      ->capture_default_str();
+  cmd->add_option("--stop-after", t->stop_after,
+                  "Stop after step N as if interrupted (checkpoints; resume later)");
+}
+
 // neodb distill: the teacher's vectors of plain text (cached, resumable), then
 // a NeoBERT student trained on the distillation loss alone.
 void RegisterDistillCommand(CLI::App& app) {
@@ -38,23 +53,15 @@ void RegisterDistillCommand(CLI::App& app) {
                   "Teacher cache directory (cache.json, teacher.jsonl); default <out>.distill. "
                   "Reused when it holds this teacher's vectors of these texts, refused otherwise");
   cmd->add_option("--eval", o->eval_file, "JSONL pairs evaluated before and after");
-  cmd->add_option("--steps", o->trainer.steps, "Optimiser steps")->capture_default_str();
+  AddTrainerFlags(cmd, &o->trainer);
   cmd->add_option("--batch", o->distill.batch_size, "Texts per step")->capture_default_str();
-  cmd->add_option("--lr", o->trainer.lr, "Peak learning rate")->capture_default_str();
-  cmd->add_option("--warmup", o->trainer.warmup, "Linear warm-up steps")->capture_default_str();
-  cmd->add_option("--seed", o->trainer.seed, "Seed of the data order")->capture_default_str();
   cmd->add_option("--direct-weight", o->distill.direct_weight,
                   "Weight of the direct term 1 - cos(student, teacher), used when both have one "
                   "dimension (0 = the similarity-structure term alone)")
       ->capture_default_str();
-  cmd->add_option("--checkpoint-every", o->trainer.checkpoint_every,
-                  "Checkpoint into <out>.work every N steps (0 = never)")
-      ->capture_default_str();
   cmd->add_flag("--resume", o->trainer.resume,
                 "Continue training from the checkpoint in <out>.work (same settings); the "
                 "teacher cache is reused or completed either way");
-  cmd->add_option("--stop-after", o->trainer.stop_after,
-                  "Stop after step N as if interrupted (checkpoints; resume later)");
   cmd->add_option("--threads", o->threads, "CPU threads (0 = every core)")->capture_default_str();
   cmd->add_option("--teacher-batch-lines", o->teacher_batch_lines,
                   "Texts per teacher forward pass and per cache append")
@@ -78,11 +85,8 @@ void RegisterTrainCommands(CLI::App& app) {
   finetune->add_option("--eval", ft->eval_file, "JSONL pairs evaluated before and after");
   finetune->add_option("--out", ft->out_dir, "Output checkpoint directory (must not exist)")
       ->required();
-  finetune->add_option("--steps", ft->trainer.steps, "Optimiser steps")->capture_default_str();
+  AddTrainerFlags(finetune, &ft->trainer);
   finetune->add_option("--batch-size", ft->trainer.batch_size, "Pairs per step")
-      ->capture_default_str();
-  finetune->add_option("--lr", ft->trainer.lr, "Peak learning rate")->capture_default_str();
-  finetune->add_option("--warmup", ft->trainer.warmup, "Linear warm-up steps")
       ->capture_default_str();
   finetune->add_option("--temperature", ft->trainer.temperature, "InfoNCE temperature")
       ->capture_default_str();
@@ -99,7 +103,6 @@ void RegisterTrainCommands(CLI::App& app) {
       ->add_option("--max-length", ft->max_length,
                    "Longest accepted text in tokens (0 = the model's max_length)")
       ->capture_default_str();
-  finetune->add_option("--seed", ft->trainer.seed, "Seed of the data order")->capture_default_str();
   finetune
       ->add_option("--negatives-per-pair", ft->trainer.negatives_per_pair,
                    "Negatives drawn afresh from each pair's list every time the pair comes "
@@ -119,14 +122,8 @@ void RegisterTrainCommands(CLI::App& app) {
       ->add_option("--weight-decay", ft->trainer.adamw.weight_decay,
                    "AdamW weight decay on matrices (not on norm weights)")
       ->capture_default_str();
-  finetune
-      ->add_option("--checkpoint-every", ft->trainer.checkpoint_every,
-                   "Checkpoint into <out>.work every N steps (0 = never)")
-      ->capture_default_str();
   finetune->add_flag("--resume", ft->trainer.resume,
                      "Continue from the checkpoint in <out>.work (same settings)");
-  finetune->add_option("--stop-after", ft->trainer.stop_after,
-                       "Stop after step N as if interrupted (checkpoints; resume later)");
   finetune->add_option("--threads", ft->threads, "OpenBLAS threads (0 = default)");
   finetune
       ->add_option("--mlm-corpus", ft->mlm_corpus,
