@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "absl/cleanup/cleanup.h"
@@ -18,6 +19,10 @@ struct EmbedBatcher::Request {
   CancelCheck cancelled;
   int64_t texts = 0;
   int64_t next = 0;            // first sequence not yet taken by the worker
+  // Deficit round robin: tokens earned and not yet spent, and the pass that
+  // last credited them (see TakeBatch).
+  int64_t credit = 0;
+  uint64_t credited_pass = 0;
   int64_t pooled = 0;          // sequences whose vectors are in `vectors`
   std::vector<float> vectors;  // [sequences, dim], filled as passes finish
   bool in_ring = false;
@@ -27,6 +32,7 @@ struct EmbedBatcher::Request {
   absl::StatusOr<std::vector<encoder::Embedding>> result = absl::UnknownError("not run");
 
   int64_t sequences() const { return static_cast<int64_t>(framed.sequences.size()); }
+  int64_t next_length() const { return static_cast<int64_t>(framed.sequences[next].size()); }
 };
 
 struct EmbedBatcher::Slice {
@@ -230,15 +236,32 @@ std::vector<EmbedBatcher::Slice> EmbedBatcher::TakeBatch(std::unique_lock<std::m
   const int64_t cap = lane == EmbedLane::kQuery ? options_.max_batch_tokens : BulkPassTokens();
   stats_.bulk_pass_tokens = BulkPassTokens();
   Ring& ring = this->ring(lane);
+  ++passes_taken_;
   while (true) {
-    // One work item per request per pass, requests in ring order; those
-    // served go to the back, so the next pass starts with the others.
-    Ring waiting, served;
-    // A work item holds at most an equal share of the pass (but always at
-    // least one sequence), so one request cannot take a whole pass while
-    // others wait.
-    const int64_t share =
+    // Deficit round robin over tokens: every request in the ring earns an
+    // equal share of the pass once per pass and spends it on its sequences,
+    // so requests share the encoder by tokens whatever their sequence
+    // lengths, also when a pass holds less than one sequence of each. Within
+    // a pass, requests go in ring order; those served go to the back.
+    const int64_t quantum =
         std::max<int64_t>(1, cap / std::max<int64_t>(1, static_cast<int64_t>(ring.size())));
+    for (auto& rp : ring) {
+      if (rp->credited_pass == passes_taken_) continue;
+      rp->credit += quantum;
+      rp->credited_pass = passes_taken_;
+    }
+    if (batch.empty() && !ring.empty()) {
+      // No request may have earned its next sequence yet: add at once the
+      // rounds of credit it takes the first one to (plain DRR would run them
+      // as empty rounds), so a pass never goes empty.
+      int64_t rounds = std::numeric_limits<int64_t>::max();
+      for (auto& rp : ring) {
+        const int64_t need = rp->next_length() - rp->credit;
+        rounds = std::min(rounds, need <= 0 ? 0 : (need + quantum - 1) / quantum);
+      }
+      for (auto& rp : ring) rp->credit += rounds * quantum;
+    }
+    Ring waiting, served;
     for (auto& rp : ring) {
       Request& r = *rp;
       const bool in_batch =
@@ -250,19 +273,16 @@ std::vector<EmbedBatcher::Slice> EmbedBatcher::TakeBatch(std::unique_lock<std::m
         continue;
       }
       Slice s{rp, r.next, r.next};
-      int64_t item = 0;
       while (s.end < r.sequences()) {
         const int64_t len = static_cast<int64_t>(r.framed.sequences[s.end].size());
-        const bool first_of_item = s.end == s.begin;
-        if (!(batch.empty() && first_of_item)) {  // the pass's first sequence always goes
-          if (tokens + len > cap) break;
-          if (!first_of_item && item + len > share) break;
-        }
+        if (len > r.credit) break;
+        // The pass's first sequence always goes (it may be longer than the cap).
+        if (!(batch.empty() && s.end == s.begin) && tokens + len > cap) break;
         tokens += len;
-        item += len;
+        r.credit -= len;
         ++s.end;
       }
-      if (s.end == s.begin) {  // no room left in this pass
+      if (s.end == s.begin) {  // not earned yet, or no room left in this pass
         waiting.push_back(std::move(rp));
         continue;
       }

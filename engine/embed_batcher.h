@@ -5,11 +5,14 @@
 // then queued as a request of sequences. One worker thread runs the encoder
 // in passes of at most `max_batch_tokens` tokens. Each pass takes at most
 // one WORK ITEM from each waiting request, visiting requests round-robin: a
-// work item is the request's next sequences (chunks), up to what is left of
-// the pass's token budget (at least one sequence). So a 10 MB chunked
-// document becomes hundreds of passes, and a short query that arrives
-// meanwhile rides in the next pass instead of waiting for the whole
-// document; requests with the same pooling share passes.
+// work item is the request's next sequences (chunks) that it has earned by
+// deficit round robin over tokens (each waiting request earns an equal share
+// of every pass), within what is left of the pass's token budget (a pass
+// always takes at least one sequence). So requests share the encoder by
+// tokens, whatever their sequence lengths. A 10 MB chunked document becomes
+// hundreds of passes, and a short request that arrives meanwhile rides in
+// the next pass instead of waiting for the whole document; requests with
+// the same pooling share passes.
 //
 // Two lanes: queries (what a user waits on: NearText, the texts of a Query)
 // and bulk (documents, reindex, verify, the Embed RPC). A pass serves one
@@ -171,6 +174,7 @@ class EmbedBatcher {
   // texts): the only requests a pass that is not full waits for.
   int arriving_[2] = {0, 0};
   EmbedLane last_lane_ = EmbedLane::kBulk;
+  uint64_t passes_taken_ = 0;  // TakeBatch calls that chose a lane
   // Bulk tokens per second of the encoder, averaged over recent bulk passes;
   // 0 until the first one.
   double bulk_tokens_per_second_ = 0;

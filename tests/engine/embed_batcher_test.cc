@@ -2,6 +2,7 @@
 #include "engine/embed_batcher.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -46,6 +47,9 @@ class GatedEmbedder : public Embedder {
       std::unique_lock<std::mutex> lock(mu_);
       ++entered_;
       sizes_.push_back(static_cast<int>(sequences.size()));
+      std::vector<int> lengths;
+      for (const auto& s : sequences) lengths.push_back(static_cast<int>(s.size()));
+      lengths_.push_back(std::move(lengths));
       cv_.notify_all();
       cv_.wait(lock, [&] { return open_ || permits_ > 0; });
       if (!open_) --permits_;
@@ -76,6 +80,11 @@ class GatedEmbedder : public Embedder {
     std::lock_guard<std::mutex> lock(mu_);
     return sizes_;
   }
+  // The token length of each sequence of each Pool call so far.
+  std::vector<std::vector<int>> lengths() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lengths_;
+  }
 
  private:
   FakeEmbedder fake_;
@@ -85,6 +94,7 @@ class GatedEmbedder : public Embedder {
   int permits_ = 0;
   int entered_ = 0;
   std::vector<int> sizes_;
+  std::vector<std::vector<int>> lengths_;
 };
 
 // Polls `done` (a condition on the batcher's counters, which have no waiter of
@@ -537,6 +547,39 @@ TEST(EmbedBatcherTest, SizesPassesWithoutTheClockWhenNotCapped) {
   ASSERT_TRUE(b.Embed({"q"}, {}, In(absl::Seconds(60)), {}, EmbedLane::kQuery).ok());
   ASSERT_TRUE(b.Embed({WordsText(160, "w")}, Chunked(), In(absl::Seconds(60))).ok());
   EXPECT_EQ(timed.sizes(), (std::vector<int>{1, 10, 10, 10, 10}));
+}
+
+TEST(EmbedBatcherTest, RequestsSharePassesByTokensNotSequences) {
+  GatedEmbedder gated(8, 6);
+  EmbedBatcherOptions o = Uncapped();
+  o.max_batch_tokens = 6;  // less than one sequence of each request
+  EmbedBatcher b(&gated, o);
+  std::thread busy([&] { (void)b.Embed({"busy"}, {}, In(absl::Seconds(60))); });
+  gated.WaitEntered(1);
+  // A document of 4 windows of 6 tokens and 8 short texts of 3 tokens: 24
+  // tokens each. Shared by sequences, the document would take 6 tokens a
+  // turn and the texts 3.
+  absl::StatusOr<std::vector<encoder::Embedding>> doc, texts;
+  std::thread td([&] { doc = b.Embed({WordsText(16, "d")}, Chunked(), In(absl::Seconds(60))); });
+  WaitUntil([&] { return b.stats().queued_texts == 1; });
+  std::thread tt([&] {
+    texts = b.Embed({"a", "b", "c", "d", "e", "f", "g", "h"}, {}, In(absl::Seconds(60)));
+  });
+  WaitUntil([&] { return b.stats().queued_texts == 9; });
+  gated.Open();
+  busy.join();
+  td.join();
+  tt.join();
+  ASSERT_TRUE(doc.ok() && texts.ok());
+  // After every pass, the tokens each has had differ by at most one window.
+  int64_t doc_tokens = 0, text_tokens = 0;
+  const auto passes = gated.lengths();
+  for (size_t p = 1; p < passes.size(); ++p) {  // pass 0 is "busy"
+    for (int len : passes[p]) (len == 6 ? doc_tokens : text_tokens) += len;
+    EXPECT_LE(std::abs(doc_tokens - text_tokens), 6) << "after pass " << p;
+  }
+  EXPECT_EQ(doc_tokens, 24);
+  EXPECT_EQ(text_tokens, 24);
 }
 
 }  // namespace
