@@ -213,12 +213,16 @@ absl::Time EmbedBatcher::Now() const {
 }
 
 int64_t EmbedBatcher::BulkPassTokens() const {
-  if (options_.max_bulk_pass <= absl::ZeroDuration() || Now() - last_query_ > kQueryRecency) {
-    return options_.max_batch_tokens;
-  }
+  if (options_.max_bulk_pass <= absl::ZeroDuration()) return options_.max_batch_tokens;
+  // With no query about, a pass may run kIdlePassFactor times longer: nearly
+  // the throughput of full passes for an import, while the first query after
+  // a quiet spell still waits a bounded time.
+  const absl::Duration budget = Now() - last_query_ > kQueryRecency
+                                    ? kIdlePassFactor * options_.max_bulk_pass
+                                    : options_.max_bulk_pass;
   const int64_t cap =
       bulk_tokens_per_second_ > 0
-          ? std::llround(bulk_tokens_per_second_ * absl::ToDoubleSeconds(options_.max_bulk_pass))
+          ? std::llround(bulk_tokens_per_second_ * absl::ToDoubleSeconds(budget))
           : kFirstBulkPassTokens;
   // At least one token: a pass always takes its first sequence whole.
   return std::clamp<int64_t>(cap, 1, options_.max_batch_tokens);

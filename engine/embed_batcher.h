@@ -21,8 +21,9 @@
 // stream of queries. While queries come (one within the last second), a bulk
 // pass is sized so it holds the encoder for about `max_bulk_pass` (from the
 // encoder's measured token rate), which bounds what a query waits for; with
-// no query about, bulk passes are full size (an import runs at full speed).
-// A query pass is as large as the queries waiting.
+// no query about, for ten times that (an import runs at nearly the speed of
+// full passes, and the first query after a quiet spell waits a bounded
+// time). A query pass is as large as the queries waiting.
 //
 // Bounds: at most `max_queue_texts` texts wait at any time; a request that
 // would exceed that is answered RESOURCE_EXHAUSTED at once, so memory never
@@ -80,7 +81,8 @@ struct EmbedBatcherOptions {
   // About how long one bulk pass may hold the encoder while queries come:
   // the worker caps a bulk pass at (measured bulk tokens per second) x
   // max_bulk_pass tokens, at least one sequence and at most
-  // max_batch_tokens, when a query arrived within kQueryRecency. A query
+  // max_batch_tokens, when a query arrived within kQueryRecency (else at
+  // kIdlePassFactor times that). A query
   // that arrives while a bulk pass runs waits for that pass, so this bounds
   // the added latency of queries under ingest; smaller passes cost some
   // encoder throughput on a CPU (bench/README.md). Zero: no cap beyond
@@ -115,8 +117,10 @@ class EmbedBatcher {
  public:
   // How often a waiting caller looks at its CancelCheck.
   static constexpr absl::Duration kCancelPoll = absl::Milliseconds(20);
-  // Bulk passes are capped (max_bulk_pass) while a query came this recently.
+  // Bulk passes are capped at max_bulk_pass while a query came this
+  // recently, and at kIdlePassFactor times that otherwise.
   static constexpr absl::Duration kQueryRecency = absl::Seconds(1);
+  static constexpr int kIdlePassFactor = 10;
 
   // `embedder` is not owned and must outlive the batcher.
   EmbedBatcher(Embedder* embedder, const EmbedBatcherOptions& options);

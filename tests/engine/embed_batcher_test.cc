@@ -509,30 +509,33 @@ TEST(EmbedBatcherTest, BulkPassesAreSizedToMaxBulkPass) {
   MillisecondPerTokenEmbedder timed(8, 6);
   EmbedBatcherOptions o;
   o.max_wait = absl::ZeroDuration();
-  o.max_batch_tokens = 60;                   // ten sequences
+  o.max_batch_tokens = 240;                  // forty sequences
   o.max_bulk_pass = absl::Milliseconds(12);  // at 1000 tokens/s: 12 tokens
   o.pass_clock = [&] { return timed.Now(); };
   EmbedBatcher b(&timed, o);
-  // With no query about, a document runs in full passes: 40 sequences of 6
-  // tokens, ten a pass.
-  const std::string doc = WordsText(160, "w");
+  // A document of 80 sequences of 6 tokens. The first pass, not yet timed,
+  // takes min(512, max_batch_tokens) tokens and measures 1000 tokens a
+  // second; with no query about, a pass may then run 10 x 12 ms: 120 tokens,
+  // twenty sequences.
+  const std::string doc = WordsText(320, "w");
   auto r = b.Embed({doc}, Chunked(), In(absl::Seconds(60)));
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ((*r)[0].num_chunks, 40);
-  EXPECT_EQ(timed.sizes(), (std::vector<int>{10, 10, 10, 10}));
+  EXPECT_EQ((*r)[0].num_chunks, 80);
+  EXPECT_EQ(timed.sizes(), (std::vector<int>{40, 20, 20}));
+  EXPECT_EQ(b.stats().bulk_pass_tokens, 120);
   // Queries are never capped: 12 short texts in one request make one pass.
   std::vector<std::string> many(12, "q");
   auto q = b.Embed(many, {}, In(absl::Seconds(60)), {}, EmbedLane::kQuery);
   ASSERT_TRUE(q.ok()) << q.status();
   EXPECT_EQ(timed.sizes().back(), 12);
   // A query came within the last (fake) second: the same document now runs
-  // in passes of 12 tokens (1000 tokens a second, measured, times 12 ms):
-  // two sequences each.
+  // in passes of 12 tokens (1000 tokens a second times 12 ms), two
+  // sequences each.
   auto again = b.Embed({doc}, Chunked(), In(absl::Seconds(60)));
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*again)[0].vector, (*r)[0].vector);
-  std::vector<int> expected = {10, 10, 10, 10, 12};
-  for (int i = 0; i < 20; ++i) expected.push_back(2);
+  std::vector<int> expected = {40, 20, 20, 12};
+  for (int i = 0; i < 40; ++i) expected.push_back(2);
   EXPECT_EQ(timed.sizes(), expected);
   EXPECT_EQ(b.stats().bulk_pass_tokens, 12);
 }
