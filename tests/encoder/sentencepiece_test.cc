@@ -166,6 +166,26 @@ TEST(SentencePieceLoadTest, GarbageModelFileIsRejected) {
   EXPECT_THAT(std::string(LoadTokenizer(dir.path()).status().message()), HasSubstr("is empty"));
 }
 
+// Found by fuzz_tokenizer_load (tests/fuzz/corpus/tokenizer_load/
+// regress_spm_load_throws): libsentencepiece throws part way through this
+// model, and the plugin used to leak the processor it had allocated (the
+// AddressSanitizer build of this test reports a leak if it does again).
+TEST(SentencePieceLoadTest, ModelThatThrowsWhileLoadingIsRejectedWithoutALeak) {
+  const std::string model(
+      "\x0a\x0e\x0a\x05\x5b\x50\x41\x44\x5d\x15\x00\x00\x00\x00\x18\x03"
+      "\x0a\x0e\x0a\x05\x5b\x55\x9c\x4b\x5d\x15\x00\x00\x00\x00\x18\x02"
+      "\x0a\x0e\x0a\x0c\x00\x00\x00\x53\x5d\x15\x00\x00\x00\x00\x18\x03"
+      "\x0a\x0e\x0a\x05\x5b\x53\x45\x50\x5d\x15\x00\x00\x00\x00\x18\x03"
+      "\x0a\x0f\x0a\x06\x5b\x4d\x41\x53\x4b\x5d\x15\x00\x00\x00\x00\x18"
+      "\x04\x0a\x0a\x0a\x03\xe2\x96\x81\x15\x0f\xfc\xd2\x65\x15\x01\x7b"
+      "\x22\x76\x65\x70\x43\x2b\xc0\x0a\x08\x0a\x01\x61\x15\x3d\xb0\x3d"
+      "\xc0\x0a\x08\x0a\x01\x63\x15\x3d\xb0\x3d\x72",
+      123);
+  auto tok = SentencePieceTokenizer::FromSerializedProto(model, "x.model");
+  ASSERT_FALSE(tok.ok());
+  EXPECT_FALSE(std::string(tok.status().message()).empty());
+}
+
 TEST(SentencePieceTrainTest, RejectsBadOptions) {
   SentencePieceTrainOptions options;
   EXPECT_EQ(TrainSentencePiece(options).code(), absl::StatusCode::kInvalidArgument);

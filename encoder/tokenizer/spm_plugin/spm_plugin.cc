@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -79,14 +80,14 @@ int neodb_spm_processor_load(const char* bytes, size_t len, NeodbSpmProcessor** 
                              size_t err_len) {
   *out = nullptr;
   return Guard(err, err_len, [&] {
-    auto* p = new NeodbSpmProcessor();
+    // Owned until handed out: libsentencepiece may throw part way through a
+    // hostile model (Guard turns that into an error), and the processor must
+    // not leak then either.
+    auto p = std::make_unique<NeodbSpmProcessor>();
     const int code =
         Convert(p->impl.LoadFromSerializedProto(std::string_view(bytes, len)), err, err_len);
-    if (code != 0) {
-      delete p;
-      return code;
-    }
-    *out = p;
+    if (code != 0) return code;
+    *out = p.release();
     return 0;
   });
 }
