@@ -237,8 +237,9 @@ std::vector<EmbedBatcher::Slice> EmbedBatcher::TakeBatch(std::unique_lock<std::m
   // One lane per pass, chosen once: requests of the other lane that arrive
   // while this pass fills wait for the next one.
   const EmbedLane lane = NextLane();
-  const int64_t cap = lane == EmbedLane::kQuery ? options_.max_batch_tokens : BulkPassTokens();
   stats_.bulk_pass_tokens = BulkPassTokens();
+  const int64_t cap =
+      lane == EmbedLane::kQuery ? options_.max_batch_tokens : stats_.bulk_pass_tokens;
   Ring& ring = this->ring(lane);
   ++passes_taken_;
   while (true) {
