@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "encoder/cuda/cublaslt_api.h"
 
 namespace neodb::encoder::cuda {
 
@@ -27,8 +28,8 @@ inline absl::Status CudaStatus(cudaError_t err, const char* expr, const char* fi
 
 inline absl::Status CublasStatus(cublasStatus_t st, const char* expr, const char* file, int line) {
   if (st == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  std::string msg = absl::StrCat(expr, " failed: ", cublasLtGetStatusName(st), " (",
-                                 cublasLtGetStatusString(st), ") at ", file, ":", line);
+  std::string msg = absl::StrCat(expr, " failed: ", Lt().GetStatusName(st), " (",
+                                 Lt().GetStatusString(st), ") at ", file, ":", line);
   if (st == CUBLAS_STATUS_ALLOC_FAILED) return absl::ResourceExhaustedError(msg);
   if (st == CUBLAS_STATUS_NOT_SUPPORTED) return absl::UnimplementedError(msg);
   return absl::InternalError(msg);

@@ -57,15 +57,18 @@ absl::StatusOr<std::unique_ptr<CudaContext>> CudaContext::Create(int device_inde
                      prop.minor, "; the encoder needs 8.0 or later (bf16 tensor cores)"));
   }
 
+  // cuBLASLt is opened here, once a device is known to be usable
+  // (cublaslt_api.h says why it is not linked).
+  RETURN_IF_ERROR(LoadCublasLt().status());
   CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&ctx->stream_, cudaStreamNonBlocking));
-  CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&ctx->lt_));
+  CUBLAS_RETURN_IF_ERROR(Lt().Create(&ctx->lt_));
   ASSIGN_OR_RETURN(ctx->workspace_, DeviceBuffer::Allocate(workspace_bytes));
   return ctx;
 }
 
 CudaContext::~CudaContext() {
   if (stream_ != nullptr) cudaStreamSynchronize(stream_);
-  if (lt_ != nullptr) cublasLtDestroy(lt_);
+  if (lt_ != nullptr) Lt().Destroy(lt_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 

@@ -33,10 +33,10 @@ Gemm::~Gemm() {
 }
 
 void Gemm::Destroy(Plan& plan) {
-  if (plan.a) cublasLtMatrixLayoutDestroy(plan.a);
-  if (plan.b) cublasLtMatrixLayoutDestroy(plan.b);
-  if (plan.c) cublasLtMatrixLayoutDestroy(plan.c);
-  if (plan.desc) cublasLtMatmulDescDestroy(plan.desc);
+  if (plan.a) Lt().MatrixLayoutDestroy(plan.a);
+  if (plan.b) Lt().MatrixLayoutDestroy(plan.b);
+  if (plan.c) Lt().MatrixLayoutDestroy(plan.c);
+  if (plan.desc) Lt().MatmulDescDestroy(plan.desc);
   plan = Plan{};
 }
 
@@ -56,28 +56,28 @@ absl::StatusOr<Gemm::Plan*> Gemm::GetPlan(const Key& key) {
   // is a column-major [k, m] matrix, used as is.
   Plan plan;
   absl::Status st = [&]() -> absl::Status {
-    CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CUBLAS_RETURN_IF_ERROR(Lt().MatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t trans_a = CUBLAS_OP_T, trans_b = CUBLAS_OP_N;
-    CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                          &trans_a, sizeof(trans_a)));
-    CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                          &trans_b, sizeof(trans_b)));
-    CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&plan.a, in_type, k, n, k));
-    CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&plan.b, in_type, k, m, k));
-    CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(&plan.c, out_type, n, m, n));
+    CUBLAS_RETURN_IF_ERROR(Lt().MatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                       &trans_a, sizeof(trans_a)));
+    CUBLAS_RETURN_IF_ERROR(Lt().MatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                       &trans_b, sizeof(trans_b)));
+    CUBLAS_RETURN_IF_ERROR(Lt().MatrixLayoutCreate(&plan.a, in_type, k, n, k));
+    CUBLAS_RETURN_IF_ERROR(Lt().MatrixLayoutCreate(&plan.b, in_type, k, m, k));
+    CUBLAS_RETURN_IF_ERROR(Lt().MatrixLayoutCreate(&plan.c, out_type, n, m, n));
 
     cublasLtMatmulPreference_t pref = nullptr;
-    CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceCreate(&pref));
+    CUBLAS_RETURN_IF_ERROR(Lt().MatmulPreferenceCreate(&pref));
     const uint64_t ws = ctx_->workspace_bytes();
-    cublasStatus_t ps = cublasLtMatmulPreferenceSetAttribute(
+    cublasStatus_t ps = Lt().MatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
     cublasLtMatmulHeuristicResult_t result = {};
     int returned = 0;
     if (ps == CUBLAS_STATUS_SUCCESS) {
-      ps = cublasLtMatmulAlgoGetHeuristic(ctx_->lt(), plan.desc, plan.a, plan.b, plan.c, plan.c,
-                                          pref, 1, &result, &returned);
+      ps = Lt().MatmulAlgoGetHeuristic(ctx_->lt(), plan.desc, plan.a, plan.b, plan.c, plan.c,
+                                       pref, 1, &result, &returned);
     }
-    cublasLtMatmulPreferenceDestroy(pref);
+    Lt().MatmulPreferenceDestroy(pref);
     CUBLAS_RETURN_IF_ERROR(ps);
     if (returned == 0) {
       return absl::UnimplementedError(
@@ -101,7 +101,7 @@ absl::Status Gemm::Run(const void* x, const void* w, void* y, int64_t m, int64_t
   NEODB_CHECK(beta == 0.f || beta == 1.f);
   ASSIGN_OR_RETURN(Plan * plan, GetPlan(Key{m, n, k, in, out, beta != 0.f}));
   const float alpha = 1.f;
-  CUBLAS_RETURN_IF_ERROR(cublasLtMatmul(
+  CUBLAS_RETURN_IF_ERROR(Lt().Matmul(
       ctx_->lt(), plan->desc, &alpha, w, plan->a, x, plan->b, &beta, y, plan->c, y, plan->c,
       &plan->algo, ctx_->workspace(), ctx_->workspace_bytes(), ctx_->stream()));
   return absl::OkStatus();

@@ -4,6 +4,8 @@
 // starting "no CUDA device", never crashes, so the caller can stay on the CPU
 // and say why.
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -62,6 +64,12 @@ TEST(CudaUnavailableTest, NoDeviceIsAClearUnavailableStatus) {
   // Asking again gives the same answer (no sticky state, no crash).
   EXPECT_EQ(MakeCudaBackend(TinyWeights(), options).status().code(),
             absl::StatusCode::kUnavailable);
+  // Nor did it load cuBLASLt (opened only once a device is usable: a
+  // CPU-only process does not carry its 60-150 MiB).
+  std::ifstream maps("/proc/self/maps");
+  const std::string mapped((std::istreambuf_iterator<char>(maps)),
+                           std::istreambuf_iterator<char>());
+  EXPECT_EQ(mapped.find("libcublasLt"), std::string::npos);
 }
 
 }  // namespace
