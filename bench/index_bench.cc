@@ -89,6 +89,12 @@ std::vector<float> Clustered(size_t n, int dim, const std::vector<float>& center
   return v;
 }
 
+// The linked FAISS: Debian's 1.7.3 or tools/build_faiss.sh's (issue 51).
+std::string FaissVersion() {
+  return std::to_string(FAISS_VERSION_MAJOR) + "." + std::to_string(FAISS_VERSION_MINOR) + "." +
+         std::to_string(FAISS_VERSION_PATCH);
+}
+
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 struct Row {
@@ -204,9 +210,9 @@ int main(int argc, char** argv) {
   {
     std::vector<std::vector<int64_t>> got(a.queries);
     std::vector<float> dist(k);
-    std::vector<faiss::Index::idx_t> lab(k);
+    std::vector<decltype(faiss_flat.ntotal)> lab(k);
     omp_set_num_threads(1);
-    Row r = TimeSingle("faiss IndexFlatIP (Debian 1.7.3)", "1 query, 1 thread", a.queries,
+    Row r = TimeSingle("faiss IndexFlatIP (" + FaissVersion() + ")", "1 query, 1 thread", a.queries,
                        [&](size_t q) {
                          faiss_flat.search(1, &queries[q * dim], k, dist.data(), lab.data());
                          got[q].assign(lab.begin(), lab.end());
@@ -217,9 +223,9 @@ int main(int argc, char** argv) {
     // Batched: FAISS switches to BLAS sgemm at >= 20 queries.
     auto s = Clock::now();
     std::vector<float> bd(a.batch * k);
-    std::vector<faiss::Index::idx_t> bl(a.batch * k);
+    std::vector<decltype(faiss_flat.ntotal)> bl(a.batch * k);
     faiss_flat.search(a.batch, queries.data(), k, bd.data(), bl.data());
-    Row b{"faiss IndexFlatIP (Debian 1.7.3)", "batch of " + std::to_string(a.batch)};
+    Row b{"faiss IndexFlatIP (" + FaissVersion() + ")", "batch of " + std::to_string(a.batch)};
     b.qps = a.batch / (Ms(Clock::now() - s) / 1000);
     g_rows.push_back(b);
   }
@@ -304,8 +310,8 @@ int main(int argc, char** argv) {
       std::vector<std::vector<int64_t>> got(a.queries);
       neodb::index::SearchOptions o;
       o.ef_search = ef;
-      Row r = TimeSingle("faiss HNSW32 (Debian 1.7.3)", "1 query, efSearch " + std::to_string(ef),
-                         a.queries, [&](size_t q) {
+      Row r = TimeSingle("faiss HNSW32 (" + FaissVersion() + ")",
+                         "1 query, efSearch " + std::to_string(ef), a.queries, [&](size_t q) {
                            auto res = hnsw.Search(std::span<const float>(&queries[q * dim], dim), k,
                                                   nullptr, o);
                            got[q] = Ids((*res)[0]);

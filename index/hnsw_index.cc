@@ -16,7 +16,8 @@
 namespace neodb::index {
 namespace {
 
-using FaissIdx = faiss::Index::idx_t;  // int64_t in FAISS 1.7.3
+// faiss::Index::idx_t in FAISS 1.7.3, faiss::idx_t from 1.7.4 on; int64_t in both.
+using FaissIdx = decltype(faiss::Index::ntotal);
 
 // Live positions the filter allows, in order.
 std::vector<size_t> AllowedPositions(const WalkFilter& filter) {
@@ -198,7 +199,7 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchLocked(
 absl::Status HnswIndex::ReconstructAtLocked(size_t pos, std::span<float> out) const {
   // IndexHNSWFlat keeps the full vectors in its flat storage: exact.
   return CatchExceptions("hnsw reconstruct", [&] {
-    index_->reconstruct(static_cast<faiss::Index::idx_t>(pos), out.data());
+    index_->reconstruct(static_cast<FaissIdx>(pos), out.data());
   });
 }
 

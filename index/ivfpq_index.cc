@@ -16,7 +16,8 @@
 namespace neodb::index {
 namespace {
 
-using FaissIdx = faiss::Index::idx_t;  // int64_t in FAISS 1.7.3
+// faiss::Index::idx_t in FAISS 1.7.3, faiss::idx_t from 1.7.4 on; int64_t in both.
+using FaissIdx = decltype(faiss::Index::ntotal);
 
 // The caller's filter inside FAISS, through its bitmap when it has one: a list
 // scan asks about every id it scans.
