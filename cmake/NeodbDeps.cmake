@@ -17,7 +17,17 @@ pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 
 if(NEODB_BUILD_SERVER)
   find_package(RocksDB REQUIRED)
-  find_package(faiss REQUIRED)
+  # FAISS: tools/build_faiss.sh's build (1.12, AVX2/AVX-512 kernels picked by
+  # the loader per CPU) when NEODB_FAISS_PREFIX holds one, else Debian's
+  # libfaiss-dev 1.7.3 (no SIMD kernels). -DNEODB_FAISS_PREFIX= forces Debian's.
+  set(NEODB_FAISS_PREFIX "/opt/neodb-faiss" CACHE PATH
+      "Prefix of a FAISS built by tools/build_faiss.sh (used when it exists)")
+  if(NEODB_FAISS_PREFIX AND EXISTS "${NEODB_FAISS_PREFIX}/share/faiss/faiss-config.cmake")
+    find_package(faiss CONFIG REQUIRED PATHS "${NEODB_FAISS_PREFIX}" NO_DEFAULT_PATH)
+  else()
+    find_package(faiss REQUIRED)
+  endif()
+  message(STATUS "neodb: FAISS ${faiss_VERSION} (${faiss_DIR})")
   find_package(Protobuf REQUIRED)
   find_package(gRPC CONFIG REQUIRED)
   # NATS's C client (libnats-dev): the cluster's shard logs on JetStream.
