@@ -69,14 +69,20 @@ void ExpectSeedIndex(const Seed& seed, const VectorIndex& index) {
   std::vector<float> back(seed.dim);
   if (seed.reconstructs) {
     ASSERT_TRUE(index.Reconstruct(10, back).ok());
-    if (seed.exact_vectors) EXPECT_EQ(back, v10);
+    if (seed.exact_vectors) {
+      EXPECT_EQ(back, v10);
+    }
   }
   auto hits = index.Search(v10, 3);
   ASSERT_TRUE(hits.ok()) << hits.status();
   ASSERT_EQ(hits->size(), 1u);
   ASSERT_EQ((*hits)[0].size(), 3u);
-  for (const SearchHit& h : (*hits)[0]) EXPECT_TRUE(index.Contains(h.id)) << h.id;
-  if (seed.self_nearest) EXPECT_EQ((*hits)[0][0].id, 10);
+  for (const SearchHit& h : (*hits)[0]) {
+    EXPECT_TRUE(index.Contains(h.id)) << h.id;
+  }
+  if (seed.self_nearest) {
+    EXPECT_EQ((*hits)[0][0].id, 10);
+  }
   // Written again by this FAISS, it loads back the same.
   auto bytes = index.Serialize();
   ASSERT_TRUE(bytes.ok());
