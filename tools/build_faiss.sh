@@ -84,6 +84,11 @@ cmake -S "$SRC" -B "$WORK/build" -G Ninja \
   -DFAISS_ENABLE_MKL=OFF \
   -DBLA_VENDOR=OpenBLAS
 cmake --build "$WORK/build" -j"$JOBS" --target faiss faiss_avx2 faiss_avx512
+# A previous build of ours is replaced whole; anything else is left alone.
+if [ -e "$PREFIX" ] && [ -n "$(ls -A "$PREFIX")" ] && [ ! -f "$PREFIX/NEODB_FAISS_BUILD" ]; then
+  echo "build_faiss.sh: $PREFIX exists and is not a build of this script; choose another" >&2
+  exit 1
+fi
 rm -rf "$PREFIX"
 cmake --install "$WORK/build"
 
