@@ -317,6 +317,8 @@ def main():
     ap.add_argument("--slope-after", type=int, default=0,
                     help="the RSS slope counts the samples from this many requests on (warm-up)")
     a = ap.parse_args()
+    if a.smaps:
+        os.makedirs(a.smaps, exist_ok=True)
     model = "?"
     with open("/proc/cpuinfo") as f:
         m = re.search(r"model name\s*:\s*(.*)", f.read())

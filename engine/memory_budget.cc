@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -59,6 +61,22 @@ uint64_t ReleaseFreeHeapMemory(std::string_view why) {
   return before > after ? before - after : 0;
 #else
   return 0;
+#endif
+}
+
+bool PinMallocMmapThreshold() {
+#ifdef __GLIBC__
+  if (JemallocMallctl() != nullptr) return false;
+  if (std::getenv("MALLOC_MMAP_THRESHOLD_") != nullptr) return false;
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (tunables != nullptr && std::strstr(tunables, "glibc.malloc.mmap_threshold") != nullptr) {
+    return false;
+  }
+  // 128 KiB is glibc's own starting value (DEFAULT_MMAP_THRESHOLD_MIN); setting
+  // it explicitly is what turns the dynamic raise off.
+  return mallopt(M_MMAP_THRESHOLD, 128 * 1024) == 1;
+#else
+  return false;
 #endif
 }
 

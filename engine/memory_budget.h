@@ -29,6 +29,22 @@ uint64_t ResidentBytes();
 // heap's free chunks (milliseconds for hundreds of MiB).
 uint64_t ReleaseFreeHeapMemory(std::string_view why);
 
+// Fixes glibc's mmap threshold at its initial 128 KiB, so that every block at
+// least that large is its own mapping, returned to the kernel when freed.
+// Why: left alone, glibc raises the threshold to the size of each mmapped
+// block freed (up to 32 MiB). After the first index rebuild or encoder pass
+// frees a multi-MiB array, such arrays come from the heaps instead, where
+// they interleave with long-lived blocks (the RocksDB block cache, memtable
+// arenas) and leave holes that neither reuse nor malloc_trim fully recover:
+// a default-model ingest soak grew ~20 MiB per 100k requests with no growth
+// of live memory (bench/README.md, "Ingest soak"). Blocks of that size are
+// few (a few per pass or rebuild), so the mmap and page-fault cost is small.
+// Does nothing under another allocator (jemalloc through LD_PRELOAD), or when
+// the operator set the threshold (MALLOC_MMAP_THRESHOLD_, or GLIBC_TUNABLES
+// naming glibc.malloc.mmap_threshold). Call once, early, before threads
+// start. Returns whether it set the threshold.
+bool PinMallocMmapThreshold();
+
 // Thread-safe.
 class MemoryBudget {
  public:

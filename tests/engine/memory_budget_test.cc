@@ -5,6 +5,13 @@
 // tests do not depend on what this process happens to hold.
 #include "engine/memory_budget.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include <cstdlib>
+#include <cstring>
+
 #include "engine/database.h"
 #include "engine/fake_embedder.h"
 #include "gtest/gtest.h"
@@ -34,6 +41,36 @@ TEST(MemoryBudgetTest, OverTheBudgetIsResourceExhaustedNamingTheFlag) {
   }
   EXPECT_EQ(tiny.refused(), 2u);
 }
+
+#ifdef __GLIBC__
+// Kept where the compiler cannot see it unused, so malloc/free stay real.
+void* volatile g_sink = nullptr;
+
+void* Touched(size_t bytes) {
+  void* p = std::malloc(bytes);
+  std::memset(p, 1, bytes);
+  g_sink = p;
+  return p;
+}
+
+// glibc raises its mmap threshold to the size of each mmapped block freed;
+// pinned, a 512 KiB block made after a 4 MiB one was freed is still its own
+// mapping (counted in hblkhd) and leaves the heaps when freed.
+TEST(PinMallocMmapThresholdTest, ABlockFreedDoesNotMoveTheThreshold) {
+  ASSERT_EQ(std::getenv("MALLOC_MMAP_THRESHOLD_"), nullptr);
+  ASSERT_TRUE(PinMallocMmapThreshold());
+  std::free(Touched(4 << 20));
+  const size_t before = mallinfo2().hblkhd;
+  void* mid = Touched(512 << 10);
+  EXPECT_GE(mallinfo2().hblkhd, before + (512 << 10));
+  std::free(mid);
+  EXPECT_EQ(mallinfo2().hblkhd, before);
+  // Small blocks still come from the heaps.
+  void* small = Touched(64 << 10);
+  EXPECT_EQ(mallinfo2().hblkhd, before);
+  std::free(small);
+}
+#endif
 
 class DatabaseMemoryBudgetTest : public EngineTest {
  protected:

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "engine/database.h"
 #include "engine/fake_embedder.h"
+#include "engine/memory_budget.h"
 #include "api/metrics/cluster_metrics.h"
 #include "api/metrics/database_metrics.h"
 #include "api/http/http_server.h"
@@ -178,6 +179,8 @@ absl::StatusOr<std::unique_ptr<engine::Embedder>> OpenModelUnslowed(const ServeF
 
 absl::Status Serve(ServeFlags f) {
   if (f.data_dir.empty()) return absl::InvalidArgumentError("--data-dir is required");
+  // Before any thread starts (engine/memory_budget.h says why).
+  const bool pinned_mmap_threshold = engine::PinMallocMmapThreshold();
   // The device is checked before anything is loaded: a CUDA request that
   // cannot be met ends the server here, with the reason.
   ASSIGN_OR_RETURN(const encoder::DeviceRequest device, encoder::ParseDevice(f.device));
@@ -225,6 +228,10 @@ absl::Status Serve(ServeFlags f) {
                device.kind == encoder::DeviceRequest::Kind::kAuto ? " (chosen by --device auto)"
                                                                   : "",
                encoder::CpuKernelInfo());
+  spdlog::info("malloc: {}", pinned_mmap_threshold
+                                 ? "glibc, mmap threshold fixed at 128 KiB"
+                                 : "left as the environment set it (another allocator, or "
+                                   "MALLOC_MMAP_THRESHOLD_ / GLIBC_TUNABLES)");
 
   engine::DatabaseOptions o;
   o.data_dir = f.data_dir;
