@@ -32,6 +32,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "bench/index_bench_data.h"
 #include "index/exact_search.h"
 #include "index/flat_index.h"
 #include "index/hnsw_index.h"
@@ -40,6 +41,9 @@
 
 namespace {
 
+using neodb::bench::Clustered;
+using neodb::bench::Ids;
+using neodb::bench::Recall;
 using neodb::index::FlatIndex;
 using neodb::index::HnswIndex;
 using neodb::index::IvfPqIndex;
@@ -100,37 +104,6 @@ class Phase {
   std::string name_;
   double wall_, cpu_;
 };
-
-std::vector<float> Clustered(size_t n, int dim, const std::vector<float>& centers, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> noise(0, 1.0f);
-  std::uniform_int_distribution<size_t> pick(0, centers.size() / dim - 1);
-  std::vector<float> v(n * dim);
-  for (size_t i = 0; i < n; ++i) {
-    const float* c = &centers[pick(rng) * dim];
-    for (int d = 0; d < dim; ++d) v[i * dim + d] = c[d] + 0.8f * noise(rng);
-  }
-  neodb::index::NormalizeRows(v.data(), n, dim);
-  return v;
-}
-
-double Recall(const std::vector<std::vector<int64_t>>& got,
-              const std::vector<std::vector<int64_t>>& truth) {
-  double sum = 0;
-  for (size_t q = 0; q < truth.size(); ++q) {
-    std::unordered_set<int64_t> t(truth[q].begin(), truth[q].end());
-    size_t hit = 0;
-    for (int64_t id : got[q]) hit += t.count(id);
-    sum += truth[q].empty() ? 1 : double(hit) / truth[q].size();
-  }
-  return sum / truth.size();
-}
-
-std::vector<int64_t> Ids(const std::vector<SearchHit>& hits) {
-  std::vector<int64_t> out;
-  for (const auto& h : hits) out.push_back(h.id);
-  return out;
-}
 
 // Single-query searches of `index`; the ids of each query's hits.
 template <typename Index>

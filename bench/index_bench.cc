@@ -25,6 +25,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "bench/index_bench_data.h"
 #include "index/exact_search.h"
 #include "index/flat_index.h"
 #include "index/hnsw_index.h"
@@ -33,6 +34,9 @@
 
 namespace {
 
+using neodb::bench::Clustered;
+using neodb::bench::Ids;
+using neodb::bench::Recall;
 using neodb::index::FlatIndex;
 using neodb::index::HnswIndex;
 using neodb::index::Metric;
@@ -76,19 +80,6 @@ Args Parse(int argc, char** argv) {
   return a;
 }
 
-std::vector<float> Clustered(size_t n, int dim, const std::vector<float>& centers, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> noise(0, 1.0f);
-  std::uniform_int_distribution<size_t> pick(0, centers.size() / dim - 1);
-  std::vector<float> v(n * dim);
-  for (size_t i = 0; i < n; ++i) {
-    const float* c = &centers[pick(rng) * dim];
-    for (int d = 0; d < dim; ++d) v[i * dim + d] = c[d] + 0.8f * noise(rng);
-  }
-  neodb::index::NormalizeRows(v.data(), n, dim);
-  return v;
-}
-
 // The linked FAISS: Debian's 1.7.3 or tools/build_faiss.sh's (issue 51).
 std::string FaissVersion() {
   return std::to_string(FAISS_VERSION_MAJOR) + "." + std::to_string(FAISS_VERSION_MINOR) + "." +
@@ -122,24 +113,6 @@ Row TimeSingle(const std::string& method, const std::string& mode, size_t nq, Fn
   r.p99 = t[std::min(t.size() - 1, t.size() * 99 / 100)];
   r.qps = nq / (total / 1000);
   return r;
-}
-
-double RecallAt10(const std::vector<std::vector<int64_t>>& got,
-                  const std::vector<std::vector<int64_t>>& truth) {
-  double sum = 0;
-  for (size_t q = 0; q < truth.size(); ++q) {
-    std::unordered_set<int64_t> t(truth[q].begin(), truth[q].end());
-    size_t hit = 0;
-    for (int64_t id : got[q]) hit += t.count(id);
-    sum += double(hit) / truth[q].size();
-  }
-  return sum / truth.size();
-}
-
-std::vector<int64_t> Ids(const std::vector<SearchHit>& hits) {
-  std::vector<int64_t> out;
-  for (const auto& h : hits) out.push_back(h.id);
-  return out;
 }
 
 void Print(const Args& a, double hnsw_build_s) {
@@ -217,7 +190,7 @@ int main(int argc, char** argv) {
                          faiss_flat.search(1, &queries[q * dim], k, dist.data(), lab.data());
                          got[q].assign(lab.begin(), lab.end());
                        });
-    r.recall = RecallAt10(got, truth);
+    r.recall = Recall(got, truth);
     g_rows.push_back(r);
     omp_set_num_threads(std::thread::hardware_concurrency());
     // Batched: FAISS switches to BLAS sgemm at >= 20 queries.
@@ -244,7 +217,7 @@ int main(int argc, char** argv) {
                             [&](int64_t x, int64_t y) { return scores[x] > scores[y]; });
           got[q].assign(idx.begin(), idx.begin() + k);
         });
-    r.recall = RecallAt10(got, truth);
+    r.recall = Recall(got, truth);
     g_rows.push_back(r);
   }
 
@@ -256,7 +229,7 @@ int main(int argc, char** argv) {
                          auto res = flat.Search(std::span<const float>(&queries[q * dim], dim), k);
                          got[q] = Ids((*res)[0]);
                        });
-    r.recall = RecallAt10(got, truth);
+    r.recall = Recall(got, truth);
     g_rows.push_back(r);
     auto s = Clock::now();
     auto res = flat.Search(std::span<const float>(queries.data(), a.batch * dim), k);
@@ -316,7 +289,7 @@ int main(int argc, char** argv) {
                                                   nullptr, o);
                            got[q] = Ids((*res)[0]);
                          });
-      r.recall = RecallAt10(got, truth);
+      r.recall = Recall(got, truth);
       g_rows.push_back(r);
     }
     // Filtered: 10% of ids allowed, applied inside the graph walk.
@@ -337,7 +310,7 @@ int main(int argc, char** argv) {
             auto res = hnsw.Search(std::span<const float>(&queries[q * dim], dim), k, &tenth, o);
             fgot[q] = Ids((*res)[0]);
           });
-      r.recall = RecallAt10(fgot, ftruth);
+      r.recall = Recall(fgot, ftruth);
       g_rows.push_back(r);
     }
     // The shipped policy (exact below kHnswExactMaxFloats, exact over small
@@ -348,20 +321,20 @@ int main(int argc, char** argv) {
         auto res = hnsw.Search(std::span<const float>(&queries[q * dim], dim), k);
         fgot[q] = Ids((*res)[0]);
       });
-      r.recall = RecallAt10(fgot, truth);
+      r.recall = Recall(fgot, truth);
       g_rows.push_back(r);
       r = TimeSingle("neodb HNSW32 policy", "10% allowed", a.queries, [&](size_t q) {
         auto res = hnsw.Search(std::span<const float>(&queries[q * dim], dim), k, &tenth);
         fgot[q] = Ids((*res)[0]);
       });
-      r.recall = RecallAt10(fgot, ftruth);
+      r.recall = Recall(fgot, ftruth);
       g_rows.push_back(r);
     }
     Row e = TimeSingle("neodb Flat + IdFilter", "1 query, 10% allowed", a.queries, [&](size_t q) {
       auto res = flat.Search(std::span<const float>(&queries[q * dim], dim), k, &tenth);
       fexact[q] = Ids((*res)[0]);
     });
-    e.recall = RecallAt10(fexact, ftruth);
+    e.recall = Recall(fexact, ftruth);
     g_rows.push_back(e);
   }
   Print(a, build_s);
