@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "encoder/models/op_set.h"
+
 namespace neodb::encoder::models {
 
 // BERT's parameters as the op set's weight handles W.
@@ -47,7 +49,7 @@ namespace bert {
 enum Slot : int { kX, kY, kHeads, kO, kU, kSlots };
 }  // namespace bert
 
-template <typename Ops>
+template <OpSet Ops>
 typename Ops::Value BertLayer(Ops& op, const BertLayerParams<typename Ops::Weight>& w,
                               typename Ops::Value x) {
   using namespace bert;
@@ -64,7 +66,7 @@ typename Ops::Value BertLayer(Ops& op, const BertLayerParams<typename Ops::Weigh
 
 // last_hidden_state of layers [first_layer, L): from the embeddings of the
 // batch's ids, or (first_layer > 0) from the op set's Input.
-template <typename Ops>
+template <OpSet Ops>
 typename Ops::Value BertHidden(Ops& op, const BertParams<typename Ops::Weight>& w,
                                int64_t first_layer) {
   using namespace bert;

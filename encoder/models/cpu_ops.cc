@@ -3,6 +3,7 @@
 #include <cmath>
 #include <utility>
 
+#include "encoder/models/op_set.h"
 #include "encoder/ops/attention.h"
 #include "encoder/ops/cpu_kernels.h"
 #include "encoder/ops/embedding.h"
@@ -15,6 +16,8 @@
 #include "encoder/ops/swiglu.h"
 
 namespace neodb::encoder::models {
+
+static_assert(OpSet<CpuOps>);
 
 void CpuOps::Bind(const PackedBatch& batch, std::vector<Tensor> views, HeadViews heads) {
   batch_ = &batch;

@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "encoder/models/op_set.h"
+
 namespace neodb::encoder::models {
 
 // NeoBERT's parameters as the op set's weight handles W, in checkpoint order.
@@ -49,7 +51,7 @@ namespace neobert {
 enum Slot : int { kX, kA, kQkv, kHeads, kO, kF, kU, kG, kHidden, kSlots };
 }  // namespace neobert
 
-template <typename Ops>
+template <OpSet Ops>
 typename Ops::Value NeoBertLayer(Ops& op, const NeoBertLayerParams<typename Ops::Weight>& w,
                                  typename Ops::Value x) {
   using namespace neobert;
@@ -67,7 +69,7 @@ typename Ops::Value NeoBertLayer(Ops& op, const NeoBertLayerParams<typename Ops:
 // The final hidden states of layers [first_layer, L) and the final norm; the
 // input is the embeddings of the batch's ids, or (first_layer > 0) the op
 // set's Input, the hidden state entering first_layer.
-template <typename Ops>
+template <OpSet Ops>
 typename Ops::Value NeoBertHidden(Ops& op, const NeoBertParams<typename Ops::Weight>& w,
                                   int64_t first_layer) {
   const int64_t num_layers = static_cast<int64_t>(w.layers.size());

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "encoder/models/op_set.h"
 #include "encoder/train/attention.h"
 #include "encoder/train/blas.h"
 #include "encoder/train/embedding_pooling.h"
@@ -481,6 +482,8 @@ void TapeBackward(const Tape<T>& tape, const T* params, const PackedBatch& batch
     if (!step.in_place) g.Release(step.out);
   }
 }
+
+static_assert(models::OpSet<TapeOps<float>> && models::OpSet<TapeOps<double>>);
 
 template class TapeGrads<float>;
 template class TapeGrads<double>;
