@@ -4,20 +4,11 @@
 #include <cmath>
 #include <string>
 
-#include "encoder/models/description_helpers.h"
-#include "encoder/ops/attention.h"
 #include "encoder/ops/cpu_kernels.h"
-#include "encoder/ops/embedding.h"
-#include "encoder/ops/gelu.h"
 #include "encoder/ops/gemm_cpu.h"
-#include "encoder/ops/layer_norm.h"
-#include "encoder/ops/linear.h"
-#include "encoder/ops/pooling.h"
-#include "encoder/ops/position_embedding.h"
-#include "encoder/ops/split_qkv.h"
 
 namespace neodb::encoder {
-using models::Project;
+using models::CpuOps;
 using models::MakeLowPrecisionLayers;
 using models::ScratchView;
 using models::SplitHeadViews;
@@ -33,54 +24,63 @@ BertCpuBackend::BertCpuBackend(std::shared_ptr<const BertWeights> weights, int n
   heads_ = cfg.num_attention_heads;
   head_dim_ = cfg.head_dim();
   ffn_ = cfg.intermediate_size;
-  eps_ = static_cast<float>(cfg.layer_norm_eps);
   low_ = MakeLowPrecisionLayers<LowPrecisionLayer>(
       weights_->layers, precision_, &BertLayerWeights::qkv, &BertLayerWeights::wo,
       &BertLayerWeights::w1, &BertLayerWeights::w2);
+  // The description's weights: the tensors, with their converted copies. The
+  // type embedding has none: the loader folded its row 0 into the positions.
+  const BertWeights& w = *weights_;
+  params_.word_embeddings = {&w.word_embeddings};
+  params_.position_embeddings = {&w.position_embeddings};
+  params_.embedding_norm_weight = {&w.embedding_norm_weight};
+  params_.embedding_norm_bias = {&w.embedding_norm_bias};
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    const BertLayerWeights& l = w.layers[i];
+    const LowPrecisionLayer* low = low_.empty() ? nullptr : &low_[i];
+    params_.layers.push_back({{&l.qkv, low != nullptr ? &low->qkv : nullptr},
+                              {&l.qkv_bias},
+                              {&l.wo, low != nullptr ? &low->wo : nullptr},
+                              {&l.wo_bias},
+                              {&l.attention_norm_weight},
+                              {&l.attention_norm_bias},
+                              {&l.w1, low != nullptr ? &low->w1 : nullptr},
+                              {&l.w1_bias},
+                              {&l.w2, low != nullptr ? &low->w2 : nullptr},
+                              {&l.w2_bias},
+                              {&l.ffn_norm_weight},
+                              {&l.ffn_norm_bias}});
+  }
+  CpuOps::Options o;
+  o.precision = precision_;
+  o.eps = static_cast<float>(cfg.layer_norm_eps);
+  o.heads = heads_;
+  o.head_dim = head_dim_;
+  ops_ = CpuOps(o);
 }
 
 
-void BertCpuBackend::EnsureScratch(int64_t tokens, int64_t longest) {
-  if (tokens > capacity_tokens_) {
-    capacity_tokens_ = tokens;
-    attn_ = Tensor::Empty({tokens, hidden_}, DType::kF32);
-    wide_ = Tensor::Empty({tokens, std::max(3 * hidden_, ffn_)}, DType::kF32);
-    qkv_heads_ = Tensor::Empty({3 * tokens * hidden_}, DType::kF32);
-  }
-  const int64_t need = ops::AttentionScratchSize(longest);
-  if (!scores_.defined() || scores_.numel() < need) scores_ = Tensor::Empty({need}, DType::kF32);
+void BertCpuBackend::EnsureScratch(int64_t tokens) {
+  if (tokens <= capacity_tokens_) return;
+  capacity_tokens_ = tokens;
+  attn_ = Tensor::Empty({tokens, hidden_}, DType::kF32);
+  wide_ = Tensor::Empty({tokens, std::max(3 * hidden_, ffn_)}, DType::kF32);
+  qkv_heads_ = Tensor::Empty({3 * tokens * hidden_}, DType::kF32);
 }
 
 
 void BertCpuBackend::Forward(const PackedBatch& batch, Tensor* x) {
   ops::cpu::SetGemmThreads(num_threads_);
   const int64_t n = batch.total_tokens();
-  EnsureScratch(n, batch.longest());
+  EnsureScratch(n);
   const int64_t c = hidden_;
-  Tensor o = ScratchView(attn_, 0, {n, c});
-  Tensor y = ScratchView(wide_, 0, {n, 3 * c});
-  Tensor u = ScratchView(wide_, 0, {n, ffn_});
-  auto [q, k, v] = SplitHeadViews(qkv_heads_, heads_, n, head_dim_);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
-  const BertWeights& w = *weights_;
-
-  ops::Embedding(w.word_embeddings, batch.ids, x);
-  ops::AddPositionEmbedding(w.position_embeddings, batch.offsets, x);
-  ops::LayerNorm(*x, nullptr, w.embedding_norm_weight, w.embedding_norm_bias, eps_, x);
-  static const LowPrecisionLayer kNone;
-  for (size_t i = 0; i < w.layers.size(); ++i) {
-    const BertLayerWeights& l = w.layers[i];
-    const LowPrecisionLayer& low = low_.empty() ? kNone : low_[i];
-    Project(precision_, *x, l.qkv, low.qkv, /*accumulate=*/false, &y, &low_scratch_);
-    ops::SplitQkv(y, l.qkv_bias, heads_, &q, &k, &v);
-    ops::Attention(q, k, v, batch.offsets, scale, &scores_, &o);
-    Project(precision_, o, l.wo, low.wo, /*accumulate=*/true, x, &low_scratch_);
-    ops::LayerNorm(*x, &l.wo_bias, l.attention_norm_weight, l.attention_norm_bias, eps_, x);
-    Project(precision_, *x, l.w1, low.w1, /*accumulate=*/false, &u, &low_scratch_);
-    ops::BiasGelu(l.w1_bias, &u);
-    Project(precision_, u, l.w2, low.w2, /*accumulate=*/true, x, &low_scratch_);
-    ops::LayerNorm(*x, &l.w2_bias, l.ffn_norm_weight, l.ffn_norm_bias, eps_, x);
-  }
+  using namespace models::bert;
+  std::vector<Tensor> views(kSlots);
+  views[kX] = ScratchView(*x, 0, {n, c});
+  views[kO] = ScratchView(attn_, 0, {n, c});
+  views[kY] = ScratchView(wide_, 0, {n, 3 * c});
+  views[kU] = ScratchView(wide_, 0, {n, ffn_});
+  ops_.Bind(batch, std::move(views), SplitHeadViews(qkv_heads_, heads_, n, head_dim_));
+  models::BertHidden(ops_, params_, /*first_layer=*/0);
 }
 
 absl::StatusOr<Tensor> BertCpuBackend::HiddenStates(const PackedBatch& batch) {

@@ -1,20 +1,11 @@
 #pragma once
 // The BERT forward pass on the CPU (Hugging Face BertModel, one segment, no
-// padding): the architecture's description, written over the op fronts of
-// encoder/ops. F32 by default; with Precision kBf16/kInt8 the four matmuls
-// per layer run through ops::LowPrecisionLinear, as NeoBERT's do; the
-// attention, norms, GELU and residual stream stay F32.
-//
-// Over a packed batch of N tokens (sequences end to end):
-//   x = LayerNorm(word[ids] + (position[t] + type[0]))        [N, C]
-//   per layer (post-norm):
-//     y   = x · qkvᵀ                                           [N, 3C]
-//     q,k,v = SplitQkv(y, qkv_bias)                            [H, N, D] each
-//     o   = Attention(q, k, v) per sequence, scale 1/√D        [N, C]
-//     x  += o · woᵀ ;  x = LayerNorm(x + wo_bias)               (bias in the norm's pass)
-//     u   = GELU(x · w1ᵀ + w1_bias)                             [N, I]
-//     x  += u · w2ᵀ ;  x = LayerNorm(x + w2_bias)
-//   last_hidden_state = x
+// padding): the description (models/bert_layers.h) run through the CPU op set
+// (models/cpu_ops.h). F32 by default; with Precision kBf16/kInt8 the four
+// matmuls per layer run through ops::LowPrecisionLinear, as NeoBERT's do; the
+// attention, norms, GELU and residual stream stay F32. The residual stream is
+// the output tensor itself; the attention output, the projections (y, then
+// u) and q | k | v have a scratch buffer each.
 //
 // Thread-safety: as NeoBertCpuBackend (one call at a time; Encoder
 // serialises).
@@ -23,6 +14,8 @@
 
 #include "encoder/backend.h"
 #include "encoder/checkpoint/bert_weights.h"
+#include "encoder/models/bert_layers.h"
+#include "encoder/models/cpu_ops.h"
 #include "encoder/ops/low_precision_linear.h"
 
 namespace neodb::encoder {
@@ -38,7 +31,7 @@ class BertCpuBackend final : public Backend {
   Device device() const override { return Device::kCpu; }
 
  private:
-  void EnsureScratch(int64_t tokens, int64_t longest);
+  void EnsureScratch(int64_t tokens);
   void Forward(const PackedBatch& batch, Tensor* out);
 
   struct LowPrecisionLayer {
@@ -49,15 +42,14 @@ class BertCpuBackend final : public Backend {
   int num_threads_;
   Precision precision_;
   std::vector<LowPrecisionLayer> low_;
-  ops::LowPrecisionScratch low_scratch_;
   int64_t hidden_, heads_, head_dim_, ffn_;
-  float eps_;
+  models::BertParams<models::CpuOps::Weight> params_;  // weights_ and low_
+  models::CpuOps ops_{{}};
 
   int64_t capacity_tokens_ = 0;
-  Tensor attn_;   // [cap, C]      attention output o
-  Tensor wide_;   // [cap, max(3C, I)]  y, then u
+  Tensor attn_;       // [cap, C]      attention output o
+  Tensor wide_;       // [cap, max(3C, I)]  y, then u
   Tensor qkv_heads_;  // [3 · cap · C] q | k | v
-  Tensor scores_;
 };
 
 }  // namespace neodb::encoder

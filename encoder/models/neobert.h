@@ -5,23 +5,11 @@
 // the host has AMX-BF16 (scores, softmax and the output F32), everything
 // else F32.
 //
-// Over a packed batch of N tokens (sequences end to end, no padding):
-//   x  = Embedding(ids)                                  [N, C]
-//   per layer:
-//     a   = RmsNorm(x, attention_norm)                   [N, C]
-//     y   = a · qkvᵀ                                     [N, 3C] head-interleaved
-//     q,k,v = SplitQkvRope(y)                            [H, N, D] each, RoPE on q, k
-//     o   = Attention(q, k, v) per sequence per head     [N, C] (o[64h + d])
-//     x  += o · woᵀ                                      (GEMM with beta = 1)
-//     f   = RmsNorm(x, ffn_norm)                         [N, C]
-//     u   = f · w12ᵀ                                     [N, 2F]
-//     g   = SiLU(u[:, :F]) ⊙ u[:, F:]                    [N, F]
-//     x  += g · w3ᵀ                                      (GEMM with beta = 1)
-//   last_hidden_state = RmsNorm(x, final_norm)
-// Projections and the FFN run over all N tokens at once; only attention
-// works per sequence. Scratch buffers grow to the largest batch seen and are
-// reused across layers and calls; buffers whose lifetimes do not overlap
-// share memory (y and u; q/k/v and g; a, o and f).
+// The layer sequence is the description's (models/neobert_layers.h); this
+// backend supplies its op set (models/cpu_ops.h) and places the description's
+// named intermediates in scratch buffers that grow to the largest batch seen
+// and are reused across layers and calls; names whose lifetimes do not
+// overlap share memory (qkv and u; q/k/v and g; a, o and f).
 //
 // Thread-safety: a backend instance is not thread-safe (its scratch is
 // shared); Encoder serialises calls. num_threads is the calling thread's
@@ -35,6 +23,8 @@
 #include <vector>
 
 #include "encoder/backend.h"
+#include "encoder/models/cpu_ops.h"
+#include "encoder/models/neobert_layers.h"
 #include "encoder/ops/low_precision_linear.h"
 #include "encoder/ops/qkv_rope.h"
 
@@ -57,7 +47,7 @@ class NeoBertCpuBackend final : public Backend {
   int64_t converted_weight_bytes() const;
 
  private:
-  void EnsureScratch(int64_t tokens, int64_t longest);
+  void EnsureScratch(int64_t tokens);
   // Runs the layers and the final norm into `out` [N, C].
   void Forward(const PackedBatch& batch, Tensor* out);
 
@@ -70,25 +60,19 @@ class NeoBertCpuBackend final : public Backend {
   int num_threads_;
   Precision precision_;
   std::vector<LowPrecisionLayer> low_;
-  ops::LowPrecisionScratch low_scratch_;
-  // Reduced precisions on a host with AMX-BF16: the attention matmuls in BF16
-  // (ops::cpu::AttentionBf16); q·scale, k, v and the probabilities here.
-  bool attention_bf16_ = false;
-  ops::AlignedVector<uint16_t> heads_bf16_;
-  ops::AlignedVector<uint16_t> probs_bf16_;
   int64_t hidden_;    // C
   int64_t heads_;     // H
   int64_t head_dim_;  // D
   int64_t ffn_;       // F
-  float eps_;
   ops::RopeTable rope_;
+  models::NeoBertParams<models::CpuOps::Weight> params_;  // weights_ and low_
+  models::CpuOps ops_{{}};
 
   int64_t capacity_tokens_ = 0;  // N the buffers below are sized for
   Tensor x_;                     // [cap, C]  residual stream
   Tensor normed_;                // [cap, C]  a, then attention output o, then f
   Tensor wide_;                  // [cap, max(3C, 2F)]  y, then u
   Tensor heads_buf_;             // [cap · max(3C, F)]  q | k | v, then g
-  Tensor scores_;                // attention score block
 };
 
 }  // namespace neodb::encoder

@@ -1,14 +1,8 @@
 #pragma once
-// What both architectures' training passes share around their own layer
-// (bert_train_model.cc, neobert_train_model.cc): the checks of Forward's and
-// BackwardFromHidden's arguments, the activations of a stack of layers, the
-// loop over layers [first, last) of the hidden state `x`, keeping each
-// layer's activations for the backward pass or one layer of scratch, and a
-// copy of the hidden state entering `boundary_layer` (the input a frozen
-// bottom's cache holds); and the two buffer helpers their activation code
-// uses.
+// What an architecture's training pass (tape_ops.h's DescribedTrainModel)
+// checks and reuses around its description: the checks of Forward's and
+// BackwardFromHidden's arguments and the activations a Forward fills in.
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -17,26 +11,6 @@
 #include "encoder/train/train_model.h"
 
 namespace neodb::encoder::train {
-
-// Sizes `v` to n elements (contents unspecified where it grew).
-template <typename T>
-void Resize(std::vector<T>* v, int64_t n) {
-  v->resize(static_cast<size_t>(n));
-}
-
-// `v` as n zeros.
-template <typename T>
-void Zero(std::vector<T>* v, int64_t n) {
-  v->assign(static_cast<size_t>(n), T(0));
-}
-
-// What a forward pass keeps of its layers: those of [first_layer, L). An
-// architecture's Acts derive from it and add what lies outside the layers.
-template <typename LayerActs>
-struct LayerStackActs : ArchActivations {
-  int64_t first_layer = 0;
-  std::vector<LayerActs> layers;  // layers [first_layer, L)
-};
 
 // The activations a Forward fills in *arch_acts: the ones there when they
 // are an `Acts`, else new ones put there; nullptr when arch_acts is
@@ -84,32 +58,6 @@ inline int64_t LowestTrainedLayer(const ParamLayout& layout, int64_t grad_begin,
   NEODB_CHECK(first_layer <= l);
   NEODB_CHECK(grad_begin > 0 || first_layer == 0);
   return l;
-}
-
-// `layer(l, in, acts, keep, out)` runs layer l. `acts` (may be null: no-grad
-// mode) gets first_layer = first and the activations of layers [first,
-// last). On return `x` holds the output of layer last - 1. boundary_out (may
-// be null) gets the state entering boundary_layer, first <= boundary_layer
-// <= last.
-template <typename T, typename LayerActs, typename Layer>
-void RunLayerStack(int64_t first, int64_t last, std::vector<T>* x, LayerStackActs<LayerActs>* acts,
-                   int64_t boundary_layer, T* boundary_out, Layer&& layer) {
-  std::vector<T> next(x->size());
-  LayerActs scratch;
-  if (acts != nullptr) {
-    acts->first_layer = first;
-    acts->layers.clear();
-    acts->layers.resize(static_cast<size_t>(last - first));
-  }
-  for (int64_t l = first; l < last; ++l) {
-    if (boundary_out != nullptr && boundary_layer == l) std::copy(x->begin(), x->end(), boundary_out);
-    LayerActs* layer_acts = acts != nullptr ? &acts->layers[l - first] : &scratch;
-    layer(l, x->data(), layer_acts, acts != nullptr, next.data());
-    x->swap(next);
-  }
-  if (boundary_out != nullptr && boundary_layer == last) {
-    std::copy(x->begin(), x->end(), boundary_out);
-  }
 }
 
 }  // namespace neodb::encoder::train

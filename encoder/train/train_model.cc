@@ -1,20 +1,70 @@
 #include "encoder/train/train_model.h"
 
 #include "common/status_macros.h"
-#include "encoder/train/bert_train_model.h"
+#include "encoder/models/bert_layers.h"
+#include "encoder/models/neobert_layers.h"
 #include "encoder/train/embedding_pooling.h"
-#include "encoder/train/neobert_train_model.h"
+#include "encoder/train/tape_ops.h"
 
 namespace neodb::encoder::train {
 namespace {
+
+// NeoBERT: its description over the flat layout's tensors.
+template <typename T>
+std::shared_ptr<const ArchTrainModel<T>> MakeNeoBert(const ParamLayout& layout) {
+  const NeoBertConfig& cfg = layout.config();
+  models::NeoBertParams<TrainWeight> p;
+  p.embeddings = Param(layout.embeddings());
+  p.final_norm = Param(layout.final_norm());
+  for (int64_t l = 0; l < layout.num_layers(); ++l) {
+    auto w = [&](int t) { return Param(layout.layer(l, t)); };
+    p.layers.push_back({w(kAttentionNorm), w(kQkv), w(kWo), w(kFfnNorm), w(kW12), w(kW3)});
+  }
+  typename TapeOps<T>::Options o;
+  o.eps = cfg.norm_eps;
+  o.heads = cfg.num_attention_heads;
+  o.head_dim = cfg.head_dim();
+  auto rope = std::make_shared<const RopeTable<T>>(cfg.max_length, cfg.head_dim(), cfg.rope_theta);
+  return std::make_shared<const DescribedTrainModel<T, models::NeoBertParams<TrainWeight>>>(
+      layout, std::move(p), o, std::move(rope), &models::NeoBertHidden<TapeOps<T>>);
+}
+
+// BERT: its description over the flat layout, whose query, key and value
+// (the Hugging Face tensors) it reads as one stacked qkv.
+template <typename T>
+std::shared_ptr<const ArchTrainModel<T>> MakeBert(const ParamLayout& layout) {
+  const BertConfig& cfg = layout.bert_config();
+  const std::vector<ParamEntry>& en = layout.entries();
+  models::BertParams<TrainWeight> p;
+  p.word_embeddings = Param(en[kBertWordEmb]);
+  p.position_embeddings = Param(en[kBertPositionEmb]);
+  p.token_type_embeddings = Param(en[kBertTypeEmb]);
+  p.embedding_norm_weight = Param(en[kBertEmbNormW]);
+  p.embedding_norm_bias = Param(en[kBertEmbNormB]);
+  for (int64_t l = 0; l < layout.num_layers(); ++l) {
+    auto e = [&](int t) { return layout.layer(l, t); };
+    auto w = [&](int t) { return Param(e(t)); };
+    p.layers.push_back({StackedParams(e(kBertQ), e(kBertK), e(kBertV)),
+                        StackedParams(e(kBertQBias), e(kBertKBias), e(kBertVBias)),
+                        w(kBertWo), w(kBertWoBias), w(kBertAttnNormW), w(kBertAttnNormB),
+                        w(kBertW1), w(kBertW1Bias), w(kBertW2), w(kBertW2Bias),
+                        w(kBertFfnNormW), w(kBertFfnNormB)});
+  }
+  typename TapeOps<T>::Options o;
+  o.eps = cfg.layer_norm_eps;
+  o.heads = cfg.num_attention_heads;
+  o.head_dim = cfg.head_dim();
+  return std::make_shared<const DescribedTrainModel<T, models::BertParams<TrainWeight>>>(
+      layout, std::move(p), o, nullptr, &models::BertHidden<TapeOps<T>>);
+}
 
 template <typename T>
 std::shared_ptr<const ArchTrainModel<T>> MakeArch(const ParamLayout& layout) {
   switch (layout.architecture()) {
     case Architecture::kNeoBert:
-      return std::make_shared<const NeoBertTrainModel<T>>(layout);
+      return MakeNeoBert<T>(layout);
     case Architecture::kBert:
-      return std::make_shared<const BertTrainModel<T>>(layout);
+      return MakeBert<T>(layout);
   }
   NEODB_CHECK(false);
   return nullptr;

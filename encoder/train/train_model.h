@@ -1,13 +1,13 @@
 #pragma once
-// TrainModel<T>: the encoder forward pass written for training — it can keep
+// TrainModel<T>: the encoder forward pass run for training — it can keep
 // every activation the backward pass needs — and that backward pass, for
 // either architecture the trainer runs. Everything above it (the trainer,
-// GradCache, distillation, MLM, evaluation) talks to this class only; the
-// layer sequence of each architecture lives in its own file behind
-// ArchTrainModel (neobert_train_model, bert_train_model), which writes the
-// final hidden states. Pooling and its backward are shared here.
-// Independent of the inference backends on purpose (training stays off the
-// inference path); T = float for training, double for gradient checks.
+// GradCache, distillation, MLM, evaluation) talks to this class only. The
+// layer sequence is each architecture's description (encoder/models/
+// neobert_layers.h, bert_layers.h), the same the inference backends run, here
+// over the training op set (tape_ops.h: training bodies, activations kept,
+// the backward replayed from a tape); pooling and its backward are shared
+// here. T = float for training, double for gradient checks.
 //
 // Inputs are packed batches (encoder/backend.h): sequences end to end, no
 // padding, positions restarting at 0 for every sequence.
@@ -27,13 +27,13 @@ namespace neodb::encoder::train {
 // Appends one sequence (already framed by [CLS]/[SEP]) to a packed batch.
 void AppendSequence(PackedBatch* batch, const std::vector<int32_t>& ids);
 
-// What an architecture's forward keeps for its backward (each architecture
-// derives its own; opaque to everyone else).
+// What an architecture's forward keeps for its backward (the tape; opaque to
+// everyone else).
 struct ArchActivations {
   virtual ~ArchActivations() = default;
 };
 
-// One architecture's layer sequence (the interface behind TrainModel).
+// One architecture's training pass (the interface behind TrainModel).
 template <typename T>
 class ArchTrainModel {
  public:

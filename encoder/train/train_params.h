@@ -10,9 +10,9 @@
 // The flat layout makes the optimiser, gradient clipping and checkpointing
 // single loops, and makes "the top N layers (and NeoBERT's final norm)" a
 // contiguous tail of the buffer — the trainable part when --train-layers N.
-// Only the model files (train_model, neobert_/bert_train_model) and the
-// checkpoint converters know which tensor is which; everything else sees
-// entries, offsets and the layer boundaries.
+// Only train_model (which hands each architecture's description its
+// tensors) and the checkpoint converters know which tensor is which;
+// everything else sees entries, offsets and the layer boundaries.
 
 #include <cstdint>
 #include <string>

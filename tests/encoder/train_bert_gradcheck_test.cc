@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <numeric>
 
-#include "encoder/train/bert_train_model.h"
 #include "encoder/train/embedding_pooling.h"
 #include "encoder/train/gelu.h"
 #include "encoder/train/grad_cache.h"
