@@ -240,6 +240,14 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
   if (options.memtable_bytes > 0) {
     db_options.db_write_buffer_size = options.memtable_bytes;
+    // A WAL file is deleted only once every column family with data in it
+    // has flushed. "meta" (the counters) takes a few bytes per batch and would
+    // flush only when RocksDB's own bound is hit: 4 x every memtable at its
+    // cap, 12 x the budget here (384 MiB by default). Past this bound RocksDB
+    // flushes the column families that hold the oldest WAL, so the log on disk
+    // stays near what the memtables hold (a 100k-vector load kept 158 MiB of
+    // WAL; bench/peers/README.md).
+    db_options.max_total_wal_size = 2 * options.memtable_bytes;
   }
   rocksdb::ColumnFamilyOptions cf_options(db_options);
   if (options.memtable_bytes > 0) cf_options.write_buffer_size = options.memtable_bytes / 4;
