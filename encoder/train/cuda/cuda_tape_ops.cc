@@ -119,16 +119,19 @@ void DeviceBatch::Upload(const PackedBatch& b, cudaStream_t stream) {
 // ---- CudaTapeGrads ----
 
 CudaTapeGrads::CudaTapeGrads(CudaTrainDevice dev, const CudaTape& tape, const float* params,
-                             int64_t grad_begin, float* grads)
+                             int64_t grad_begin, float* grads, BufferPool* pool)
     : dev_(dev),
       tape_(tape),
       params_(params),
       grad_begin_(grad_begin),
       grads_(grads),
       d_(tape.cols.size()),
-      live_(tape.cols.size(), 0) {}
+      live_(tape.cols.size(), 0),
+      pool_(pool) {}
 
-CudaTapeGrads::~CudaTapeGrads() = default;
+CudaTapeGrads::~CudaTapeGrads() {
+  for (size_t v = 0; v < d_.size(); ++v) Release(static_cast<int>(v));
+}
 
 float* CudaTapeGrads::DP(const TrainWeight& w, int part) const {
   const int64_t offset = w.offset[part];
@@ -138,7 +141,7 @@ float* CudaTapeGrads::DP(const TrainWeight& w, int part) const {
 float* CudaTapeGrads::Take(int v) {
   const size_t bytes = static_cast<size_t>(rows() * tape_.cols[static_cast<size_t>(v)]) *
                        sizeof(float);
-  d_[static_cast<size_t>(v)] = pool_.Take(bytes);
+  d_[static_cast<size_t>(v)] = pool_->Take(bytes);
   live_[static_cast<size_t>(v)] = 1;
   return d_[static_cast<size_t>(v)].as<float>();
 }
@@ -158,7 +161,7 @@ float* CudaTapeGrads::Fresh(int v) {
 void CudaTapeGrads::Release(int v) {
   if (!live_[static_cast<size_t>(v)]) return;
   live_[static_cast<size_t>(v)] = 0;
-  pool_.Give(std::move(d_[static_cast<size_t>(v)]));
+  pool_->Give(std::move(d_[static_cast<size_t>(v)]));
 }
 
 float* CudaTapeGrads::Scratch(int64_t n) {
@@ -495,9 +498,9 @@ void CudaTapeOps::Finish(Value v, float* out) {
 
 void CudaTapeBackward(CudaTrainDevice dev, const CudaTape& tape, const float* params,
                       const float* d_hidden, int64_t grad_begin, int64_t stop_layer,
-                      float* grads) {
+                      float* grads, BufferPool* pool) {
   NEODB_CHECK(tape.hidden >= 0);
-  CudaTapeGrads g(dev, tape, params, grad_begin, grads);
+  CudaTapeGrads g(dev, tape, params, grad_begin, grads, pool);
   float* dh = g.Fresh(tape.hidden);
   Copy(dh, d_hidden, g.rows() * tape.cols[static_cast<size_t>(tape.hidden)], g.stream());
   const size_t end =
@@ -507,8 +510,8 @@ void CudaTapeBackward(CudaTrainDevice dev, const CudaTape& tape, const float* pa
     step.backward(g);
     if (!step.in_place) g.Release(step.out);
   }
-  // The grads' buffers are freed when g goes: finish the work that reads them.
-  CheckOk(dev.ctx->Synchronize(), "the backward pass");
+  // Buffers return to the pool when g goes; later work on the one stream
+  // reuses them in order, so nothing needs to wait here.
 }
 
 static_assert(models::OpSet<CudaTapeOps>);

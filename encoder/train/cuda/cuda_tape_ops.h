@@ -83,11 +83,12 @@ struct CudaTape final : ArchActivations {
 };
 
 // The gradients a backward pass accumulates (device): of values, and (ADDED
-// into `grads`) of the parameters at flat offset >= grad_begin.
+// into `grads`) of the parameters at flat offset >= grad_begin. The values'
+// gradients live in buffers of `pool`, given back when this goes.
 class CudaTapeGrads {
  public:
   CudaTapeGrads(CudaTrainDevice dev, const CudaTape& tape, const float* params,
-                int64_t grad_begin, float* grads);
+                int64_t grad_begin, float* grads, BufferPool* pool);
   ~CudaTapeGrads();
   CudaTrainDevice dev() const { return dev_; }
   cudaStream_t stream() const { return dev_.ctx->stream(); }
@@ -113,7 +114,7 @@ class CudaTapeGrads {
   float* grads_;
   std::vector<DeviceBuffer> d_;
   std::vector<char> live_;
-  BufferPool pool_;
+  BufferPool* pool_;
   DeviceBuffer scratch_;
 };
 
@@ -184,9 +185,10 @@ class CudaTapeOps {
 // through the steps of layers [stop_layer, L) and what follows them, and
 // through the embeddings too when grad_begin == 0; ADDS each parameter's
 // gradient at flat offset >= grad_begin into grads[offset − grad_begin]
-// (device).
+// (device). The values' gradients take their buffers from `pool` and give
+// them back (a pool kept between passes allocates nothing in steady state).
 void CudaTapeBackward(CudaTrainDevice dev, const CudaTape& tape, const float* params,
                       const float* d_hidden, int64_t grad_begin, int64_t stop_layer,
-                      float* grads);
+                      float* grads, BufferPool* pool);
 
 }  // namespace neodb::encoder::train::cuda

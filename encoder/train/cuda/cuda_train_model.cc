@@ -114,7 +114,7 @@ class CudaDescribedTrainModel final : public ArchTrainModel<float> {
               "zeroing the gradients");
     }
     cuda::CudaTapeBackward(Device(), tape, params_dev_.as<float>(), d_hidden_.as<float>(),
-                           grad_begin, stop_layer, grads_dev_.as<float>());
+                           grad_begin, stop_layer, grads_dev_.as<float>(), &grad_pool_);
     grads_host_.resize(static_cast<size_t>(n));
     DeviceToHost(grads_host_.data(), grads_dev_.as<float>(), n, stream);
     CheckOk(ctx_->Synchronize(), "the backward pass");
@@ -141,6 +141,7 @@ class CudaDescribedTrainModel final : public ArchTrainModel<float> {
   mutable DeviceBuffer params_dev_, x_in_, boundary_, hidden_dev_, d_hidden_, grads_dev_;
   mutable std::vector<float> grads_host_;
   mutable CudaTape scratch_;  // no-grad passes' values
+  mutable cuda::BufferPool grad_pool_;  // the backward passes' value gradients
   mutable uint64_t serial_ = 0;
 };
 

@@ -1,5 +1,8 @@
 #include "encoder/train/cuda/train_gemm.h"
 
+#include <cstdint>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "encoder/cuda/cuda_check.h"
 
@@ -10,6 +13,14 @@ using encoder::cuda::Lt;
 
 // Token counts vary from batch to batch: bound the cache.
 constexpr size_t kMaxPlans = 1024;
+
+// The largest power of two, at most 256, that divides the address.
+uint32_t Alignment(const void* p) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  uint32_t align = 256;
+  while (align > 4 && a % align != 0) align /= 2;
+  return align;
+}
 
 }  // namespace
 
@@ -36,7 +47,7 @@ absl::StatusOr<TrainGemm::Plan*> TrainGemm::GetPlan(const Key& key) {
     for (auto& [k, p] : plans_) Destroy(p);
     plans_.clear();
   }
-  const auto [trans_a, trans_b, m, n, k, lda, ldb, ldc] = key;
+  const auto [trans_a, trans_b, m, n, k, lda, ldb, ldc, align_a, align_b, align_c] = key;
   Plan plan;
   absl::Status st = [&]() -> absl::Status {
     CUBLAS_RETURN_IF_ERROR(Lt().MatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -58,6 +69,17 @@ absl::StatusOr<TrainGemm::Plan*> TrainGemm::GetPlan(const Key& key) {
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
     cublasLtMatmulHeuristicResult_t result = {};
     int returned = 0;
+    // cuBLASLt's A is our B and its B our A (the column-major view above).
+    const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_b},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_a},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_c},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_c}};
+    for (const auto& [attr, value] : aligns) {
+      if (ps == CUBLAS_STATUS_SUCCESS) {
+        ps = Lt().MatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value));
+      }
+    }
     if (ps == CUBLAS_STATUS_SUCCESS) {
       ps = Lt().MatmulAlgoGetHeuristic(ctx_->lt(), plan.desc, plan.a, plan.b, plan.c, plan.c,
                                        pref, 1, &result, &returned);
@@ -90,7 +112,8 @@ absl::Status TrainGemm::Run(bool trans_a, bool trans_b, int64_t m, int64_t n, in
     }
     return absl::OkStatus();
   }
-  ASSIGN_OR_RETURN(Plan * plan, GetPlan(Key{trans_a, trans_b, m, n, k, lda, ldb, ldc}));
+  ASSIGN_OR_RETURN(Plan * plan, GetPlan(Key{trans_a, trans_b, m, n, k, lda, ldb, ldc, Alignment(a),
+                                            Alignment(b), Alignment(c)}));
   CUBLAS_RETURN_IF_ERROR(Lt().Matmul(ctx_->lt(), plan->desc, &alpha, b, plan->a, a, plan->b, &beta,
                                      c, plan->c, c, plan->c, &plan->algo, ctx_->workspace(),
                                      ctx_->workspace_bytes(), ctx_->stream()));

@@ -44,7 +44,11 @@ class TrainGemm {
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo;
   };
-  using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  // Transposes, m, n, k, lda, ldb, ldc, and the alignment (bytes, ≤ 256) of
+  // a, b and c: cuBLASLt's heuristic assumes 256-byte aligned buffers unless
+  // told otherwise, and a column block of q | k | v need not be.
+  using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                         uint32_t, uint32_t, uint32_t>;
   absl::StatusOr<Plan*> GetPlan(const Key& key);
   static void Destroy(Plan& plan);
 
