@@ -28,7 +28,9 @@ namespace neodb::encoder::train {
 // The training pass of layout's architecture on CUDA device `device_index`.
 // UNAVAILABLE when the build has no CUDA or there is no device (the
 // driver's reason), INVALID_ARGUMENT for an index out of range,
-// FAILED_PRECONDITION when the build has no kernel image for the device.
+// FAILED_PRECONDITION when the build has no kernel image for the device,
+// UNIMPLEMENTED for a model the CUDA kernels do not take (attention heads
+// other than 64 wide; a max_length over 11264 tokens).
 absl::StatusOr<std::shared_ptr<const ArchTrainModel<float>>> MakeCudaArchTrainModel(
     const ParamLayout& layout, int device_index);
 

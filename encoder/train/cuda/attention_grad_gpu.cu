@@ -18,7 +18,7 @@ namespace {
 
 constexpr int kD = 64;  // head_dim; one thread per column
 // Rows of scores kept in shared memory: a longer sequence is refused.
-constexpr int64_t kMaxSharedLen = 11 * 1024;
+constexpr int64_t kMaxSharedLen = kMaxTrainSequence;
 
 struct Geometry {
   const int64_t* offsets;

@@ -4,11 +4,13 @@
 #include <mutex>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "encoder/cuda/cuda_check.h"
 #include "encoder/cuda/cublaslt_api.h"
 #include "encoder/models/bert_layers.h"
 #include "encoder/models/neobert_layers.h"
 #include "encoder/train/cuda/cuda_tape_ops.h"
+#include "encoder/train/cuda/train_kernels.h"
 #include "encoder/train/cuda_train_model.h"
 #include "encoder/train/layer_stack.h"
 #include "encoder/train/rope.h"
@@ -149,6 +151,20 @@ class CudaDescribedTrainModel final : public ArchTrainModel<float> {
 
 absl::StatusOr<std::shared_ptr<const ArchTrainModel<float>>> MakeCudaArchTrainModel(
     const ParamLayout& layout, int device_index) {
+  const int64_t heads = layout.architecture() == Architecture::kNeoBert
+                            ? layout.config().num_attention_heads
+                            : layout.bert_config().num_attention_heads;
+  if (heads <= 0 || layout.hidden_size() != 64 * heads) {
+    return absl::UnimplementedError(absl::StrCat(
+        "training on CUDA needs attention heads of width 64 (this model: hidden ",
+        layout.hidden_size(), ", ", heads, " heads); train it with --device cpu"));
+  }
+  if (layout.max_length() > cuda::kMaxTrainSequence) {
+    return absl::UnimplementedError(absl::StrCat("training on CUDA takes sequences up to ",
+                                                 cuda::kMaxTrainSequence,
+                                                 " tokens; this model's max_length is ",
+                                                 layout.max_length()));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<CudaContext> ctx, CudaContext::Create(device_index));
   CudaTapeOps::Options o;
   switch (layout.architecture()) {

@@ -48,10 +48,13 @@ cudaError_t LaunchLayerNormBackward(const float* x, const float* w, const float*
                                     cudaStream_t stream);
 
 // ---- attention (attention_grad_gpu.cu) ----
+// The longest sequence the attention kernels take (a row of scores lives in
+// shared memory).
+constexpr int64_t kMaxTrainSequence = 11 * 1024;
 // qkv [rows, 3·H·D] head-interleaved (head h: q, k, v at 3Dh, 3Dh + D,
 // 3Dh + 2D), o [rows, H·D], lse [rows, H]; softmax(q·kᵀ/√D) per sequence and
 // head; rows = offsets[batch]. REQUIRES: head_dim == 64; every sequence
-// length <= max_len <= 11264 (cudaErrorInvalidValue otherwise).
+// length <= max_len <= kMaxTrainSequence (cudaErrorInvalidValue otherwise).
 
 // o and lse (the row log-sum-exp of the scaled scores; may be null).
 cudaError_t LaunchAttentionForward(const float* qkv, const int64_t* offsets, int64_t batch,
