@@ -1,6 +1,8 @@
 #include "encoder/train/train_device.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "encoder/cuda/cuda_backend.h"
 #include "encoder/device.h"
 #include "encoder/train/cuda_train_model.h"
 
@@ -22,15 +24,20 @@ absl::StatusOr<TrainingDevice> ResolveTrainingDevice(std::string_view device, st
       }
       return TrainingDevice{};
     case DeviceRequest::Kind::kCuda: {
-      BackendOptions backend;
-      const absl::Status st = ResolveDevice(request, &backend);
-      if (absl::IsUnavailable(st)) {
+      const absl::StatusOr<int> count = CudaDeviceCount();
+      if (!count.ok()) {
+        absl::string_view why = count.status().message();
+        absl::ConsumePrefix(&why, "no CUDA device: ");
         return absl::UnavailableError(absl::StrCat("--device ", DeviceRequestName(request),
-                                                   ": no CUDA device to train on (", st.message(),
+                                                   ": no CUDA device to train on (", why,
                                                    "); use --device cpu"));
       }
-      RETURN_IF_ERROR(st);
-      return TrainingDevice{true, backend.device_index};
+      if (request.index >= *count) {
+        return absl::InvalidArgumentError(absl::StrCat("--device ", DeviceRequestName(request),
+                                                       ": only ", *count,
+                                                       " CUDA device(s) visible"));
+      }
+      return TrainingDevice{true, request.index};
     }
   }
   return absl::InvalidArgumentError("unknown device request");
