@@ -4,10 +4,11 @@
 // there is no CUDA device.
 //
 // Bound: the F32 relative error of the whole output, ‖gpu − cpu‖ / ‖cpu‖ ≤
-// 1e-5 (CTranslate2's F32 tolerance), except where the two sum long rows in a
-// different order: attention (a softmax over up to 130 keys, then 130-term
-// sums; 1e-5 still holds with room, each term's rounding is ≤ 2^-24 and the
-// sums are well conditioned for these inputs) — so one bound for all.
+// 1e-5 (CTranslate2's F32 tolerance; the CPU bodies sum some rows in F64,
+// the kernels in F32, in another order). Attention's gradient gets 1e-4:
+// dq_i = Σ_j dS_ij k_j sums terms whose dS_ij add up to exactly 0 over j, so
+// the result is smaller than its terms and their rounding (≈ √130 · 2^-24 of
+// the terms) is amplified by that cancellation; a wrong term is O(1).
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -38,6 +39,7 @@ using encoder::testing::Upload;
 using encoder::testing::UploadI32;
 
 constexpr double kTol = 1e-5;
+constexpr double kAttentionGradTol = 1e-4;
 
 std::vector<float> Rand(int64_t n, uint64_t seed, float scale = 1.f) {
   SplitMix64 rng(seed);
@@ -66,12 +68,13 @@ double RelErr(const std::vector<float>& got, const std::vector<float>& want) {
   return std::sqrt(d) / std::max(std::sqrt(n), 1e-30);
 }
 
-#define EXPECT_CLOSE(what, got, want)                              \
+#define EXPECT_CLOSE_TOL(what, got, want, tol)                     \
   do {                                                             \
     ASSERT_EQ((got).size(), (want).size()) << what;                \
-    EXPECT_LE(RelErr((got), (want)), kTol) << what;                \
+    EXPECT_LE(RelErr((got), (want)), (tol)) << what;               \
     for (float g_ : (got)) ASSERT_TRUE(std::isfinite(g_)) << what; \
   } while (0)
+#define EXPECT_CLOSE(what, got, want) EXPECT_CLOSE_TOL(what, got, want, kTol)
 
 void Sync() { ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess); }
 
@@ -152,7 +155,8 @@ TEST(CudaTrainKernels, Attention) {
                                           nullptr),
             cudaSuccess);
   Sync();
-  EXPECT_CLOSE("dqkv (every element written)", Down(gd, dqkv.size()), dqkv);
+  EXPECT_CLOSE_TOL("dqkv (every element written)", Down(gd, dqkv.size()), dqkv,
+                   kAttentionGradTol);
   EXPECT_EQ(cuda::LaunchAttentionForward(gq.as<float>(), goff.as<int64_t>(), batch, rows, max_len,
                                          h, 32, go.as<float>(), gl.as<float>(), nullptr),
             cudaErrorInvalidValue);
