@@ -7,7 +7,8 @@
 #      against its CPU body (F32, relative error <= 1e-5);
 #   3. cuda_train_test: NeoBERT (2 layers; full size, 28 x 768) and BERT
 #      gradients of every parameter tensor against the CPU's F64 ones
-#      (<= 1e-4; 1e-3 at full size), and two backward passes bit-identical;
+#      (<= 1e-4; 1e-3 at full size), two backward passes bit-identical, and
+#      4 trainer steps on CUDA against the CPU's losses;
 #   4. fine-tuning throughput: train_bench --device cuda, full NeoBERT, the
 #      whole contrastive step (GradCache: forward without activations, InfoNCE,
 #      recompute + backward per chunk, clipping, AdamW) at 128 and 512 tokens;

@@ -26,7 +26,9 @@
 #include "encoder/train/cuda_train_model.h"
 #include "encoder/train/train_model.h"
 #include "encoder/train/train_params.h"
+#include "encoder/train/trainer.h"
 #include "gtest/gtest.h"
+#include "tests/encoder/train_test_util.h"
 
 namespace neodb::encoder::train {
 namespace {
@@ -205,6 +207,39 @@ TEST(CudaTrain, FullSizeNeoBertGradientsMatchTheCpu) {
   const TrainParams<double> p = RandomParams<double>(layout, 7, 0.02, 0.1);
   ExpectCudaMatchesCpu(layout, p.values, Batch({128, 37, 200}, 30522, 8), Pass{0, 0, 1e-3},
                        pass);
+}
+
+// The trainer end to end (GradCache: embeddings without activations, the
+// frozen bottom cached when only the top layer trains, InfoNCE, clipping,
+// AdamW on the host) with --device cuda against the CPU: the first step's
+// loss (before any update) to F32 rounding, the next ones within 1e-3 (AdamW
+// divides by √v, so coordinates whose gradient is rounding noise can move by
+// ±lr differently on the two; their effect on the loss is second order).
+TEST(CudaTrain, TrainerStepsMatchTheCpu) {
+  const ParamLayout layout(SmallNeoBert());
+  CUDA_PASS_OR_SKIP(pass, layout);
+  for (const int64_t train_layers : {int64_t{0}, int64_t{1}}) {
+    TrainerOptions o = testing::ConceptTrainerOptions();
+    o.steps = 4;
+    o.lr = 1e-3;
+    o.train_layers = train_layers;
+    std::vector<double> losses[2];
+    for (const bool cuda : {false, true}) {
+      o.device = TrainingDevice{cuda, 0};
+      auto trainer = Trainer::Create(RandomParams<float>(layout, 11, 0.1, 0.2),
+                                     testing::ConceptPairs(8, 3, true), o);
+      ASSERT_TRUE(trainer.ok()) << trainer.status();
+      ASSERT_TRUE((*trainer)->Run().ok());
+      for (const StepRecord& r : (*trainer)->history()) losses[cuda].push_back(r.loss);
+    }
+    ASSERT_EQ(losses[0].size(), 4u);
+    ASSERT_EQ(losses[1].size(), 4u);
+    EXPECT_NEAR(losses[1][0], losses[0][0], 1e-5 * std::fabs(losses[0][0])) << train_layers;
+    for (size_t s = 1; s < 4; ++s) {
+      EXPECT_NEAR(losses[1][s], losses[0][s], 1e-3 * std::fabs(losses[0][s]))
+          << "step " << s + 1 << ", train_layers " << train_layers;
+    }
+  }
 }
 
 }  // namespace
