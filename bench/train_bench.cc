@@ -201,8 +201,8 @@ int main(int argc, char** argv) {
               std::thread::hardware_concurrency(), openblas_get_config(),
               openblas_get_num_threads());
   std::printf(
-      "model: %s, F32, encoder passes on %s; pairs/step = queries + positives (in-batch negatives); GradCache chunk "
-      "%lld sequences; %lld steps (first untimed when > 1)\n\n",
+      "model: %s, F32, encoder passes on %s; pairs/step = queries + positives (in-batch "
+      "negatives); GradCache chunk %lld sequences; %lld steps (first untimed when > 1)\n\n",
       what.c_str(), TrainingDeviceName(*device).c_str(), static_cast<long long>(chunk),
       static_cast<long long>(steps));
   std::printf("| seq | pairs | trained | s/step | tokens/s | peak RSS (MiB) |\n");

@@ -56,7 +56,9 @@ absl::StatusOr<std::unique_ptr<MlmPretrainer>> MlmPretrainer::Create(
                    MakeTrainingPass(params.layout, options.device));
   std::unique_ptr<MlmPretrainer> p(
       new MlmPretrainer(std::move(params), std::move(objective), options));
-  if (pass != nullptr) p->model_ = std::make_unique<TrainModel<float>>(p->params_.layout, Pooling::kMean, pass);
+  if (pass != nullptr) {
+    p->model_ = std::make_unique<TrainModel<float>>(p->params_.layout, Pooling::kMean, pass);
+  }
   if (options.resume) RETURN_IF_ERROR(p->LoadCheckpointState());
   return p;
 }

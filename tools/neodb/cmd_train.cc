@@ -85,8 +85,9 @@ void RegisterDistillCommand(CLI::App& app) {
       ->capture_default_str();
   auto device = std::make_shared<std::string>("cpu");
   cmd->add_option("--device", *device,
-                  "Where the student trains: cpu (default), cuda or cuda:N (the encoder's forward and backward on that GPU, F32; "
-                   "an error where there is none), or auto (the CPU: CUDA training is opt-in)")
+                  "Where the student trains: cpu (default), cuda or cuda:N (the encoder's forward "
+                  "and backward on that GPU, F32; an error where there is none), or auto (the "
+                  "CPU: CUDA training is opt-in)")
       ->capture_default_str();
   cmd->callback([o, device] {
     o->trainer.device = ResolveTrainingDeviceOrExit("distill", *device);

@@ -90,7 +90,9 @@ class CudaDescribedTrainModel final : public ArchTrainModel<float> {
                    boundary_out != nullptr ? boundary_.as<float>() : nullptr);
     op.Finish(hidden_(op, params_, first_layer), hidden_dev_.as<float>());
     DeviceToHost(hidden, hidden_dev_.as<float>(), rows * c, stream);
-    if (boundary_out != nullptr) DeviceToHost(boundary_out, boundary_.as<float>(), rows * c, stream);
+    if (boundary_out != nullptr) {
+      DeviceToHost(boundary_out, boundary_.as<float>(), rows * c, stream);
+    }
     CheckOk(ctx_->Synchronize(), "the forward pass");
   }
 

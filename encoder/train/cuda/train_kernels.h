@@ -32,7 +32,8 @@ namespace neodb::encoder::train::cuda {
 // y = x / rms(x) ⊙ w per row; rstd[r] = 1 / rms(x[r]) (rstd may be null).
 cudaError_t LaunchRmsNormForward(const float* x, const float* w, int64_t rows, int64_t cols,
                                  float eps, float* y, float* rstd, cudaStream_t stream);
-// dx ADDS r·(dy⊙w) − x·r³·Σ(dy⊙w⊙x)/n; dw ADDS Σ_rows dy⊙x·r. dx or dw may be null.
+// dx ADDS r·(dy⊙w) − x·r³·Σ(dy⊙w⊙x)/n; dw ADDS Σ_rows dy⊙x·r. dx or dw may
+// be null.
 cudaError_t LaunchRmsNormBackward(const float* x, const float* w, const float* rstd,
                                   const float* dy, int64_t rows, int64_t cols, float* dx,
                                   float* dw, cudaStream_t stream);
@@ -58,8 +59,8 @@ constexpr int64_t kMaxTrainSequence = 11 * 1024;
 
 // o and lse (the row log-sum-exp of the scaled scores; may be null).
 cudaError_t LaunchAttentionForward(const float* qkv, const int64_t* offsets, int64_t batch,
-                                   int64_t rows, int64_t max_len, int64_t heads, int64_t head_dim, float* o,
-                                   float* lse, cudaStream_t stream);
+                                   int64_t rows, int64_t max_len, int64_t heads,
+                                   int64_t head_dim, float* o, float* lse, cudaStream_t stream);
 // dqkv (overwritten, every element) from d_o: the softmax is recomputed in
 // F32 from q, k and lse. `delta` is scratch of [rows, H] floats.
 cudaError_t LaunchAttentionBackward(const float* qkv, const float* o, const float* lse,
