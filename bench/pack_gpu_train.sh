@@ -3,9 +3,9 @@
 # CUDA, bench/run_gpu_train.sh) without building there: the training tests
 # and benches from BUILD (default: build) and every shared library they load
 # that is neither part of the C runtime nor of CUDA, as bench/pack_gpu_run.sh
-# does for inference. They are ~100 MB unpacked (oneDNN and OpenBLAS are 75
-# of it), over the device tool's 64 MiB carry, so they travel as one
-# gzip-compressed tarball (about 35 MB) that run_gpu_train.sh unpacks on the
+# does for inference, and the neodb CLI. They are ~200 MB unpacked (oneDNN,
+# OpenBLAS, gRPC), over the device tool's 64 MiB carry, so they travel as one
+# gzip-compressed tarball (about 45 MB) that run_gpu_train.sh unpacks on the
 # device.
 # Output: .device-carry/train.tar.gz (git-ignored), to be named in carry.
 set -euo pipefail
@@ -20,6 +20,7 @@ BINS=(
   "$BUILD/tests/encoder/train_device_test"
   "$BUILD/bench/train_bench"
   "$BUILD/bench/cuda_encoder_bench"
+  "$BUILD/tools/neodb/neodb"
 )
 mkdir -p "$DEST" "$STAGE/train/bin" "$STAGE/train/lib"
 for b in "${BINS[@]}"; do

@@ -9,12 +9,14 @@
 #      gradients of every parameter tensor against the CPU's F64 ones
 #      (<= 1e-4; 1e-3 at full size), two backward passes bit-identical, and
 #      4 trainer steps on CUDA against the CPU's losses;
-#   4. fine-tuning throughput: train_bench --device cuda, full NeoBERT, the
+#   4. the CLI: `neodb finetune` and `neodb pretrain --device cuda` on a small
+#      random NeoBERT (model init --preset small: 4 heads of 64);
+#   5. fine-tuning throughput: train_bench --device cuda, full NeoBERT, the
 #      whole contrastive step (GradCache: forward without activations, InfoNCE,
 #      recompute + backward per chunk, clipping, AdamW) at 128 and 512 tokens;
-#   5. inference throughput on the same device and weights' shape:
+#   6. inference throughput on the same device and weights' shape:
 #      cuda_encoder_bench in F32 (training's precision) and BF16 (serving's);
-#   6. one table of the two, in OUTDIR/table.md.
+#   7. one table of the two, in OUTDIR/table.md.
 # Expected device time: about 5 minutes (step 3's full-size F64 CPU
 # reference and step 4 are the longest); every step has its own timeout.
 #
@@ -34,6 +36,7 @@ if [[ "${1:-}" == "--dry-run" ]]; then
   OUTDIR=$(mktemp -d /tmp/neodb_train_dry.XXXXXX)
   BIN_TESTS=$BUILD/tests/encoder
   BIN_BENCH=$BUILD/bench
+  NEODB=$BUILD/tools/neodb/neodb
 else
   OUTDIR=${1:-${OUT:-/tmp}/train}
   mkdir -p /tmp/neodb_train
@@ -42,6 +45,7 @@ else
   tar -C /tmp/neodb_train -xzf .device-carry/train.tar.gz
   BIN_TESTS=/tmp/neodb_train/train/bin
   BIN_BENCH=/tmp/neodb_train/train/bin
+  NEODB=/tmp/neodb_train/train/bin/neodb
   LT=$(ls /usr/local/cuda/lib64/libcublasLt.so.13 2>/dev/null ||
        find / -name 'libcublasLt.so.13' -not -path '/proc/*' 2>/dev/null | head -1)
   export LD_LIBRARY_PATH=/tmp/neodb_train/train/lib:$(dirname "${LT:-/nonexistent/x}")
@@ -102,6 +106,28 @@ step "--device without a visible device" 60 env CUDA_VISIBLE_DEVICES=-1 \
   "$BIN_TESTS/train_device_test"
 gpu_test "training kernels vs their CPU bodies" 300 "$BIN_TESTS/cuda_train_kernels_test"
 gpu_test "model gradients vs the CPU's F64" 600 "$BIN_TESTS/cuda_train_test"
+# The CLI on a small random model, with the data it needs written here.
+CLI=$(mktemp -d /tmp/neodb_train_cli.XXXXXX)
+python3 - "$CLI" <<'PY'
+import sys
+d = sys.argv[1]
+words = ["red", "green", "blue", "apple", "sky", "grass", "fruit", "color", "the", "is", "and"]
+special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+open(f"{d}/vocab.txt", "w").write("\n".join(special + [chr(c) for c in range(97, 123)] + words) + "\n")
+pairs = [("red fruit", "apple"), ("blue", "sky"), ("green", "grass"), ("color", "red green blue")]
+with open(f"{d}/pairs.jsonl", "w") as f:
+    for q, p in pairs:
+        f.write(f'{{"query": "{q}", "positive": "{p}"}}\n')
+open(f"{d}/corpus.txt", "w").write("the sky is blue and the grass is green\nred fruit\n" * 20)
+PY
+step "neodb model init (preset small: 4 heads of 64)" 60 "$NEODB" model init --preset small \
+  --vocab "$CLI/vocab.txt" --out "$CLI/model"
+step "neodb finetune --device $DEVICE" 120 "$NEODB" finetune --model "$CLI/model" \
+  --train "$CLI/pairs.jsonl" --out "$CLI/finetuned" --steps 3 --batch-size 2 --device "$DEVICE"
+step "neodb pretrain --device $DEVICE" 120 "$NEODB" pretrain --model "$CLI/model" \
+  --corpus "$CLI/corpus.txt" --out "$CLI/pretrained" --steps 2 --batch-tokens 32 --seq-len 16 \
+  --micro-batch-tokens 32 --device "$DEVICE"
+
 step "fine-tune throughput ($DEVICE)" 400 "$BIN_BENCH/train_bench" --preset "$PRESET" \
   --seq "$SEQS" --pairs "$PAIRS" --chunk-size "$CHUNK" --steps "$STEPS" --train-layers 0 \
   --device "$DEVICE"
