@@ -15,7 +15,7 @@
 // 5-10× margin over that, while a wrong or missing term (an O(1) relative
 // error in some tensor) fails by orders of magnitude. Measured with the CPU's
 // own F32 pass in the CUDA pass's place (cuda_train_harness_test, this file
-// built with NEODB_CPU_STAND_IN): worst tensor 9e-7 at 2 layers, 1.2e-6 at
+// built with NEODB_CPU_STAND_IN): worst tensor ≈ 1e-6 at 2 layers, 1.2e-6 at
 // full size (2026-12-03) — F32 against F64 is well inside the bounds. A tensor whose F64
 // gradient is zero but for rounding (BERT's key bias) is held to an
 // absolute bound instead: its F32 gradient ≤ 1e-5 of the whole gradient's
