@@ -8,7 +8,10 @@
 // the machine.
 //
 //   train_bench [--preset full | --model DIR] [--seq 128,512] [--pairs 4] [--steps 2]
-//               [--train-layers 0,4] [--chunk-size 8] [--threads 0]
+//               [--train-layers 0,4] [--chunk-size 8] [--threads 0] [--device cpu]
+// --device cuda (or cuda:N) runs the encoder's forward and backward on that
+// GPU (encoder/train/cuda_train_model.h); the losses, clipping and AdamW stay
+// on the host, as `neodb finetune --device cuda` runs them.
 // --pairs takes a list too: at a fixed --chunk-size, peak memory should barely
 // grow with the contrastive batch (that is what GradCache is for).
 #include <cblas.h>
@@ -21,16 +24,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "encoder/checkpoint/presets.h"
+#include "encoder/device.h"
 #include "encoder/model.h"
 #include "encoder/train/adamw.h"
 #include "encoder/train/bert_checkpoint_io.h"
 #include "encoder/train/grad_cache.h"
+#include "encoder/train/train_device.h"
 #include "encoder/train/train_model.h"
 
 namespace {
@@ -75,10 +81,15 @@ TrainParams<float> MakeParams(const NeoBertConfig& base, const std::string& mode
 }
 
 Result RunOne(const NeoBertConfig& base, const std::string& model_dir, int64_t seq, int64_t pairs,
-              int64_t steps, int64_t train_layers, int64_t chunk) {
+              int64_t steps, int64_t train_layers, int64_t chunk, const TrainingDevice& device) {
   Pooling pooling;
   TrainParams<float> params = MakeParams(base, model_dir, seq, &pooling);
-  TrainModel<float> model(params.layout, pooling);
+  auto pass = MakeTrainingPass(params.layout, device);
+  if (!pass.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(pass.status().message()).c_str());
+    _exit(1);
+  }
+  TrainModel<float> model(params.layout, pooling, *pass);
   const int64_t begin = params.layout.TrainableBegin(train_layers);
   std::vector<float> grads(static_cast<size_t>(params.layout.total() - begin));
   AdamW optimizer(params.layout, begin, AdamWOptions{});
@@ -130,7 +141,7 @@ std::string CpuModel() {
 int main(int argc, char** argv) {
   std::vector<int64_t> seqs = {128, 512}, modes = {0, 4}, pair_counts = {4};
   int64_t steps = 2, chunk = 8, threads = 0;
-  std::string preset = "full", model_dir;
+  std::string preset = "full", model_dir, device_name = "cpu";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--seq")
@@ -149,12 +160,23 @@ int main(int argc, char** argv) {
       chunk = std::atoll(argv[i + 1]);
     else if (flag == "--threads")
       threads = std::atoll(argv[i + 1]);
+    else if (flag == "--device")
+      device_name = argv[i + 1];
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
     }
   }
   if (threads > 0) openblas_set_num_threads(static_cast<int>(threads));
+  // Parsed here, resolved in each child: CUDA must not be initialised in a
+  // process that forks children which use it.
+  const auto request = ParseDevice(device_name);
+  if (!request.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(request.status().message()).c_str());
+    return 2;
+  }
+  const auto device = std::make_optional(TrainingDevice{
+      request->kind == DeviceRequest::Kind::kCuda, request->index});
   auto config = neodb::encoder::PresetConfig(preset, 30522);
   if (!config.ok()) {
     std::fprintf(stderr, "%s\n", std::string(config.status().message()).c_str());
@@ -179,12 +201,14 @@ int main(int argc, char** argv) {
               std::thread::hardware_concurrency(), openblas_get_config(),
               openblas_get_num_threads());
   std::printf(
-      "model: %s, F32; pairs/step = queries + positives (in-batch negatives); GradCache chunk "
-      "%lld sequences; %lld steps (first untimed when > 1)\n\n",
-      what.c_str(), static_cast<long long>(chunk), static_cast<long long>(steps));
+      "model: %s, F32, encoder passes on %s; pairs/step = queries + positives (in-batch "
+      "negatives); GradCache chunk %lld sequences; %lld steps (first untimed when > 1)\n\n",
+      what.c_str(), TrainingDeviceName(*device).c_str(), static_cast<long long>(chunk),
+      static_cast<long long>(steps));
   std::printf("| seq | pairs | trained | s/step | tokens/s | peak RSS (MiB) |\n");
   std::printf("|---:|---:|---|---:|---:|---:|\n");
   std::fflush(stdout);
+  bool any_failed = false;
   for (int64_t seq : seqs) {
     for (int64_t pairs : pair_counts) {
       for (int64_t mode : modes) {
@@ -193,7 +217,7 @@ int main(int argc, char** argv) {
         const pid_t pid = fork();
         if (pid == 0) {
           close(fds[0]);
-          const Result r = RunOne(*config, model_dir, seq, pairs, steps, mode, chunk);
+          const Result r = RunOne(*config, model_dir, seq, pairs, steps, mode, chunk, *device);
           if (write(fds[1], &r, sizeof(r)) != sizeof(r)) _exit(1);
           _exit(0);
         }
@@ -207,6 +231,7 @@ int main(int argc, char** argv) {
                                         ? "all " + std::to_string(layers) + " layers + embeddings"
                                         : "top " + std::to_string(mode) + " layers";
         if (!got) {
+          any_failed = true;
           std::printf("| %lld | %lld | %s | failed | | |\n", static_cast<long long>(seq),
                       static_cast<long long>(pairs), trained.c_str());
           continue;
@@ -218,5 +243,5 @@ int main(int argc, char** argv) {
       }
     }
   }
-  return 0;
+  return any_failed ? 1 : 0;
 }

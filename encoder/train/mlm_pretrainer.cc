@@ -52,8 +52,13 @@ absl::StatusOr<std::unique_ptr<MlmPretrainer>> MlmPretrainer::Create(
                    MlmObjective::Create(params.layout.config(), std::move(decoder_weight),
                                         std::move(decoder_bias), std::move(stream), special,
                                         ObjectiveOptions(options)));
+  ASSIGN_OR_RETURN(std::shared_ptr<const ArchTrainModel<float>> pass,
+                   MakeTrainingPass(params.layout, options.device));
   std::unique_ptr<MlmPretrainer> p(
       new MlmPretrainer(std::move(params), std::move(objective), options));
+  if (pass != nullptr) {
+    p->model_ = std::make_unique<TrainModel<float>>(p->params_.layout, Pooling::kMean, pass);
+  }
   if (options.resume) RETURN_IF_ERROR(p->LoadCheckpointState());
   return p;
 }

@@ -22,6 +22,7 @@
 #include "encoder/train/adamw.h"
 #include "encoder/train/mlm_head.h"
 #include "encoder/train/mlm_objective.h"
+#include "encoder/train/train_device.h"
 #include "encoder/train/train_model.h"
 #include "nlohmann/json.hpp"
 
@@ -38,6 +39,8 @@ struct PretrainOptions {
   uint64_t seed = 0;                  // data order and masks. Default: 0
   double max_grad_norm = 1.0;         // Default: 1.0
   AdamWOptions adamw;
+  // Where the encoder's passes run (train_device.h). Default: the CPU.
+  TrainingDevice device;
   // Every N steps save checkpoint_dir/checkpoint (weights, head, optimiser
   // state, step); 0 = never. Default: 0.
   int64_t checkpoint_every = 0;

@@ -5,6 +5,7 @@
 #include "encoder/models/neobert_layers.h"
 #include "encoder/train/embedding_pooling.h"
 #include "encoder/train/tape_ops.h"
+#include "encoder/train/train_weights.h"
 
 namespace neodb::encoder::train {
 namespace {
@@ -13,20 +14,13 @@ namespace {
 template <typename T>
 std::shared_ptr<const ArchTrainModel<T>> MakeNeoBert(const ParamLayout& layout) {
   const NeoBertConfig& cfg = layout.config();
-  models::NeoBertParams<TrainWeight> p;
-  p.embeddings = Param(layout.embeddings());
-  p.final_norm = Param(layout.final_norm());
-  for (int64_t l = 0; l < layout.num_layers(); ++l) {
-    auto w = [&](int t) { return Param(layout.layer(l, t)); };
-    p.layers.push_back({w(kAttentionNorm), w(kQkv), w(kWo), w(kFfnNorm), w(kW12), w(kW3)});
-  }
   typename TapeOps<T>::Options o;
   o.eps = cfg.norm_eps;
   o.heads = cfg.num_attention_heads;
   o.head_dim = cfg.head_dim();
   auto rope = std::make_shared<const RopeTable<T>>(cfg.max_length, cfg.head_dim(), cfg.rope_theta);
   return std::make_shared<const DescribedTrainModel<T, models::NeoBertParams<TrainWeight>>>(
-      layout, std::move(p), o, std::move(rope), &models::NeoBertHidden<TapeOps<T>>);
+      layout, NeoBertTrainWeights(layout), o, std::move(rope), &models::NeoBertHidden<TapeOps<T>>);
 }
 
 // BERT: its description over the flat layout, whose query, key and value
@@ -34,28 +28,12 @@ std::shared_ptr<const ArchTrainModel<T>> MakeNeoBert(const ParamLayout& layout) 
 template <typename T>
 std::shared_ptr<const ArchTrainModel<T>> MakeBert(const ParamLayout& layout) {
   const BertConfig& cfg = layout.bert_config();
-  const std::vector<ParamEntry>& en = layout.entries();
-  models::BertParams<TrainWeight> p;
-  p.word_embeddings = Param(en[kBertWordEmb]);
-  p.position_embeddings = Param(en[kBertPositionEmb]);
-  p.token_type_embeddings = Param(en[kBertTypeEmb]);
-  p.embedding_norm_weight = Param(en[kBertEmbNormW]);
-  p.embedding_norm_bias = Param(en[kBertEmbNormB]);
-  for (int64_t l = 0; l < layout.num_layers(); ++l) {
-    auto e = [&](int t) { return layout.layer(l, t); };
-    auto w = [&](int t) { return Param(e(t)); };
-    p.layers.push_back({StackedParams(e(kBertQ), e(kBertK), e(kBertV)),
-                        StackedParams(e(kBertQBias), e(kBertKBias), e(kBertVBias)),
-                        w(kBertWo), w(kBertWoBias), w(kBertAttnNormW), w(kBertAttnNormB),
-                        w(kBertW1), w(kBertW1Bias), w(kBertW2), w(kBertW2Bias),
-                        w(kBertFfnNormW), w(kBertFfnNormB)});
-  }
   typename TapeOps<T>::Options o;
   o.eps = cfg.layer_norm_eps;
   o.heads = cfg.num_attention_heads;
   o.head_dim = cfg.head_dim();
   return std::make_shared<const DescribedTrainModel<T, models::BertParams<TrainWeight>>>(
-      layout, std::move(p), o, nullptr, &models::BertHidden<TapeOps<T>>);
+      layout, BertTrainWeights(layout), o, nullptr, &models::BertHidden<TapeOps<T>>);
 }
 
 template <typename T>
@@ -72,6 +50,37 @@ std::shared_ptr<const ArchTrainModel<T>> MakeArch(const ParamLayout& layout) {
 
 }  // namespace
 
+models::NeoBertParams<TrainWeight> NeoBertTrainWeights(const ParamLayout& layout) {
+  models::NeoBertParams<TrainWeight> p;
+  p.embeddings = Param(layout.embeddings());
+  p.final_norm = Param(layout.final_norm());
+  for (int64_t l = 0; l < layout.num_layers(); ++l) {
+    auto w = [&](int t) { return Param(layout.layer(l, t)); };
+    p.layers.push_back({w(kAttentionNorm), w(kQkv), w(kWo), w(kFfnNorm), w(kW12), w(kW3)});
+  }
+  return p;
+}
+
+models::BertParams<TrainWeight> BertTrainWeights(const ParamLayout& layout) {
+  const std::vector<ParamEntry>& en = layout.entries();
+  models::BertParams<TrainWeight> p;
+  p.word_embeddings = Param(en[kBertWordEmb]);
+  p.position_embeddings = Param(en[kBertPositionEmb]);
+  p.token_type_embeddings = Param(en[kBertTypeEmb]);
+  p.embedding_norm_weight = Param(en[kBertEmbNormW]);
+  p.embedding_norm_bias = Param(en[kBertEmbNormB]);
+  for (int64_t l = 0; l < layout.num_layers(); ++l) {
+    auto e = [&](int t) { return layout.layer(l, t); };
+    auto w = [&](int t) { return Param(e(t)); };
+    p.layers.push_back({StackedParams(e(kBertQ), e(kBertK), e(kBertV)),
+                        StackedParams(e(kBertQBias), e(kBertKBias), e(kBertVBias)),
+                        w(kBertWo), w(kBertWoBias), w(kBertAttnNormW), w(kBertAttnNormB),
+                        w(kBertW1), w(kBertW1Bias), w(kBertW2), w(kBertW2Bias),
+                        w(kBertFfnNormW), w(kBertFfnNormB)});
+  }
+  return p;
+}
+
 void AppendSequence(PackedBatch* batch, const std::vector<int32_t>& ids) {
   if (batch->offsets.empty()) batch->offsets.push_back(0);
   batch->ids.insert(batch->ids.end(), ids.begin(), ids.end());
@@ -81,6 +90,13 @@ void AppendSequence(PackedBatch* batch, const std::vector<int32_t>& ids) {
 template <typename T>
 TrainModel<T>::TrainModel(const ParamLayout& layout, Pooling pooling)
     : layout_(layout), pooling_(pooling), arch_(MakeArch<T>(layout)) {}
+
+template <typename T>
+TrainModel<T>::TrainModel(const ParamLayout& layout, Pooling pooling,
+                          std::shared_ptr<const ArchTrainModel<T>> arch)
+    : layout_(layout),
+      pooling_(pooling),
+      arch_(arch != nullptr ? std::move(arch) : MakeArch<T>(layout)) {}
 
 template <typename T>
 void TrainModel<T>::Forward(const T* params, const PackedBatch& batch, int64_t first_layer,

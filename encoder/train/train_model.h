@@ -63,6 +63,10 @@ class TrainModel {
   // model directory's own (sentence-transformers) for BERT.
   // REQUIRES: every sequence fits layout.max_length().
   explicit TrainModel(const ParamLayout& layout, Pooling pooling = Pooling::kMean);
+  // The same with the architecture's training pass given (the CUDA one,
+  // cuda_train_model.h); null: the CPU's, as above.
+  TrainModel(const ParamLayout& layout, Pooling pooling,
+             std::shared_ptr<const ArchTrainModel<T>> arch);
 
   const ParamLayout& layout() const { return layout_; }
   Pooling pooling() const { return pooling_; }

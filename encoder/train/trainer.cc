@@ -130,7 +130,9 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(
   std::unique_ptr<Trainer> t(new Trainer(std::move(params), std::move(data), options));
   t->mlm_ = std::move(mlm);
   t->distill_ = std::move(distill);
-  t->model_ = std::make_unique<TrainModel<float>>(t->params_.layout, options.pooling);
+  ASSIGN_OR_RETURN(std::shared_ptr<const ArchTrainModel<float>> pass,
+                   MakeTrainingPass(t->params_.layout, options.device));
+  t->model_ = std::make_unique<TrainModel<float>>(t->params_.layout, options.pooling, pass);
   const int64_t begin = t->params_.layout.TrainableBegin(options.train_layers);
   t->optimizer_ = std::make_unique<AdamW>(t->params_.layout, begin, options.adamw);
   t->grads_.assign(static_cast<size_t>(t->params_.layout.total() - begin), 0.0f);

@@ -30,6 +30,7 @@
 #include "encoder/train/known_positives.h"
 #include "encoder/train/mlm_objective.h"
 #include "encoder/train/pairs.h"
+#include "encoder/train/train_device.h"
 #include "encoder/train/train_model.h"
 
 namespace neodb::encoder::train {
@@ -73,6 +74,9 @@ struct TrainerOptions {
   // BGE). Default: kMean.
   Pooling pooling = Pooling::kMean;
   AdamWOptions adamw;
+  // Where the encoder's forward and backward passes run (train_device.h);
+  // the losses and AdamW stay on the host. Default: the CPU.
+  TrainingDevice device;
   // Weight of the auxiliary MLM loss; used (and must be > 0) when Create is
   // given an MlmObjective. Default: 1.
   double mlm_weight = 1.0;

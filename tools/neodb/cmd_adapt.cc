@@ -24,6 +24,7 @@ namespace {
 struct AdaptArgs {
   ClientFlags client;  // --server, --timeout (default 60 s), --api-key, --tls-*
   adapt::AdaptOptions job;
+  std::string device = "cpu";  // --device: where the model trains
 };
 
 }  // namespace
@@ -124,7 +125,13 @@ void RegisterAdaptCommands(CLI::App& app) {
   cmd->add_option("--min-gain", a->job.min_gain,
                   "--apply needs new - old hybrid nDCG@10 above this (may be negative)")
       ->capture_default_str();
+  cmd->add_option("--device", a->device,
+                  "Where the model trains: cpu (default), cuda or cuda:N (the encoder's forward "
+                  "and backward on that GPU, F32; an error where there is none), or auto (the "
+                  "CPU: CUDA training is opt-in)")
+      ->capture_default_str();
   cmd->callback([a] {
+    a->job.trainer.device = ResolveTrainingDeviceOrExit("adapt", a->device);
     GrpcServerSide server(a->client);
     adapt::AdaptJob job(a->job, server, StderrProgress());
     if (!a->job.rollback.empty()) {

@@ -58,9 +58,7 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 
 absl::Status Pretrain(PretrainArgs a) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::string device_note;
-  RETURN_IF_ERROR(encoder::train::CheckTrainingDevice(a.device, &device_note));
-  if (!device_note.empty()) std::fprintf(stderr, "neodb pretrain: %s\n", device_note.c_str());
+  a.options.device = ResolveTrainingDeviceOrExit("pretrain", a.device);
   std::error_code ec;
   if (fs::exists(a.out_dir, ec) && !fs::is_empty(a.out_dir, ec) && !a.force) {
     return absl::InvalidArgumentError(
@@ -290,8 +288,8 @@ void RegisterPretrainCommands(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--force", args->force, "Replace a non-empty --out");
   cmd->add_option("--device", args->device,
-                  "cpu (default) or auto; cuda / cuda:N are refused: training on CUDA is not "
-                  "implemented yet")
+                  "cpu (default), cuda or cuda:N (the encoder's forward and backward on that GPU, "
+                  "F32; an error where there is none), or auto (the CPU: CUDA training is opt-in)")
       ->capture_default_str();
   cmd->callback([args] { ExitIfError(Pretrain(*args)); });
 }

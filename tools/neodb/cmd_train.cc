@@ -11,6 +11,23 @@
 #include "tools/neodb/commands.h"
 
 namespace neodb::cli {
+
+// The --device of a training command (encoder/train/train_device.h); says on
+// stderr where training runs unless that is the CPU by default.
+encoder::train::TrainingDevice ResolveTrainingDeviceOrExit(const char* command,
+                                                          const std::string& device) {
+  std::string note;
+  absl::StatusOr<encoder::train::TrainingDevice> d =
+      encoder::train::ResolveTrainingDevice(device, &note);
+  ExitIfError(d.status());
+  if (!note.empty()) std::fprintf(stderr, "neodb %s: %s\n", command, note.c_str());
+  if (d->cuda) {
+    std::fprintf(stderr, "neodb %s: training on %s\n", command,
+                 encoder::train::TrainingDeviceName(*d).c_str());
+  }
+  return *d;
+}
+
 namespace {
 
 // The Trainer's options (encoder/train/trainer.h) that finetune and distill
@@ -66,7 +83,16 @@ void RegisterDistillCommand(CLI::App& app) {
   cmd->add_option("--teacher-batch-lines", o->teacher_batch_lines,
                   "Texts per teacher forward pass and per cache append")
       ->capture_default_str();
-  cmd->callback([o] { ExitIfError(encoder::train::RunDistill(*o, stdout, stderr)); });
+  auto device = std::make_shared<std::string>("cpu");
+  cmd->add_option("--device", *device,
+                  "Where the student trains: cpu (default), cuda or cuda:N (the encoder's forward "
+                  "and backward on that GPU, F32; an error where there is none), or auto (the "
+                  "CPU: CUDA training is opt-in)")
+      ->capture_default_str();
+  cmd->callback([o, device] {
+    o->trainer.device = ResolveTrainingDeviceOrExit("distill", *device);
+    ExitIfError(encoder::train::RunDistill(*o, stdout, stderr));
+  });
 }
 
 }  // namespace
@@ -152,13 +178,12 @@ void RegisterTrainCommands(CLI::App& app) {
   auto ft_device = std::make_shared<std::string>("cpu");
   finetune
       ->add_option("--device", *ft_device,
-                   "cpu (default) or auto; cuda / cuda:N are refused: training on CUDA is "
-                   "not implemented yet")
+                   "cpu (default), cuda or cuda:N (the encoder's forward and backward on that "
+                   "GPU, F32; an error where there is none), or auto (the CPU: CUDA training is "
+                   "opt-in)")
       ->capture_default_str();
   finetune->callback([ft, ft_device] {
-    std::string note;
-    ExitIfError(encoder::train::CheckTrainingDevice(*ft_device, &note));
-    if (!note.empty()) std::fprintf(stderr, "neodb finetune: %s\n", note.c_str());
+    ft->trainer.device = ResolveTrainingDeviceOrExit("finetune", *ft_device);
     ExitIfError(encoder::train::RunFinetune(*ft, stdout));
   });
 

@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "encoder/train/train_device.h"
 
 namespace neodb::cli {
 
@@ -20,6 +21,12 @@ struct ExitRequest {
 // Prints "neodb: <message>" to stderr and requests exit code 1 (2 for
 // INVALID_ARGUMENT-style usage errors) when `status` is not OK.
 void ExitIfError(const absl::Status& status);
+
+// Resolves a training command's --device (encoder/train/train_device.h),
+// exiting with its error; says on stderr where training runs unless it is
+// the CPU by default. `command` names the command in those lines.
+encoder::train::TrainingDevice ResolveTrainingDeviceOrExit(const char* command,
+                                                          const std::string& device);
 
 // `neodb --version`: version, git commit, build options, BLAS kernel, CPU features.
 std::string VersionText();
