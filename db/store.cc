@@ -241,12 +241,12 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
   if (options.memtable_bytes > 0) {
     db_options.db_write_buffer_size = options.memtable_bytes;
     // A WAL file is deleted only once every column family with data in it
-    // has flushed. "meta" (the counters) takes a few bytes per batch and would
-    // flush only when RocksDB's own bound is hit: 4 x every memtable at its
-    // cap, 12 x the budget here (384 MiB by default). Past this bound RocksDB
+    // has flushed. "meta" (the counters) takes a few bytes per batch and, left
+    // to RocksDB's default bound, held the log far past the memtables: 158 MiB
+    // after a 100k-vector load (bench/peers/README.md), 25.6 MiB for 40 MiB
+    // written with a 1 MiB budget (db_store_test). Past this bound RocksDB
     // flushes the column families that hold the oldest WAL, so the log on disk
-    // stays near what the memtables hold (a 100k-vector load kept 158 MiB of
-    // WAL; bench/peers/README.md).
+    // stays near what the memtables hold.
     db_options.max_total_wal_size = 2 * options.memtable_bytes;
   }
   rocksdb::ColumnFamilyOptions cf_options(db_options);

@@ -74,8 +74,8 @@ struct StoreOptions {
   // defaults (64 MiB per memtable, no total: up to 768 MiB over our six column
   // families, which a stream of overwrites reaches; bench/README.md,
   // "Resident memory under many requests"). It also bounds the write-ahead log
-  // on disk at twice this (RocksDB's max_total_wal_size; zero: up to 4 x every
-  // memtable at its cap). Default: 32 MiB.
+  // on disk at twice this (RocksDB's max_total_wal_size; zero: RocksDB's own
+  // bound). Default: 32 MiB.
   size_t memtable_bytes = 32 << 20;
   // Tests only: RocksDB's file writes ask this injector first
   // (db/fault_file_system.h). Not owned; must outlive the store. Default: none.

@@ -381,9 +381,9 @@ TEST_F(StoreTest, SourcePositionIsCommittedWithTheWrite) {
 }
 
 // The WAL on disk stays near the memtable budget: without a bound, the "meta"
-// column family (a few bytes of counters per batch) never fills its memtable,
-// pins every WAL file written since it last flushed, and RocksDB keeps up to 4
-// x every memtable at its cap (12 x the budget) before it forces a flush.
+// column family (a few bytes of counters per batch) never fills its memtable
+// and pins every WAL file written since it last flushed (25.6 MiB here with
+// RocksDB's default bound).
 TEST_F(StoreTest, WriteAheadLogStaysNearTheMemtableBudget) {
   store_.reset();
   StoreOptions o;
