@@ -24,6 +24,23 @@ constexpr size_t kPrefetchRows = 4;
   return s + tail;
 }
 
+// Squared L2 distance, lane by lane as Dot.
+[[gnu::always_inline]] inline float L2Sqr(const float* a, const float* b, int dim) {
+  float acc[kLanes] = {};
+  int i = 0;
+  for (; i + kLanes <= dim; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      const float d = a[i + j] - b[i + j];
+      acc[j] += d * d;
+    }
+  }
+  float tail = 0;
+  for (; i < dim; ++i) tail += (a[i] - b[i]) * (a[i] - b[i]);
+  float s = 0;
+  for (int j = 0; j < kLanes; ++j) s += acc[j];
+  return s + tail;
+}
+
 // A prefetch for every 64-byte line of a row.
 [[gnu::always_inline]] inline void PrefetchRow(const float* row, int dim) {
   const char* p = reinterpret_cast<const char*>(row);
@@ -54,6 +71,16 @@ constexpr size_t kPrefetchRows = 4;
 [[gnu::target_clones("arch=skylake-avx512", "arch=haswell", "default")]] float SquaredNormKernel(
     const float* v, int dim) {
   return Dot(v, v, dim);
+}
+
+[[gnu::target_clones("arch=skylake-avx512", "arch=haswell", "default")]] float DotKernel(
+    const float* a, const float* b, int dim) {
+  return Dot(a, b, dim);
+}
+
+[[gnu::target_clones("arch=skylake-avx512", "arch=haswell", "default")]] float L2SqrKernel(
+    const float* a, const float* b, int dim) {
+  return L2Sqr(a, b, dim);
 }
 
 }  // namespace neodb::index

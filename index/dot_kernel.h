@@ -25,4 +25,9 @@ void DotRowsAt(const float* x, const int32_t* rows, size_t n, int dim, const flo
 // sum_i v[i]^2.
 float SquaredNormKernel(const float* v, int dim);
 
+// <a, b> and sum_i (a[i] - b[i])^2 of one pair: FAISS's HNSW inserts ask for
+// one distance at a time (index/kernel_flat_storage.h).
+float DotKernel(const float* a, const float* b, int dim);
+float L2SqrKernel(const float* a, const float* b, int dim);
+
 }  // namespace neodb::index

@@ -11,6 +11,7 @@
 #include "index/faiss_checks.h"
 #include "index/faiss_io.h"
 #include "index/hnsw_walk.h"
+#include "index/kernel_flat_storage.h"
 #include "index/threads.h"
 
 namespace neodb::index {
@@ -56,6 +57,7 @@ HnswIndex::HnswIndex(int dimension, int m, Metric metric, const HnswParams& para
                                            : kHnswExactMaxFloats / dimension) {
   NEODB_CHECK(m >= 2 && params.ef_construction > 0 && params.ef_search > 0);
   index_ = std::make_unique<faiss::IndexHNSWFlat>(dimension, m, FaissMetric(metric));
+  UseKernelStorage(index_.get());  // inserts on our kernel (index/kernel_flat_storage.h)
   index_->hnsw.efConstruction = params.ef_construction;
 }
 
@@ -255,6 +257,7 @@ absl::Status HnswIndex::DeserializeBody(ByteReader* r) {
     }
   }
   loaded.release();
+  UseKernelStorage(hnsw);  // later inserts on our kernel, as a fresh index's
   absl::WriterMutexLock lock(&mu_);
   index_.reset(hnsw);
   pos_to_id_ = std::move(pos_to_id);
