@@ -120,8 +120,14 @@ struct DatabaseOptions {
   // Close() snapshots every index. Tests turn it off to stand in for a crash.
   // Default: true.
   bool snapshot_on_close = true;
-  // Snapshots kept per collection. Default: 2.
-  int snapshots_kept = 2;
+  // Snapshots kept per index of a collection. An older one would only help
+  // when the newest fails to load and the change log still reaches back to
+  // it, but every snapshot round trims the log to the newest (SnapshotAll),
+  // so that case rebuilds from the store either way: a second copy of each
+  // index on disk (the HNSW's vectors and graph) buys nothing. The newest is
+  // renamed into place before the older is removed (index/snapshot.h).
+  // Default: 1.
+  int snapshots_kept = 1;
   EmbedBatcherOptions batcher;
   // Tokens one Upsert, NearText or Embed request may send to the encoder,
   // chunks of overflow=chunk texts included (token_budget.h); more is
