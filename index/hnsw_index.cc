@@ -175,11 +175,11 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchLocked(
     ef = std::min(std::max(ef, k), kHnswMaxEfSearch);
     const float* xb = static_cast<const faiss::IndexFlat*>(index_->storage)->get_xb();
     WalkDistance dis(xb, dim_, metric_ == Metric::kL2, sq_norms_);
-    WalkScratch scratch;
+    std::unique_ptr<WalkScratch> scratch = TakeScratch();
     for (size_t i = 0; i < nq; ++i) {
       dis.SetQuery(&q[i * dim_]);
       // Distances: smaller is closer; scores: higher is better.
-      for (const WalkHit& h : HnswWalk(index_->hnsw, dis, k, ef, walk_filter, &scratch)) {
+      for (const WalkHit& h : HnswWalk(index_->hnsw, dis, k, ef, walk_filter, scratch.get())) {
         out[i].push_back({pos_to_id_[h.pos], -h.distance});
       }
       // Guarantee: fewer than k hits only when fewer than k are allowed.
@@ -193,9 +193,27 @@ absl::StatusOr<std::vector<std::vector<SearchHit>>> HnswIndex::SearchLocked(
         }
       }
     }
+    ReturnScratch(std::move(scratch));
   });
   RETURN_IF_ERROR(status);
   return out;
+}
+
+std::unique_ptr<WalkScratch> HnswIndex::TakeScratch() const {
+  {
+    absl::MutexLock lock(&scratch_mu_);
+    if (!idle_scratch_.empty()) {
+      std::unique_ptr<WalkScratch> s = std::move(idle_scratch_.back());
+      idle_scratch_.pop_back();
+      return s;
+    }
+  }
+  return std::make_unique<WalkScratch>();
+}
+
+void HnswIndex::ReturnScratch(std::unique_ptr<WalkScratch> scratch) const {
+  absl::MutexLock lock(&scratch_mu_);
+  if (idle_scratch_.size() < kMaxIdleScratches) idle_scratch_.push_back(std::move(scratch));
 }
 
 absl::Status HnswIndex::ReconstructAtLocked(size_t pos, std::span<float> out) const {

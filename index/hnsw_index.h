@@ -12,7 +12,9 @@
 // - FAISS builds and stores the graph; queries walk it with our own search
 //   (index/hnsw_walk.h: heaps sized to the query's ef, distances from our dot
 //   kernel, as Debian's FAISS computes them with a scalar loop). A filter with
-//   a bitmap (IdFilter::Dense) is read through it.
+//   a bitmap (IdFilter::Dense) is read through it. FAISS's inserts take their
+//   distances from the storage, a KernelFlatStorage: our kernel too
+//   (index/kernel_flat_storage.h).
 // - Filtered searches estimate the allowed fraction f from a sample. When the
 //   allowed set is small (f < kHnswExactFilterFraction or fewer than
 //   kHnswExactMaxFloats / dimension allowed vectors) the search is an exact
@@ -23,7 +25,9 @@
 // Thread-safe (see VectorIndex).
 
 #include <memory>
+#include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "index/index_util.h"
 #include "index/positioned_index.h"
 
@@ -32,6 +36,8 @@ struct IndexHNSWFlat;
 }
 
 namespace neodb::index {
+
+class WalkScratch;
 
 // Exact search is used while the vectors to scan fit in this many floats
 // (16 MiB: 16k vectors at 256-d, 5.2k at 768-d). Measured in bench/README.md
@@ -94,6 +100,17 @@ class HnswIndex : public PositionedIndex {
   std::vector<uint8_t> dead_;    // 1 = tombstone
   std::vector<float> sq_norms_;  // per position, kL2 only
   size_t dead_count_ = 0;
+
+  // Walk buffers kept between searches (a scratch holds 4 bytes per graph
+  // node: 400 KB at 100k vectors). A fresh one per query cost an allocation
+  // above malloc's mmap threshold, its page faults and zeroing every time
+  // (~10% of the server's samples at 100k x 384, bench/peers/README.md); a
+  // reused one clears by epoch. At most kMaxIdleScratches stay idle.
+  static constexpr size_t kMaxIdleScratches = 8;
+  std::unique_ptr<WalkScratch> TakeScratch() const;
+  void ReturnScratch(std::unique_ptr<WalkScratch> scratch) const;
+  mutable absl::Mutex scratch_mu_;
+  mutable std::vector<std::unique_ptr<WalkScratch>> idle_scratch_ ABSL_GUARDED_BY(scratch_mu_);
 };
 
 }  // namespace neodb::index

@@ -7,7 +7,7 @@ Starts `neodb serve` (NEODB_BIN), reads its RSS empty, loads the vectors as
 peers.py does, snapshots, then prints: RSS after load, du of each entry of
 the data directory, and p50 of 1000 queries (ef 24) unfiltered and at 10% / 1%.
 With --perf, `perf record` samples the server during the 10% filtered queries
-and the top symbols (self time) are printed.
+(--perf-on picks another pass) and the top symbols (self time) are printed.
 """
 import argparse
 import json
@@ -26,8 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def top_symbols(data):
     """perf report's symbols with at least 2% of the samples (self time)."""
     r = subprocess.run(["perf", "report", "-i", data, "--no-children", "--sort", "symbol", "--stdio", "-g",
-                        "none", "--percent-limit", "2"], capture_output=True, text=True)
-    return [" ".join(l.split())[:160] for l in r.stdout.splitlines() if l.strip() and not l.startswith("#")][:15]
+                        "none", "--percent-limit", "1"], capture_output=True, text=True)
+    return [" ".join(l.split())[:160] for l in r.stdout.splitlines() if l.strip() and not l.startswith("#")][:25]
 
 
 def main():
@@ -36,6 +36,8 @@ def main():
     ap.add_argument("--cache", default=os.path.join(os.path.dirname(os.path.dirname(HERE)), "build", "cache",
                                                     "peers"))
     ap.add_argument("--perf", action="store_true")
+    ap.add_argument("--perf-on", default="filter10", choices=["all", "filter10", "filter1"],
+                    help="which query pass --perf samples (default: the 10%% filter)")
     ap.add_argument("--perf-ingest", action="store_true", help="profile the load instead (then exits)")
     a = ap.parse_args()
     sys.path.insert(0, HERE)
@@ -83,7 +85,7 @@ def main():
             for q in queries[:100]:
                 s.search(q, 10, 24, flt)
             perf = None
-            if a.perf and flt == 10:
+            if a.perf and name == a.perf_on:
                 perf = subprocess.Popen(["perf", "record", "-F", "999", "-g", "-o", os.path.join(work, "perf.data"),
                                          "-p", str(s.srv.p.pid)], stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL)
@@ -97,7 +99,7 @@ def main():
             if perf:
                 perf.send_signal(2)
                 perf.wait()
-                out["perf_filter10_top"] = top_symbols(os.path.join(work, "perf.data"))
+                out["perf_%s_top" % name] = top_symbols(os.path.join(work, "perf.data"))
         out["rss_after_search_mib"] = proc.memory_info().rss / 2 ** 20
     finally:
         s.close()
