@@ -48,7 +48,7 @@ def fetch(cache):
         return out
     os.makedirs(out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(["mvn", "-q", "-B", "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy",
+        subprocess.run(["mvn", "-q", "-B", "-Dstyle.color=never", "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy",
                         "-Dartifact=" + JAR, "-DoutputDirectory=" + tmp], check=True, cwd=tmp,
                        stdout=subprocess.DEVNULL)
         jar = [f for f in os.listdir(tmp) if f.endswith(".jar")][0]
