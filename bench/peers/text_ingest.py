@@ -114,9 +114,14 @@ class PeerText:
         import systems
         self.embed = ort_embed.OrtEmbedder(cache)
         self.system = systems.SYSTEMS[name](work, cache)
-        self.config = "%s; vectors from %s in the client" % (self.system.config, self.embed.version)
         ladder = self.system.ladder()
         self.setting = ladder[min(4, len(ladder) - 1)]
+
+    @property
+    def config(self):
+        # Some adapters (LanceDB) describe themselves only once they have built their index.
+        return "%s; vectors from %s in the client" % (getattr(self.system, "config", self.system.name),
+                                                      self.embed.version)
 
     def pids(self):
         return self.system.mem_pids()
