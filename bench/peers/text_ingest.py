@@ -20,7 +20,6 @@ the systems run, ONNX Runtime's vectors of those documents are compared with
 neodb's from data.py (max |difference|, min cosine). Each run in a fresh child
 process on a fresh directory; min / median / max over the repetitions.
 """
-import argparse
 import json
 import os
 import shutil
@@ -263,25 +262,11 @@ def run_all(a):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("all", "one"):
-        p = sub.add_parser(name)
-        p.add_argument("--cache", default=os.path.join(ROOT, "build", "cache", "peers"))
-        p.add_argument("--tmp", default=os.path.join(ROOT, "build", "cache", "peers", "tmp"))
+    def own(p):
         p.add_argument("--docs", type=int, default=0, help="documents (default: 500 small, 2,000 100k)")
         p.add_argument("--model", default=os.environ.get("NEODB_MINILM_DIR") or
                        os.path.join(ROOT, "build", "testdata", "models", "all-minilm-l6-v2"))
-    pa = sub.choices["all"]
-    pa.add_argument("--size", default="small")
-    pa.add_argument("--reps", type=int, default=3)
-    pa.add_argument("--systems", default="")
-    pa.add_argument("--results", default=os.path.join(HERE, "results"))
-    po = sub.choices["one"]
-    po.add_argument("--system", required=True)
-    po.add_argument("--data", required=True)
-    po.add_argument("--out", required=True)
-    a = ap.parse_args()
+    a = peers.parse_args(own)
     run_all(a) if a.cmd == "all" else one(a)
 
 
