@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "engine/database.h"
 #include "engine/fake_embedder.h"
+#include "engine/lazy_embedder.h"
 #include "engine/memory_budget.h"
 #include "api/metrics/cluster_metrics.h"
 #include "api/metrics/database_metrics.h"
@@ -69,6 +70,9 @@ struct ServeFlags {
   double max_connection_age_grace_s = 60;
   int encoder_threads = 0;
   int fake_dim = 0;
+  // Keep the default model's weights from start-up instead of loading them on
+  // first use (engine/lazy_embedder.h).
+  bool preload_model = false;
   double test_delay_ms = 0;
   double test_commit_delay_ms = 0;
   uint64_t test_selection_pause_at = 0;
@@ -218,10 +222,21 @@ absl::Status Serve(ServeFlags f) {
   spdlog::info(
       "loading model {}{}", f.fake_dim > 0 ? "(fake)" : model_dir,
       f.model_dir.empty() && f.fake_dim <= 0 ? " (the default model; --model picks another)" : "");
-  ASSIGN_OR_RETURN(std::unique_ptr<engine::Embedder> embedder,
-                   OpenModel(f, model_dir, precision));
-  spdlog::info("model {} (dimension {}, max {} tokens)", embedder->model_id(), embedder->dim(),
-               embedder->max_tokens());
+  // The default model is checked now and, unless --preload-model, its
+  // weights are let go until a call needs them: a server of the user's own
+  // vectors or of other models never holds them (engine/lazy_embedder.h).
+  std::unique_ptr<engine::Embedder> embedder;
+  if (f.preload_model) {
+    ASSIGN_OR_RETURN(embedder, OpenModel(f, model_dir, precision));
+  } else {
+    ASSIGN_OR_RETURN(embedder, engine::LazyEmbedder::Open([f, model_dir, precision] {
+                       return OpenModel(f, model_dir, precision);
+                     }));
+  }
+  spdlog::info("model {} (dimension {}, max {} tokens); weights {}", embedder->model_id(),
+               embedder->dim(), embedder->max_tokens(),
+               f.preload_model ? "held from start-up (--preload-model)"
+                               : "loaded on first use (--preload-model holds them from start-up)");
   spdlog::info("precision {} (runs {})", encoder::PrecisionName(precision),
                encoder::PrecisionName(embedder->precision()));
   spdlog::info("device {}{}; CPU kernels: {}", embedder->device(),
@@ -566,6 +581,10 @@ void RegisterServerCommands(CLI::App& app) {
   cmd->add_option("--advertise", f->advertise,
                   "host:port other nodes reach this one's gRPC at (fan-out searches). "
                   "Default: the --listen address with its port");
+  cmd->add_flag("--preload-model", f->preload_model,
+                "Hold the default model's weights from start-up. Default: the model is "
+                "checked at start-up and its weights loaded on the first call that embeds "
+                "text, so a server of your own vectors or of other models does not hold them");
   cmd->add_option("--fake-model", f->fake_dim,
                   "Serve a deterministic fake embedder of this dimension instead of a model "
                   "(tests and service benchmarks only)");
