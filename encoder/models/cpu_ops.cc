@@ -1,5 +1,6 @@
 #include "encoder/models/cpu_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "encoder/ops/gelu.h"
 #include "encoder/ops/layer_norm.h"
 #include "encoder/ops/linear.h"
+#include "encoder/ops/parallel_cpu.h"
 #include "encoder/ops/position_embedding.h"
 #include "encoder/ops/rms_norm.h"
 #include "encoder/ops/split_qkv.h"
@@ -23,7 +25,10 @@ void CpuOps::Bind(const PackedBatch& batch, std::vector<Tensor> views, HeadViews
   batch_ = &batch;
   views_ = std::move(views);
   heads_ = std::move(heads);
-  const int64_t need = ops::AttentionScratchSize(batch.longest());
+  // One attention slice per GEMM thread: the heads run in parallel
+  // (ops::Attention).
+  const int64_t need =
+      ops::AttentionScratchSize(batch.longest()) * ops::cpu::MaxParallelWorkers();
   if (!scores_.defined() || scores_.numel() < need) scores_ = Tensor::Empty({need}, DType::kF32);
   if (o_.attention_bf16) {
     const size_t qkv = static_cast<size_t>(3 * heads_.q.numel());
@@ -106,7 +111,9 @@ CpuOps::Value CpuOps::Attention(Heads, int slot) {
   const uint16_t* qb = heads_bf16_.data();
   ops::cpu::AttentionBf16(qb, qb + per_head, qb + 2 * per_head, batch_->offsets.data(),
                           batch_->batch_size(), o_.heads, o_.head_dim, scores_.data<float>(),
-                          probs_bf16_.data(), out->data<float>());
+                          probs_bf16_.data(),
+                          std::min<int64_t>(scores_.numel(), probs_bf16_.size()),
+                          out->data<float>());
   return slot;
 }
 

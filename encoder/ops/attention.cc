@@ -46,7 +46,7 @@ void Attention(const Tensor& q, const Tensor& k, const Tensor& v,
     case Device::kCpu:
       return cpu::Attention(q.data<float>(), k.data<float>(), v.data<float>(), offsets.data(),
                             static_cast<int64_t>(offsets.size()) - 1, heads, d, scale,
-                            scratch->data<float>(), out->data<float>());
+                            scratch->data<float>(), scratch->numel(), out->data<float>());
     default:
       internal::NoBody("Attention", q.device());
   }

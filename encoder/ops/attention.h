@@ -23,23 +23,25 @@ int64_t AttentionScratchSize(int64_t max_len);
 
 // REQUIRES: q, k, v F32 [H, N, D]; out F32 [N, H·D]; scratch F32 with at least
 // AttentionScratchSize(longest sequence) elements; offsets as in PackedBatch.
+// The (sequence, head) pairs run on as many GEMM threads (ops/parallel_cpu.h)
+// as the scratch holds such slices for: one slice, one thread.
 void Attention(const Tensor& q, const Tensor& k, const Tensor& v,
                const std::vector<int64_t>& offsets, float scale, Tensor* scratch, Tensor* out);
 
 namespace cpu {
 void Attention(const float* q, const float* k, const float* v, const int64_t* offsets,
                int64_t batch, int64_t num_heads, int64_t head_dim, float scale, float* scratch,
-               float* out);
+               int64_t scratch_size, float* out);
 
 // The same with BF16 matmuls (reduced precisions): q (already multiplied by
 // the scale), k and v in BF16, scores · kᵀ and the exp-scores · v with F32
 // accumulation; scores, softmax, row sums and out stay F32, and the
 // unnormalised probabilities (≤ 1) are rounded to BF16 for P·V.
-// `probs` has as many elements as `scratch`.
+// `probs` has as many elements as `scratch` (`scratch_size`).
 // REQUIRES: the host runs BF16 (CpuPrecisionFor).
 void AttentionBf16(const uint16_t* q, const uint16_t* k, const uint16_t* v,
                    const int64_t* offsets, int64_t batch, int64_t num_heads, int64_t head_dim,
-                   float* scratch, uint16_t* probs, float* out);
+                   float* scratch, uint16_t* probs, int64_t scratch_size, float* out);
 }  // namespace cpu
 
 }  // namespace neodb::encoder::ops

@@ -1,6 +1,7 @@
 #include "encoder/ops/gelu.h"
 
 #include "encoder/ops/op_checks.h"
+#include "encoder/ops/parallel_cpu.h"
 
 namespace neodb::encoder::ops {
 
@@ -13,7 +14,11 @@ void BiasGelu(const Tensor& bias, Tensor* u) {
   internal::CheckDevice(u->device(), bias);
   switch (u->device()) {
     case Device::kCpu:
-      return cpu::BiasGelu(bias.data<float>(), rows, cols, u->data<float>());
+      return cpu::ParallelFor(rows, cpu::RowGrain(cols), cpu::MaxParallelWorkers(),
+                              [&](int64_t begin, int64_t end, int) {
+                                cpu::BiasGelu(bias.data<float>(), end - begin, cols,
+                                              u->data<float>() + begin * cols);
+                              });
     default:
       internal::NoBody("BiasGelu", u->device());
   }

@@ -1,6 +1,7 @@
 #include "encoder/ops/layer_norm.h"
 
 #include "encoder/ops/op_checks.h"
+#include "encoder/ops/parallel_cpu.h"
 
 namespace neodb::encoder::ops {
 
@@ -17,9 +18,14 @@ void LayerNorm(const Tensor& x, const Tensor* bias, const Tensor& gamma, const T
   internal::CheckDevice(x.device(), gamma, beta, *out);
   switch (x.device()) {
     case Device::kCpu:
-      return cpu::LayerNorm(x.data<float>(), bias ? bias->data<float>() : nullptr,
-                            gamma.data<float>(), beta.data<float>(), eps, rows, cols,
-                            out->data<float>());
+      // Rows on every GEMM thread (ops/parallel_cpu.h).
+      return cpu::ParallelFor(
+          rows, cpu::RowGrain(cols), cpu::MaxParallelWorkers(),
+          [&](int64_t begin, int64_t end, int) {
+            cpu::LayerNorm(x.data<float>() + begin * cols, bias ? bias->data<float>() : nullptr,
+                           gamma.data<float>(), beta.data<float>(), eps, end - begin, cols,
+                           out->data<float>() + begin * cols);
+          });
     default:
       internal::NoBody("LayerNorm", x.device());
   }

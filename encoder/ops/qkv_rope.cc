@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "encoder/ops/op_checks.h"
+#include "encoder/ops/parallel_cpu.h"
 
 namespace neodb::encoder::ops {
 
@@ -44,11 +45,17 @@ void SplitQkvRope(const Tensor& qkv, const std::vector<int64_t>& offsets, int64_
   internal::CheckF32(*v, {num_heads, n, d}, "SplitQkvRope.v");
   internal::CheckDevice(qkv.device(), *q, *k, *v);
   switch (qkv.device()) {
-    case Device::kCpu:
-      return cpu::SplitQkvRope(qkv.data<float>(), offsets.data(),
-                               static_cast<int64_t>(offsets.size()) - 1, num_heads, d,
-                               rope.cos.data<float>(), rope.sin.data<float>(), q->data<float>(),
-                               k->data<float>(), v->data<float>());
+    case Device::kCpu: {
+      // Sequences on every GEMM thread (ops/parallel_cpu.h).
+      const int64_t batch = static_cast<int64_t>(offsets.size()) - 1;
+      return cpu::ParallelFor(batch, 1, cpu::MaxParallelWorkers(),
+                              [&](int64_t begin, int64_t end, int) {
+                                cpu::SplitQkvRope(qkv.data<float>(), offsets.data(), batch,
+                                                  num_heads, d, rope.cos.data<float>(),
+                                                  rope.sin.data<float>(), q->data<float>(),
+                                                  k->data<float>(), v->data<float>(), begin, end);
+                              });
+    }
     default:
       internal::NoBody("SplitQkvRope", qkv.device());
   }

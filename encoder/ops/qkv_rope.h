@@ -40,9 +40,10 @@ void SplitQkvRope(const Tensor& qkv, const std::vector<int64_t>& offsets, int64_
                   const RopeTable& rope, Tensor* q, Tensor* k, Tensor* v);
 
 namespace cpu {
+// Sequences [begin, end) of the `batch`.
 void SplitQkvRope(const float* qkv, const int64_t* offsets, int64_t batch, int64_t num_heads,
                   int64_t head_dim, const float* cos, const float* sin, float* q, float* k,
-                  float* v);
+                  float* v, int64_t begin, int64_t end);
 }  // namespace cpu
 
 }  // namespace neodb::encoder::ops

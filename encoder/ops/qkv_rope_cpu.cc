@@ -18,11 +18,11 @@ inline void Rotate(const float* src, const float* cos, const float* sin, int64_t
 
 void SplitQkvRope(const float* qkv, const int64_t* offsets, int64_t batch, int64_t num_heads,
                   int64_t head_dim, const float* cos, const float* sin, float* q, float* k,
-                  float* v) {
+                  float* v, int64_t begin, int64_t end) {
   const int64_t n = offsets[batch];
   const int64_t half = head_dim / 2;
   const int64_t row_width = 3 * num_heads * head_dim;
-  for (int64_t b = 0; b < batch; ++b) {
+  for (int64_t b = begin; b < end; ++b) {
     for (int64_t t = offsets[b]; t < offsets[b + 1]; ++t) {
       const int64_t p = t - offsets[b];
       const float* c = cos + p * half;

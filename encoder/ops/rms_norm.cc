@@ -1,6 +1,7 @@
 #include "encoder/ops/rms_norm.h"
 
 #include "encoder/ops/op_checks.h"
+#include "encoder/ops/parallel_cpu.h"
 
 namespace neodb::encoder::ops {
 
@@ -14,8 +15,12 @@ void RmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor* out) {
   internal::CheckDevice(x.device(), weight, *out);
   switch (x.device()) {
     case Device::kCpu:
-      return cpu::RmsNorm(x.data<float>(), weight.data<float>(), eps, rows, cols,
-                          out->data<float>());
+      return cpu::ParallelFor(rows, cpu::RowGrain(cols), cpu::MaxParallelWorkers(),
+                              [&](int64_t begin, int64_t end, int) {
+                                cpu::RmsNorm(x.data<float>() + begin * cols, weight.data<float>(),
+                                             eps, end - begin, cols,
+                                             out->data<float>() + begin * cols);
+                              });
     default:
       internal::NoBody("RmsNorm", x.device());
   }

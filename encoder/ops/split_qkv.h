@@ -17,8 +17,9 @@ void SplitQkv(const Tensor& qkv, const Tensor& bias, int64_t num_heads, Tensor* 
               Tensor* v);
 
 namespace cpu {
+// Tokens [begin, end) of the `tokens` rows (the outputs' N).
 void SplitQkv(const float* qkv, const float* bias, int64_t tokens, int64_t num_heads,
-              int64_t head_dim, float* q, float* k, float* v);
+              int64_t head_dim, float* q, float* k, float* v, int64_t begin, int64_t end);
 }  // namespace cpu
 
 }  // namespace neodb::encoder::ops

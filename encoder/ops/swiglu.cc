@@ -1,6 +1,7 @@
 #include "encoder/ops/swiglu.h"
 
 #include "encoder/ops/op_checks.h"
+#include "encoder/ops/parallel_cpu.h"
 
 namespace neodb::encoder::ops {
 
@@ -13,7 +14,11 @@ void SwiGlu(const Tensor& u, Tensor* out) {
   internal::CheckDevice(u.device(), *out);
   switch (u.device()) {
     case Device::kCpu:
-      return cpu::SwiGlu(u.data<float>(), rows, f, out->data<float>());
+      return cpu::ParallelFor(rows, cpu::RowGrain(3 * f), cpu::MaxParallelWorkers(),
+                              [&](int64_t begin, int64_t end, int) {
+                                cpu::SwiGlu(u.data<float>() + begin * 2 * f, end - begin, f,
+                                            out->data<float>() + begin * f);
+                              });
     default:
       internal::NoBody("SwiGlu", u.device());
   }
