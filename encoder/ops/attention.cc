@@ -17,6 +17,12 @@ int64_t AttentionScoreRows(int64_t len) {
   return std::min(len, std::max(kMinRows, kScoreBudget / std::max<int64_t>(len, 1)));
 }
 
+int64_t LongestSequence(const int64_t* offsets, int64_t batch) {
+  int64_t longest = 0;
+  for (int64_t b = 0; b < batch; ++b) longest = std::max(longest, offsets[b + 1] - offsets[b]);
+  return longest;
+}
+
 int64_t AttentionScratchSize(int64_t max_len) {
   // For every len ≤ max_len the score block rows(len)·len is at most
   // max(min(len², budget), kMinRows·len) ≤ the first term below; the row

@@ -20,6 +20,8 @@ namespace neodb::encoder::ops {
 int64_t AttentionScoreRows(int64_t len);
 // Scratch floats the attention needs for sequences up to `max_len`.
 int64_t AttentionScratchSize(int64_t max_len);
+// The longest of `batch` packed sequences (offsets as in PackedBatch).
+int64_t LongestSequence(const int64_t* offsets, int64_t batch);
 
 // REQUIRES: q, k, v F32 [H, N, D]; out F32 [N, H·D]; scratch F32 with at least
 // AttentionScratchSize(longest sequence) elements; offsets as in PackedBatch.

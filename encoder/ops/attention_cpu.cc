@@ -8,12 +8,6 @@
 namespace neodb::encoder::ops::cpu {
 namespace {
 
-int64_t Longest(const int64_t* offsets, int64_t batch) {
-  int64_t longest = 0;
-  for (int64_t b = 0; b < batch; ++b) longest = std::max(longest, offsets[b + 1] - offsets[b]);
-  return longest;
-}
-
 // Runs head(b, h, worker) for every sequence b and head h, on as many threads
 // as `scratch_size` floats hold AttentionScratchSize(longest) slices for
 // (each worker owns slice `worker`): one (sequence, head) is the unit, its
@@ -21,7 +15,7 @@ int64_t Longest(const int64_t* offsets, int64_t batch) {
 template <typename Head>
 void ForEachHead(const int64_t* offsets, int64_t batch, int64_t num_heads, int64_t scratch_size,
                  const Head& head) {
-  const int64_t slice = AttentionScratchSize(std::max<int64_t>(Longest(offsets, batch), 1));
+  const int64_t slice = AttentionScratchSize(std::max<int64_t>(LongestSequence(offsets, batch), 1));
   const int workers = static_cast<int>(std::max<int64_t>(1, scratch_size / slice));
   ParallelFor(batch * num_heads, 1, workers, [&](int64_t begin, int64_t end, int worker) {
     for (int64_t i = begin; i < end; ++i) {

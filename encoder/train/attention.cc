@@ -4,16 +4,11 @@
 #include <cmath>
 #include <vector>
 
+#include "encoder/ops/attention.h"
 #include "encoder/train/blas.h"
 
 namespace neodb::encoder::train {
 namespace {
-
-int64_t MaxLength(const int64_t* offsets, int64_t batch) {
-  int64_t m = 0;
-  for (int64_t b = 0; b < batch; ++b) m = std::max(m, offsets[b + 1] - offsets[b]);
-  return m;
-}
 
 // What both passes work in: the head width D, the row strides of qkv (3·H·D)
 // and of o (H·D), the softmax scale 1/√D, and the longest sequence (which
@@ -29,7 +24,7 @@ template <typename T>
 Geometry<T> GeometryOf(const int64_t* offsets, int64_t batch, int64_t heads, int64_t head_dim) {
   return {head_dim, 3 * heads * head_dim, heads * head_dim,
           static_cast<T>(1.0 / std::sqrt(static_cast<double>(head_dim))),
-          MaxLength(offsets, batch)};
+          ops::LongestSequence(offsets, batch)};
 }
 
 // fn(start, len, h, at) for each sequence (its first row, its length) and
