@@ -43,6 +43,8 @@ class LazyEmbedder : public Embedder {
   const std::string& model_id() const override { return model_id_; }
   int dim() const override { return dim_; }
   int max_tokens() const override { return max_tokens_; }
+  // The loaded model's, whether it is loaded now or not: the registry's cap
+  // counts the pinned default model either way.
   size_t memory_bytes() const override { return memory_bytes_; }
   std::string device() const override { return device_; }
   encoder::Precision precision() const override { return precision_; }
