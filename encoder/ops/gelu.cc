@@ -14,11 +14,9 @@ void BiasGelu(const Tensor& bias, Tensor* u) {
   internal::CheckDevice(u->device(), bias);
   switch (u->device()) {
     case Device::kCpu:
-      return cpu::ParallelFor(rows, cpu::RowGrain(cols), cpu::MaxParallelWorkers(),
-                              [&](int64_t begin, int64_t end, int) {
-                                cpu::BiasGelu(bias.data<float>(), end - begin, cols,
-                                              u->data<float>() + begin * cols);
-                              });
+      return cpu::ParallelRows(rows, cols, [&](int64_t begin, int64_t end) {
+        cpu::BiasGelu(bias.data<float>(), end - begin, cols, u->data<float>() + begin * cols);
+      });
     default:
       internal::NoBody("BiasGelu", u->device());
   }

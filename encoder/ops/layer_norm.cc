@@ -19,13 +19,11 @@ void LayerNorm(const Tensor& x, const Tensor* bias, const Tensor& gamma, const T
   switch (x.device()) {
     case Device::kCpu:
       // Rows on every GEMM thread (ops/parallel_cpu.h).
-      return cpu::ParallelFor(
-          rows, cpu::RowGrain(cols), cpu::MaxParallelWorkers(),
-          [&](int64_t begin, int64_t end, int) {
-            cpu::LayerNorm(x.data<float>() + begin * cols, bias ? bias->data<float>() : nullptr,
-                           gamma.data<float>(), beta.data<float>(), eps, end - begin, cols,
-                           out->data<float>() + begin * cols);
-          });
+      return cpu::ParallelRows(rows, cols, [&](int64_t begin, int64_t end) {
+        cpu::LayerNorm(x.data<float>() + begin * cols, bias ? bias->data<float>() : nullptr,
+                       gamma.data<float>(), beta.data<float>(), eps, end - begin, cols,
+                       out->data<float>() + begin * cols);
+      });
     default:
       internal::NoBody("LayerNorm", x.device());
   }

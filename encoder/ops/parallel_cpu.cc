@@ -29,11 +29,14 @@ void ParallelFor(int64_t n, int64_t grain, int max_workers,
   }
 }
 
-int64_t RowGrain(int64_t cols) {
-  constexpr int64_t kChunkFloats = 16 << 10;
-  return std::max<int64_t>(1, kChunkFloats / std::max<int64_t>(cols, 1));
-}
-
 int MaxParallelWorkers() { return omp_get_max_threads(); }
+
+void ParallelRows(int64_t rows, int64_t floats_per_row,
+                  const std::function<void(int64_t, int64_t)>& body) {
+  constexpr int64_t kChunkFloats = 16 << 10;
+  const int64_t grain = std::max<int64_t>(1, kChunkFloats / std::max<int64_t>(floats_per_row, 1));
+  ParallelFor(rows, grain, MaxParallelWorkers(),
+              [&](int64_t begin, int64_t end, int) { body(begin, end); });
+}
 
 }  // namespace neodb::encoder::ops::cpu

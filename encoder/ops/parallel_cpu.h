@@ -24,9 +24,12 @@ namespace neodb::encoder::ops::cpu {
 void ParallelFor(int64_t n, int64_t grain, int max_workers,
                  const std::function<void(int64_t begin, int64_t end, int worker)>& body);
 
-// Rows per chunk for row-wise ops of `cols` floats a row: chunks of about
-// 16k floats (64 KiB), so that a fork and join is a small part of a chunk.
-int64_t RowGrain(int64_t cols);
+// The row-wise ops' ParallelFor: body(begin, end) over rows [0, rows) of
+// `floats_per_row` floats each (what one row reads and writes), in chunks of
+// about 16k floats (64 KiB), so that a fork and join is a small part of a
+// chunk; on every thread MaxParallelWorkers allows.
+void ParallelRows(int64_t rows, int64_t floats_per_row,
+                  const std::function<void(int64_t begin, int64_t end)>& body);
 
 // Threads ParallelFor may use from this thread now (the OpenMP setting).
 int MaxParallelWorkers();

@@ -15,12 +15,10 @@ void RmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor* out) {
   internal::CheckDevice(x.device(), weight, *out);
   switch (x.device()) {
     case Device::kCpu:
-      return cpu::ParallelFor(rows, cpu::RowGrain(cols), cpu::MaxParallelWorkers(),
-                              [&](int64_t begin, int64_t end, int) {
-                                cpu::RmsNorm(x.data<float>() + begin * cols, weight.data<float>(),
-                                             eps, end - begin, cols,
-                                             out->data<float>() + begin * cols);
-                              });
+      return cpu::ParallelRows(rows, cols, [&](int64_t begin, int64_t end) {
+        cpu::RmsNorm(x.data<float>() + begin * cols, weight.data<float>(), eps, end - begin, cols,
+                     out->data<float>() + begin * cols);
+      });
     default:
       internal::NoBody("RmsNorm", x.device());
   }

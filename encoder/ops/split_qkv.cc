@@ -18,12 +18,10 @@ void SplitQkv(const Tensor& qkv, const Tensor& bias, int64_t num_heads, Tensor* 
   internal::CheckDevice(qkv.device(), bias, *q, *k, *v);
   switch (qkv.device()) {
     case Device::kCpu:
-      return cpu::ParallelFor(n, cpu::RowGrain(3 * num_heads * head_dim),
-                              cpu::MaxParallelWorkers(), [&](int64_t begin, int64_t end, int) {
-                                cpu::SplitQkv(qkv.data<float>(), bias.data<float>(), n, num_heads,
-                                              head_dim, q->data<float>(), k->data<float>(),
-                                              v->data<float>(), begin, end);
-                              });
+      return cpu::ParallelRows(n, 3 * num_heads * head_dim, [&](int64_t begin, int64_t end) {
+        cpu::SplitQkv(qkv.data<float>(), bias.data<float>(), n, num_heads, head_dim,
+                      q->data<float>(), k->data<float>(), v->data<float>(), begin, end);
+      });
     default:
       internal::NoBody("SplitQkv", qkv.device());
   }

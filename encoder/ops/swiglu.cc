@@ -14,11 +14,10 @@ void SwiGlu(const Tensor& u, Tensor* out) {
   internal::CheckDevice(u.device(), *out);
   switch (u.device()) {
     case Device::kCpu:
-      return cpu::ParallelFor(rows, cpu::RowGrain(3 * f), cpu::MaxParallelWorkers(),
-                              [&](int64_t begin, int64_t end, int) {
-                                cpu::SwiGlu(u.data<float>() + begin * 2 * f, end - begin, f,
-                                            out->data<float>() + begin * f);
-                              });
+      return cpu::ParallelRows(rows, 3 * f, [&](int64_t begin, int64_t end) {
+        cpu::SwiGlu(u.data<float>() + begin * 2 * f, end - begin, f,
+                    out->data<float>() + begin * f);
+      });
     default:
       internal::NoBody("SwiGlu", u.device());
   }
